@@ -1,0 +1,6 @@
+// Command agents serves the agents route group as a Lambda function.
+package main
+
+import "github.com/gale-rmm/gale/shared/app"
+
+func main() { app.RunHTTP(app.NotBuilt("agents")) }

@@ -1,0 +1,6 @@
+// Command roles serves the roles route group as a Lambda function.
+package main
+
+import "github.com/gale-rmm/gale/shared/app"
+
+func main() { app.RunHTTP(app.NotBuilt("roles")) }

@@ -1,0 +1,6 @@
+// Command sweeper is the sweeper Lambda function.
+package main
+
+import "github.com/gale-rmm/gale/shared/app"
+
+func main() { app.RunSweeper() }

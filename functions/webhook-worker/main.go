@@ -1,0 +1,6 @@
+// Command webhook-worker is the webhook-worker Lambda function.
+package main
+
+import "github.com/gale-rmm/gale/shared/app"
+
+func main() { app.RunWebhookWorker() }

@@ -1,0 +1,6 @@
+// Command webhooks serves the webhooks route group as a Lambda function.
+package main
+
+import "github.com/gale-rmm/gale/shared/app"
+
+func main() { app.RunHTTP(app.NotBuilt("webhooks")) }

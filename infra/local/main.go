@@ -1,0 +1,130 @@
+// Command local is Gale's local runtime, the stand-in for what the CDK app wires in
+// AWS: it starts moto_server unless AWS_ENDPOINT_URL names a running emulator,
+// provisions the table and queues, seeds demo data, serves the whole API on
+// loopback by invoking each function's Lambda handler in-process, feeds the queues
+// to the workers and fires the sweeper on the declared schedules.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/config"
+	"github.com/gale-rmm/gale/shared/emulator"
+	"github.com/gale-rmm/gale/shared/routes"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gale local:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	setDefault("APP_ENV", "development")
+	setDefault("PAM_ACTUATOR_ENABLED", "true")
+	setDefault("SYSTEM_ADMIN_EMAIL", "admin@gale.local")
+	setDefault("SYSTEM_ADMIN_PASSWORD", "Gale-Demo-Admin-2026!")
+	setDefault("TABLE_NAME", "gale")
+	port := os.Getenv("PORT")
+	if port == "" {
+		port = "8080"
+	}
+	setDefault("APP_URL", "http://127.0.0.1:"+port)
+
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		moto, err := emulator.Start(ctx)
+		if err != nil {
+			return err
+		}
+		defer moto.Stop()
+		os.Setenv("AWS_ENDPOINT_URL", moto.URL)
+		log.Info("moto_server started", "url", moto.URL, "pid", moto.PID())
+	}
+
+	cfg, err := config.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	awsCfg, err := cfg.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := emulator.Provision(ctx, awsCfg, cfg.Table)
+	if err != nil {
+		return err
+	}
+	for _, k := range []struct{ env, val string }{
+		{"EVENTS_QUEUE_URL", res.Queues["events"].URL},
+		{"EVENTS_DLQ_URL", res.Queues["events"].DLQURL},
+		{"DELIVERY_QUEUE_URL", res.Queues["webhook-deliveries"].URL},
+		{"DELIVERY_DLQ_URL", res.Queues["webhook-deliveries"].DLQURL},
+	} {
+		os.Setenv(k.env, k.val)
+	}
+	if cfg, err = config.FromEnv(ctx); err != nil {
+		return err
+	}
+	d, err := app.NewDeps(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+
+	handlers := map[string]http.Handler{}
+	for name, build := range app.Builders() {
+		h, err := build(d)
+		if err != nil {
+			return fmt.Errorf("build %s: %w", name, err)
+		}
+		handlers[name] = h
+	}
+	seeded, err := app.Seed(ctx, d)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+
+	worker := app.WebhookWorker(d)
+	for _, q := range routes.Queues {
+		go poll(ctx, d.SQS, q, res.Queues[q.Name], worker.Handle, log)
+	}
+	schedule(ctx, app.Sweeper(d), log)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: newGateway(handlers), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	fmt.Printf("\nGale is serving on http://127.0.0.1:%s/api/v1 (health: http://127.0.0.1:%s/api/v1/health)\n", port, port)
+	fmt.Print(seeded.Banner())
+	fmt.Println("Press Ctrl-C to stop.")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func setDefault(k, v string) {
+	if os.Getenv(k) == "" {
+		os.Setenv(k, v)
+	}
+}

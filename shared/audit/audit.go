@@ -1,0 +1,119 @@
+// Package audit records who did what. A record is written in the same DynamoDB
+// transaction as the change it describes (Put returns the store write to add), so
+// there is never a change without its record or a record without its change.
+//
+// Rows: PK AUDIT#<tenant> (ORG#<id>, PARTNER#<id> or SYSTEM), SK <time>#<id>;
+// listed newest first per tenant. Details never hold secrets: key operations log
+// only a key's prefix.
+package audit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Actor is who acted, with the request metadata of the audit record.
+type Actor struct {
+	ID        string `dynamodbav:"actorId" json:"actorId"`
+	Email     string `dynamodbav:"actorEmail,omitempty" json:"actorEmail,omitempty"`
+	Type      string `dynamodbav:"actorType" json:"actorType"` // user, api_key, agent, system
+	IP        string `dynamodbav:"ip,omitempty" json:"ip,omitempty"`
+	UserAgent string `dynamodbav:"userAgent,omitempty" json:"userAgent,omitempty"`
+}
+
+// SystemActor is the platform itself (sweeper, bootstrap).
+var SystemActor = Actor{ID: "system", Type: "system"}
+
+// Record is one audit log entry.
+type Record struct {
+	store.Keys
+	ID           string         `dynamodbav:"id" json:"id"`
+	Tenant       string         `dynamodbav:"tenant" json:"tenant"`
+	OrgID        string         `dynamodbav:"orgId,omitempty" json:"orgId,omitempty"`
+	PartnerID    string         `dynamodbav:"partnerId,omitempty" json:"partnerId,omitempty"`
+	Action       string         `dynamodbav:"action" json:"action"`
+	ResourceType string         `dynamodbav:"resourceType,omitempty" json:"resourceType,omitempty"`
+	ResourceID   string         `dynamodbav:"resourceId,omitempty" json:"resourceId,omitempty"`
+	ResourceName string         `dynamodbav:"resourceName,omitempty" json:"resourceName,omitempty"`
+	Details      map[string]any `dynamodbav:"details,omitempty" json:"details,omitempty"`
+	Result       string         `dynamodbav:"result" json:"result"` // success or denied
+	At           string         `dynamodbav:"at" json:"at"`
+	Actor
+}
+
+// Tenant keys: exactly one of org, partner, or the system log.
+func Tenant(orgID, partnerID string) string {
+	switch {
+	case orgID != "":
+		return "ORG#" + orgID
+	case partnerID != "":
+		return "PARTNER#" + partnerID
+	}
+	return "SYSTEM"
+}
+
+// Entry describes a record before it is stamped.
+type Entry struct {
+	Actor        Actor
+	OrgID        string
+	PartnerID    string
+	Action       string
+	ResourceType string
+	ResourceID   string
+	ResourceName string
+	Details      map[string]any
+	Denied       bool
+}
+
+// Put stamps e with an id and time and returns the write to add to the change's transaction.
+func Put(clk clock.Clock, e Entry) *store.Write {
+	return store.PutNew(stamp(clk.Now(), e))
+}
+
+func stamp(now time.Time, e Entry) Record {
+	id := uuid.NewString()
+	tenant := Tenant(e.OrgID, e.PartnerID)
+	at := clock.Format(now)
+	result := "success"
+	if e.Denied {
+		result = "denied"
+	}
+	return Record{
+		Keys:  store.Keys{PK: "AUDIT#" + tenant, SK: at + "#" + id},
+		ID:    id, Tenant: tenant, OrgID: e.OrgID, PartnerID: e.PartnerID,
+		Action: e.Action, ResourceType: e.ResourceType, ResourceID: e.ResourceID, ResourceName: e.ResourceName,
+		Details: e.Details, Result: result, At: at, Actor: e.Actor,
+	}
+}
+
+// Log writes a record on its own, for events that change nothing else (a denied
+// attempt, a login). Changes use Put inside their transaction instead.
+func Log(ctx context.Context, st *store.Store, e Entry) error {
+	if err := st.Do(ctx, Put(st.Clock, e)); err != nil {
+		return fmt.Errorf("audit %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// List returns up to limit records of a tenant, newest first.
+func List(ctx context.Context, st *store.Store, tenant string, limit int32) ([]Record, error) {
+	res, err := st.Page(ctx, store.Query{PK: "AUDIT#" + tenant, Descending: true, Limit: limit}, "")
+	if err != nil {
+		return nil, fmt.Errorf("audit list %s: %w", tenant, err)
+	}
+	out := make([]Record, 0, len(res.Items))
+	for _, it := range res.Items {
+		var r Record
+		if err := store.Unmarshal(it, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,221 @@
+// Package config reads Gale's settings from the environment once, at cold start.
+// Every setting is listed in the README's configuration table; keep the two in step.
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// Config is every setting of a Gale process.
+type Config struct {
+	Env     string // development, test or production
+	Version string
+	AppURL  string
+	Region  string
+	// Endpoint overrides every AWS endpoint (moto_server or LocalStack).
+	Endpoint string
+
+	Table            string
+	EventsQueueURL   string
+	DeliveryQueueURL string
+	DeliveryDLQURL   string
+	EventsDLQURL     string
+	EmailFrom        string
+
+	JWTSecret      []byte
+	EncryptionKey  []byte // 32 bytes derived; encrypts TOTP seeds, webhook secrets, SSO secrets
+	EnrollPepper   []byte
+	EnrollPepperOK bool
+
+	EnableRegistration bool
+	Enable2FA          bool
+
+	SystemAdminEmail    string
+	SystemAdminPassword string
+
+	EnrollmentKeyTTL   time.Duration
+	PAMActuatorEnabled bool
+	PAMPendingTTL      time.Duration
+
+	WebAuthnRPID    string
+	WebAuthnRPName  string
+	WebAuthnOrigins []string
+
+	WebhookAllowCIDRs []string
+	WebhookCAFile     string
+
+	LogLevel string
+}
+
+// Production reports whether this is a deployed production process.
+func (c Config) Production() bool { return c.Env == "production" }
+
+// Getenv is the lookup Load reads from; tests pass a map's lookup.
+type Getenv func(string) string
+
+// FromEnv loads the configuration from the process environment.
+func FromEnv(ctx context.Context) (Config, error) { return Load(ctx, os.Getenv) }
+
+// Load builds a Config from get. When APP_SECRET_ARN is set the secrets
+// (jwtSecret, encryptionKey, enrollmentPepper) come from Secrets Manager.
+func Load(ctx context.Context, get Getenv) (Config, error) {
+	c := Config{
+		Env:                 def(get("APP_ENV"), "development"),
+		Version:             def(get("BUILD_VERSION"), Version),
+		AppURL:              strings.TrimRight(def(get("APP_URL"), "http://localhost:8080"), "/"),
+		Region:              def(get("AWS_REGION"), "us-east-1"),
+		Endpoint:            get("AWS_ENDPOINT_URL"),
+		Table:               def(get("TABLE_NAME"), "gale"),
+		EventsQueueURL:      get("EVENTS_QUEUE_URL"),
+		DeliveryQueueURL:    get("DELIVERY_QUEUE_URL"),
+		DeliveryDLQURL:      get("DELIVERY_DLQ_URL"),
+		EventsDLQURL:        get("EVENTS_DLQ_URL"),
+		EmailFrom:           def(get("EMAIL_FROM"), "no-reply@gale.example.com"),
+		EnableRegistration:  get("ENABLE_REGISTRATION") == "true",
+		Enable2FA:           get("ENABLE_2FA") != "false",
+		SystemAdminEmail:    get("SYSTEM_ADMIN_EMAIL"),
+		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),
+		PAMActuatorEnabled:  get("PAM_ACTUATOR_ENABLED") == "true",
+		WebAuthnRPID:        def(get("WEBAUTHN_RP_ID"), "localhost"),
+		WebAuthnRPName:      def(get("WEBAUTHN_RP_NAME"), "Gale"),
+		WebhookCAFile:       get("WEBHOOK_CA_FILE"),
+		LogLevel:            def(get("LOG_LEVEL"), "info"),
+	}
+	c.WebAuthnOrigins = list(def(get("WEBAUTHN_ORIGINS"), c.AppURL))
+	c.WebhookAllowCIDRs = list(get("WEBHOOK_ALLOW_CIDRS"))
+
+	var err error
+	if c.EnrollmentKeyTTL, err = minutes(get, "ENROLLMENT_KEY_DEFAULT_TTL_MINUTES", 60); err != nil {
+		return c, err
+	}
+	if c.PAMPendingTTL, err = minutes(get, "PAM_PENDING_TTL_MINUTES", 30); err != nil {
+		return c, err
+	}
+
+	secrets := map[string]string{
+		"JWT_SECRET":            get("JWT_SECRET"),
+		"APP_ENCRYPTION_KEY":    get("APP_ENCRYPTION_KEY"),
+		"SECRET_ENCRYPTION_KEY": get("SECRET_ENCRYPTION_KEY"),
+		"ENROLLMENT_KEY_PEPPER": get("ENROLLMENT_KEY_PEPPER"),
+	}
+	if arn := get("APP_SECRET_ARN"); arn != "" {
+		if err := fromSecretsManager(ctx, c, arn, secrets); err != nil {
+			return c, err
+		}
+	}
+	if err := c.applySecrets(secrets); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Version is set at build time with -ldflags "-X .../config.Version=...".
+var Version = "dev"
+
+// Development defaults so `make run` and tests need no secrets; refused in production.
+const devSecret = "gale-development-only-secret-do-not-deploy"
+
+func (c *Config) applySecrets(s map[string]string) error {
+	jwt := s["JWT_SECRET"]
+	if jwt == "" {
+		if c.Production() {
+			return errors.New("config: JWT_SECRET (or APP_SECRET_ARN) is required in production")
+		}
+		jwt = devSecret
+	}
+	if c.Production() && len(jwt) < 32 {
+		return errors.New("config: JWT_SECRET must be at least 32 characters in production")
+	}
+	c.JWTSecret = []byte(jwt)
+
+	enc := first(s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"])
+	if enc == "" {
+		if c.Production() {
+			return errors.New("config: APP_ENCRYPTION_KEY (or APP_SECRET_ARN) is required in production")
+		}
+		enc = devSecret
+	}
+	c.EncryptionKey = []byte(enc)
+
+	// Spec 1: the pepper is the first configured of these four settings.
+	pepper := first(s["ENROLLMENT_KEY_PEPPER"], s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"], s["JWT_SECRET"])
+	if pepper == "" {
+		if c.Production() {
+			return errors.New("No enrollment key pepper configured")
+		}
+		pepper = devSecret
+	}
+	c.EnrollPepper = []byte(pepper)
+	return nil
+}
+
+func fromSecretsManager(ctx context.Context, c Config, arn string, into map[string]string) error {
+	cfg, err := c.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+	if err != nil {
+		return fmt.Errorf("config: read secret %s: %w", arn, err)
+	}
+	var v struct {
+		JWTSecret        string `json:"jwtSecret"`
+		EncryptionKey    string `json:"encryptionKey"`
+		EnrollmentPepper string `json:"enrollmentPepper"`
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &v); err != nil {
+		return fmt.Errorf("config: secret %s is not the expected JSON: %w", arn, err)
+	}
+	into["JWT_SECRET"] = first(into["JWT_SECRET"], v.JWTSecret)
+	into["APP_ENCRYPTION_KEY"] = first(into["APP_ENCRYPTION_KEY"], v.EncryptionKey)
+	into["ENROLLMENT_KEY_PEPPER"] = first(into["ENROLLMENT_KEY_PEPPER"], v.EnrollmentPepper)
+	return nil
+}
+
+func minutes(get Getenv, key string, d int) (time.Duration, error) {
+	v := get(key)
+	if v == "" {
+		return time.Duration(d) * time.Minute, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("config: %s must be a positive whole number of minutes, got %q", key, v)
+	}
+	return time.Duration(n) * time.Minute, nil
+}
+
+func def(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func list(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gale-rmm/gale/shared/routes"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Resources are what Provision made: the table and, per routes.Queues entry, the
+// queue and its dead-letter queue.
+type Resources struct {
+	Table  string
+	Queues map[string]Queue
+}
+
+// Queue is a provisioned queue and its DLQ.
+type Queue struct {
+	URL, ARN       string
+	DLQURL, DLQARN string
+}
+
+// Provision creates the table and queues (named with prefix) idempotently, the
+// way the CDK app declares them for AWS.
+func Provision(ctx context.Context, cfg aws.Config, prefix string) (Resources, error) {
+	res := Resources{Table: prefix, Queues: map[string]Queue{}}
+	if err := store.CreateTable(ctx, dynamodb.NewFromConfig(cfg), prefix); err != nil {
+		return res, err
+	}
+	q := sqs.NewFromConfig(cfg)
+	for _, rq := range routes.Queues {
+		dlqURL, dlqARN, err := createQueue(ctx, q, prefix+"-"+rq.Name+"-dlq", map[string]string{
+			"MessageRetentionPeriod": strconv.Itoa(14 * 24 * 3600),
+		})
+		if err != nil {
+			return res, err
+		}
+		redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": dlqARN, "maxReceiveCount": strconv.Itoa(rq.MaxReceiveCount)})
+		url, arn, err := createQueue(ctx, q, prefix+"-"+rq.Name, map[string]string{
+			"VisibilityTimeout": strconv.Itoa(rq.VisibilityTimeoutSeconds),
+			"RedrivePolicy":     string(redrive),
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Queues[rq.Name] = Queue{URL: url, ARN: arn, DLQURL: dlqURL, DLQARN: dlqARN}
+	}
+	return res, nil
+}
+
+func createQueue(ctx context.Context, q *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		// An existing queue with other attributes: reuse it and set ours.
+		got, gerr := q.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+		if gerr != nil {
+			return "", "", fmt.Errorf("emulator: create queue %s: %w", name, err)
+		}
+		out = &sqs.CreateQueueOutput{QueueUrl: got.QueueUrl}
+		if _, err := q.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: got.QueueUrl, Attributes: attrs}); err != nil {
+			return "", "", fmt.Errorf("emulator: set attributes of %s: %w", name, err)
+		}
+	}
+	a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return "", "", fmt.Errorf("emulator: arn of %s: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), a.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}

@@ -1,0 +1,57 @@
+// Package health answers GET /api/v1/health: the build version and whether the
+// table and queues answer. It needs no credentials and reveals no configuration.
+package health
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Check probes one dependency.
+type Check func(ctx context.Context) error
+
+// Handler serves the health route.
+type Handler struct {
+	Version string
+	Checks  map[string]Check
+}
+
+// Routes registers GET /api/v1/health.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	// Public by design: load balancers and the quick start call it without credentials.
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/health", Access: httpapi.Public, Handle: h.get})
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	checks := map[string]string{}
+	healthy := true
+	for name, c := range h.Checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := "ok"
+			if err := c(ctx); err != nil {
+				res = "unavailable"
+			}
+			mu.Lock()
+			checks[name] = res
+			healthy = healthy && res == "ok"
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	status, code := "ok", http.StatusOK
+	if !healthy {
+		status, code = "degraded", http.StatusServiceUnavailable
+	}
+	httpapi.WriteJSON(w, code, map[string]any{"status": status, "version": h.Version, "checks": checks})
+	return nil
+}

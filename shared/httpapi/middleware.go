@@ -1,0 +1,153 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+type ctxKey int
+
+const stateKey ctxKey = iota
+
+// state is per-request edge state that later layers fill in (the caller, for logs).
+type state struct {
+	mu        sync.Mutex
+	requestID string
+	caller    string
+	tenant    string
+}
+
+// RequestID returns the request's id ("" outside a request).
+func RequestID(ctx context.Context) string {
+	if s, ok := ctx.Value(stateKey).(*state); ok {
+		return s.requestID
+	}
+	return ""
+}
+
+// SetCaller records who the caller is and their tenant, for the access log.
+func SetCaller(ctx context.Context, caller, tenant string) {
+	if s, ok := ctx.Value(stateKey).(*state); ok {
+		s.mu.Lock()
+		s.caller, s.tenant = caller, tenant
+		s.mu.Unlock()
+	}
+}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:=-]{8,128}$`)
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Edge wraps a group's handler with request ids, DynamoDB call counting, panic
+// recovery and a JSON access log. It is applied once per function.
+func Edge(next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		st := &state{requestID: r.Header.Get("X-Request-Id")}
+		if !validRequestID.MatchString(st.requestID) {
+			st.requestID = newRequestID()
+		}
+		ctx := context.WithValue(r.Context(), stateKey, st)
+		calls := store.CallsFrom(ctx)
+		if calls == nil {
+			ctx, calls = store.WithCalls(ctx)
+		}
+		r = r.WithContext(ctx)
+		w.Header().Set("X-Request-Id", st.requestID)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ctx, "panic", "requestId", st.requestID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					WriteError(sw, r, errString("panic"))
+				}
+			}
+			st.mu.Lock()
+			caller, tenant := st.caller, st.tenant
+			st.mu.Unlock()
+			log.InfoContext(ctx, "request",
+				"requestId", st.requestID, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "durationMs", time.Since(start).Milliseconds(),
+				"dbCalls", calls.N(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ClientIP is the address recorded in audit records: the first X-Forwarded-For
+// entry, else X-Real-IP, else the connection's address (spec 1, Events).
+func ClientIP(r *http.Request) string {
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		first := strings.TrimSpace(strings.Split(xff, ",")[0])
+		if ip := net.ParseIP(first); ip != nil {
+			return ip.String()
+		}
+	}
+	if xr := strings.TrimSpace(r.Header.Get("X-Real-IP")); xr != "" {
+		if ip := net.ParseIP(xr); ip != nil {
+			return ip.String()
+		}
+	}
+	return SourceIP(r)
+}
+
+// SourceIP is the address the connection came from as API Gateway saw it (the
+// adapter puts requestContext.http.sourceIp in RemoteAddr). Rate limits key on it
+// because, unlike X-Forwarded-For, a client cannot choose it.
+func SourceIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
+	}
+	return "unknown"
+}
+
+// UserAgent is the caller's user agent, bounded for storage.
+func UserAgent(r *http.Request) string {
+	ua := r.UserAgent()
+	if len(ua) > 512 {
+		ua = ua[:512]
+	}
+	return ua
+}

@@ -1,0 +1,60 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gale-rmm/gale/shared/fault"
+)
+
+// Page is the page/limit of a list request.
+type Page struct{ Page, Limit int }
+
+// Pagination is the list envelope's pagination object.
+type Pagination struct {
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+	Total int `json:"total"`
+}
+
+// List is the default list envelope of DECISIONS.md.
+type List[T any] struct {
+	Data       []T        `json:"data"`
+	Pagination Pagination `json:"pagination"`
+}
+
+// ParsePage reads page (from 1) and limit (default def, at most max) from the query.
+func ParsePage(r *http.Request, def, max int) (Page, error) {
+	q := r.URL.Query()
+	f := fault.Fields{}
+	p := Page{Page: 1, Limit: def}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			f.Add("page", "must be a whole number of at least 1")
+		} else {
+			p.Page = n
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > max {
+			f.Addf("limit", "must be a whole number from 1 to %d", max)
+		} else {
+			p.Limit = n
+		}
+	}
+	return p, f.Err()
+}
+
+// NewList slices all to the requested page and wraps it in the envelope.
+func NewList[T any](all []T, p Page) List[T] {
+	total := len(all)
+	start := (p.Page - 1) * p.Limit
+	data := []T{}
+	if start < total {
+		end := min(start+p.Limit, total)
+		data = all[start:end]
+	}
+	return List[T]{Data: data, Pagination: Pagination{Page: p.Page, Limit: p.Limit, Total: total}}
+}

@@ -1,0 +1,164 @@
+// Package httpapi is the HTTP edge shared by every route group: one error encoder,
+// strict JSON decoding, the router with per-route access metadata, request ids,
+// panic recovery, access logs and client metadata for audit records. It imports no
+// domain package; authentication is plugged in through the Authenticator interface.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gale-rmm/gale/shared/fault"
+)
+
+// Access says who may call a route.
+type Access int
+
+const (
+	// Public routes need no credentials.
+	Public Access = iota
+	// User routes need a bearer JWT.
+	User
+	// UserOrKey routes accept a bearer JWT or an X-API-Key (the key wins).
+	UserOrKey
+	// Agent routes need an agent bearer token.
+	Agent
+	// Optional routes read a bearer JWT when one is sent (e.g. /auth/mfa/verify).
+	Optional
+)
+
+// Route is one endpoint and what it demands of the caller.
+type Route struct {
+	Method string
+	Path   string
+	Access Access
+	// MFA marks "+ MFA" routes: the access token must carry mfa: true.
+	MFA bool
+	// Enrol marks the routes a Force-MFA user may call before enrolling TOTP.
+	Enrol bool
+	// Scopes lists the API-key scopes that satisfy a scope-protected route.
+	Scopes []string
+	// NoAuthz marks a route whose handler legitimately makes no authorization
+	// check (public routes, own-profile routes). Say why where it is set.
+	NoAuthz bool
+	Handle  Handler
+}
+
+// Handler is an endpoint body: it writes a success response or returns an error
+// for the one encoder.
+type Handler func(w http.ResponseWriter, r *http.Request) error
+
+// Authenticator establishes the caller of a non-public route and returns the
+// request carrying them, or a fault error (401, 403, 428, 429).
+type Authenticator interface {
+	Authenticate(w http.ResponseWriter, r *http.Request, rt Route) (*http.Request, error)
+}
+
+// AuthzTracker reports whether the request made an authorization decision; the
+// router uses it to catch a route that ran without one.
+type AuthzTracker interface {
+	Checked(ctx context.Context) bool
+}
+
+// Router serves the routes of one group with the edge middleware.
+type Router struct {
+	mux     *http.ServeMux
+	routes  []Route
+	authn   Authenticator
+	tracker AuthzTracker
+	// Strict makes a route that succeeded without an authorization check panic
+	// (tests); otherwise it is logged as an error.
+	Strict bool
+}
+
+// NewRouter returns a router. authn may be nil when the group has only public routes.
+func NewRouter(authn Authenticator, tracker AuthzTracker) *Router {
+	return &Router{mux: http.NewServeMux(), authn: authn, tracker: tracker}
+}
+
+// Add registers routes. Path is a Go 1.22 ServeMux pattern without the method.
+func (rt *Router) Add(routes ...Route) {
+	for _, r := range routes {
+		r := r
+		rt.routes = append(rt.routes, r)
+		rt.mux.Handle(r.Method+" "+r.Path, rt.serve(r))
+	}
+}
+
+// Routes lists the registered routes (for docs and route-coverage tests).
+func (rt *Router) Routes() []Route { return append([]Route(nil), rt.routes...) }
+
+func (rt *Router) serve(route Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route.Access != Public {
+			if rt.authn == nil {
+				WriteError(w, r, fault.Internal(errMissingAuthn))
+				return
+			}
+			var err error
+			if r, err = rt.authn.Authenticate(w, r, route); err != nil {
+				WriteError(w, r, err)
+				return
+			}
+		}
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+		}
+		if err := route.Handle(sw, r); err != nil {
+			WriteError(sw, r, err)
+		}
+		if route.Access != Public && !route.NoAuthz && rt.tracker != nil && sw.status < 400 && !rt.tracker.Checked(r.Context()) {
+			slog.ErrorContext(r.Context(), "route ran without an authorization check", "route", route.Method+" "+route.Path)
+			if rt.Strict {
+				panic("route ran without an authorization check: " + route.Method + " " + route.Path)
+			}
+		}
+	})
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+const errMissingAuthn = errString("httpapi: non-public route without an authenticator")
+
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// ServeHTTP dispatches, answering unknown routes 404 and wrong methods 405 in the
+// error envelope.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := rt.mux.Handler(r); pattern != "" {
+		rt.mux.ServeHTTP(w, r)
+		return
+	}
+	var allow []string
+	for _, m := range methods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := rt.mux.Handler(probe); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		WriteError(w, r, fault.New(fault.KindMethodNotAllowed, "Method Not Allowed"))
+		return
+	}
+	WriteError(w, r, fault.NotFound("Not Found"))
+}
+
+// NotImplemented registers a catch-all for a group whose feature is not built:
+// every path under prefix answers 501 in the envelope, never a fake success.
+func NotImplemented(prefixes ...string) http.Handler {
+	mux := http.NewServeMux()
+	for _, p := range prefixes {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, fault.NotImplemented()) })
+		mux.Handle(p, h)
+		mux.Handle(p+"/", h)
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, fault.NotFound("Not Found")) }))
+	return mux
+}

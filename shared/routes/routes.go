@@ -1,0 +1,115 @@
+// Package routes is the one route table of Gale: which Lambda function owns which
+// path prefixes, which workers exist and on which schedules the sweeper runs.
+//
+// The CDK app (infra/cdk) and the local runtime (infra/local) both read this table,
+// so what is deployed and what runs locally can never disagree. A test checks that
+// every directory under functions/ has an entry here and every entry a directory.
+package routes
+
+import (
+	"sort"
+	"strings"
+)
+
+// APIBase is the prefix of every public route.
+const APIBase = "/api/v1"
+
+// Group is one route group: one Lambda function serving a set of path prefixes.
+type Group struct {
+	// Function is the directory name under functions/ and the Lambda's logical name.
+	Function string
+	// Prefixes are full path prefixes (with APIBase where it applies). A request
+	// belongs to the group whose prefix matches it exactly or as a parent path.
+	Prefixes []string
+}
+
+// Groups lists every HTTP route group. Order is irrelevant: Lookup picks the
+// longest matching prefix.
+var Groups = []Group{
+	{Function: "health", Prefixes: []string{APIBase + "/health"}},
+	{Function: "api-keys", Prefixes: []string{APIBase + "/api-keys"}},
+	{Function: "enrollment-keys", Prefixes: []string{APIBase + "/enrollment-keys"}},
+	{Function: "service-principals", Prefixes: []string{APIBase + "/service-principals"}},
+	{Function: "filters", Prefixes: []string{APIBase + "/filters"}},
+	{Function: "search", Prefixes: []string{APIBase + "/search"}},
+	{Function: "users", Prefixes: []string{APIBase + "/users"}},
+	{Function: "roles", Prefixes: []string{APIBase + "/roles", APIBase + "/permissions"}},
+	{Function: "auth", Prefixes: []string{APIBase + "/auth"}},
+	{Function: "sso", Prefixes: []string{APIBase + "/sso"}},
+	{Function: "access-reviews", Prefixes: []string{APIBase + "/access-reviews"}},
+	{Function: "admin", Prefixes: []string{APIBase + "/admin", "/admin"}},
+	{Function: "pam", Prefixes: []string{APIBase + "/pam"}},
+	{Function: "devices", Prefixes: []string{APIBase + "/devices"}},
+	{Function: "agents", Prefixes: []string{APIBase + "/agents"}},
+	{Function: "webhooks", Prefixes: []string{APIBase + "/webhooks"}},
+	{Function: "organizations", Prefixes: []string{APIBase + "/organizations"}},
+	{Function: "sites", Prefixes: []string{APIBase + "/sites", APIBase + "/device-groups"}},
+	{Function: "scripts", Prefixes: []string{APIBase + "/scripts"}},
+	{Function: "alerts", Prefixes: []string{APIBase + "/alerts"}},
+}
+
+// Queue names a logical SQS queue; each has a redrive dead-letter queue.
+type Queue struct {
+	// Name is the logical name; deployed and local names derive from it.
+	Name string
+	// Consumer is the worker function fed by the queue.
+	Consumer string
+	// MaxReceiveCount is how often a message is tried before the DLQ takes it.
+	MaxReceiveCount int
+	// BatchSize is the event source mapping's batch size.
+	BatchSize int
+	// VisibilityTimeoutSeconds must exceed the consumer's timeout.
+	VisibilityTimeoutSeconds int
+}
+
+// Queues: platform events (fanned out to webhook deliveries) and webhook deliveries.
+var Queues = []Queue{
+	{Name: "events", Consumer: "webhook-worker", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+	{Name: "webhook-deliveries", Consumer: "webhook-worker", MaxReceiveCount: 8, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+}
+
+// Schedule is an EventBridge rule that fires the sweeper with a named job.
+type Schedule struct {
+	// Job is sent as the event detail-type; the sweeper dispatches on it.
+	Job string
+	// Rate is the EventBridge rate in minutes.
+	RateMinutes int
+}
+
+// Schedules of the sweeper function.
+var Schedules = []Schedule{
+	{Job: "outbox-drain", RateMinutes: 1},
+	{Job: "enrollment-key-expiry", RateMinutes: 60},
+	{Job: "deletion-grace", RateMinutes: 60},
+	{Job: "elevation-expiry", RateMinutes: 1},
+	{Job: "device-offline", RateMinutes: 1},
+	{Job: "challenge-cleanup", RateMinutes: 60},
+}
+
+// Workers are functions not behind API Gateway.
+var Workers = []string{"webhook-worker", "sweeper"}
+
+// Lookup returns the group owning path (longest prefix wins).
+func Lookup(path string) (Group, bool) {
+	var best Group
+	bestLen := -1
+	for _, g := range Groups {
+		for _, p := range g.Prefixes {
+			if (path == p || strings.HasPrefix(path, p+"/")) && len(p) > bestLen {
+				best, bestLen = g, len(p)
+			}
+		}
+	}
+	return best, bestLen >= 0
+}
+
+// Functions returns every function name (route groups and workers), sorted.
+func Functions() []string {
+	var out []string
+	for _, g := range Groups {
+		out = append(out, g.Function)
+	}
+	out = append(out, Workers...)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,395 @@
+// Package store is Gale's single-table DynamoDB client: key builders that always
+// take the tenant, conditional writes that map ConditionalCheckFailed to typed
+// errors, a transaction builder, list helpers and TTL handling. It knows keys,
+// items and transactions, not HTTP and not business rules.
+//
+// # Table
+//
+// One table, generic attributes PK, SK, GSI1PK/GSI1SK, GSI2PK/GSI2SK, and "ttl"
+// (epoch seconds; DynamoDB deletes lazily, so reads here also hide expired items).
+// Every tenant item has its tenant in PK. Uniqueness (e-mail, key hash) is a
+// separate item written in the same transaction as the thing it guards.
+//
+// # Access patterns
+//
+// Each domain package documents its own rows in its store.go; this is the index.
+//
+//	entity               PK                         SK                          GSI1PK / GSI1SK                  query
+//	partner              PARTNER#<id>               PARTNER                     PARTNERS / <name>#<id>           get by id; list all (system)
+//	organization         PARTNER#<pid>              ORG#<id>                    ORGREF#<id> / ORG                 list by partner; by id via GSI1
+//	site                 ORG#<oid>                  SITE#<id>                   -                                list by org; get by id
+//	device group         ORG#<oid>                  DGROUP#<id>                 -                                list by org; get by id
+//	user                 USER#<id>                  PROFILE                     -                                get by id
+//	e-mail uniqueness    EMAIL#<lowercase e-mail>   EMAIL                       -                                login by e-mail
+//	membership           USER#<uid>                 MEMBER#<scope>#<tenant>     <scope>#<tenant> / MEMBER#<uid>  user's scopes; users of a tenant
+//	role                 ROLES#<owner>              ROLE#<id>                   ROLEREF#<id> / ROLE              roles of an owner; by id
+//	session/refresh      USER#<uid>                 SESSION#<sid>               REFRESH#<hash> / SESSION         sessions of a user; by token hash
+//	audit record         AUDIT#<tenant>             <time>#<id>                 -                                newest-first by tenant
+//	outbox event         OUTBOX                     <time>#<id>                 -                                drained by the sweeper
+//	rate-limit window    RL#<name>#<subject>        <window start>              -                                conditional counter, TTL
+//
+// Every write that moves a state does so with a condition (compare-and-swap);
+// multi-item changes go through Tx.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+)
+
+// Item is a raw DynamoDB item.
+type Item = map[string]types.AttributeValue
+
+// Keys are the generic key attributes a record embeds. attributevalue flattens
+// embedded structs, so a record is one item; json:"-" keeps keys out of responses.
+type Keys struct {
+	PK     string `dynamodbav:"PK" json:"-"`
+	SK     string `dynamodbav:"SK" json:"-"`
+	GSI1PK string `dynamodbav:"GSI1PK,omitempty" json:"-"`
+	GSI1SK string `dynamodbav:"GSI1SK,omitempty" json:"-"`
+	GSI2PK string `dynamodbav:"GSI2PK,omitempty" json:"-"`
+	GSI2SK string `dynamodbav:"GSI2SK,omitempty" json:"-"`
+	TTL    int64  `dynamodbav:"ttl,omitempty" json:"-"`
+}
+
+// Index names.
+const (
+	GSI1 = "GSI1"
+	GSI2 = "GSI2"
+)
+
+// Errors of the store. They are fault kinds, so errors.Is(err, fault.ErrConflict)
+// holds for ErrConditionFailed and the edge maps them without help.
+var (
+	ErrNotFound        = fault.NotFound("Not found")
+	ErrConditionFailed = fault.Conflict("Conflict")
+)
+
+// Store is the table client. Methods take full keys; key builders below force the
+// tenant into them.
+type Store struct {
+	DB    *dynamodb.Client
+	Table string
+	Clock clock.Clock
+}
+
+// New returns a store over table.
+func New(db *dynamodb.Client, table string, clk clock.Clock) *Store {
+	return &Store{DB: db, Table: table, Clock: clk}
+}
+
+// Key is a primary key item.
+func Key(pk, sk string) Item {
+	return Item{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}
+}
+
+// TTL returns the ttl attribute value for an expiry time.
+func TTL(t time.Time) int64 { return t.Unix() }
+
+// Marshal turns a record into an item.
+func Marshal(v any) (Item, error) {
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, fmt.Errorf("store: marshal %T: %w", v, err)
+	}
+	return item, nil
+}
+
+// Unmarshal fills out from item.
+func Unmarshal(item Item, out any) error {
+	if err := attributevalue.UnmarshalMap(item, out); err != nil {
+		return fmt.Errorf("store: unmarshal %T: %w", out, err)
+	}
+	return nil
+}
+
+// Values marshals expression attribute values; keys must start with ':'.
+func Values(v map[string]any) (Item, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	return attributevalue.MarshalMap(v)
+}
+
+// expired reports whether item carries a ttl in the past.
+func (s *Store) expired(item Item) bool {
+	n, ok := item["ttl"].(*types.AttributeValueMemberN)
+	if !ok {
+		return false
+	}
+	var ttl int64
+	if _, err := fmt.Sscan(n.Value, &ttl); err != nil || ttl == 0 {
+		return false
+	}
+	return ttl <= s.Clock.Now().Unix()
+}
+
+// Get reads one item into out; ErrNotFound when absent or expired.
+func (s *Store) Get(ctx context.Context, pk, sk string, out any) error {
+	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: Key(pk, sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("store: get %s/%s: %w", pk, sk, err)
+	}
+	if res.Item == nil || s.expired(res.Item) {
+		return ErrNotFound
+	}
+	return Unmarshal(res.Item, out)
+}
+
+// Write is one conditional write: a Put, an Update, a Delete or a Check.
+type Write struct {
+	put    any
+	key    Item
+	update string
+	delete bool
+	check  bool
+	cond   string
+	names  map[string]string
+	values map[string]any
+}
+
+// Put writes a whole record, optionally under a condition.
+func Put(record any) *Write { return &Write{put: record} }
+
+// PutNew writes record only if no item has its key (create, uniqueness guards).
+func PutNew(record any) *Write { return Put(record).If("attribute_not_exists(PK)") }
+
+// Update applies expr (e.g. "SET #s = :s") to the item at pk/sk.
+func Update(pk, sk, expr string) *Write { return &Write{key: Key(pk, sk), update: expr} }
+
+// Delete removes the item at pk/sk.
+func Delete(pk, sk string) *Write { return &Write{key: Key(pk, sk), delete: true} }
+
+// Check only asserts a condition on pk/sk (transactions only).
+func Check(pk, sk, cond string) *Write { return &Write{key: Key(pk, sk), check: true, cond: cond} }
+
+// If sets the condition expression.
+func (w *Write) If(cond string) *Write { w.cond = cond; return w }
+
+// Exists requires the item to exist (updates and deletes of known records).
+func (w *Write) Exists() *Write {
+	if w.cond == "" {
+		w.cond = "attribute_exists(PK)"
+	} else {
+		w.cond = "attribute_exists(PK) AND (" + w.cond + ")"
+	}
+	return w
+}
+
+// Name binds an expression attribute name (#n).
+func (w *Write) Name(placeholder, name string) *Write {
+	if w.names == nil {
+		w.names = map[string]string{}
+	}
+	w.names[placeholder] = name
+	return w
+}
+
+// Value binds an expression attribute value (:v).
+func (w *Write) Value(placeholder string, v any) *Write {
+	if w.values == nil {
+		w.values = map[string]any{}
+	}
+	w.values[placeholder] = v
+	return w
+}
+
+func (w *Write) exprParts() (*string, map[string]string, Item, error) {
+	vals, err := Values(w.values)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("store: values: %w", err)
+	}
+	var cond *string
+	if w.cond != "" {
+		cond = aws.String(w.cond)
+	}
+	names := w.names
+	if len(names) == 0 {
+		names = nil
+	}
+	return cond, names, vals, nil
+}
+
+func (w *Write) describe() string {
+	if w.put != nil {
+		return fmt.Sprintf("put %T", w.put)
+	}
+	pk, sk := "", ""
+	if v, ok := w.key["PK"].(*types.AttributeValueMemberS); ok {
+		pk = v.Value
+	}
+	if v, ok := w.key["SK"].(*types.AttributeValueMemberS); ok {
+		sk = v.Value
+	}
+	return pk + "/" + sk
+}
+
+// Do runs a single write. A failed condition is ErrConditionFailed.
+func (s *Store) Do(ctx context.Context, w *Write) error {
+	cond, names, vals, err := w.exprParts()
+	if err != nil {
+		return err
+	}
+	switch {
+	case w.put != nil:
+		item, err := Marshal(w.put)
+		if err != nil {
+			return err
+		}
+		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item,
+			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		return mapErr(err, w)
+	case w.delete:
+		_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: w.key,
+			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		return mapErr(err, w)
+	case w.update != "":
+		_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
+			UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+		return mapErr(err, w)
+	}
+	return fmt.Errorf("store: write %s: nothing to do", w.describe())
+}
+
+// UpdateReturn runs an update and unmarshals the item as it is after the update.
+func (s *Store) UpdateReturn(ctx context.Context, w *Write, out any) error {
+	cond, names, vals, err := w.exprParts()
+	if err != nil {
+		return err
+	}
+	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
+		UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names,
+		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew})
+	if err := mapErr(err, w); err != nil {
+		return err
+	}
+	return Unmarshal(res.Attributes, out)
+}
+
+func mapErr(err error, w *Write) error {
+	if err == nil {
+		return nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return ErrConditionFailed.Wrap(fmt.Errorf("store: %s: condition failed", w.describe()))
+	}
+	return fmt.Errorf("store: %s: %w", w.describe(), err)
+}
+
+// MaxTxItems is DynamoDB's limit for one transaction.
+const MaxTxItems = 100
+
+// Tx collects writes for one TransactWriteItems call.
+type Tx struct{ writes []*Write }
+
+// Add appends writes; nil writes are skipped so callers can add optional parts.
+func (t *Tx) Add(ws ...*Write) *Tx {
+	for _, w := range ws {
+		if w != nil {
+			t.writes = append(t.writes, w)
+		}
+	}
+	return t
+}
+
+// Len is the number of writes so far.
+func (t *Tx) Len() int { return len(t.writes) }
+
+// TxError tells which write of a cancelled transaction failed its condition.
+type TxError struct {
+	// Failed holds the indexes of writes whose condition failed.
+	Failed []int
+	cause  error
+}
+
+func (e *TxError) Error() string { return fmt.Sprintf("store: transaction cancelled: %v", e.cause) }
+func (e *TxError) Unwrap() error { return e.cause }
+
+// Is makes a condition-failed transaction match ErrConditionFailed and fault.ErrConflict.
+func (e *TxError) Is(target error) bool {
+	return len(e.Failed) > 0 && (target == ErrConditionFailed || target == fault.ErrConflict)
+}
+
+// FailedAt reports whether write i failed its condition.
+func (e *TxError) FailedAt(i int) bool {
+	for _, f := range e.Failed {
+		if f == i {
+			return true
+		}
+	}
+	return false
+}
+
+// Commit runs the transaction. One write runs as a plain conditional write.
+// A failed condition returns a *TxError (errors.Is ErrConditionFailed).
+func (s *Store) Commit(ctx context.Context, t *Tx) error {
+	switch n := len(t.writes); {
+	case n == 0:
+		return nil
+	case n == 1:
+		err := s.Do(ctx, t.writes[0])
+		if errors.Is(err, ErrConditionFailed) {
+			return &TxError{Failed: []int{0}, cause: err}
+		}
+		return err
+	case n > MaxTxItems:
+		return fmt.Errorf("store: transaction of %d writes exceeds %d", n, MaxTxItems)
+	}
+	items := make([]types.TransactWriteItem, 0, len(t.writes))
+	for _, w := range t.writes {
+		cond, names, vals, err := w.exprParts()
+		if err != nil {
+			return err
+		}
+		var ti types.TransactWriteItem
+		switch {
+		case w.put != nil:
+			item, err := Marshal(w.put)
+			if err != nil {
+				return err
+			}
+			ti.Put = &types.Put{TableName: &s.Table, Item: item, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+		case w.delete:
+			ti.Delete = &types.Delete{TableName: &s.Table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+		case w.check:
+			ti.ConditionCheck = &types.ConditionCheck{TableName: &s.Table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+		default:
+			ti.Update = &types.Update{TableName: &s.Table, Key: w.key, UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+		}
+		items = append(items, ti)
+	}
+	_, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err == nil {
+		return nil
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		te := &TxError{cause: err}
+		for i, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				te.Failed = append(te.Failed, i)
+			}
+		}
+		if len(te.Failed) > 0 {
+			return te
+		}
+		// Without reasons (some emulators), a cancelled transaction with conditions is a conflict.
+		if strings.Contains(err.Error(), "ConditionalCheckFailed") {
+			te.Failed = []int{-1}
+			return te
+		}
+	}
+	return fmt.Errorf("store: transaction of %d writes: %w", len(items), err)
+}
