@@ -19,7 +19,7 @@ moto-check:
 	  { echo "moto_server is required (pip install 'moto[server]')"; exit 1; }
 
 fmt-check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; find . -name '*.go' -not -path './infra/cdk/node_modules/*' -newer go.mod 2>/dev/null) | sort -u); \
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path '*/node_modules/*' -not -path './cdk.out/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:

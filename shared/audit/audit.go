@@ -85,8 +85,8 @@ func stamp(now time.Time, e Entry) Record {
 		result = "denied"
 	}
 	return Record{
-		Keys:  store.Keys{PK: "AUDIT#" + tenant, SK: at + "#" + id},
-		ID:    id, Tenant: tenant, OrgID: e.OrgID, PartnerID: e.PartnerID,
+		Keys: store.Keys{PK: "AUDIT#" + tenant, SK: at + "#" + id},
+		ID:   id, Tenant: tenant, OrgID: e.OrgID, PartnerID: e.PartnerID,
 		Action: e.Action, ResourceType: e.ResourceType, ResourceID: e.ResourceID, ResourceName: e.ResourceName,
 		Details: e.Details, Result: result, At: at, Actor: e.Actor,
 	}
