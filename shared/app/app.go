@@ -15,13 +15,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/gale-rmm/gale/shared/auth"
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/health"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/routes"
+	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Deps are the process-wide dependencies every group shares.
@@ -33,6 +38,11 @@ type Deps struct {
 	Store  *store.Store
 	SQS    *sqs.Client
 	Events *event.Publisher
+	// Sessions issues and rotates tokens; Auth authenticates every non-public route.
+	Sessions *session.Manager
+	Auth     *auth.Authenticator
+	Roles    role.Store
+	Users    user.Store
 	// Strict makes routes that skip their authorization check panic (tests).
 	Strict bool
 }
@@ -51,10 +61,24 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 	})
 	st := store.New(db, cfg.Table, clk)
 	q := sqs.NewFromConfig(awsCfg)
+	sessions := session.NewManager(st, cfg.JWTSecret, clk)
+	roles := role.Store{St: st}
 	return &Deps{
 		Cfg: cfg, Clock: clk, Log: NewLogger(cfg.LogLevel), AWS: awsCfg, Store: st, SQS: q,
-		Events: &event.Publisher{Store: st, SQS: q, QueueURL: cfg.EventsQueueURL},
+		Events:   &event.Publisher{Store: st, SQS: q, QueueURL: cfg.EventsQueueURL},
+		Sessions: sessions,
+		Roles:    roles,
+		Users:    user.Store{St: st},
+		Auth:     &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA},
 	}, nil
+}
+
+// Router returns a router that authenticates with d.Auth and, in tests, fails a
+// route that succeeded without an authorization decision.
+func (d *Deps) Router() *httpapi.Router {
+	rt := httpapi.NewRouter(d.Auth, authz.Tracker{})
+	rt.Strict = d.Strict
+	return rt
 }
 
 // NewLogger returns the JSON logger of every function.

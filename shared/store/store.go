@@ -393,3 +393,48 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 	}
 	return fmt.Errorf("store: transaction of %d writes: %w", len(items), err)
 }
+
+// KeyRef names one item for BatchGet.
+type KeyRef struct{ PK, SK string }
+
+// BatchGet reads up to 100 items in one call (consistent reads) and returns the
+// live ones keyed by "PK|SK". Unprocessed keys are retried.
+func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, error) {
+	out := map[string]Item{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	if len(refs) > 100 {
+		return nil, fmt.Errorf("store: batch get of %d keys exceeds 100", len(refs))
+	}
+	keys := make([]Item, 0, len(refs))
+	seen := map[string]bool{}
+	for _, r := range refs {
+		if !seen[r.PK+"|"+r.SK] {
+			seen[r.PK+"|"+r.SK] = true
+			keys = append(keys, Key(r.PK, r.SK))
+		}
+	}
+	req := map[string]types.KeysAndAttributes{s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	for attempt := 0; len(req) > 0 && attempt < 5; attempt++ {
+		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, fmt.Errorf("store: batch get: %w", err)
+		}
+		for _, it := range res.Responses[s.Table] {
+			if s.expired(it) {
+				continue
+			}
+			pk, _ := it["PK"].(*types.AttributeValueMemberS)
+			sk, _ := it["SK"].(*types.AttributeValueMemberS)
+			if pk != nil && sk != nil {
+				out[pk.Value+"|"+sk.Value] = it
+			}
+		}
+		req = res.UnprocessedKeys
+	}
+	if len(req) > 0 {
+		return nil, fmt.Errorf("store: batch get: keys left unprocessed")
+	}
+	return out, nil
+}

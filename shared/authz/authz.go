@@ -1,0 +1,350 @@
+// Package authz answers one question for every service method: may this principal
+// do resource:action here? It owns the Principal (who is calling, at which scope,
+// with which permissions and restrictions) and the decisions over it: permission
+// checks (with wildcards and API-key scopes), organization visibility for system,
+// partner (orgAccess all/selected/none) and organization callers, site and
+// device-group restrictions, and the spec's context rules.
+//
+// Every service method starts with Require (or RequireAny); the HTTP router fails a
+// route that returned success without one (Tracker). Decisions are pure functions of
+// the Principal: authentication (shared/auth) loads everything they need first.
+package authz
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/fault"
+)
+
+// Scope is where a caller acts.
+type Scope string
+
+const (
+	ScopeNone    Scope = ""
+	ScopeSystem  Scope = "system"
+	ScopePartner Scope = "partner"
+	ScopeOrg     Scope = "organization"
+)
+
+// OrgAccess is a partner membership's reach over the partner's organizations.
+type OrgAccess string
+
+const (
+	OrgAccessAll      OrgAccess = "all"
+	OrgAccessSelected OrgAccess = "selected"
+	OrgAccessNone     OrgAccess = "none"
+)
+
+// Kind is how the caller authenticated.
+type Kind string
+
+const (
+	KindUser   Kind = "user"
+	KindAPIKey Kind = "api_key"
+	KindAgent  Kind = "agent"
+)
+
+// Principal is the authenticated caller.
+type Principal struct {
+	Kind      Kind
+	UserID    string
+	Email     string
+	Name      string
+	SessionID string
+
+	Scope     Scope
+	PartnerID string
+	OrgID     string
+	// Partner scope only.
+	OrgAccess OrgAccess
+	OrgIDs    []string
+	// Organization scope only: empty means every site / device group.
+	SiteIDs        []string
+	DeviceGroupIDs []string
+
+	RoleID   string
+	RoleName string
+	Perms    Set
+	ForceMFA bool
+	// MFA is true when the access token was issued after a second factor.
+	MFA bool
+
+	// API keys: the key's scopes ("*" or resource:action); Perms then holds what
+	// the key's creator still holds (the ceiling), or the principal's scopes.
+	APIKeyID           string
+	KeyPrefix          string
+	KeyScopes          []string
+	ServicePrincipalID string
+
+	// Agents: the device the token belongs to.
+	DeviceID string
+
+	IP        string
+	UserAgent string
+
+	checked *atomic.Bool
+}
+
+type ctxKey struct{}
+
+// WithPrincipal attaches p to ctx.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	if p.checked == nil {
+		p.checked = &atomic.Bool{}
+	}
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the caller, or nil.
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxKey{}).(*Principal)
+	return p
+}
+
+// Tracker tells the router whether a request made an authorization decision.
+type Tracker struct{}
+
+// Checked reports whether Require (or a sibling) ran for ctx's principal.
+func (Tracker) Checked(ctx context.Context) bool {
+	p := FromContext(ctx)
+	return p != nil && p.checked != nil && p.checked.Load()
+}
+
+func (p *Principal) mark() {
+	if p.checked != nil {
+		p.checked.Store(true)
+	}
+}
+
+// Errors with the spec's texts.
+var (
+	ErrUnauthenticated    = fault.Unauthorized("Authentication required")
+	ErrForbidden          = fault.Forbidden("Insufficient permissions")
+	ErrKeyScope           = fault.Forbidden("API key does not have required permissions")
+	ErrContextRequired    = fault.Forbidden("Partner or organization context required")
+	ErrFullPartnerAccess  = fault.Forbidden("Full partner organization access required")
+	ErrOrgContextRequired = fault.Forbidden("Organization context required")
+	ErrMFARequired        = fault.Forbidden("MFA required").WithCode(fault.CodeMFARequired)
+	ErrUserSessionOnly    = fault.Forbidden("This route requires a user session")
+)
+
+// Require returns the caller of ctx when they hold perm, and records that an
+// authorization decision was made.
+func Require(ctx context.Context, perm Permission) (*Principal, error) {
+	return RequireAny(ctx, perm)
+}
+
+// RequireAny passes when the caller holds at least one of perms (API-key scope rule 1).
+func RequireAny(ctx context.Context, perms ...Permission) (*Principal, error) {
+	p := FromContext(ctx)
+	if p == nil {
+		return nil, ErrUnauthenticated
+	}
+	p.mark()
+	if p.Kind == KindAPIKey {
+		for _, perm := range perms {
+			if p.keyAllows(perm) && p.Perms.Has(perm) {
+				return p, nil
+			}
+		}
+		return nil, ErrKeyScope
+	}
+	for _, perm := range perms {
+		if p.Perms.Has(perm) {
+			return p, nil
+		}
+	}
+	return nil, ErrForbidden
+}
+
+// Authenticated returns the caller without a permission check, for routes open
+// to any signed-in user (own profile, own MFA). It still records the decision.
+func Authenticated(ctx context.Context) (*Principal, error) {
+	p := FromContext(ctx)
+	if p == nil {
+		return nil, ErrUnauthenticated
+	}
+	p.mark()
+	return p, nil
+}
+
+// keyAllows applies spec 1's scope rules: [] allows nothing scope-protected,
+// "*" allows everything, otherwise the exact resource:action.
+func (p *Principal) keyAllows(perm Permission) bool {
+	for _, s := range p.KeyScopes {
+		if s == "*" || s == perm.String() || s == perm.Resource+":*" {
+			return true
+		}
+	}
+	return false
+}
+
+// Holds reports whether the caller holds perm, without recording a decision
+// (for ceilings such as "grant only scopes you hold").
+func (p *Principal) Holds(perm Permission) bool {
+	if p.Kind == KindAPIKey {
+		return p.keyAllows(perm) && p.Perms.Has(perm)
+	}
+	return p.Perms.Has(perm)
+}
+
+// UserSession refuses API keys and agents (key management, MFA routes).
+func (p *Principal) UserSession() error {
+	if p.Kind != KindUser {
+		return ErrUserSessionOnly
+	}
+	return nil
+}
+
+// RequireMFA refuses a session without a completed second factor.
+func (p *Principal) RequireMFA() error {
+	if p.Kind != KindUser || !p.MFA {
+		return ErrMFARequired
+	}
+	return nil
+}
+
+// Org is what visibility decisions need to know about an organization.
+type Org struct {
+	ID        string
+	PartnerID string
+}
+
+// CanAccessOrg reports whether the caller may see organization o at all.
+func (p *Principal) CanAccessOrg(o Org) bool {
+	switch p.Scope {
+	case ScopeSystem:
+		return true
+	case ScopePartner:
+		if o.PartnerID != p.PartnerID {
+			return false
+		}
+		switch p.OrgAccess {
+		case OrgAccessAll:
+			return true
+		case OrgAccessSelected:
+			return slices.Contains(p.OrgIDs, o.ID)
+		}
+		return false
+	case ScopeOrg:
+		return p.OrgID != "" && o.ID == p.OrgID
+	}
+	return false
+}
+
+// CanAccessPartner reports whether the caller may act on partner partnerID itself.
+func (p *Principal) CanAccessPartner(partnerID string) bool {
+	return p.Scope == ScopeSystem || (p.Scope == ScopePartner && p.PartnerID == partnerID)
+}
+
+// SiteRestricted reports whether the caller is limited to some sites.
+func (p *Principal) SiteRestricted() bool { return p.Scope == ScopeOrg && len(p.SiteIDs) > 0 }
+
+// CanAccessSite reports whether the caller may see site siteID of an accessible org.
+// An item with no site (siteID "") is visible only to unrestricted callers.
+func (p *Principal) CanAccessSite(siteID string) bool {
+	if !p.SiteRestricted() {
+		return true
+	}
+	return siteID != "" && slices.Contains(p.SiteIDs, siteID)
+}
+
+// CanAccessDeviceGroups reports whether a device in groupIDs is within the caller's
+// device-group restriction (any overlap).
+func (p *Principal) CanAccessDeviceGroups(groupIDs []string) bool {
+	if p.Scope != ScopeOrg || len(p.DeviceGroupIDs) == 0 {
+		return true
+	}
+	for _, g := range groupIDs {
+		if slices.Contains(p.DeviceGroupIDs, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanAccessDevice combines org, site and device-group restrictions.
+func (p *Principal) CanAccessDevice(o Org, siteID string, groupIDs []string) bool {
+	return p.CanAccessOrg(o) && p.CanAccessSite(siteID) && p.CanAccessDeviceGroups(groupIDs)
+}
+
+// RequireTenantContext enforces spec 2's `Partner or organization context required`.
+func (p *Principal) RequireTenantContext() error {
+	if (p.Scope == ScopePartner && p.PartnerID != "") || (p.Scope == ScopeOrg && p.OrgID != "") {
+		return nil
+	}
+	return ErrContextRequired
+}
+
+// RequireFullPartnerAccess enforces `Full partner organization access required`
+// for administering users, roles and access reviews from partner scope.
+func (p *Principal) RequireFullPartnerAccess() error {
+	if p.Scope == ScopePartner && p.OrgAccess != OrgAccessAll {
+		return ErrFullPartnerAccess
+	}
+	return nil
+}
+
+// RequireOrgContext enforces `Organization context required` for organization
+// callers without an organization.
+func (p *Principal) RequireOrgContext() error {
+	if p.Scope == ScopeOrg && p.OrgID == "" {
+		return ErrOrgContextRequired
+	}
+	if p.Scope == ScopeNone {
+		return ErrOrgContextRequired
+	}
+	return nil
+}
+
+// Visibility describes which organizations a list may include.
+type Visibility struct {
+	// All: every organization (system scope).
+	All bool
+	// PartnerID: every organization of the partner (orgAccess all).
+	PartnerID string
+	// OrgIDs: exactly these organizations (organization scope or selected access).
+	OrgIDs []string
+}
+
+// Visible returns the caller's organization visibility for lists.
+func (p *Principal) Visible() Visibility {
+	switch p.Scope {
+	case ScopeSystem:
+		return Visibility{All: true}
+	case ScopePartner:
+		switch p.OrgAccess {
+		case OrgAccessAll:
+			return Visibility{PartnerID: p.PartnerID}
+		case OrgAccessSelected:
+			return Visibility{OrgIDs: slices.Clone(p.OrgIDs)}
+		}
+		return Visibility{}
+	case ScopeOrg:
+		if p.OrgID != "" {
+			return Visibility{OrgIDs: []string{p.OrgID}}
+		}
+	}
+	return Visibility{}
+}
+
+// Tenant is the audit tenant of the caller's own scope.
+func (p *Principal) Tenant() string { return audit.Tenant(p.OrgID, p.PartnerID) }
+
+// Actor is the caller as an audit actor.
+func (p *Principal) Actor() audit.Actor {
+	a := audit.Actor{ID: p.UserID, Email: p.Email, Type: string(p.Kind), IP: p.IP, UserAgent: p.UserAgent}
+	switch p.Kind {
+	case KindAPIKey:
+		a.ID = p.APIKeyID
+		if p.ServicePrincipalID != "" {
+			a.ID = p.ServicePrincipalID
+		}
+	case KindAgent:
+		a.ID = p.DeviceID
+	}
+	return a
+}

@@ -1,0 +1,62 @@
+// Package role owns roles: the seeded system roles of DECISIONS.md (immutable),
+// custom roles owned by a partner or an organization, single-parent inheritance
+// with cycle rejection, and effective permissions with their source role.
+//
+// Rows (PK / SK, GSI1):
+//
+//	role           ROLES#<owner> / ROLE#<id>     GSI1 ROLEREF#<id> / ROLE   owner is SYSTEM, PARTNER#<id> or ORG#<id>
+//	role name      ROLES#<owner> / NAME#<lower>  -                          unique name per owner, same transaction
+//
+// A role is read by its full key when its owner is known (memberships store it),
+// and through GSI1 when a path gives only the id; the service then checks that the
+// caller may see the owner. Permissions are stored as "resource:action" strings.
+package role
+
+import (
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Owner keys.
+const SystemOwner = "SYSTEM"
+
+// PartnerOwner is the owner key of a partner's roles.
+func PartnerOwner(partnerID string) string { return "PARTNER#" + partnerID }
+
+// OrgOwner is the owner key of an organization's roles.
+func OrgOwner(orgID string) string { return "ORG#" + orgID }
+
+// Role is a set of permissions, optionally inheriting a parent's.
+type Role struct {
+	store.Keys
+	ID           string      `dynamodbav:"id" json:"id"`
+	Owner        string      `dynamodbav:"owner" json:"-"`
+	PartnerID    *string     `dynamodbav:"partnerId" json:"partnerId"`
+	OrgID        *string     `dynamodbav:"orgId" json:"orgId"`
+	ParentRoleID *string     `dynamodbav:"parentRoleId" json:"parentRoleId"`
+	ParentOwner  string      `dynamodbav:"parentOwner,omitempty" json:"-"`
+	Scope        authz.Scope `dynamodbav:"scope" json:"scope"`
+	Name         string      `dynamodbav:"name" json:"name"`
+	Description  string      `dynamodbav:"description" json:"description"`
+	IsSystem     bool        `dynamodbav:"isSystem" json:"isSystem"`
+	ForceMFA     bool        `dynamodbav:"forceMfa" json:"forceMfa"`
+	Permissions  []string    `dynamodbav:"permissions" json:"-"`
+	CreatedAt    string      `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt    string      `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+// Keys of a role.
+func keys(owner, id string) store.Keys {
+	return store.Keys{PK: "ROLES#" + owner, SK: "ROLE#" + id, GSI1PK: "ROLEREF#" + id, GSI1SK: "ROLE"}
+}
+
+// PermissionList returns the direct permissions as pairs.
+func (r *Role) PermissionList() []authz.Permission {
+	out := make([]authz.Permission, 0, len(r.Permissions))
+	for _, s := range r.Permissions {
+		if p, ok := authz.Parse(s); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}

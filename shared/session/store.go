@@ -1,0 +1,196 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Session is one refresh-token family (the Session resource of spec 2).
+type Session struct {
+	store.Keys
+	ID        string      `dynamodbav:"id"`
+	UserID    string      `dynamodbav:"userId"`
+	TokenHash string      `dynamodbav:"tokenHash"`
+	Spent     []string    `dynamodbav:"spent,omitempty"`
+	Scope     authz.Scope `dynamodbav:"scope,omitempty"`
+	PartnerID string      `dynamodbav:"partnerId,omitempty"`
+	OrgID     string      `dynamodbav:"orgId,omitempty"`
+	MFA       bool        `dynamodbav:"mfa"`
+	IPAddress string      `dynamodbav:"ipAddress,omitempty"`
+	UserAgent string      `dynamodbav:"userAgent,omitempty"`
+	CreatedAt string      `dynamodbav:"createdAt"`
+	ExpiresAt string      `dynamodbav:"expiresAt"`
+	RevokedAt string      `dynamodbav:"revokedAt,omitempty"`
+	Rotations int         `dynamodbav:"rotations"`
+}
+
+// Key of a session item.
+func Key(userID, sessionID string) store.KeyRef {
+	return store.KeyRef{PK: "USER#" + userID, SK: "SESSION#" + sessionID}
+}
+
+// Claims returns the access-token claims the session carries.
+func (s *Session) Claims() Claims {
+	return Claims{SessionID: s.ID, Scope: s.Scope, PartnerID: s.PartnerID, OrgID: s.OrgID, MFA: s.MFA}
+}
+
+// Live reports whether the session may still be used at now, given the user's
+// tokensValidAfter (RFC 3339, "" for none).
+func (s *Session) Live(now time.Time, tokensValidAfter string) bool {
+	if s.RevokedAt != "" {
+		return false
+	}
+	exp, err := time.Parse(time.RFC3339Nano, s.ExpiresAt)
+	if err != nil || !now.Before(exp) {
+		return false
+	}
+	return tokensValidAfter == "" || s.CreatedAt >= tokensValidAfter
+}
+
+// Pair is what sign-in hands out.
+type Pair struct {
+	AccessToken      string
+	ExpiresInSeconds int
+	RefreshToken     string
+	RefreshExpiresAt time.Time
+	SessionID        string
+}
+
+// Manager creates, rotates and revokes sessions.
+type Manager struct {
+	St     *store.Store
+	Signer Signer
+	Clock  clock.Clock
+}
+
+// NewManager wires a manager with the JWT secret.
+func NewManager(st *store.Store, secret []byte, clk clock.Clock) *Manager {
+	return &Manager{St: st, Clock: clk, Signer: Signer{Secret: secret, Now: clk.Now}}
+}
+
+// Start prepares a new session for userID: the pair to hand out and the write to
+// commit in the sign-in transaction.
+func (m *Manager) Start(userID string, c Claims, ip, ua string) (Pair, *store.Write, error) {
+	now := m.Clock.Now()
+	sid := uuid.NewString()
+	refresh, hash, err := newRefresh(userID, sid)
+	if err != nil {
+		return Pair{}, nil, err
+	}
+	k := Key(userID, sid)
+	exp := now.Add(RefreshTTL)
+	if len(ip) > 45 {
+		ip = ip[:45]
+	}
+	s := Session{
+		Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(24 * time.Hour))},
+		ID:   sid, UserID: userID, TokenHash: hash, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, MFA: c.MFA,
+		IPAddress: ip, UserAgent: ua, CreatedAt: now.Format(time.RFC3339Nano), ExpiresAt: exp.Format(time.RFC3339Nano),
+	}
+	c.SessionID = sid
+	access, err := m.Signer.Issue(userID, c)
+	if err != nil {
+		return Pair{}, nil, err
+	}
+	return Pair{AccessToken: access, ExpiresInSeconds: int(AccessTTL / time.Second), RefreshToken: refresh,
+		RefreshExpiresAt: exp, SessionID: sid}, store.PutNew(s), nil
+}
+
+// Errors of refresh. Reuse and unknown tokens share a status but not a message,
+// so clients can tell a stolen-token signal from a typo in logs.
+var (
+	ErrRefreshInvalid = fault.Unauthorized("Invalid refresh token")
+	ErrRefreshReused  = fault.Unauthorized("Refresh token reuse detected; session revoked")
+	ErrRefreshRace    = fault.Conflict("Refresh token already used").WithCode(fault.CodeRaceLost)
+)
+
+// ParseRefresh splits a refresh token into its user and session ids.
+func ParseRefresh(token string) (userID, sessionID string, ok bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || len(parts[0]) != 36 || len(parts[1]) != 36 || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// Rotate spends token on session s (read by the caller with the user) and returns
+// a fresh pair. A token already spent revokes the family; a lost race is 409.
+func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *bool) (Pair, error) {
+	h := hashToken(token)
+	if subtle.ConstantTimeCompare([]byte(h), []byte(s.TokenHash)) != 1 {
+		if slices.Contains(s.Spent, h) {
+			if err := m.Revoke(ctx, s.UserID, s.ID); err != nil {
+				return Pair{}, err
+			}
+			return Pair{}, ErrRefreshReused
+		}
+		return Pair{}, ErrRefreshInvalid
+	}
+	refresh, newHash, err := newRefresh(s.UserID, s.ID)
+	if err != nil {
+		return Pair{}, err
+	}
+	spent := append(slices.Clone(s.Spent), h)
+	if len(spent) > 20 {
+		spent = spent[len(spent)-20:]
+	}
+	k := Key(s.UserID, s.ID)
+	w := store.Update(k.PK, k.SK, "SET tokenHash = :new, spent = :spent, rotations = rotations + :one").
+		If("tokenHash = :old AND attribute_not_exists(revokedAt)").
+		Value(":new", newHash).Value(":spent", spent).Value(":old", h).Value(":one", 1)
+	if err := m.St.Do(ctx, w); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return Pair{}, ErrRefreshRace
+		}
+		return Pair{}, fmt.Errorf("rotate session %s: %w", s.ID, err)
+	}
+	c := s.Claims()
+	access, err := m.Signer.Issue(s.UserID, c)
+	if err != nil {
+		return Pair{}, err
+	}
+	exp, _ := time.Parse(time.RFC3339Nano, s.ExpiresAt)
+	return Pair{AccessToken: access, ExpiresInSeconds: int(AccessTTL / time.Second), RefreshToken: refresh,
+		RefreshExpiresAt: exp, SessionID: s.ID}, nil
+}
+
+// Revoke ends one session (idempotent).
+func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
+	k := Key(userID, sessionID)
+	w := store.Update(k.PK, k.SK, "SET revokedAt = if_not_exists(revokedAt, :now)").Exists().
+		Value(":now", m.Clock.Now().Format(time.RFC3339Nano))
+	if err := m.St.Do(ctx, w); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("revoke session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+func newRefresh(userID, sid string) (token, hash string, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", fmt.Errorf("refresh token: %w", err)
+	}
+	token = userID + "." + sid + "." + base64.RawURLEncoding.EncodeToString(b)
+	return token, hashToken(token), nil
+}
+
+func hashToken(t string) string {
+	sum := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(sum[:])
+}

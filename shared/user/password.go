@@ -1,0 +1,76 @@
+package user
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Argon2id parameters of DECISIONS.md (OWASP: m=19 MiB, t=2, p=1).
+const (
+	argonMemory  = 19 * 1024
+	argonTime    = 2
+	argonThreads = 1
+	argonKeyLen  = 32
+	saltLen      = 16
+)
+
+// HashPassword returns the PHC string of an Argon2id hash of pw.
+func HashPassword(pw string) (string, error) {
+	salt := make([]byte, saltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return encodeHash(pw, salt, argonMemory, argonTime, argonThreads), nil
+}
+
+func encodeHash(pw string, salt []byte, m uint32, t uint32, p uint8) string {
+	key := argon2.IDKey([]byte(pw), salt, t, m, p, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, m, t, p, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// dummyHash is verified against when a user does not exist, so that login takes
+// the same time whether or not the e-mail is known.
+var dummyHash = encodeHash("gale-dummy-password", []byte("gale-dummy-salt!"), argonMemory, argonTime, argonThreads)
+
+// VerifyPassword reports whether pw matches hash in constant time. An empty hash
+// (SSO-only users, unknown users) is checked against a dummy hash and fails.
+func VerifyPassword(hash, pw string) bool {
+	if hash == "" {
+		_, _ = verify(dummyHash, pw)
+		return false
+	}
+	ok, err := verify(hash, pw)
+	return ok && err == nil
+}
+
+var errBadHash = errors.New("user: malformed password hash")
+
+func verify(hash, pw string) (bool, error) {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, errBadHash
+	}
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+		return false, errBadHash
+	}
+	b64 := base64.RawStdEncoding
+	salt, err := b64.DecodeString(parts[4])
+	if err != nil {
+		return false, errBadHash
+	}
+	want, err := b64.DecodeString(parts[5])
+	if err != nil {
+		return false, errBadHash
+	}
+	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}

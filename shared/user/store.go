@@ -1,0 +1,84 @@
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes users and memberships.
+type Store struct{ St *store.Store }
+
+// ErrNotFound is an unknown user.
+var ErrNotFound = store.ErrNotFound
+
+// Get reads a user by id.
+func (s Store) Get(ctx context.Context, id string) (*User, error) {
+	var u User
+	k := ProfileKey(id)
+	if err := s.St.Get(ctx, k.PK, k.SK, &u); err != nil {
+		return nil, fmt.Errorf("get user %s: %w", id, err)
+	}
+	return &u, nil
+}
+
+// ByEmail reads a user by e-mail (two reads: the guard, then the profile).
+func (s Store) ByEmail(ctx context.Context, email string) (*User, error) {
+	var g EmailGuard
+	k := EmailKey(email)
+	if err := s.St.Get(ctx, k.PK, k.SK, &g); err != nil {
+		return nil, fmt.Errorf("user by e-mail: %w", err)
+	}
+	return s.Get(ctx, g.UserID)
+}
+
+// CreateWrites are the writes that create u with its e-mail guard; a taken e-mail
+// fails the guard's condition (index 1 of the returned writes).
+func CreateWrites(u *User) []*store.Write {
+	u.SetKeys()
+	k := EmailKey(u.Email)
+	return []*store.Write{
+		store.PutNew(u),
+		store.PutNew(EmailGuard{Keys: store.Keys{PK: k.PK, SK: k.SK}, UserID: u.ID}),
+	}
+}
+
+// AddMembershipWrite adds m unless the user already has a membership in that tenant.
+func AddMembershipWrite(m *Membership) *store.Write {
+	m.SetKeys()
+	return store.PutNew(m)
+}
+
+// Memberships lists a user's memberships.
+func (s Store) Memberships(ctx context.Context, userID string) ([]Membership, error) {
+	var out []Membership
+	if err := s.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: "MEMBER#"}, &out); err != nil {
+		return nil, fmt.Errorf("memberships of %s: %w", userID, err)
+	}
+	return out, nil
+}
+
+// Members lists the memberships of a tenant (GSI1).
+func (s Store) Members(ctx context.Context, scope authz.Scope, partnerID, orgID string) ([]Membership, error) {
+	var out []Membership
+	q := store.Query{Index: store.GSI1, PK: "MEMBERS#" + TenantKey(scope, partnerID, orgID), SKPrefix: "USER#"}
+	if err := s.St.AllInto(ctx, q, &out); err != nil {
+		return nil, fmt.Errorf("members of %s: %w", TenantKey(scope, partnerID, orgID), err)
+	}
+	return out, nil
+}
+
+// RoleHolders lists the memberships holding a role (GSI2).
+func (s Store) RoleHolders(ctx context.Context, roleID string) ([]Membership, error) {
+	var out []Membership
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI2, PK: "ROLEUSERS#" + roleID}, &out); err != nil {
+		return nil, fmt.Errorf("holders of role %s: %w", roleID, err)
+	}
+	return out, nil
+}
+
+// IsNotFound reports whether err is an unknown user.
+func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,122 @@
+// Package user owns user accounts and their memberships: the User resource of
+// spec 2 (password hashed with Argon2id and never returned), e-mail uniqueness
+// across the platform (case-insensitive, enforced by a guard item written in the
+// same transaction), partner memberships (orgAccess all/selected/none) and
+// organization memberships (optional site and device-group restrictions).
+//
+// Rows (PK / SK, GSI1, GSI2):
+//
+//	user          USER#<id> / PROFILE                   -                                   -
+//	e-mail guard  EMAIL#<lower e-mail> / EMAIL          -                                   -           holds userId
+//	membership    USER#<uid> / MEMBER#<scope>#<tenant>  MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<roleId> / <uid>
+//
+// <scope>#<tenant> is SYSTEM#-, PARTNER#<partnerId> or ORG#<orgId>. A user's
+// memberships are one query of their partition; a tenant's users are one GSI1
+// query; a role's holders are one GSI2 query.
+package user
+
+import (
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Status of a user.
+type Status string
+
+const (
+	StatusActive   Status = "active"
+	StatusInvited  Status = "invited"
+	StatusDisabled Status = "disabled"
+)
+
+// User is an account. Secret fields carry json:"-" so no response can leak them.
+type User struct {
+	store.Keys
+	ID                string   `dynamodbav:"id" json:"id"`
+	Email             string   `dynamodbav:"email" json:"email"`
+	Name              string   `dynamodbav:"name" json:"name"`
+	PasswordHash      string   `dynamodbav:"passwordHash,omitempty" json:"-"`
+	MFASecret         string   `dynamodbav:"mfaSecret,omitempty" json:"-"` // encrypted
+	MFAEnabled        bool     `dynamodbav:"mfaEnabled" json:"mfaEnabled"`
+	MFARecoveryCodes  []string `dynamodbav:"mfaRecoveryCodes,omitempty" json:"-"` // hashed
+	MFALastStep       int64    `dynamodbav:"mfaLastStep,omitempty" json:"-"`
+	PhoneNumber       string   `dynamodbav:"phoneNumber,omitempty" json:"phoneNumber,omitempty"`
+	PhoneVerified     bool     `dynamodbav:"phoneVerified" json:"phoneVerified"`
+	MFAMethod         string   `dynamodbav:"mfaMethod,omitempty" json:"mfaMethod,omitempty"`
+	Status            Status   `dynamodbav:"status" json:"status"`
+	AvatarURL         string   `dynamodbav:"avatarUrl,omitempty" json:"avatarUrl,omitempty"`
+	LastLoginAt       string   `dynamodbav:"lastLoginAt,omitempty" json:"lastLoginAt,omitempty"`
+	PasswordChangedAt string   `dynamodbav:"passwordChangedAt,omitempty" json:"passwordChangedAt,omitempty"`
+	// TokensValidAfter revokes every session and token issued before it in one write.
+	TokensValidAfter string `dynamodbav:"tokensValidAfter,omitempty" json:"-"`
+	// Version increments on every change of the profile, for compare-and-swap.
+	Version   int    `dynamodbav:"version" json:"-"`
+	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt string `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+// TOTPEnrolled reports whether a TOTP authenticator is enrolled (Force MFA's test).
+func (u *User) TOTPEnrolled() bool { return u.MFAEnabled && u.MFASecret != "" }
+
+// Membership links a user to a scope with a role.
+type Membership struct {
+	store.Keys
+	ID        string          `dynamodbav:"id" json:"id"`
+	UserID    string          `dynamodbav:"userId" json:"userId"`
+	Scope     authz.Scope     `dynamodbav:"scope" json:"scope"`
+	PartnerID string          `dynamodbav:"partnerId,omitempty" json:"partnerId,omitempty"`
+	OrgID     string          `dynamodbav:"orgId,omitempty" json:"orgId,omitempty"`
+	RoleID    string          `dynamodbav:"roleId" json:"roleId"`
+	RoleOwner string          `dynamodbav:"roleOwner" json:"-"`
+	OrgAccess authz.OrgAccess `dynamodbav:"orgAccess,omitempty" json:"orgAccess,omitempty"`
+	OrgIDs    []string        `dynamodbav:"orgIds,omitempty" json:"orgIds,omitempty"`
+	SiteIDs   []string        `dynamodbav:"siteIds,omitempty" json:"siteIds,omitempty"`
+	GroupIDs  []string        `dynamodbav:"deviceGroupIds,omitempty" json:"deviceGroupIds,omitempty"`
+	CreatedAt string          `dynamodbav:"createdAt" json:"createdAt"`
+}
+
+// Tenant returns the membership's <scope>#<tenant> key part.
+func TenantKey(scope authz.Scope, partnerID, orgID string) string {
+	switch scope {
+	case authz.ScopeSystem:
+		return "SYSTEM#-"
+	case authz.ScopePartner:
+		return "PARTNER#" + partnerID
+	case authz.ScopeOrg:
+		return "ORG#" + orgID
+	}
+	return "NONE#-"
+}
+
+// ProfileKey is the key of a user's profile item.
+func ProfileKey(userID string) store.KeyRef { return store.KeyRef{PK: "USER#" + userID, SK: "PROFILE"} }
+
+// MembershipKey is the key of a user's membership in a tenant.
+func MembershipKey(userID string, scope authz.Scope, partnerID, orgID string) store.KeyRef {
+	return store.KeyRef{PK: "USER#" + userID, SK: "MEMBER#" + TenantKey(scope, partnerID, orgID)}
+}
+
+// MembershipKeys fills the keys of m.
+func (m *Membership) SetKeys() {
+	k := MembershipKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
+	t := TenantKey(m.Scope, m.PartnerID, m.OrgID)
+	m.Keys = store.Keys{PK: k.PK, SK: k.SK, GSI1PK: "MEMBERS#" + t, GSI1SK: "USER#" + m.UserID,
+		GSI2PK: "ROLEUSERS#" + m.RoleID, GSI2SK: m.UserID}
+}
+
+// SetKeys fills the keys of u.
+func (u *User) SetKeys() {
+	k := ProfileKey(u.ID)
+	u.Keys = store.Keys{PK: k.PK, SK: k.SK}
+}
+
+// EmailGuard reserves an e-mail address for a user.
+type EmailGuard struct {
+	store.Keys
+	UserID string `dynamodbav:"userId"`
+}
+
+// EmailKey is the guard key of an address (lower-cased).
+func EmailKey(email string) store.KeyRef {
+	return store.KeyRef{PK: "EMAIL#" + normalize(email), SK: "EMAIL"}
+}
