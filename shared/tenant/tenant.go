@@ -1,0 +1,120 @@
+// Package tenant owns the tenancy hierarchy: partners, organizations, sites and
+// device groups, and each organization's security settings.
+//
+// Rows (PK / SK, GSI1, GSI2):
+//
+//	partner         PARTNER#<id> / PARTNER          -                                  PARTNERS / <id>
+//	organization    ORG#<id> / ORG                  PARTNER#<pid>#ORGS / <id>          ORGS / <id>
+//	security        ORG#<id> / SECURITY             -                                  -
+//	site            ORG#<oid> / SITE#<id>           SITEREF#<id> / SITE                -
+//	device group    ORG#<oid> / DGROUP#<id>         DGROUPREF#<id> / DGROUP            -
+//
+// An organization is read by id with one consistent GetItem; a partner's
+// organizations are one GSI1 query; all organizations (system scope) one GSI2
+// query. Sites and device groups are listed by their organization's partition and
+// found by id through GSI1, after which the caller's access to the organization
+// is checked (another tenant's item is 404, never 403).
+//
+// An organization counts its children (sites, device groups, members, devices);
+// creating a child increments the count in the same transaction and deleting the
+// organization requires every count to be zero, so a delete cannot race a create
+// into leaving orphans. Sites count their device groups and devices likewise.
+package tenant
+
+import (
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Partner is an MSP.
+type Partner struct {
+	store.Keys
+	ID        string `dynamodbav:"id" json:"id"`
+	Name      string `dynamodbav:"name" json:"name"`
+	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt string `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+// PartnerKeys are the keys of partner id.
+func PartnerKeys(id string) store.Keys {
+	return store.Keys{PK: "PARTNER#" + id, SK: "PARTNER", GSI2PK: "PARTNERS", GSI2SK: id}
+}
+
+// Organization status values.
+const (
+	OrgActive    = "active"
+	OrgSuspended = "suspended"
+	OrgTrial     = "trial"
+)
+
+// Organization is a customer of a partner.
+type Organization struct {
+	store.Keys
+	ID          string `dynamodbav:"id" json:"id"`
+	PartnerID   string `dynamodbav:"partnerId" json:"partnerId"`
+	Name        string `dynamodbav:"name" json:"name"`
+	Status      string `dynamodbav:"status" json:"status"`
+	SiteCount   int    `dynamodbav:"siteCount" json:"-"`
+	GroupCount  int    `dynamodbav:"groupCount" json:"-"`
+	MemberCount int    `dynamodbav:"memberCount" json:"-"`
+	DeviceCount int    `dynamodbav:"deviceCount" json:"-"`
+	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt   string `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+// Ref is what authorization needs of the organization.
+func (o *Organization) Ref() authz.Org { return authz.Org{ID: o.ID, PartnerID: o.PartnerID} }
+
+// OrgKeys are the keys of organization id of partner partnerID.
+func OrgKeys(id, partnerID string) store.Keys {
+	return store.Keys{PK: "ORG#" + id, SK: "ORG", GSI1PK: "PARTNER#" + partnerID + "#ORGS", GSI1SK: id, GSI2PK: "ORGS", GSI2SK: id}
+}
+
+// OrgKey is the primary key of organization id.
+func OrgKey(id string) store.KeyRef { return store.KeyRef{PK: "ORG#" + id, SK: "ORG"} }
+
+// Site is a location of an organization.
+type Site struct {
+	store.Keys
+	ID          string `dynamodbav:"id" json:"id"`
+	OrgID       string `dynamodbav:"orgId" json:"orgId"`
+	Name        string `dynamodbav:"name" json:"name"`
+	Timezone    string `dynamodbav:"timezone" json:"timezone"`
+	GroupCount  int    `dynamodbav:"groupCount" json:"-"`
+	DeviceCount int    `dynamodbav:"deviceCount" json:"-"`
+	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt   string `dynamodbav:"updatedAt" json:"updatedAt"`
+}
+
+// SiteKeys are the keys of site id of organization orgID.
+func SiteKeys(orgID, id string) store.Keys {
+	return store.Keys{PK: "ORG#" + orgID, SK: "SITE#" + id, GSI1PK: "SITEREF#" + id, GSI1SK: "SITE"}
+}
+
+// DeviceGroup groups devices of an organization, optionally within a site.
+type DeviceGroup struct {
+	store.Keys
+	ID          string  `dynamodbav:"id" json:"id"`
+	OrgID       string  `dynamodbav:"orgId" json:"orgId"`
+	SiteID      *string `dynamodbav:"siteId" json:"siteId"`
+	Name        string  `dynamodbav:"name" json:"name"`
+	DeviceCount int     `dynamodbav:"deviceCount" json:"-"`
+	CreatedAt   string  `dynamodbav:"createdAt" json:"createdAt"`
+}
+
+// GroupKeys are the keys of device group id of organization orgID.
+func GroupKeys(orgID, id string) store.Keys {
+	return store.Keys{PK: "ORG#" + orgID, SK: "DGROUP#" + id, GSI1PK: "DGROUPREF#" + id, GSI1SK: "DGROUP"}
+}
+
+// SecuritySettings are an organization's MFA policy.
+type SecuritySettings struct {
+	store.Keys
+	OrgID             string   `dynamodbav:"orgId" json:"-"`
+	RequireMFA        bool     `dynamodbav:"requireMfa" json:"requireMfa"`
+	AllowedMFAMethods []string `dynamodbav:"allowedMfaMethods" json:"allowedMfaMethods"`
+	UpdatedAt         string   `dynamodbav:"updatedAt,omitempty" json:"-"`
+}
+
+// SecurityKey is the key of an organization's security settings.
+func SecurityKey(orgID string) store.KeyRef { return store.KeyRef{PK: "ORG#" + orgID, SK: "SECURITY"} }
