@@ -106,7 +106,7 @@ func Builders() map[string]Builder {
 		"search":             NotBuilt("search"),
 		"users":              NotBuilt("users"),
 		"roles":              NotBuilt("roles"),
-		"auth":               NotBuilt("auth"),
+		"auth":               Auth,
 		"sso":                NotBuilt("sso"),
 		"access-reviews":     NotBuilt("access-reviews"),
 		"admin":              NotBuilt("admin"),

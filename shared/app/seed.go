@@ -2,8 +2,22 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+)
+
+// Fixed ids of the demo data, so a second `make run` finds it.
+const (
+	DemoPartnerID = "d0000000-0000-4000-8000-000000000001"
+	DemoOrgAcmeID = "d0000000-0000-4000-8000-000000000011"
+	DemoOrgBetaID = "d0000000-0000-4000-8000-000000000012"
 )
 
 // Seeded describes the demo data, for the local runtime's banner.
@@ -19,9 +33,65 @@ func (s Seeded) Banner() string {
 	return "\n" + strings.Join(s.Lines, "\n") + "\n"
 }
 
-// Seed creates the demo data once (idempotent). Until the identity core lands
-// there is nothing to sign in with, and Seed says so.
+// Seed bootstraps the system administrator and creates the demo data once: a
+// partner with an administrator, two organizations with sites, and an
+// organization administrator. It is for local runs only.
 func Seed(ctx context.Context, d *Deps) (Seeded, error) {
-	_ = ctx
-	return Seeded{Lines: []string{fmt.Sprintf("Demo sign-in: not available yet (identity not built); system admin will be %s", d.Cfg.SystemAdminEmail)}}, nil
+	if err := Bootstrap(ctx, d); err != nil {
+		return Seeded{}, err
+	}
+	pw := d.Cfg.SystemAdminPassword
+	out := Seeded{Lines: []string{
+		"Demo sign-in (POST /api/v1/auth/login with {\"email\", \"password\"}), password for all: " + pw,
+		"  system admin:   " + d.Cfg.SystemAdminEmail,
+		"  partner admin:  partner-admin@gale.local  (Demo MSP; its role forces MFA: enrol TOTP first)",
+		"  org admin:      acme-admin@gale.local     (Acme Corp)",
+		"  org technician: beta-tech@gale.local      (Beta Industries)",
+	}}
+	var existing tenant.Partner
+	err := d.Store.Get(ctx, "PARTNER#"+DemoPartnerID, "PARTNER", &existing)
+	if err == nil {
+		return out, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return Seeded{}, err
+	}
+	now := clock.Format(d.Clock.Now())
+	p := tenant.Partner{Keys: tenant.PartnerKeys(DemoPartnerID), ID: DemoPartnerID, Name: "Demo MSP", CreatedAt: now, UpdatedAt: now}
+	tx := (&store.Tx{}).Add(store.PutNew(p))
+	for _, o := range []struct {
+		id, name string
+		sites    []string
+	}{
+		{DemoOrgAcmeID, "Acme Corp", []string{"Headquarters", "Warehouse"}},
+		{DemoOrgBetaID, "Beta Industries", []string{"Main Office"}},
+	} {
+		org := tenant.Organization{Keys: tenant.OrgKeys(o.id, DemoPartnerID), ID: o.id, PartnerID: DemoPartnerID, Name: o.name,
+			Status: tenant.OrgActive, SiteCount: len(o.sites), CreatedAt: now, UpdatedAt: now}
+		tx.Add(store.PutNew(org))
+		for i, name := range o.sites {
+			id := fmt.Sprintf("%s%d", o.id[:len(o.id)-1], i+5)
+			tx.Add(store.PutNew(tenant.Site{Keys: tenant.SiteKeys(o.id, id), ID: id, OrgID: o.id, Name: name, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}))
+		}
+	}
+	if err := d.Store.Commit(ctx, tx); err != nil {
+		return Seeded{}, fmt.Errorf("seed tenants: %w", err)
+	}
+	for _, n := range []NewUser{
+		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Password: pw, Scope: authz.ScopePartner,
+			PartnerID: DemoPartnerID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll},
+		{Email: "acme-admin@gale.local", Name: "Acme Admin", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgAcmeID, RoleID: role.OrgAdminID},
+		{Email: "beta-tech@gale.local", Name: "Beta Technician", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgBetaID, RoleID: role.OrgTechnicianID},
+	} {
+		if _, err := CreateUser(ctx, d, n); err != nil && !errors.Is(err, errEmailTaken) {
+			return Seeded{}, err
+		}
+		if n.OrgID != "" {
+			k := tenant.OrgKey(n.OrgID)
+			if err := d.Store.Do(ctx, store.Update(k.PK, k.SK, "ADD memberCount :one").Value(":one", 1)); err != nil {
+				return Seeded{}, err
+			}
+		}
+	}
+	return out, nil
 }

@@ -36,3 +36,7 @@ func (f *Fake) Set(t time.Time) { f.mu.Lock(); f.t = t.UTC(); f.mu.Unlock() }
 
 // Format renders t as RFC 3339 UTC with milliseconds, the API's time format.
 func Format(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// Stamp renders t with fixed-width nanoseconds, so stamps compare correctly as
+// strings (sort keys, "issued after" checks). RFC3339Nano trims zeros and does not.
+func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }

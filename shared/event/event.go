@@ -57,7 +57,7 @@ func New(clk clock.Clock, typ, orgID string, data any) (*Pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %s: marshal: %w", typ, err)
 	}
-	return &Pending{Event: ev, sk: now.Format(time.RFC3339Nano) + "#" + ev.ID, body: string(body)}, nil
+	return &Pending{Event: ev, sk: clock.Stamp(now) + "#" + ev.ID, body: string(body)}, nil
 }
 
 // Write is the outbox write to add to the change's transaction.
@@ -111,7 +111,7 @@ func (p *Publisher) send(ctx context.Context, sk, body string) error {
 // Drain sends outbox items older than grace (so in-flight requests finish their
 // own sends first) and returns how many it sent.
 func (p *Publisher) Drain(ctx context.Context, grace time.Duration) (int, error) {
-	cutoff := p.Store.Clock.Now().Add(-grace).Format(time.RFC3339Nano)
+	cutoff := clock.Stamp(p.Store.Clock.Now().Add(-grace))
 	var items []outboxItem
 	if err := p.Store.AllInto(ctx, store.Query{PK: outboxPK, SKTo: cutoff}, &items); err != nil {
 		return 0, fmt.Errorf("event: drain: %w", err)

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -97,26 +98,75 @@ func (rt *Router) serve(route Route) http.Handler {
 				WriteError(w, r, fault.Internal(errMissingAuthn))
 				return
 			}
-			var err error
-			if r, err = rt.authn.Authenticate(w, r, route); err != nil {
+			// Keep r on failure: an authenticator may return a nil request with its error.
+			ar, err := rt.authn.Authenticate(w, r, route)
+			if err != nil {
 				WriteError(w, r, err)
 				return
 			}
+			if ar != nil {
+				r = ar
+			}
 		}
-		sw, ok := w.(*statusWriter)
+		guarded := route.Access != Public && !route.NoAuthz && rt.tracker != nil
+		// Strict holds the response until the check is known, so a route that ran
+		// without one answers 500 (Edge recovers the panic) instead of its success.
+		var held *heldResponse
+		out := w
+		if guarded && rt.Strict {
+			held = &heldResponse{header: http.Header{}}
+			out = held
+		}
+		sw, ok := out.(*statusWriter)
 		if !ok {
-			sw = &statusWriter{ResponseWriter: w}
+			sw = &statusWriter{ResponseWriter: out}
 		}
 		if err := route.Handle(sw, r); err != nil {
 			WriteError(sw, r, err)
 		}
-		if route.Access != Public && !route.NoAuthz && rt.tracker != nil && sw.status < 400 && !rt.tracker.Checked(r.Context()) {
+		if guarded && sw.status < 400 && !rt.tracker.Checked(r.Context()) {
 			slog.ErrorContext(r.Context(), "route ran without an authorization check", "route", route.Method+" "+route.Path)
 			if rt.Strict {
 				panic("route ran without an authorization check: " + route.Method + " " + route.Path)
 			}
 		}
+		if held != nil {
+			held.sendTo(w)
+		}
 	})
+}
+
+// heldResponse buffers a response until the router has checked the route.
+type heldResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *heldResponse) Header() http.Header { return h.header }
+
+func (h *heldResponse) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+
+func (h *heldResponse) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return h.body.Write(b)
+}
+
+func (h *heldResponse) sendTo(w http.ResponseWriter) {
+	for k, v := range h.header {
+		w.Header()[k] = v
+	}
+	if h.status == 0 {
+		return // the handler wrote nothing; neither do we
+	}
+	w.WriteHeader(h.status)
+	_, _ = w.Write(h.body.Bytes())
 }
 
 type errString string
@@ -161,4 +211,15 @@ func NotImplemented(prefixes ...string) http.Handler {
 	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, fault.NotFound("Not Found")) }))
 	return mux
+}
+
+// Pending registers spec routes whose feature is not built yet: each answers 501
+// `Not implemented` (never a fake success), and unknown paths still answer 404.
+func (rt *Router) Pending(routes ...string) {
+	for _, r := range routes {
+		method, path, _ := strings.Cut(r, " ")
+		rt.mux.Handle(method+" "+path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			WriteError(w, r, fault.NotImplemented())
+		}))
+	}
 }

@@ -38,7 +38,12 @@ type Session struct {
 	ExpiresAt string      `dynamodbav:"expiresAt"`
 	RevokedAt string      `dynamodbav:"revokedAt,omitempty"`
 	Rotations int         `dynamodbav:"rotations"`
+	RotatedAt string      `dynamodbav:"rotatedAt,omitempty"`
 }
+
+// RaceGrace is how long after a rotation the token it spent is treated as a
+// concurrent request that lost (409) rather than as reuse (family revoked).
+const RaceGrace = 5 * time.Second
 
 // Key of a session item.
 func Key(userID, sessionID string) store.KeyRef {
@@ -101,7 +106,7 @@ func (m *Manager) Start(userID string, c Claims, ip, ua string) (Pair, *store.Wr
 	s := Session{
 		Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(24 * time.Hour))},
 		ID:   sid, UserID: userID, TokenHash: hash, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, MFA: c.MFA,
-		IPAddress: ip, UserAgent: ua, CreatedAt: now.Format(time.RFC3339Nano), ExpiresAt: exp.Format(time.RFC3339Nano),
+		IPAddress: ip, UserAgent: ua, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp),
 	}
 	c.SessionID = sid
 	access, err := m.Signer.Issue(userID, c)
@@ -135,6 +140,9 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 	h := hashToken(token)
 	if subtle.ConstantTimeCompare([]byte(h), []byte(s.TokenHash)) != 1 {
 		if slices.Contains(s.Spent, h) {
+			if len(s.Spent) > 0 && s.Spent[len(s.Spent)-1] == h && m.withinGrace(s.RotatedAt) {
+				return Pair{}, ErrRefreshRace
+			}
 			if err := m.Revoke(ctx, s.UserID, s.ID); err != nil {
 				return Pair{}, err
 			}
@@ -151,9 +159,9 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 		spent = spent[len(spent)-20:]
 	}
 	k := Key(s.UserID, s.ID)
-	w := store.Update(k.PK, k.SK, "SET tokenHash = :new, spent = :spent, rotations = rotations + :one").
+	w := store.Update(k.PK, k.SK, "SET tokenHash = :new, spent = :spent, rotations = rotations + :one, rotatedAt = :now").
 		If("tokenHash = :old AND attribute_not_exists(revokedAt)").
-		Value(":new", newHash).Value(":spent", spent).Value(":old", h).Value(":one", 1)
+		Value(":new", newHash).Value(":spent", spent).Value(":old", h).Value(":one", 1).Value(":now", clock.Stamp(m.Clock.Now()))
 	if err := m.St.Do(ctx, w); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
 			return Pair{}, ErrRefreshRace
@@ -174,11 +182,16 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
 	k := Key(userID, sessionID)
 	w := store.Update(k.PK, k.SK, "SET revokedAt = if_not_exists(revokedAt, :now)").Exists().
-		Value(":now", m.Clock.Now().Format(time.RFC3339Nano))
+		Value(":now", clock.Stamp(m.Clock.Now()))
 	if err := m.St.Do(ctx, w); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("revoke session %s: %w", sessionID, err)
 	}
 	return nil
+}
+
+func (m *Manager) withinGrace(rotatedAt string) bool {
+	t, err := time.Parse(time.RFC3339Nano, rotatedAt)
+	return err == nil && m.Clock.Now().Sub(t) < RaceGrace
 }
 
 func newRefresh(userID, sid string) (token, hash string, err error) {

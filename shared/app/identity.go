@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+)
+
+// SignIn builds the sign-in service.
+func (d *Deps) SignIn() *signin.Service {
+	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA}
+}
+
+// Auth builds the /auth group. It also bootstraps the system roles and the
+// configured system administrator (idempotent) at cold start.
+func Auth(d *Deps) (http.Handler, error) {
+	if err := Bootstrap(context.Background(), d); err != nil {
+		return nil, err
+	}
+	rt := d.Router()
+	(&signin.Handler{Svc: d.SignIn()}).Routes(rt)
+	rt.Pending(
+		"POST /api/v1/auth/register", "POST /api/v1/auth/register-partner",
+		"POST /api/v1/auth/forgot-password", "POST /api/v1/auth/reset-password", "POST /api/v1/auth/change-password",
+		"POST /api/v1/auth/mfa/setup", "POST /api/v1/auth/mfa/verify", "POST /api/v1/auth/mfa/enable",
+		"POST /api/v1/auth/mfa/disable", "POST /api/v1/auth/mfa/recovery-codes",
+		"POST /api/v1/auth/phone/verify", "POST /api/v1/auth/phone/confirm",
+		"POST /api/v1/auth/mfa/sms/enable", "POST /api/v1/auth/mfa/sms/send",
+		"POST /api/v1/auth/passkeys/register/options", "POST /api/v1/auth/passkeys/register/verify",
+		"GET /api/v1/auth/passkeys", "PATCH /api/v1/auth/passkeys/{id}", "DELETE /api/v1/auth/passkeys/{id}",
+		"POST /api/v1/auth/mfa/passkey/options", "POST /api/v1/auth/mfa/passkey/verify",
+		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
+		"PATCH /api/v1/auth/account-deletion-request/{id}",
+		"POST /api/v1/auth/accept-invite", "POST /api/v1/auth/invite/preview",
+	)
+	return d.edge(rt), nil
+}
+
+// Bootstrap seeds the system roles and creates the system administrator named by
+// SYSTEM_ADMIN_EMAIL / SYSTEM_ADMIN_PASSWORD if that e-mail is not taken. In
+// production a weak or missing password is refused.
+func Bootstrap(ctx context.Context, d *Deps) error {
+	if err := d.Roles.Seed(ctx, clock.Format(d.Clock.Now())); err != nil {
+		return err
+	}
+	email, pw := user.NormalizeEmail(d.Cfg.SystemAdminEmail), d.Cfg.SystemAdminPassword
+	if email == "" {
+		return nil
+	}
+	if err := signin.CheckPassword("SYSTEM_ADMIN_PASSWORD", pw); err != nil {
+		if d.Cfg.Production() || pw == "" {
+			return fmt.Errorf("bootstrap: SYSTEM_ADMIN_PASSWORD is missing or too weak: %w", err)
+		}
+	}
+	if _, err := d.Users.ByEmail(ctx, email); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	_, err := CreateUser(ctx, d, NewUser{Email: email, Name: "System Administrator", Password: pw,
+		Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})
+	if errors.Is(err, errEmailTaken) {
+		return nil
+	}
+	return err
+}
+
+// NewUser describes an active user created outside the invitation flow
+// (bootstrap, demo data).
+type NewUser struct {
+	Email, Name, Password string
+	Scope                 authz.Scope
+	PartnerID, OrgID      string
+	RoleID                string
+	OrgAccess             authz.OrgAccess
+}
+
+var errEmailTaken = errors.New("e-mail already registered")
+
+// CreateUser creates an active user with one membership and its audit record.
+func CreateUser(ctx context.Context, d *Deps, n NewUser) (*user.User, error) {
+	h, err := user.HashPassword(n.Password)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(d.Clock.Now())
+	u := &user.User{ID: uuid.NewString(), Email: user.NormalizeEmail(n.Email), Name: n.Name, PasswordHash: h,
+		Status: user.StatusActive, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now}
+	m := &user.Membership{ID: uuid.NewString(), UserID: u.ID, Scope: n.Scope, PartnerID: n.PartnerID, OrgID: n.OrgID,
+		RoleID: n.RoleID, RoleOwner: role.SystemOwner, OrgAccess: n.OrgAccess, CreatedAt: now}
+	tx := (&store.Tx{}).Add(user.CreateWrites(u)...).Add(user.AddMembershipWrite(m),
+		audit.Put(d.Clock, audit.Entry{Actor: audit.SystemActor, OrgID: n.OrgID, PartnerID: n.PartnerID,
+			Action: "user.create", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
+			Details: map[string]any{"scope": n.Scope, "roleId": n.RoleID}}))
+	if err := d.Store.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) && te.FailedAt(1) {
+			return nil, errEmailTaken
+		}
+		return nil, fmt.Errorf("create user %s: %w", u.Email, err)
+	}
+	return u, nil
+}

@@ -1,0 +1,183 @@
+package event_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const grace = 30 * time.Second
+
+type thing struct {
+	store.Keys
+	Name string `dynamodbav:"name"`
+}
+
+// receive drains what the queue holds now (up to 10 messages).
+func receive(t *testing.T, env *testenv.Env) []string {
+	t.Helper()
+	out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, m := range out.Messages {
+		bodies = append(bodies, aws.ToString(m.Body))
+	}
+	return bodies
+}
+
+func outbox(t *testing.T, env *testenv.Env) []store.Item {
+	t.Helper()
+	items, err := env.Store.All(context.Background(), store.Query{PK: "OUTBOX"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+func TestCommitWithFailedConditionRaisesNothing(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := (&store.Tx{}).Add(
+		store.PutNew(thing{Keys: store.Keys{PK: "ORG#org-1", SK: "DEVICE#d-1"}, Name: "d"}),
+		store.Check("ORG#org-1", "ORG", "attribute_exists(PK)"), // the organization does not exist
+	)
+	err = env.Events.Commit(ctx, tx, ev)
+	if !errors.Is(err, store.ErrConditionFailed) {
+		t.Fatalf("Commit: err = %v, want a condition failure", err)
+	}
+	if got := receive(t, env); len(got) != 0 {
+		t.Fatalf("a change that did not commit raised %d events: %v", len(got), got)
+	}
+	if got := outbox(t, env); len(got) != 0 {
+		t.Fatalf("a change that did not commit left %d outbox items", len(got))
+	}
+	var d thing
+	if err := env.Store.Get(ctx, "ORG#org-1", "DEVICE#d-1", &d); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the change itself was applied: %v", err)
+	}
+}
+
+func TestCommitSendsEvent(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := (&store.Tx{}).Add(store.PutNew(thing{Keys: store.Keys{PK: "ORG#org-1", SK: "DEVICE#d-1"}, Name: "d"}))
+	if err := env.Events.Commit(ctx, tx, ev); err != nil {
+		t.Fatal(err)
+	}
+	got := receive(t, env)
+	if len(got) != 1 {
+		t.Fatalf("received %d events, want 1: %v", len(got), got)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(got[0]), &body); err != nil {
+		t.Fatalf("event body is not JSON: %v", err)
+	}
+	want := map[string]any{
+		"id": ev.Event.ID, "type": "device.created", "timestamp": "2026-11-01T09:00:00.000Z",
+		"orgId": "org-1", "data": map[string]any{"deviceId": "d-1"},
+	}
+	if b, w := mustJSON(body), mustJSON(want); b != w {
+		t.Fatalf("event body = %s, want %s", b, w)
+	}
+	if items := outbox(t, env); len(items) != 0 {
+		t.Fatalf("sent event left %d outbox items", len(items))
+	}
+}
+
+func TestRaiseAlone(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	a, _ := event.New(env.Clock, "user.login", "org-1", nil)
+	b, _ := event.New(env.Clock, "user.logout", "org-1", nil)
+	if err := env.Events.Raise(context.Background(), a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, env); len(got) != 2 {
+		t.Fatalf("received %d events, want 2", len(got))
+	}
+}
+
+func TestFailedSendIsDrainedLater(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	broken := &event.Publisher{Store: env.Store, SQS: env.SQS,
+		QueueURL: env.Resources.Queues["events"].URL + "-does-not-exist"}
+	// Sub-second times make sure the outbox orders stamps as times, not as strings.
+	env.Clock.Advance(500 * time.Millisecond)
+	ev, _ := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	tx := (&store.Tx{}).Add(store.PutNew(thing{Keys: store.Keys{PK: "ORG#org-1", SK: "DEVICE#d-1"}, Name: "d"}))
+	if err := broken.Commit(ctx, tx, ev); err != nil {
+		t.Fatalf("Commit with an unreachable queue: %v, want the change committed", err)
+	}
+	var d thing
+	if err := env.Store.Get(ctx, "ORG#org-1", "DEVICE#d-1", &d); err != nil {
+		t.Fatalf("change not committed: %v", err)
+	}
+	if items := outbox(t, env); len(items) != 1 {
+		t.Fatalf("outbox holds %d items, want the unsent event", len(items))
+	}
+	if got := receive(t, env); len(got) != 0 {
+		t.Fatalf("queue holds %d events before the drain", len(got))
+	}
+
+	// Within the grace period the drain leaves it to the request: the cutoff is
+	// 0.5 s before the event (a stamp of whole seconds must still sort first).
+	env.Clock.Set(testenv.Start.Add(grace))
+	if n, err := env.Events.Drain(ctx, grace); err != nil || n != 0 {
+		t.Fatalf("Drain within grace = %d, %v; want 0", n, err)
+	}
+	env.Clock.Advance(time.Second)
+	n, err := env.Events.Drain(ctx, grace)
+	if err != nil || n != 1 {
+		t.Fatalf("Drain after grace = %d, %v; want 1", n, err)
+	}
+	got := receive(t, env)
+	if len(got) != 1 {
+		t.Fatalf("received %d events after the drain, want 1", len(got))
+	}
+	var body event.Event
+	if err := json.Unmarshal([]byte(got[0]), &body); err != nil || body.ID != ev.Event.ID {
+		t.Fatalf("drained body %s, want event %s", got[0], ev.Event.ID)
+	}
+	if items := outbox(t, env); len(items) != 0 {
+		t.Fatalf("outbox holds %d items after the drain, want 0", len(items))
+	}
+	if n, err := env.Events.Drain(ctx, grace); err != nil || n != 0 {
+		t.Fatalf("second Drain = %d, %v; want 0", n, err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,426 @@
+// Package signin owns password sign-in: login (with the MFA hand-off), refresh,
+// logout, the caller's own account view, registration and password reset/change.
+// Every path ends in Complete, which starts a session, records user.login and
+// raises the user.login event in one transaction, so MFA verification and SSO
+// exchange finish sign-in exactly the same way.
+//
+// Rows it owns:
+//
+//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min}   single use
+//	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}           after 5 failures in 15 min
+//
+// Login answers the same 401 `Invalid email or password` for every failure and
+// always runs one Argon2id verification, so neither the text nor the time tells
+// whether an e-mail is registered.
+package signin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/auth"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/session"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+)
+
+// SSOPolicy tells whether an organization enforces SSO (password login refused).
+type SSOPolicy interface {
+	Enforced(ctx context.Context, orgID string) (bool, error)
+}
+
+// PasskeyIndex tells whether a user has a usable passkey (passkeyAvailable).
+type PasskeyIndex interface {
+	HasPasskey(ctx context.Context, userID string) (bool, error)
+}
+
+// Service signs users in.
+type Service struct {
+	St        *store.Store
+	Users     user.Store
+	Sessions  *session.Manager
+	Auth      *auth.Authenticator
+	Events    *event.Publisher
+	Limits    ratelimit.Limiter
+	Clock     clock.Clock
+	Enable2FA bool
+	SSO       SSOPolicy    // nil: no SSO provider can enforce
+	Passkeys  PasskeyIndex // nil: no passkeys
+}
+
+// ErrInvalidCredentials is every login failure's answer.
+var ErrInvalidCredentials = fault.Unauthorized("Invalid email or password")
+
+// Lifetimes.
+const (
+	TempTokenTTL = 5 * time.Minute
+	LockDuration = 15 * time.Minute
+)
+
+// Result is the login, MFA-verify and SSO-exchange response of DECISIONS.md.
+type Result struct {
+	User             *Account `json:"user,omitempty"`
+	Tokens           *Tokens  `json:"tokens,omitempty"`
+	MFARequired      bool     `json:"mfaRequired"`
+	MFAMethod        string   `json:"mfaMethod,omitempty"`
+	TempToken        string   `json:"tempToken,omitempty"`
+	PasskeyAvailable bool     `json:"passkeyAvailable,omitempty"`
+	// Refresh goes into the cookie, never the body.
+	Refresh *session.Pair `json:"-"`
+}
+
+// Tokens is the body part of an issued pair.
+type Tokens struct {
+	AccessToken      string `json:"accessToken"`
+	ExpiresInSeconds int    `json:"expiresInSeconds"`
+}
+
+// Account is the user as sign-in and /auth/me show it.
+type Account struct {
+	ID                string          `json:"id"`
+	Email             string          `json:"email"`
+	Name              string          `json:"name"`
+	Status            user.Status     `json:"status"`
+	AvatarURL         string          `json:"avatarUrl,omitempty"`
+	MFAEnabled        bool            `json:"mfaEnabled"`
+	MFAMethod         string          `json:"mfaMethod,omitempty"`
+	PhoneNumber       string          `json:"phoneNumber,omitempty"`
+	PhoneVerified     bool            `json:"phoneVerified"`
+	LastLoginAt       string          `json:"lastLoginAt,omitempty"`
+	Scope             authz.Scope     `json:"scope,omitempty"`
+	PartnerID         string          `json:"partnerId,omitempty"`
+	OrgID             string          `json:"orgId,omitempty"`
+	RoleID            string          `json:"roleId,omitempty"`
+	OrgAccess         authz.OrgAccess `json:"orgAccess,omitempty"`
+	PasswordSet       bool            `json:"passwordSet"`
+	PasswordChangedAt string          `json:"passwordChangedAt,omitempty"`
+}
+
+// NewAccount renders u with its active membership m (nil for none).
+func NewAccount(u *user.User, m *user.Membership) *Account {
+	a := &Account{ID: u.ID, Email: u.Email, Name: u.Name, Status: u.Status, AvatarURL: u.AvatarURL,
+		MFAEnabled: u.MFAEnabled, MFAMethod: u.MFAMethod, PhoneNumber: u.PhoneNumber, PhoneVerified: u.PhoneVerified,
+		LastLoginAt: u.LastLoginAt, PasswordSet: u.PasswordHash != "", PasswordChangedAt: u.PasswordChangedAt}
+	if m != nil {
+		a.Scope, a.PartnerID, a.OrgID, a.RoleID, a.OrgAccess = m.Scope, m.PartnerID, m.OrgID, m.RoleID, m.OrgAccess
+	}
+	return a
+}
+
+// Client is the request metadata of a sign-in.
+type Client struct{ IP, SourceIP, UserAgent string }
+
+// Login checks e-mail and password.
+func (s *Service) Login(ctx context.Context, email, password string, c Client) (Result, error) {
+	// Public route: no principal exists yet; rate limits stand in for authorization.
+	email = user.NormalizeEmail(email)
+	if err := s.Limits.Allow(ctx, ratelimit.LoginIP, c.SourceIP); err != nil {
+		return Result{}, err
+	}
+	subject := ratelimit.Hash(email)
+	if err := s.Limits.Allow(ctx, ratelimit.LoginIPEmail, c.SourceIP+"|"+subject); err != nil {
+		return Result{}, err
+	}
+	u, locked, err := s.lookup(ctx, email, subject)
+	if err != nil {
+		return Result{}, err
+	}
+	hash := ""
+	if u != nil {
+		hash = u.PasswordHash
+	}
+	ok := user.VerifyPassword(hash, password) // always one Argon2id run
+	if !ok || u == nil || locked || u.Status != user.StatusActive {
+		if u != nil && !ok && !locked {
+			s.countFailure(ctx, subject)
+		}
+		return Result{}, ErrInvalidCredentials
+	}
+	m, err := s.primaryMembership(ctx, u.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	if m != nil && m.OrgID != "" && s.SSO != nil {
+		enforced, err := s.SSO.Enforced(ctx, m.OrgID)
+		if err != nil {
+			return Result{}, err
+		}
+		if enforced {
+			return Result{}, fault.Forbidden("Password login is disabled for this organization; sign in with SSO")
+		}
+	}
+	if s.Enable2FA && u.MFAEnabled {
+		return s.pendingMFA(ctx, u)
+	}
+	return s.Complete(ctx, u, m, false, c)
+}
+
+// lookup reads the user by e-mail and the lock in one batch.
+func (s *Service) lookup(ctx context.Context, email, subject string) (*user.User, bool, error) {
+	ek, lk := user.EmailKey(email), lockKey(subject)
+	items, err := s.St.BatchGet(ctx, ek, lk)
+	if err != nil {
+		return nil, false, err
+	}
+	_, locked := items[lk.PK+"|"+lk.SK]
+	gi, ok := items[ek.PK+"|"+ek.SK]
+	if !ok {
+		return nil, locked, nil
+	}
+	var g user.EmailGuard
+	if err := store.Unmarshal(gi, &g); err != nil {
+		return nil, false, err
+	}
+	u, err := s.Users.Get(ctx, g.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, locked, nil
+	}
+	return u, locked, err
+}
+
+func lockKey(subject string) store.KeyRef { return store.KeyRef{PK: "LOCK#" + subject, SK: "LOCK"} }
+
+// countFailure counts a wrong password; the fifth in 15 minutes locks the account
+// for 15 minutes. Errors are logged by the caller's absence: a failed count must
+// not turn a 401 into a 500.
+func (s *Service) countFailure(ctx context.Context, subject string) {
+	err := s.Limits.Allow(ctx, ratelimit.LoginFailures, subject)
+	n, cerr := s.Limits.Count(ctx, ratelimit.LoginFailures, subject)
+	if err != nil || (cerr == nil && n >= ratelimit.LoginFailures.Limit) {
+		k := lockKey(subject)
+		until := s.Clock.Now().Add(LockDuration)
+		_ = s.St.Do(ctx, store.Put(struct {
+			store.Keys
+			Until string `dynamodbav:"until"`
+		}{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(until)}, Until: clock.Format(until)}))
+	}
+}
+
+// primaryMembership picks the scope a password sign-in acts in: system, then
+// partner, then the oldest organization membership; nil when the user has none.
+func (s *Service) primaryMembership(ctx context.Context, userID string) (*user.Membership, error) {
+	ms, err := s.Users.Memberships(ctx, userID)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	rank := map[authz.Scope]int{authz.ScopeSystem: 0, authz.ScopePartner: 1, authz.ScopeOrg: 2}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if rank[ms[i].Scope] != rank[ms[j].Scope] {
+			return rank[ms[i].Scope] < rank[ms[j].Scope]
+		}
+		return ms[i].CreatedAt < ms[j].CreatedAt
+	})
+	return &ms[0], nil
+}
+
+// TempToken is a pending MFA sign-in.
+type TempToken struct {
+	store.Keys
+	UserID    string `dynamodbav:"userId"`
+	ExpiresAt string `dynamodbav:"expiresAt"`
+}
+
+func tempKey(token string) store.KeyRef {
+	sum := sha256.Sum256([]byte(token))
+	return store.KeyRef{PK: "MFATEMP#" + hex.EncodeToString(sum[:]), SK: "MFATEMP"}
+}
+
+func (s *Service) pendingMFA(ctx context.Context, u *user.User) (Result, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return Result{}, fmt.Errorf("temp token: %w", err)
+	}
+	tok := "mfa_" + base64.RawURLEncoding.EncodeToString(b)
+	k := tempKey(tok)
+	exp := s.Clock.Now().Add(TempTokenTTL)
+	if err := s.St.Do(ctx, store.PutNew(TempToken{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)},
+		UserID: u.ID, ExpiresAt: clock.Stamp(exp)})); err != nil {
+		return Result{}, err
+	}
+	method := u.MFAMethod
+	if method == "" {
+		method = "totp"
+	}
+	res := Result{MFARequired: true, MFAMethod: method, TempToken: tok}
+	if s.Passkeys != nil {
+		has, err := s.Passkeys.HasPasskey(ctx, u.ID)
+		if err != nil {
+			return Result{}, err
+		}
+		res.PasskeyAvailable = has
+	}
+	return res, nil
+}
+
+// ErrTempToken answers an unknown, used or expired MFA temp token.
+var ErrTempToken = fault.Unauthorized("Invalid or expired MFA token")
+
+// PendingUser returns the user of an unexpired temp token without spending it.
+func (s *Service) PendingUser(ctx context.Context, token string) (*user.User, error) {
+	var t TempToken
+	k := tempKey(token)
+	if err := s.St.Get(ctx, k.PK, k.SK, &t); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrTempToken
+		}
+		return nil, err
+	}
+	u, err := s.Users.Get(ctx, t.UserID)
+	if err != nil {
+		return nil, ErrTempToken
+	}
+	if u.Status != user.StatusActive {
+		return nil, ErrTempToken
+	}
+	return u, nil
+}
+
+// SpendTemp is the write that consumes a temp token, to commit with the sign-in:
+// of two concurrent verifications only one can spend it.
+func SpendTemp(token string) *store.Write {
+	k := tempKey(token)
+	return store.Delete(k.PK, k.SK).Exists()
+}
+
+// Complete finishes a sign-in: session, lastLoginAt, audit user.login and the
+// user.login event in one transaction (plus extra writes, e.g. spending a temp
+// token or a TOTP step, whose condition failing fails the sign-in).
+func (s *Service) Complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c Client, extra ...*store.Write) (Result, error) {
+	claims := session.Claims{MFA: mfa}
+	if m != nil {
+		claims.Scope, claims.PartnerID, claims.OrgID = m.Scope, m.PartnerID, m.OrgID
+	}
+	pair, w, err := s.Sessions.Start(u.ID, claims, c.IP, c.UserAgent)
+	if err != nil {
+		return Result{}, err
+	}
+	now := clock.Format(s.Clock.Now())
+	pk := user.ProfileKey(u.ID)
+	tx := (&store.Tx{}).Add(w,
+		store.Update(pk.PK, pk.SK, "SET lastLoginAt = :now").If("#s = :active").
+			Name("#s", "status").Value(":now", now).Value(":active", user.StatusActive),
+	).Add(extra...)
+	orgID, partnerID := "", ""
+	if m != nil {
+		orgID, partnerID = m.OrgID, m.PartnerID
+	}
+	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: orgID, PartnerID: partnerID, Action: "user.login",
+		ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: map[string]any{"mfa": mfa}}))
+	ev, err := event.New(s.Clock, "user.login", orgID, map[string]any{"userId": u.ID, "email": u.Email, "mfa": mfa})
+	if err != nil {
+		return Result{}, err
+	}
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			// The user was disabled, or a single-use proof was spent concurrently.
+			return Result{}, ErrInvalidCredentials
+		}
+		return Result{}, err
+	}
+	u.LastLoginAt = now
+	return Result{User: NewAccount(u, m), Tokens: &Tokens{AccessToken: pair.AccessToken, ExpiresInSeconds: pair.ExpiresInSeconds},
+		Refresh: &pair}, nil
+}
+
+// PrimaryMembership exposes the membership choice for MFA and SSO completion.
+func (s *Service) PrimaryMembership(ctx context.Context, userID string) (*user.Membership, error) {
+	return s.primaryMembership(ctx, userID)
+}
+
+// Refresh rotates a refresh token into a new pair.
+func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, error) {
+	// Public route (cookie-authenticated): the token itself is the credential.
+	if err := s.Limits.Allow(ctx, ratelimit.Refresh, c.SourceIP); err != nil {
+		return Result{}, err
+	}
+	uid, sid, ok := session.ParseRefresh(strings.TrimSpace(token))
+	if !ok {
+		return Result{}, session.ErrRefreshInvalid
+	}
+	pk, sk := user.ProfileKey(uid), session.Key(uid, sid)
+	items, err := s.St.BatchGet(ctx, pk, sk)
+	if err != nil {
+		return Result{}, err
+	}
+	pi, ok1 := items[pk.PK+"|"+pk.SK]
+	si, ok2 := items[sk.PK+"|"+sk.SK]
+	if !ok1 || !ok2 {
+		return Result{}, session.ErrRefreshInvalid
+	}
+	var u user.User
+	var sess session.Session
+	if err := store.Unmarshal(pi, &u); err != nil {
+		return Result{}, err
+	}
+	if err := store.Unmarshal(si, &sess); err != nil {
+		return Result{}, err
+	}
+	if u.Status != user.StatusActive || !sess.Live(s.Clock.Now(), u.TokensValidAfter) {
+		return Result{}, session.ErrRefreshInvalid
+	}
+	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	var m *user.Membership
+	if sess.Scope != authz.ScopeNone {
+		m = &user.Membership{Scope: sess.Scope, PartnerID: sess.PartnerID, OrgID: sess.OrgID}
+	}
+	return Result{User: NewAccount(&u, m), Tokens: &Tokens{AccessToken: pair.AccessToken, ExpiresInSeconds: pair.ExpiresInSeconds},
+		Refresh: &pair}, nil
+}
+
+// RevokeAllWrite is the write that ends every session and token of userID at now.
+func RevokeAllWrite(userID string, now time.Time) *store.Write {
+	pk := user.ProfileKey(userID)
+	return store.Update(pk.PK, pk.SK, "SET tokensValidAfter = :now").Exists().Value(":now", clock.Stamp(now))
+}
+
+// Logout revokes every token of the caller.
+func (s *Service) Logout(ctx context.Context) error {
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return err
+	}
+	tx := (&store.Tx{}).Add(RevokeAllWrite(p.UserID, s.Clock.Now()),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "user.logout",
+			ResourceType: "user", ResourceID: p.UserID, ResourceName: p.Email}))
+	ev, err := event.New(s.Clock, "user.logout", p.OrgID, map[string]any{"userId": p.UserID, "email": p.Email})
+	if err != nil {
+		return err
+	}
+	return s.Events.Commit(ctx, tx, ev)
+}
+
+// Me returns the caller's account with MFA and phone status.
+func (s *Service) Me(ctx context.Context) (*Account, error) {
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.Users.Get(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	var m *user.Membership
+	if p.Scope != authz.ScopeNone {
+		m = &user.Membership{Scope: p.Scope, PartnerID: p.PartnerID, OrgID: p.OrgID, RoleID: p.RoleID, OrgAccess: p.OrgAccess}
+	}
+	return NewAccount(u, m), nil
+}

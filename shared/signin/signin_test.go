@@ -1,0 +1,262 @@
+package signin_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/session"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const pw = "Correct-Horse-Battery-9"
+
+type setup struct {
+	env  *testenv.Env
+	h    http.Handler
+	org  string
+	user fixture.Caller
+}
+
+func newSetup(t *testing.T) setup {
+	t.Helper()
+	env := testenv.New(t)
+	fixture.SeedRoles(t, env)
+	p := fixture.Partner(t, env, "P")
+	o := fixture.Org(t, env, p.ID, "O")
+	c := fixture.User(t, env, fixture.Member{Email: "alice@example.com", Password: pw, Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
+	h, err := app.Auth(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup{env: env, h: h, org: o.ID, user: c}
+}
+
+func login(t *testing.T, s setup, email, password, ip string) fixture.Response {
+	t.Helper()
+	return fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/login",
+		Body: map[string]string{"email": email, "password": password}, Header: map[string]string{"X-Forwarded-For": ip},
+		RemoteAddr: ip + ":4000"})
+}
+
+func refreshCookie(t *testing.T, res fixture.Response) *http.Cookie {
+	t.Helper()
+	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
+		if c.Name == signin.CookieName {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie in %v", signin.CookieName, res.Header)
+	return nil
+}
+
+func TestLoginSuccessSetsCookieAndTokens(t *testing.T) {
+	s := newSetup(t)
+	res := fixture.Expect(t, login(t, s, "Alice@Example.com", pw, "198.51.100.7"), 200)
+	fixture.Budget(t, res, 8)
+	body := res.JSON(t)
+	if body["mfaRequired"] != false {
+		t.Fatalf("mfaRequired = %v", body["mfaRequired"])
+	}
+	tokens := body["tokens"].(map[string]any)
+	if tokens["accessToken"] == "" || tokens["expiresInSeconds"] != float64(900) {
+		t.Fatalf("tokens = %v", tokens)
+	}
+	if strings.Contains(string(res.Body), "passwordHash") || strings.Contains(string(res.Body), "$argon2id$") {
+		t.Fatal("password hash leaked")
+	}
+	c := refreshCookie(t, res)
+	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/api/v1/auth" {
+		t.Fatalf("cookie flags wrong: %+v", c)
+	}
+	if strings.Contains(string(res.Body), c.Value) {
+		t.Fatal("refresh token must not be in the body")
+	}
+	recs, err := audit.List(t.Context(), s.env.Store, audit.Tenant(s.org, ""), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || recs[0].Action != "user.login" || recs[0].IP != "198.51.100.7" {
+		t.Fatalf("audit = %+v", recs)
+	}
+}
+
+func TestLoginFailuresAreIndistinguishable(t *testing.T) {
+	s := newSetup(t)
+	wrong := fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", "192.0.2.1"), 401)
+	unknown := fixture.Expect(t, login(t, s, "nobody@example.com", "wrong-password-1", "192.0.2.2"), 401)
+	for _, r := range []fixture.Response{wrong, unknown} {
+		if got := r.JSON(t)["error"]; got != "Invalid email or password" {
+			t.Fatalf("error = %v", got)
+		}
+	}
+}
+
+func TestLoginTimingUnknownVsWrongPassword(t *testing.T) {
+	s := newSetup(t)
+	measure := func(email string, ip string) time.Duration {
+		start := time.Now()
+		fixture.Expect(t, login(t, s, email, "wrong-password-1", ip), 401)
+		return time.Since(start)
+	}
+	var known, unknown time.Duration
+	for i := 0; i < 3; i++ {
+		known += measure("alice@example.com", "192.0.2.10")
+		unknown += measure("ghost@example.com", "192.0.2.11")
+	}
+	// Both paths run one Argon2id verification; without it the unknown path is ~10x faster.
+	if ratio := float64(known) / float64(unknown); ratio > 2.5 || ratio < 0.4 {
+		t.Fatalf("known %v vs unknown %v: ratio %.2f reveals whether the e-mail exists", known, unknown, ratio)
+	}
+}
+
+func TestDisabledUserCannotLogIn(t *testing.T) {
+	s := newSetup(t)
+	fixture.User(t, s.env, fixture.Member{Email: "bob@example.com", Password: pw, Scope: authz.ScopeOrg, OrgID: s.org, RoleID: role.OrgViewerID, Status: user.StatusDisabled})
+	fixture.Expect(t, login(t, s, "bob@example.com", pw, "192.0.2.3"), 401)
+}
+
+func TestLoginRateLimitPerIPAndEmail(t *testing.T) {
+	s := newSetup(t)
+	for i := 0; i < 5; i++ {
+		fixture.Expect(t, login(t, s, "carol@example.com", "wrong-password-1", "203.0.113.9"), 401)
+	}
+	res := fixture.Expect(t, login(t, s, "carol@example.com", "wrong-password-1", "203.0.113.9"), 429)
+	if ra, ok := res.JSON(t)["retryAfter"].(float64); !ok || ra < 1 || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("retryAfter missing: %s", res.Body)
+	}
+}
+
+func TestLockoutAfterFiveFailures(t *testing.T) {
+	s := newSetup(t)
+	for i := 0; i < 5; i++ { // distinct IPs so only the account counter trips
+		fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", fmt.Sprintf("192.0.2.%d", 100+i)), 401)
+	}
+	// Locked: the right password is refused with the same text.
+	res := fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.200"), 401)
+	if res.JSON(t)["error"] != "Invalid email or password" {
+		t.Fatalf("body %s", res.Body)
+	}
+	s.env.Clock.Advance(16 * time.Minute)
+	fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.201"), 200)
+}
+
+func doRefresh(t *testing.T, s setup, cookie string, csrf bool) fixture.Response {
+	h := map[string]string{"Cookie": signin.CookieName + "=" + cookie}
+	if csrf {
+		h["x-service-csrf"] = "1"
+	}
+	return fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh", Header: h})
+}
+
+func TestRefreshRotatesAndDetectsReuse(t *testing.T) {
+	s := newSetup(t)
+	first := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.4"), 200)).Value
+
+	fixture.Expect(t, doRefresh(t, s, first, false), 403) // CSRF header required with the cookie
+	res := fixture.Expect(t, doRefresh(t, s, first, true), 200)
+	fixture.Budget(t, res, 3)
+	second := refreshCookie(t, res).Value
+	access := res.JSON(t)["tokens"].(map[string]any)["accessToken"].(string)
+	if second == first {
+		t.Fatal("refresh token not rotated")
+	}
+	me, err := app.Auth(s.env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}), 200)
+
+	s.env.Clock.Advance(session.RaceGrace + time.Second)
+	// Reusing the spent token revokes the family: the new refresh token and access token die too.
+	fixture.Expect(t, doRefresh(t, s, first, true), 401)
+	fixture.Expect(t, doRefresh(t, s, second, true), 401)
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}), 401)
+}
+
+func TestConcurrentRefreshHasOneWinner(t *testing.T) {
+	s := newSetup(t)
+	tok := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.5"), 200)).Value
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Distinct source IPs so the per-IP refresh limit does not interfere.
+			codes[i] = fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh",
+				Body: map[string]string{"refreshToken": tok}, RemoteAddr: fmt.Sprintf("192.0.2.%d:1", 50+i)}).Status
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, c := range codes {
+		switch c {
+		case 200:
+			wins++
+		case 409:
+		default:
+			t.Fatalf("unexpected status %d in %v", c, codes)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d winners: %v", wins, codes)
+	}
+}
+
+func TestLogoutRevokesEverything(t *testing.T) {
+	s := newSetup(t)
+	res := fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.6"), 200)
+	access := res.JSON(t)["tokens"].(map[string]any)["accessToken"].(string)
+	cookie := refreshCookie(t, res).Value
+	s.env.Clock.Advance(time.Millisecond)
+	out := fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/logout", Token: access}), 200)
+	if c := refreshCookie(t, out); c.MaxAge >= 0 {
+		t.Fatalf("cookie not cleared: %+v", c)
+	}
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}), 401)
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: s.user.Token}), 401)
+	fixture.Expect(t, doRefresh(t, s, cookie, true), 401)
+}
+
+func TestMeShowsMFAAndPhoneStatus(t *testing.T) {
+	s := newSetup(t)
+	res := fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: s.user.Token}), 200)
+	fixture.Budget(t, res, 3)
+	u := res.JSON(t)["user"].(map[string]any)
+	for _, k := range []string{"mfaEnabled", "phoneVerified", "email", "orgId"} {
+		if _, ok := u[k]; !ok {
+			t.Fatalf("me lacks %s: %v", k, u)
+		}
+	}
+}
+
+func TestDisabledUserRefusedAtOnce(t *testing.T) {
+	s := newSetup(t)
+	k := user.ProfileKey(s.user.UserID)
+	if err := s.env.Store.Do(t.Context(), storeSetStatus(k.PK, k.SK, user.StatusDisabled)); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: s.user.Token}), 401)
+}
+
+func TestForceMFARoleAnswers428UntilTOTPEnrolled(t *testing.T) {
+	s := newSetup(t)
+	p := fixture.Partner(t, s.env, "MSP")
+	c := fixture.User(t, s.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
+	// /auth/me is an enrolment route: allowed.
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: c.Token}), 200)
+}
