@@ -84,6 +84,11 @@ func run() error {
 		return err
 	}
 
+	d.Notify.Echo = os.Stdout
+	if err := d.Notify.VerifySender(ctx); err != nil {
+		return err
+	}
+
 	handlers := map[string]http.Handler{}
 	for name, build := range app.Builders() {
 		h, err := build(d)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gale-rmm/gale/shared/auth"
@@ -22,6 +24,7 @@ import (
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/health"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/notify"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/session"
@@ -43,6 +46,7 @@ type Deps struct {
 	Auth     *auth.Authenticator
 	Roles    role.Store
 	Users    user.Store
+	Notify   *notify.Notifier
 	// Strict makes routes that skip their authorization check panic (tests).
 	Strict bool
 }
@@ -69,6 +73,7 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Sessions: sessions,
 		Roles:    roles,
 		Users:    user.Store{St: st},
+		Notify:   &notify.Notifier{SES: sesv2.NewFromConfig(awsCfg), SNS: sns.NewFromConfig(awsCfg), From: cfg.EmailFrom},
 		Auth:     &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA},
 	}, nil
 }
@@ -114,8 +119,8 @@ func Builders() map[string]Builder {
 		"devices":            NotBuilt("devices"),
 		"agents":             NotBuilt("agents"),
 		"webhooks":           NotBuilt("webhooks"),
-		"organizations":      NotBuilt("organizations"),
-		"sites":              NotBuilt("sites"),
+		"organizations":      Organizations,
+		"sites":              Sites,
 		"scripts":            NotBuilt("scripts"),
 		"alerts":             NotBuilt("alerts"),
 	}

@@ -70,7 +70,7 @@ var Queues = []Queue{
 
 // Schedule is an EventBridge rule that fires the sweeper with a named job.
 type Schedule struct {
-	// Job is sent as the event detail-type; the sweeper dispatches on it.
+	// Job is the rule's whole input, {"job": "<Job>"}; the sweeper dispatches on it.
 	Job string
 	// Rate is the EventBridge rate in minutes.
 	RateMinutes int
