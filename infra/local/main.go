@@ -84,7 +84,7 @@ func run() error {
 		return err
 	}
 
-	d.Notify.Echo = os.Stdout
+	d.EnableNotify().Echo = os.Stdout
 	if err := d.Notify.VerifySender(ctx); err != nil {
 		return err
 	}

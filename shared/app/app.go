@@ -46,7 +46,9 @@ type Deps struct {
 	Auth     *auth.Authenticator
 	Roles    role.Store
 	Users    user.Store
-	Notify   *notify.Notifier
+	// Notify is nil until EnableNotify: only the groups that send e-mail or SMS
+	// link the SES and SNS clients, which keeps the other binaries small.
+	Notify *notify.Notifier
 	// Strict makes routes that skip their authorization check panic (tests).
 	Strict bool
 }
@@ -73,9 +75,16 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Sessions: sessions,
 		Roles:    roles,
 		Users:    user.Store{St: st},
-		Notify:   &notify.Notifier{SES: sesv2.NewFromConfig(awsCfg), SNS: sns.NewFromConfig(awsCfg), From: cfg.EmailFrom},
 		Auth:     &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA},
 	}, nil
+}
+
+// EnableNotify builds the SES and SNS clients (idempotent).
+func (d *Deps) EnableNotify() *notify.Notifier {
+	if d.Notify == nil {
+		d.Notify = &notify.Notifier{SES: sesv2.NewFromConfig(d.AWS), SNS: sns.NewFromConfig(d.AWS), From: d.Cfg.EmailFrom}
+	}
+	return d.Notify
 }
 
 // Router returns a router that authenticates with d.Auth and, in tests, fails a

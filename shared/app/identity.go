@@ -27,6 +27,7 @@ func (d *Deps) SignIn() *signin.Service {
 // Auth builds the /auth group. It also bootstraps the system roles and the
 // configured system administrator (idempotent) at cold start.
 func Auth(d *Deps) (http.Handler, error) {
+	d.EnableNotify()
 	if err := Bootstrap(context.Background(), d); err != nil {
 		return nil, err
 	}

@@ -87,7 +87,7 @@ func New(t testing.TB, vars ...string) *Env {
 		t.Fatalf("testenv: deps: %v", err)
 	}
 	d.Strict = true
-	if err := d.Notify.VerifySender(ctx); err != nil {
+	if err := d.EnableNotify().VerifySender(ctx); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return &Env{Deps: d, Clock: clk, Resources: res}
