@@ -26,11 +26,13 @@ vet:
 	$(GO) vet ./...
 
 # One emulator for all packages: tests/testenv gives each test its own table and queues.
+# moto_atomic.py serialises DynamoDB requests so conditional writes race as in AWS.
 test-go:
 	@set -e; $(GO) build ./... ; \
 	 if [ -z "$$AWS_ENDPOINT_URL" ]; then \
 	   port=$$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'); \
-	   moto_server -H 127.0.0.1 -p $$port >/tmp/gale-moto-$$port.log 2>&1 & pid=$$!; \
+	   moto="moto_server"; python3 -c 'import moto.server' 2>/dev/null && moto="python3 shared/emulator/moto_atomic.py"; \
+	   $$moto -H 127.0.0.1 -p $$port >/tmp/gale-moto-$$port.log 2>&1 & pid=$$!; \
 	   trap "kill $$pid 2>/dev/null" EXIT; \
 	   for i in $$(seq 1 100); do curl -sf http://127.0.0.1:$$port/moto-api/ >/dev/null && break; sleep 0.2; done; \
 	   export AWS_ENDPOINT_URL=http://127.0.0.1:$$port; \
@@ -38,7 +40,7 @@ test-go:
 	 $(GO) test -p 2 -count=1 -timeout 15m ./...
 
 test-cdk: infra/cdk/node_modules
-	cd infra/cdk && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
+	cd infra/cdk && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 -timeout 15m ./...
 
 infra/cdk/node_modules: infra/cdk/package.json
 	cd infra/cdk && npm ci --no-audit --no-fund && touch node_modules

@@ -78,6 +78,10 @@ func toEvent(r *http.Request, maxBody int64) (events.APIGatewayV2HTTPRequest, er
 		}
 		headers[lk] = strings.Join(vs, ",")
 	}
+	// net/http moves Host out of the header map; API Gateway sends it as a header.
+	if r.Host != "" {
+		headers["host"] = r.Host
+	}
 	sourceIP, _, _ := net.SplitHostPort(r.RemoteAddr)
 	now := time.Now().UTC()
 	ev := events.APIGatewayV2HTTPRequest{

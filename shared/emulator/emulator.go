@@ -4,7 +4,9 @@
 package emulator
 
 import (
+	"bufio"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"net"
@@ -12,27 +14,68 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
+// atomicLauncher runs moto_server with DynamoDB requests serialised: plain
+// moto_server checks a condition and applies the write without a lock, so
+// concurrent conditional writes on one key can both win, which DynamoDB never
+// allows and race tests depend on. The Makefile runs the same file.
+//
+//go:embed moto_atomic.py
+var atomicLauncher string
+
 // Moto is a running moto_server.
 type Moto struct {
 	URL string
-	cmd *exec.Cmd
+	// Atomic reports whether DynamoDB requests are serialised (see atomicLauncher).
+	Atomic bool
+	cmd    *exec.Cmd
+	done   chan struct{}
 }
 
 // Start launches moto_server on a free loopback port and waits until it answers.
+// It prefers the atomic launcher and falls back to plain moto_server when the
+// launcher's Python cannot import moto.
 func Start(ctx context.Context) (*Moto, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, errors.New(`emulator: moto_server not found on PATH; install it with pip install "moto[server]" or set AWS_ENDPOINT_URL to a running emulator`)
 	}
+	if py := python(bin); py != "" {
+		if m, err := launch(ctx, true, py, "-c", atomicLauncher); err == nil {
+			return m, nil
+		}
+	}
+	return launch(ctx, false, bin)
+}
+
+// python returns the interpreter that runs moto_server: its shebang's, or
+// python3 on PATH when moto_server is a wrapper (pyenv shims are shell scripts).
+func python(motoServer string) string {
+	if f, err := os.Open(motoServer); err == nil {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		f.Close()
+		if fields := strings.Fields(strings.TrimPrefix(line, "#!")); strings.HasPrefix(line, "#!") && len(fields) > 0 {
+			if py := fields[len(fields)-1]; strings.Contains(py, "python") {
+				if p, err := exec.LookPath(py); err == nil {
+					return p
+				}
+			}
+		}
+	}
+	p, _ := exec.LookPath("python3")
+	return p
+}
+
+func launch(ctx context.Context, atomic bool, name string, args ...string) (*Moto, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd := exec.Command(name, append(args, "-H", "127.0.0.1", "-p", strconv.Itoa(port))...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if os.Getenv("GALE_MOTO_LOG") != "" {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -40,7 +83,8 @@ func Start(ctx context.Context) (*Moto, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("emulator: start moto_server: %w", err)
 	}
-	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	m := &Moto{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Atomic: atomic, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(m.done) }()
 	if err := m.wait(ctx, 30*time.Second); err != nil {
 		m.Stop()
 		return nil, err
@@ -59,7 +103,11 @@ func (m *Moto) wait(ctx context.Context, limit time.Duration) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-m.done:
+			return fmt.Errorf("emulator: moto_server exited before answering on %s", m.URL)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	return fmt.Errorf("emulator: moto_server did not answer on %s within %s", m.URL, limit)
 }
@@ -72,14 +120,17 @@ func (m *Moto) Stop() {
 	if m == nil || m.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = m.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-m.done:
+		return // already gone: never signal a process group id that may be reused
+	default:
+	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-m.done:
 	case <-time.After(5 * time.Second):
 		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-m.done
 	}
 }
 

@@ -52,10 +52,13 @@ const (
 // Error is a client-facing error. Message is shown verbatim; Details is encoded as is.
 type Error struct {
 	sentinel bool
-	Kind     Kind
-	Code     string
-	Message  string
-	Details  any
+	// origin is the error this one was copied from (Wrap, WithCode, WithDetails),
+	// so errors.Is(copy, original) holds for package-level errors.
+	origin  *Error
+	Kind    Kind
+	Code    string
+	Message string
+	Details any
 	// RetryAfter, in seconds, for rate limits.
 	RetryAfter int
 	// Extra fields merged into the body (e.g. enrollUrl of the 428 answer).
@@ -73,10 +76,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Is lets errors.Is(err, fault.ErrNotFound) match any error of the same kind.
+// Is lets errors.Is(err, fault.ErrNotFound) match any error of the same kind, and
+// a copy (Wrap, WithCode, WithDetails) match the error it was made from.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.sentinel && t.Kind == e.Kind
+	return ok && t != nil && (t == e.origin || (t.sentinel && t.Kind == e.Kind))
 }
 
 // Sentinels for errors.Is by kind.
@@ -129,13 +133,21 @@ func Internal(cause error) *Error {
 func NotImplemented() *Error { return New(KindNotImplemented, "Not implemented") }
 
 // WithCode returns a copy with another machine code.
-func (e *Error) WithCode(code string) *Error { c := *e; c.Code = code; return &c }
+func (e *Error) WithCode(code string) *Error { c := e.copy(); c.Code = code; return c }
 
 // WithDetails returns a copy with details.
-func (e *Error) WithDetails(d any) *Error { c := *e; c.Details = d; return &c }
+func (e *Error) WithDetails(d any) *Error { c := e.copy(); c.Details = d; return c }
 
 // Wrap returns a copy carrying cause for logs and errors.Is.
-func (e *Error) Wrap(cause error) *Error { c := *e; c.Cause = cause; return &c }
+func (e *Error) Wrap(cause error) *Error { c := e.copy(); c.Cause = cause; return c }
+
+func (e *Error) copy() *Error {
+	c := *e
+	if e.origin == nil {
+		c.origin = e
+	}
+	return &c
+}
 
 func defaultCode(k Kind) string {
 	switch k {

@@ -57,7 +57,8 @@ func DecodeBytes(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
+	// dec.More misses a stray ']' or '}'; only a clean end of input will do.
+	if _, err := dec.Token(); err != io.EOF {
 		return fault.Invalid("body", "unexpected data after the JSON object")
 	}
 	return nil

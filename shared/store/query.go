@@ -189,7 +189,7 @@ func decodeCursor(s string, q Query) (Item, error) {
 		return nil, ErrBadCursor
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Partition != q.Index+"|"+q.PK || len(c.Key) == 0 {
+	if err := json.Unmarshal(b, &c); err != nil || c.Partition != q.Index+"|"+q.PK || !cursorKeyOK(c.Key, q) {
 		return nil, ErrBadCursor
 	}
 	item := Item{}
@@ -197,4 +197,26 @@ func decodeCursor(s string, q Query) (Item, error) {
 		item[k] = &types.AttributeValueMemberS{Value: v}
 	}
 	return item, nil
+}
+
+// cursorKeyOK checks a decoded cursor's key against the query: exactly the
+// table's key attributes (and the index's, for an index query), in the query's
+// partition. The cursor is not signed, so this is what keeps a hand-made one
+// from starting outside the partition or reaching DynamoDB as a 500.
+func cursorKeyOK(key map[string]string, q Query) bool {
+	want := []string{"PK", "SK"}
+	pkName := "PK"
+	if q.Index != "" {
+		pkName = q.Index + "PK"
+		want = append(want, pkName, q.Index+"SK")
+	}
+	if len(key) != len(want) || key[pkName] != q.PK {
+		return false
+	}
+	for _, k := range want {
+		if _, ok := key[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -315,7 +315,15 @@ type TxError struct {
 }
 
 func (e *TxError) Error() string { return fmt.Sprintf("store: transaction cancelled: %v", e.cause) }
-func (e *TxError) Unwrap() error { return e.cause }
+
+// Unwrap yields the cause and, for a failed condition, ErrConditionFailed, so the
+// edge (fault.As) answers 409 rather than 500.
+func (e *TxError) Unwrap() []error {
+	if len(e.Failed) > 0 {
+		return []error{e.cause, ErrConditionFailed}
+	}
+	return []error{e.cause}
+}
 
 // Is makes a condition-failed transaction match ErrConditionFailed and fault.ErrConflict.
 func (e *TxError) Is(target error) bool {
@@ -332,13 +340,14 @@ func (e *TxError) FailedAt(i int) bool {
 	return false
 }
 
-// Commit runs the transaction. One write runs as a plain conditional write.
+// Commit runs the transaction. One write (other than a lone Check, which only a
+// transaction can express) runs as a plain conditional write.
 // A failed condition returns a *TxError (errors.Is ErrConditionFailed).
 func (s *Store) Commit(ctx context.Context, t *Tx) error {
 	switch n := len(t.writes); {
 	case n == 0:
 		return nil
-	case n == 1:
+	case n == 1 && !t.writes[0].check:
 		err := s.Do(ctx, t.writes[0])
 		if errors.Is(err, ErrConditionFailed) {
 			return &TxError{Failed: []int{0}, cause: err}

@@ -1,0 +1,152 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+type createReq struct {
+	Name  string   `json:"name"`
+	Count int      `json:"count"`
+	Tags  []string `json:"tags"`
+	A     struct {
+		B int `json:"b"`
+	} `json:"a"`
+}
+
+// fieldErrors returns the validation error's field paths, failing unless err is
+// a 400 validation error.
+func fieldErrors(t *testing.T, err error) map[string][]string {
+	t.Helper()
+	fe, ok := fault.As(err)
+	if !ok || fe.Kind != fault.KindValidation || httpapi.Status(fe.Kind) != http.StatusBadRequest {
+		t.Fatalf("err = %v, want a 400 validation error", err)
+	}
+	d, _ := fe.Details.(map[string]any)
+	f, _ := d["fieldErrors"].(map[string][]string)
+	if len(f) == 0 {
+		t.Fatalf("validation error %v has no fieldErrors (details %#v)", err, fe.Details)
+	}
+	return f
+}
+
+func decode(body string) (createReq, error) {
+	var v createReq
+	r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body))
+	return v, httpapi.Decode(r, &v)
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	for _, body := range []string{
+		`{"name":"x","count":2,"tags":["a"],"a":{"b":1}}`,
+		"  \n{\"name\":\"x\"}\n  ",
+		`{}`,
+	} {
+		if _, err := decode(body); err != nil {
+			t.Errorf("Decode(%q) = %v, want nil", body, err)
+		}
+	}
+	v, _ := decode(`{"name":"x","a":{"b":7}}`)
+	if v.Name != "x" || v.A.B != 7 {
+		t.Fatalf("decoded %+v", v)
+	}
+}
+
+func TestDecodeNamesTheField(t *testing.T) {
+	cases := []struct {
+		name, body, field string
+	}{
+		{"unknown field", `{"name":"x","extra":1}`, "extra"},
+		{"wrong type string", `{"name":5}`, "name"},
+		{"wrong type int", `{"count":"five"}`, "count"},
+		{"wrong type array", `{"tags":"a"}`, "tags"},
+		{"wrong type nested", `{"a":{"b":"x"}}`, "a.b"},
+		{"wrong type nested object", `{"a":[]}`, "a"},
+		{"number out of range", `{"count":1e40}`, "count"},
+		{"empty body", ``, "body"},
+		{"blank body", "  \n ", "body"},
+		{"not an object", `[1,2]`, "body"},
+		{"null", `null`, "body"},
+		{"malformed", `{"name":`, "body"},
+		{"syntax", `{"name" "x"}`, "body"},
+		{"trailing object", `{"name":"x"} {"name":"y"}`, "body"},
+		{"trailing garbage", `{"name":"x"} x`, "body"},
+		{"trailing bracket", `{"name":"x"}]`, "body"},
+		{"trailing brace", `{"name":"x"}}`, "body"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decode(c.body)
+			f := fieldErrors(t, err)
+			if _, ok := f[c.field]; !ok {
+				t.Fatalf("Decode(%q) named %v, want %q", c.body, f, c.field)
+			}
+		})
+	}
+}
+
+func TestDecodeBodyLimit(t *testing.T) {
+	var v createReq
+	body := `{"name":"` + strings.Repeat("x", 100) + `"}`
+	err := httpapi.DecodeLimit(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body)), &v, 64)
+	fe, ok := fault.As(err)
+	if !ok || httpapi.Status(fe.Kind) != http.StatusRequestEntityTooLarge {
+		t.Fatalf("over the limit: err = %v, want 413", err)
+	}
+	// Exactly at the limit is fine.
+	err = httpapi.DecodeLimit(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body)), &v, int64(len(body)))
+	if err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	// The default limit is MaxBody.
+	big := `{"name":"` + strings.Repeat("x", httpapi.MaxBody) + `"}`
+	err = httpapi.Decode(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(big)), &v)
+	if fe, ok := fault.As(err); !ok || httpapi.Status(fe.Kind) != http.StatusRequestEntityTooLarge {
+		t.Fatalf("over MaxBody: err = %v, want 413", err)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+func TestDecodeUnreadableBody(t *testing.T) {
+	var v createReq
+	err := httpapi.Decode(httptest.NewRequest(http.MethodPost, "/x", failingReader{}), &v)
+	fe, ok := fault.As(err)
+	if !ok || httpapi.Status(fe.Kind) != http.StatusBadRequest {
+		t.Fatalf("unreadable body: err = %v, want 400", err)
+	}
+}
+
+// The encoded answer carries the field in details.fieldErrors.
+func TestDecodeErrorEnvelope(t *testing.T) {
+	h := httpapi.Edge(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v createReq
+		if err := httpapi.Decode(r, &v); err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), quietLog())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(`{"name":"x","extra":true}`)))
+	if rec.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", rec.Code)
+	}
+	body := decodeBody(t, rec)
+	if body["error"] != "Validation failed" || body["code"] != "validation_failed" {
+		t.Fatalf("body %v", body)
+	}
+	details, _ := body["details"].(map[string]any)
+	fields, _ := details["fieldErrors"].(map[string]any)
+	if _, ok := fields["extra"]; !ok {
+		t.Fatalf("details.fieldErrors = %v, want extra named", details)
+	}
+}

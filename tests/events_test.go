@@ -1,0 +1,289 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/routes"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/sweep"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+// The recorded trigger events of events/ replayed through each function's real
+// handler. See events/README.md for the layout and naming.
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// httpEventName is <name>.<expected status>.json.
+var httpEventName = regexp.MustCompile(`^([a-z0-9-]+)\.([1-5][0-9][0-9])\.json$`)
+
+func eventsDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "events")
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			dir = parent
+			continue
+		}
+		t.Fatal("no go.mod above the test directory")
+	}
+}
+
+// files lists events/<function>/*.json.
+func files(t *testing.T, function string) []string {
+	t.Helper()
+	out, err := filepath.Glob(filepath.Join(eventsDir(t), function, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// load strictly decodes a recorded event, so a misspelt field fails the test
+// instead of silently being dropped.
+func load(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func TestEveryFunctionHasRecordedEvents(t *testing.T) {
+	entries, err := os.ReadDir(eventsDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := routes.Functions()
+	for _, e := range entries {
+		if e.IsDir() && !slices.Contains(fns, e.Name()) {
+			t.Errorf("events/%s is not a function of the route table", e.Name())
+		}
+	}
+	for _, fn := range fns {
+		if len(files(t, fn)) == 0 {
+			t.Errorf("function %s has no recorded event in events/%s", fn, fn)
+		}
+	}
+}
+
+func TestReplayHTTPEvents(t *testing.T) {
+	env := testenv.New(t)
+	builders := app.Builders()
+	for _, g := range routes.Groups {
+		fn := g.Function
+		paths := files(t, fn)
+		if len(paths) == 0 {
+			continue // reported by TestEveryFunctionHasRecordedEvents
+		}
+		h, err := builders[fn](env.Deps)
+		if err != nil {
+			t.Fatalf("build %s: %v", fn, err)
+		}
+		proxy := httpadapter.NewV2(h).ProxyWithContext
+		for _, path := range paths {
+			base := filepath.Base(path)
+			t.Run(fn+"/"+base, func(t *testing.T) {
+				m := httpEventName.FindStringSubmatch(base)
+				if m == nil {
+					t.Fatalf("%s: name it <name>.<expected status>.json", base)
+				}
+				want, _ := strconv.Atoi(m[2])
+				var ev events.APIGatewayV2HTTPRequest
+				load(t, path, &ev)
+				checkHTTPEvent(t, fn, ev)
+
+				res, err := proxy(context.Background(), ev)
+				if err != nil {
+					t.Fatalf("handler error: %v", err)
+				}
+				if res.StatusCode != want {
+					t.Fatalf("%s %s answered %d %s, want %d (rename the file when a feature lands)",
+						ev.RequestContext.HTTP.Method, ev.RawPath, res.StatusCode, res.Body, want)
+				}
+				if !strings.HasPrefix(header(res.Headers, "Content-Type"), "application/json") {
+					t.Errorf("Content-Type = %q, want JSON", header(res.Headers, "Content-Type"))
+				}
+				if header(res.Headers, "X-Request-Id") == "" {
+					t.Error("no X-Request-Id header")
+				}
+				if res.StatusCode >= 400 {
+					var body map[string]any
+					if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
+						t.Fatalf("error body %q is not JSON: %v", res.Body, err)
+					}
+					if body["error"] == nil || body["code"] == nil || body["requestId"] != header(res.Headers, "X-Request-Id") {
+						t.Errorf("error body %s is not the envelope {error, code, requestId}", res.Body)
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkHTTPEvent keeps the recordings honest: payload v2 as API Gateway sends
+// it, addressed to the function whose folder holds it.
+func checkHTTPEvent(t *testing.T, fn string, ev events.APIGatewayV2HTTPRequest) {
+	t.Helper()
+	rc := ev.RequestContext
+	if ev.Version != "2.0" || ev.RouteKey == "" || ev.RouteKey != rc.RouteKey || rc.RequestID == "" || rc.TimeEpoch == 0 {
+		t.Errorf("not an API Gateway payload 2.0 event: version %q routeKey %q requestId %q timeEpoch %d",
+			ev.Version, ev.RouteKey, rc.RequestID, rc.TimeEpoch)
+	}
+	if rc.HTTP.Method == "" || rc.HTTP.Path != ev.RawPath || rc.HTTP.SourceIP == "" {
+		t.Errorf("requestContext.http %+v does not match rawPath %q", rc.HTTP, ev.RawPath)
+	}
+	if g, ok := routes.Lookup(ev.RawPath); !ok || g.Function != fn {
+		t.Errorf("%s belongs to %q, not to %s", ev.RawPath, g.Function, fn)
+	}
+	for k := range ev.Headers {
+		if k != strings.ToLower(k) {
+			t.Errorf("header %q is not lowercase (API Gateway lowercases them)", k)
+		}
+	}
+	if ev.Body != "" && !ev.IsBase64Encoded && !json.Valid([]byte(ev.Body)) && strings.HasPrefix(ev.Headers["content-type"], "application/json") {
+		t.Errorf("body is not the JSON its content-type says")
+	}
+}
+
+func header(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestReplayWebhookWorkerEvents(t *testing.T) {
+	env := testenv.New(t)
+	// Recordings name the deployed queues (gale-events, ...); point them at this
+	// environment's queues so the worker's own wiring decides what is an event.
+	arns := map[string]string{}
+	for name, q := range env.Resources.Queues {
+		arns[":gale-"+name] = q.ARN
+	}
+	w := app.WebhookWorker(env.Deps)
+	n := 0
+	for _, path := range files(t, "webhook-worker") {
+		if strings.HasSuffix(path, ".response.json") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			var batch events.SQSEvent
+			load(t, path, &batch)
+			for i, r := range batch.Records {
+				if r.EventSource != "aws:sqs" || r.MessageId == "" {
+					t.Fatalf("record %d is not an SQS record", i)
+				}
+				for suffix, arn := range arns {
+					if strings.HasSuffix(r.EventSourceARN, suffix) {
+						batch.Records[i].EventSourceARN = arn
+					}
+				}
+				if batch.Records[i].EventSourceARN == r.EventSourceARN {
+					t.Fatalf("record %d comes from %s, not a queue of routes.Queues", i, r.EventSourceARN)
+				}
+			}
+			var want events.SQSEventResponse
+			load(t, strings.TrimSuffix(path, ".json")+".response.json", &want)
+
+			got, err := w.Handle(context.Background(), batch)
+			if err != nil {
+				t.Fatalf("worker failed the whole batch: %v", err)
+			}
+			if g, w := failed(got), failed(want); !slices.Equal(g, w) {
+				t.Fatalf("batchItemFailures %v, want %v", g, w)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no recorded SQS batch for webhook-worker")
+	}
+}
+
+func TestReplaySweeperEvents(t *testing.T) {
+	env := testenv.New(t)
+	sw := app.Sweeper(env.Deps)
+	for _, path := range files(t, "sweeper") {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			var ev sweep.Event
+			load(t, path, &ev)
+			if !slices.ContainsFunc(routes.Schedules, func(s routes.Schedule) bool { return s.Job == ev.Job }) {
+				t.Fatalf("job %q is not in routes.Schedules", ev.Job)
+			}
+			var stuck *event.Pending
+			if ev.Job == "outbox-drain" {
+				stuck = strandEvent(t, env)
+			}
+			if err := sw.Handle(context.Background(), ev); err != nil {
+				t.Fatalf("sweeper: %v", err)
+			}
+			if stuck != nil {
+				items, err := env.Store.All(context.Background(), store.Query{PK: "OUTBOX"})
+				if err != nil || len(items) != 0 {
+					t.Fatalf("outbox after the drain: %d items, %v; want empty", len(items), err)
+				}
+				out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+					QueueUrl: aws.String(env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				if err != nil || len(out.Messages) != 1 || !strings.Contains(aws.ToString(out.Messages[0].Body), stuck.Event.ID) {
+					t.Fatalf("events queue after the drain: %+v, %v; want the stranded event", out, err)
+				}
+			}
+		})
+	}
+}
+
+// strandEvent commits an event whose send fails, as after an SQS outage, and
+// moves the clock past the drain's grace period.
+func strandEvent(t *testing.T, env *testenv.Env) *event.Pending {
+	t.Helper()
+	broken := &event.Publisher{Store: env.Store, SQS: env.SQS, QueueURL: env.Resources.Queues["events"].URL + "-gone"}
+	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := broken.Raise(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	env.Clock.Advance(5 * time.Minute)
+	return ev
+}
+
+func failed(r events.SQSEventResponse) []string {
+	var ids []string
+	for _, f := range r.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	slices.Sort(ids)
+	return ids
+}
