@@ -3,4 +3,4 @@ package main
 
 import "github.com/gale-rmm/gale/shared/app"
 
-func main() { app.RunHTTP(app.NotBuilt("sites")) }
+func main() { app.RunHTTP(app.Sites) }

@@ -19,6 +19,14 @@
 // creating a child increments the count in the same transaction and deleting the
 // organization requires every count to be zero, so a delete cannot race a create
 // into leaving orphans. Sites count their device groups and devices likewise.
+// The count writes are CountOrg, CountSite and CountGroup (store.go): a package
+// that creates or removes such a child (a membership, a device) adds them to its
+// own transaction. Deleting an organization also deletes its security item.
+//
+// store.go holds the reads and those writes, service.go the rules (every method
+// authorizes first; another tenant's item is 404), handler.go the routes and
+// their DynamoDB call budgets. Store.SecuritySettings is the read other packages
+// use for an organization's MFA policy.
 package tenant
 
 import (

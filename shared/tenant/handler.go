@@ -1,0 +1,264 @@
+package tenant
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves the tenancy routes: the organizations group (/organizations)
+// and the sites group (/sites, /device-groups). All need a user session (JWT).
+//
+// DynamoDB calls per request, each asserted by the tests. Authentication costs 2
+// of them (one BatchGetItem of profile, session and membership, one GetItem of
+// the role). "org" is an organization-scope caller; "partner" a partner-scope
+// one, whose access depends on the organization's partner; "system" the
+// platform administrator. Reads through GSI1 are eventually consistent.
+//
+//	route                                        MFA  calls             what
+//	GET    /organizations                             3 (none: 2)       GSI2 query (system), GSI1 query (partner, all), BatchGetItem (selected, org)
+//	POST   /organizations                        yes  3                 transaction: organization, partner-exists check, audit
+//	GET    /organizations/:id                         3                 GetItem
+//	PATCH  /organizations/:id                         4                 GetItem, transaction (update, audit)
+//	DELETE /organizations/:id                    yes  4 (409: 3)        GetItem, transaction (conditional delete, security settings, audit)
+//	GET    /organizations/:id/security-settings       3                 BatchGetItem (organization, settings)
+//	PUT    /organizations/:id/security-settings  yes  3                 transaction (settings, organization check, audit)
+//	GET    /sites?orgId=                              org 3, others 4   partner and system: GetItem organization; Query of its sites
+//	POST   /sites                                     3                 transaction (site, organization count, audit)
+//	GET    /sites/:id                                 partner 4, else 3 GSI1 query; partner: GetItem organization
+//	PATCH  /sites/:id                                 4                 GSI1 query, transaction (update, audit; partner: organization check)
+//	DELETE /sites/:id                                 4 (409: 3)        GSI1 query, transaction (conditional delete, organization count, audit)
+//	GET    /device-groups?orgId=                      org 3, others 4   as GET /sites
+//	POST   /device-groups                             3                 transaction (group, organization count, audit, site count)
+//	GET    /device-groups/:id                         partner 4, else 3 as GET /sites/:id
+//	DELETE /device-groups/:id                         4 (409: 3)        GSI1 query, transaction (conditional delete, counts, audit)
+//
+// A refusal for another tenant's item never costs more than the success. A
+// delete whose condition fails because of a concurrent change costs one more
+// read, to tell "gone" (404) from "not empty" (409).
+type Handler struct{ Svc *Service }
+
+// NewHandler returns the tenancy handler.
+func NewHandler(svc *Service) *Handler { return &Handler{Svc: svc} }
+
+const (
+	orgsPath   = "/api/v1/organizations"
+	sitesPath  = "/api/v1/sites"
+	groupsPath = "/api/v1/device-groups"
+)
+
+// OrgRoutes registers the organizations group.
+func (h *Handler) OrgRoutes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: orgsPath, Access: httpapi.User, Handle: h.listOrgs},
+		httpapi.Route{Method: http.MethodPost, Path: orgsPath, Access: httpapi.User, MFA: true, Handle: h.createOrg},
+		httpapi.Route{Method: http.MethodGet, Path: orgsPath + "/{id}", Access: httpapi.User, Handle: h.getOrg},
+		httpapi.Route{Method: http.MethodPatch, Path: orgsPath + "/{id}", Access: httpapi.User, Handle: h.updateOrg},
+		httpapi.Route{Method: http.MethodDelete, Path: orgsPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.deleteOrg},
+		httpapi.Route{Method: http.MethodGet, Path: orgsPath + "/{id}/security-settings", Access: httpapi.User, Handle: h.getSecurity},
+		httpapi.Route{Method: http.MethodPut, Path: orgsPath + "/{id}/security-settings", Access: httpapi.User, MFA: true, Handle: h.putSecurity},
+	)
+}
+
+// SiteRoutes registers the sites group (sites and device groups).
+func (h *Handler) SiteRoutes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: sitesPath, Access: httpapi.User, Handle: h.listSites},
+		httpapi.Route{Method: http.MethodPost, Path: sitesPath, Access: httpapi.User, Handle: h.createSite},
+		httpapi.Route{Method: http.MethodGet, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.getSite},
+		httpapi.Route{Method: http.MethodPatch, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.updateSite},
+		httpapi.Route{Method: http.MethodDelete, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.deleteSite},
+		httpapi.Route{Method: http.MethodGet, Path: groupsPath, Access: httpapi.User, Handle: h.listGroups},
+		httpapi.Route{Method: http.MethodPost, Path: groupsPath, Access: httpapi.User, Handle: h.createGroup},
+		httpapi.Route{Method: http.MethodGet, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.getGroup},
+		httpapi.Route{Method: http.MethodDelete, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.deleteGroup},
+	)
+}
+
+// deleted is the answer of the delete routes.
+type deleted struct {
+	Success bool `json:"success"`
+}
+
+// List defaults of DECISIONS.md.
+const (
+	pageDefault = 50
+	pageMax     = 100
+)
+
+func (h *Handler) listOrgs(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+	if err != nil {
+		return err
+	}
+	orgs, err := h.Svc.ListOrgs(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(orgs, pg))
+	return nil
+}
+
+func (h *Handler) createOrg(w http.ResponseWriter, r *http.Request) error {
+	var in OrgInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	o, err := h.Svc.CreateOrg(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, o)
+	return nil
+}
+
+func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
+	o, err := h.Svc.GetOrg(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (h *Handler) updateOrg(w http.ResponseWriter, r *http.Request) error {
+	var in OrgPatch
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	o, err := h.Svc.UpdateOrg(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, o)
+	return nil
+}
+
+func (h *Handler) deleteOrg(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.DeleteOrg(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
+	return nil
+}
+
+func (h *Handler) getSecurity(w http.ResponseWriter, r *http.Request) error {
+	sec, err := h.Svc.GetSecurity(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, sec)
+	return nil
+}
+
+func (h *Handler) putSecurity(w http.ResponseWriter, r *http.Request) error {
+	var in SecurityInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	sec, err := h.Svc.PutSecurity(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, sec)
+	return nil
+}
+
+func (h *Handler) listSites(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+	if err != nil {
+		return err
+	}
+	sites, err := h.Svc.ListSites(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(sites, pg))
+	return nil
+}
+
+func (h *Handler) createSite(w http.ResponseWriter, r *http.Request) error {
+	var in SiteInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	st, err := h.Svc.CreateSite(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, st)
+	return nil
+}
+
+func (h *Handler) getSite(w http.ResponseWriter, r *http.Request) error {
+	st, err := h.Svc.GetSite(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (h *Handler) updateSite(w http.ResponseWriter, r *http.Request) error {
+	var in SitePatch
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	st, err := h.Svc.UpdateSite(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (h *Handler) deleteSite(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.DeleteSite(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
+	return nil
+}
+
+func (h *Handler) listGroups(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+	if err != nil {
+		return err
+	}
+	groups, err := h.Svc.ListGroups(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(groups, pg))
+	return nil
+}
+
+func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
+	var in GroupInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	g, err := h.Svc.CreateGroup(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, g)
+	return nil
+}
+
+func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
+	g, err := h.Svc.GetGroup(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, g)
+	return nil
+}
+
+func (h *Handler) deleteGroup(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.DeleteGroup(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
+	return nil
+}

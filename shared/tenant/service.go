@@ -1,0 +1,877 @@
+package tenant
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	// The IANA database is compiled in: a Lambda image has no /usr/share/zoneinfo,
+	// and a site's timezone must validate the same everywhere.
+	_ "time/tzdata"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Service holds the rules of the tenancy routes. Every method authorizes first.
+//
+// Access: an organization the caller cannot reach (another partner's, one outside
+// a selected-access partner user's list, another organization's) is 404 for the
+// organization and for everything in it. Site-restricted users see only their
+// sites (and device groups of their sites); device-group-restricted users only
+// their groups. Writes of a partner caller carry "the organization belongs to my
+// partner" as a condition on the organization item, so they need no read first.
+type Service struct {
+	St    Store
+	Clock clock.Clock
+}
+
+// NewService returns the tenancy service.
+func NewService(st Store, clk clock.Clock) *Service { return &Service{St: st, Clock: clk} }
+
+// OrgInput is the body of POST /organizations.
+type OrgInput struct {
+	// PartnerID is required from system scope; a partner caller's own partner otherwise.
+	PartnerID string `json:"partnerId"`
+	Name      string `json:"name"`
+	// Status defaults to active.
+	Status string `json:"status"`
+}
+
+// OrgPatch is the body of PATCH /organizations/:id.
+type OrgPatch struct {
+	Name   *string `json:"name"`
+	Status *string `json:"status"`
+}
+
+// SecurityInput is the body of PUT /organizations/:id/security-settings.
+type SecurityInput struct {
+	RequireMFA        *bool    `json:"requireMfa"`
+	AllowedMFAMethods []string `json:"allowedMfaMethods"`
+}
+
+// SiteInput is the body of POST /sites.
+type SiteInput struct {
+	// OrgID is required from partner and system scope; an organization caller's own otherwise.
+	OrgID string `json:"orgId"`
+	Name  string `json:"name"`
+	// Timezone is an IANA name; UTC when absent.
+	Timezone *string `json:"timezone"`
+}
+
+// SitePatch is the body of PATCH /sites/:id.
+type SitePatch struct {
+	Name     *string `json:"name"`
+	Timezone *string `json:"timezone"`
+}
+
+// GroupInput is the body of POST /device-groups.
+type GroupInput struct {
+	OrgID  string `json:"orgId"`
+	SiteID string `json:"siteId"`
+	Name   string `json:"name"`
+}
+
+// ---- organizations -------------------------------------------------------
+
+// ListOrgs returns the organizations the caller can see, by name.
+func (s *Service) ListOrgs(ctx context.Context) ([]Organization, error) {
+	p, err := authz.Require(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	var orgs []Organization
+	switch v := p.Visible(); {
+	case v.All:
+		orgs, err = s.St.AllOrgs(ctx)
+	case v.PartnerID != "":
+		orgs, err = s.St.PartnerOrgs(ctx, v.PartnerID)
+	case len(v.OrgIDs) > 0:
+		orgs, err = s.St.OrgsByID(ctx, v.OrgIDs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The queries above are already the caller's reach; the filter keeps a
+	// selected id of another partner out.
+	orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
+	slices.SortFunc(orgs, func(a, b Organization) int { return byName(a.Name, a.ID, b.Name, b.ID) })
+	if orgs == nil {
+		orgs = []Organization{}
+	}
+	return orgs, nil
+}
+
+// CreateOrg creates an organization of the caller's partner (or, from system
+// scope, of the partner the body names).
+func (s *Service) CreateOrg(ctx context.Context, in OrgInput) (*Organization, error) {
+	p, err := authz.Require(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if p.Scope != authz.ScopeSystem && p.Scope != authz.ScopePartner {
+		return nil, ErrPartnerOrSystem
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	name := strings.TrimSpace(in.Name)
+	valid.Name(f, "name", name, 255)
+	status := cmp.Or(in.Status, OrgActive)
+	valid.OneOf(f, "status", status, OrgActive, OrgSuspended, OrgTrial)
+	partnerID := in.PartnerID
+	switch {
+	case p.Scope == authz.ScopePartner && partnerID == "":
+		partnerID = p.PartnerID
+	case partnerID == "":
+		f.Add("partnerId", "is required for system scope")
+	case !valid.IsUUID(partnerID):
+		f.Add("partnerId", "must be a UUID")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if !p.CanAccessPartner(partnerID) {
+		return nil, ErrPartnerNotFound
+	}
+	now := clock.Format(s.Clock.Now())
+	o := &Organization{ID: uuid.NewString(), PartnerID: partnerID, Name: name, Status: status, CreatedAt: now, UpdatedAt: now}
+	o.Keys = OrgKeys(o.ID, partnerID)
+	pk := PartnerKeys(partnerID)
+	tx := (&store.Tx{}).Add(
+		store.PutNew(o),
+		store.Check(pk.PK, pk.SK, "attribute_exists(PK)"),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: partnerID, Action: "organization.create",
+			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"status": status}}),
+	)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 1) {
+			return nil, ErrPartnerNotFound
+		}
+		return nil, fmt.Errorf("create organization: %w", err)
+	}
+	return o, nil
+}
+
+// GetOrg returns organization id.
+func (s *Service) GetOrg(ctx context.Context, id string) (*Organization, error) {
+	p, err := authz.Require(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	return s.org(ctx, p, id)
+}
+
+// UpdateOrg renames an organization or changes its status. Only partner and
+// system callers change a status: an organization must not lift its own suspension.
+func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organization, error) {
+	p, err := authz.Require(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.Status == nil {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	if in.Status != nil {
+		valid.OneOf(f, "status", *in.Status, OrgActive, OrgSuspended, OrgTrial)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.org(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if in.Status != nil && *in.Status != o.Status && p.Scope != authz.ScopeSystem && p.Scope != authz.ScopePartner {
+		return nil, ErrStatusScope
+	}
+	now := clock.Format(s.Clock.Now())
+	set := []string{"updatedAt = :u"}
+	changes := map[string]any{}
+	if in.Name != nil {
+		set = append(set, "#n = :n")
+		changes["name"] = map[string]string{"from": o.Name, "to": *in.Name}
+		o.Name = *in.Name
+	}
+	if in.Status != nil {
+		set = append(set, "#s = :s")
+		changes["status"] = map[string]string{"from": o.Status, "to": *in.Status}
+		o.Status = *in.Status
+	}
+	k := OrgKey(id)
+	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
+	if in.Name != nil {
+		w.Name("#n", "name").Value(":n", o.Name)
+	}
+	if in.Status != nil {
+		w.Name("#s", "status").Value(":s", o.Status)
+	}
+	o.UpdatedAt = now
+	tx := (&store.Tx{}).Add(w,
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID, Action: "organization.update",
+			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"changes": changes}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, ErrOrgNotFound
+		}
+		return nil, fmt.Errorf("update organization %s: %w", id, err)
+	}
+	return o, nil
+}
+
+// DeleteOrg deletes an organization with no sites, device groups, members or
+// devices; a non-empty one is 409 with its counts. The delete is conditional on
+// the counts, so it cannot race a child's create (which increments them).
+func (s *Service) DeleteOrg(ctx context.Context, id string) error {
+	p, err := authz.Require(ctx, authz.OrgsWrite)
+	if err != nil {
+		return err
+	}
+	if p.Scope != authz.ScopeSystem && p.Scope != authz.ScopePartner {
+		return ErrPartnerOrSystem
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return err
+	}
+	o, err := s.org(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if orgBusy(o) {
+		return orgNotEmpty(o)
+	}
+	sk := SecurityKey(id)
+	tx := (&store.Tx{}).Add(
+		deleteOrg(id),
+		store.Delete(sk.PK, sk.SK),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: o.PartnerID, Action: "organization.delete",
+			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name}),
+	)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if !failedAt(err, 0) {
+			return fmt.Errorf("delete organization %s: %w", id, err)
+		}
+		// A child was created (or the organization deleted) since the read.
+		now, rerr := s.St.Org(ctx, id)
+		switch {
+		case isNotFound(rerr):
+			return ErrOrgNotFound
+		case rerr != nil:
+			return rerr
+		}
+		return orgNotEmpty(now)
+	}
+	return nil
+}
+
+func orgBusy(o *Organization) bool {
+	return o.SiteCount > 0 || o.GroupCount > 0 || o.MemberCount > 0 || o.DeviceCount > 0
+}
+
+func orgNotEmpty(o *Organization) error {
+	return ErrOrgNotEmpty.WithDetails(map[string]int{"siteCount": o.SiteCount, "deviceGroupCount": o.GroupCount,
+		"memberCount": o.MemberCount, "deviceCount": o.DeviceCount})
+}
+
+// GetSecurity returns an organization's MFA policy (defaults when never set).
+func (s *Service) GetSecurity(ctx context.Context, orgID string) (*SecuritySettings, error) {
+	p, err := authz.Require(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", orgID); err != nil {
+		return nil, err
+	}
+	if _, ok := reach(p, orgID); !ok {
+		return nil, ErrOrgNotFound
+	}
+	o, sec, err := s.St.OrgAndSecurity(ctx, orgID)
+	switch {
+	case isNotFound(err):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return &sec, nil
+}
+
+// PutSecurity replaces an organization's MFA policy.
+func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInput) (*SecuritySettings, error) {
+	p, err := authz.Require(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", orgID); err != nil {
+		return nil, err
+	}
+	owner, ok := reach(p, orgID)
+	if !ok {
+		return nil, ErrOrgNotFound
+	}
+	f := fault.Fields{}
+	if in.RequireMFA == nil {
+		f.Add("requireMfa", "is required")
+	}
+	if len(in.AllowedMFAMethods) == 0 {
+		f.Add("allowedMfaMethods", "must list at least one of "+strings.Join(MFAMethods, ", "))
+	}
+	for i, m := range in.AllowedMFAMethods {
+		path := fmt.Sprintf("allowedMfaMethods.%d", i)
+		valid.OneOf(f, path, m, MFAMethods...)
+		if slices.Index(in.AllowedMFAMethods, m) < i {
+			f.Add(path, "is listed twice")
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	sec := DefaultSecurity(orgID)
+	sec.RequireMFA = *in.RequireMFA
+	// Stored in the catalogue's order, whatever the order sent.
+	sec.AllowedMFAMethods = slices.DeleteFunc(slices.Clone(MFAMethods), func(m string) bool {
+		return !slices.Contains(in.AllowedMFAMethods, m)
+	})
+	sec.UpdatedAt = now
+	tx := (&store.Tx{}).Add(
+		store.Put(sec),
+		CheckOrg(orgID, owner),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "organization.security_settings.update",
+			ResourceType: "organization", ResourceID: orgID,
+			Details: map[string]any{"requireMfa": sec.RequireMFA, "allowedMfaMethods": sec.AllowedMFAMethods}}),
+	)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 1) {
+			return nil, ErrOrgNotFound
+		}
+		return nil, fmt.Errorf("security settings of %s: %w", orgID, err)
+	}
+	return &sec, nil
+}
+
+// org reads organization id, or ErrOrgNotFound when it is absent or out of reach.
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*Organization, error) {
+	if _, ok := reach(p, id); !ok {
+		return nil, ErrOrgNotFound
+	}
+	o, err := s.St.Org(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return o, nil
+}
+
+// reach decides what the id alone can decide: whether the caller could reach
+// organization orgID at all, and the partner the organization must belong to for
+// that to hold ("" when nothing more is needed). Writes put that partner into
+// their condition on the organization item; reads check it on the item read.
+func reach(p *authz.Principal, orgID string) (owner string, ok bool) {
+	if p.Scope == authz.ScopePartner {
+		return p.PartnerID, p.PartnerID != "" && p.CanAccessOrg(authz.Org{ID: orgID, PartnerID: p.PartnerID})
+	}
+	return "", p.CanAccessOrg(authz.Org{ID: orgID})
+}
+
+// visibleOrg checks that the caller can see organization orgID: partner and
+// system callers by reading it (so an unknown id is 404 for them too),
+// organization callers by their own id.
+func (s *Service) visibleOrg(ctx context.Context, p *authz.Principal, orgID string) error {
+	if p.Scope == authz.ScopeOrg {
+		if _, ok := reach(p, orgID); !ok {
+			return ErrOrgNotFound
+		}
+		return nil
+	}
+	_, err := s.org(ctx, p, orgID)
+	return err
+}
+
+// canSeeOrgOf is visibleOrg for an item found by its own id: system callers see
+// everything, organization callers their own organization, partner callers what
+// the organization's partner and their orgAccess allow (one read).
+func (s *Service) canSeeOrgOf(ctx context.Context, p *authz.Principal, orgID string) (bool, error) {
+	if p.Scope != authz.ScopePartner {
+		_, ok := reach(p, orgID)
+		return ok, nil
+	}
+	_, err := s.org(ctx, p, orgID)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrOrgNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// orgParam resolves the organization a site or device-group request acts in:
+// organization callers default to their own; partner and system callers name it.
+func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
+	switch {
+	case orgID == "" && p.Scope == authz.ScopeOrg && p.OrgID != "":
+		return p.OrgID
+	case orgID == "":
+		f.Add("orgId", "is required for partner and system scope")
+	case !valid.IsUUID(orgID):
+		f.Add("orgId", "must be a UUID")
+	}
+	return orgID
+}
+
+func byName(an, aid, bn, bid string) int {
+	if c := cmp.Compare(strings.ToLower(an), strings.ToLower(bn)); c != 0 {
+		return c
+	}
+	return cmp.Compare(aid, bid)
+}
+
+// ---- sites ---------------------------------------------------------------
+
+// ListSites returns the sites of an organization the caller can see, by name.
+func (s *Service) ListSites(ctx context.Context, orgID string) ([]Site, error) {
+	p, err := authz.Require(ctx, authz.SitesRead)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	orgID = orgParam(f, p, orgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.visibleOrg(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	sites, err := s.St.Sites(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	sites = slices.DeleteFunc(sites, func(st Site) bool { return !p.CanAccessSite(st.ID) })
+	slices.SortFunc(sites, func(a, b Site) int { return byName(a.Name, a.ID, b.Name, b.ID) })
+	return sites, nil
+}
+
+// CreateSite creates a site and counts it on its organization in one transaction
+// that requires the organization to exist.
+func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
+	p, err := authz.Require(ctx, authz.SitesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if p.SiteRestricted() {
+		return nil, ErrSiteRestricted
+	}
+	f := fault.Fields{}
+	orgID := orgParam(f, p, in.OrgID)
+	name := strings.TrimSpace(in.Name)
+	valid.Name(f, "name", name, 255)
+	tz := "UTC"
+	if in.Timezone != nil {
+		tz = *in.Timezone
+		timezone(f, "timezone", tz)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	owner, ok := reach(p, orgID)
+	if !ok {
+		return nil, ErrOrgNotFound
+	}
+	now := clock.Format(s.Clock.Now())
+	st := &Site{ID: uuid.NewString(), OrgID: orgID, Name: name, Timezone: tz, CreatedAt: now, UpdatedAt: now}
+	st.Keys = SiteKeys(orgID, st.ID)
+	tx := (&store.Tx{}).Add(
+		store.PutNew(st),
+		CountOrg(orgID, owner, CountSites, 1),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "site.create",
+			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"timezone": tz}}),
+	)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 1) {
+			return nil, ErrOrgNotFound
+		}
+		return nil, fmt.Errorf("create site: %w", err)
+	}
+	return st, nil
+}
+
+// GetSite returns site id.
+func (s *Service) GetSite(ctx context.Context, id string) (*Site, error) {
+	p, err := authz.Require(ctx, authz.SitesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	st, err := s.site(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.canSeeOrgOf(ctx, p, st.OrgID)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, ErrSiteNotFound
+	}
+	return st, nil
+}
+
+// UpdateSite renames a site or changes its timezone.
+func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Site, error) {
+	p, err := authz.Require(ctx, authz.SitesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.Timezone == nil {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	if in.Timezone != nil {
+		timezone(f, "timezone", *in.Timezone)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	st, err := s.site(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	owner, _ := reach(p, st.OrgID)
+	now := clock.Format(s.Clock.Now())
+	set := []string{"updatedAt = :u"}
+	changes := map[string]any{}
+	if in.Name != nil {
+		set = append(set, "#n = :n")
+		changes["name"] = map[string]string{"from": st.Name, "to": *in.Name}
+		st.Name = *in.Name
+	}
+	if in.Timezone != nil {
+		set = append(set, "#tz = :tz")
+		changes["timezone"] = map[string]string{"from": st.Timezone, "to": *in.Timezone}
+		st.Timezone = *in.Timezone
+	}
+	st.UpdatedAt = now
+	k := SiteKeys(st.OrgID, st.ID)
+	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
+	if in.Name != nil {
+		w.Name("#n", "name").Value(":n", st.Name)
+	}
+	if in.Timezone != nil {
+		w.Name("#tz", "timezone").Value(":tz", st.Timezone)
+	}
+	tx := (&store.Tx{}).Add(w,
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.update",
+			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"changes": changes}}))
+	if owner != "" {
+		tx.Add(CheckOrg(st.OrgID, owner))
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if conditionFailed(err) {
+			// The site is gone, or (partner caller) its organization is not theirs.
+			return nil, ErrSiteNotFound
+		}
+		return nil, fmt.Errorf("update site %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// DeleteSite deletes a site with no device groups and no devices, and uncounts
+// it on its organization.
+func (s *Service) DeleteSite(ctx context.Context, id string) error {
+	p, err := authz.Require(ctx, authz.SitesDelete)
+	if err != nil {
+		return err
+	}
+	if p.SiteRestricted() {
+		return ErrSiteRestricted
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return err
+	}
+	st, err := s.site(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if st.GroupCount > 0 || st.DeviceCount > 0 {
+		return siteNotEmpty(st)
+	}
+	owner, _ := reach(p, st.OrgID)
+	tx := (&store.Tx{}).Add(
+		deleteSite(st.OrgID, st.ID),
+		CountOrg(st.OrgID, owner, CountSites, -1),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.delete",
+			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name}),
+	)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case failedAt(err, 1):
+			return ErrSiteNotFound
+		case !failedAt(err, 0):
+			return fmt.Errorf("delete site %s: %w", id, err)
+		}
+		now, rerr := s.St.Site(ctx, st.OrgID, st.ID)
+		switch {
+		case isNotFound(rerr):
+			return ErrSiteNotFound
+		case rerr != nil:
+			return rerr
+		}
+		return siteNotEmpty(now)
+	}
+	return nil
+}
+
+func siteNotEmpty(st *Site) error {
+	return ErrSiteNotEmpty.WithDetails(map[string]int{"deviceGroupCount": st.GroupCount, "deviceCount": st.DeviceCount})
+}
+
+// site finds site id and applies what the id and the item decide: the caller's
+// reach over its organization and their site restriction. Partner callers'
+// ownership of the organization is still to check (canSeeOrgOf, or a condition).
+func (s *Service) site(ctx context.Context, p *authz.Principal, id string) (*Site, error) {
+	st, err := s.St.SiteByID(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil, ErrSiteNotFound
+	case err != nil:
+		return nil, err
+	}
+	if _, ok := reach(p, st.OrgID); !ok || !p.CanAccessSite(st.ID) {
+		return nil, ErrSiteNotFound
+	}
+	return st, nil
+}
+
+// timezone checks an IANA zone name ("Local" and "" are not zones).
+func timezone(f fault.Fields, path, tz string) {
+	if tz == "" || tz == "Local" || len(tz) > 64 {
+		f.Add(path, "must be an IANA time zone such as Europe/Berlin")
+		return
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		f.Add(path, "must be an IANA time zone such as Europe/Berlin")
+	}
+}
+
+// ---- device groups ---------------------------------------------------------
+
+// ListGroups returns the device groups of an organization the caller can see.
+func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	orgID = orgParam(f, p, orgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.visibleOrg(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	groups, err := s.St.Groups(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	groups = slices.DeleteFunc(groups, func(g DeviceGroup) bool { return !groupVisible(p, &g) })
+	slices.SortFunc(groups, func(a, b DeviceGroup) int { return byName(a.Name, a.ID, b.Name, b.ID) })
+	return groups, nil
+}
+
+// CreateGroup creates a device group, optionally within a site, counting it on
+// its organization (and site) in one transaction that requires both to exist.
+func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if groupRestricted(p) {
+		return nil, ErrGroupRestricted
+	}
+	f := fault.Fields{}
+	orgID := orgParam(f, p, in.OrgID)
+	name := strings.TrimSpace(in.Name)
+	valid.Name(f, "name", name, 255)
+	if in.SiteID != "" {
+		valid.UUID(f, "siteId", in.SiteID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if p.SiteRestricted() && in.SiteID == "" {
+		return nil, ErrSiteRequired
+	}
+	owner, ok := reach(p, orgID)
+	if !ok {
+		return nil, ErrOrgNotFound
+	}
+	if in.SiteID != "" && !p.CanAccessSite(in.SiteID) {
+		return nil, ErrSiteNotFound
+	}
+	now := clock.Format(s.Clock.Now())
+	g := &DeviceGroup{ID: uuid.NewString(), OrgID: orgID, Name: name, CreatedAt: now}
+	g.Keys = GroupKeys(orgID, g.ID)
+	details := map[string]any{}
+	if in.SiteID != "" {
+		g.SiteID = &in.SiteID
+		details["siteId"] = in.SiteID
+	}
+	tx := (&store.Tx{}).Add(
+		store.PutNew(g),
+		CountOrg(orgID, owner, CountGroups, 1),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
+			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}),
+	)
+	if in.SiteID != "" {
+		tx.Add(CountSite(orgID, in.SiteID, CountGroups, 1))
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case failedAt(err, 1):
+			return nil, ErrOrgNotFound
+		case failedAt(err, 3):
+			return nil, ErrSiteNotFound
+		}
+		return nil, fmt.Errorf("create device group: %w", err)
+	}
+	return g, nil
+}
+
+// GetGroup returns device group id.
+func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.canSeeOrgOf(ctx, p, g.OrgID)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, ErrGroupNotFound
+	}
+	return g, nil
+}
+
+// DeleteGroup deletes a device group with no devices and uncounts it.
+func (s *Service) DeleteGroup(ctx context.Context, id string) error {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return err
+	}
+	if groupRestricted(p) {
+		return ErrGroupRestricted
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return err
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if g.DeviceCount > 0 {
+		return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": g.DeviceCount})
+	}
+	owner, _ := reach(p, g.OrgID)
+	tx := (&store.Tx{}).Add(
+		deleteGroup(g.OrgID, g.ID),
+		CountOrg(g.OrgID, owner, CountGroups, -1),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.delete",
+			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name}),
+	)
+	if g.SiteID != nil {
+		tx.Add(CountSite(g.OrgID, *g.SiteID, CountGroups, -1))
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case failedAt(err, 1):
+			return ErrGroupNotFound
+		case !failedAt(err, 0):
+			return fmt.Errorf("delete device group %s: %w", id, err)
+		}
+		now, rerr := s.St.Group(ctx, g.OrgID, g.ID)
+		switch {
+		case isNotFound(rerr):
+			return ErrGroupNotFound
+		case rerr != nil:
+			return rerr
+		}
+		return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": now.DeviceCount})
+	}
+	return nil
+}
+
+// group finds device group id and applies the caller's reach and restrictions.
+func (s *Service) group(ctx context.Context, p *authz.Principal, id string) (*DeviceGroup, error) {
+	g, err := s.St.GroupByID(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil, ErrGroupNotFound
+	case err != nil:
+		return nil, err
+	}
+	if _, ok := reach(p, g.OrgID); !ok || !groupVisible(p, g) {
+		return nil, ErrGroupNotFound
+	}
+	return g, nil
+}
+
+// groupVisible applies site and device-group restrictions: a group without a
+// site is visible only to callers without a site restriction.
+func groupVisible(p *authz.Principal, g *DeviceGroup) bool {
+	site := ""
+	if g.SiteID != nil {
+		site = *g.SiteID
+	}
+	return p.CanAccessSite(site) && p.CanAccessDeviceGroups([]string{g.ID})
+}
+
+func groupRestricted(p *authz.Principal) bool {
+	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
+}

@@ -1,0 +1,271 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the tenancy rows of the package doc. Reads by
+// organization take the organization id (it is the partition); reads by a site's
+// or device group's own id go through GSI1 and leave the access decision to the
+// caller, which must check the organization the item names.
+type Store struct{ St *store.Store }
+
+// Counter names a child count kept on an organization, a site or a device group.
+type Counter string
+
+// Counters. Every package that creates or removes a child of an organization
+// (a membership, a device) adds the matching count write to its transaction, so
+// deleting a non-empty organization or site is refused without a scan.
+const (
+	CountSites   Counter = "siteCount"
+	CountGroups  Counter = "groupCount"
+	CountMembers Counter = "memberCount"
+	CountDevices Counter = "deviceCount"
+)
+
+// MFA methods an organization may allow.
+var MFAMethods = []string{"totp", "sms", "passkey"}
+
+// DefaultSecurity is the policy of an organization that never set one.
+func DefaultSecurity(orgID string) SecuritySettings {
+	k := SecurityKey(orgID)
+	return SecuritySettings{Keys: store.Keys{PK: k.PK, SK: k.SK}, OrgID: orgID,
+		AllowedMFAMethods: append([]string(nil), MFAMethods...)}
+}
+
+// Org reads organization id (consistent read); store.ErrNotFound when absent.
+func (s Store) Org(ctx context.Context, id string) (*Organization, error) {
+	var o Organization
+	k := OrgKey(id)
+	if err := s.St.Get(ctx, k.PK, k.SK, &o); err != nil {
+		return nil, fmt.Errorf("get organization %s: %w", id, err)
+	}
+	return &o, nil
+}
+
+// PartnerOrgs lists the organizations of partnerID (one GSI1 query).
+func (s Store) PartnerOrgs(ctx context.Context, partnerID string) ([]Organization, error) {
+	out := []Organization{}
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "PARTNER#" + partnerID + "#ORGS"}, &out); err != nil {
+		return nil, fmt.Errorf("organizations of partner %s: %w", partnerID, err)
+	}
+	return out, nil
+}
+
+// AllOrgs lists every organization (one GSI2 query; system scope).
+func (s Store) AllOrgs(ctx context.Context) ([]Organization, error) {
+	out := []Organization{}
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI2, PK: "ORGS"}, &out); err != nil {
+		return nil, fmt.Errorf("all organizations: %w", err)
+	}
+	return out, nil
+}
+
+// OrgsByID reads the organizations of ids that exist (one BatchGetItem per 100 ids).
+func (s Store) OrgsByID(ctx context.Context, ids []string) ([]Organization, error) {
+	out := []Organization{}
+	for start := 0; start < len(ids); start += 100 {
+		chunk := ids[start:min(start+100, len(ids))]
+		refs := make([]store.KeyRef, len(chunk))
+		for i, id := range chunk {
+			refs[i] = OrgKey(id)
+		}
+		items, err := s.St.BatchGet(ctx, refs...)
+		if err != nil {
+			return nil, fmt.Errorf("organizations by id: %w", err)
+		}
+		for _, it := range items {
+			var o Organization
+			if err := store.Unmarshal(it, &o); err != nil {
+				return nil, err
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// OrgAndSecurity reads organization id and its security settings in one call;
+// settings never written are DefaultSecurity.
+func (s Store) OrgAndSecurity(ctx context.Context, id string) (*Organization, SecuritySettings, error) {
+	ok, sk := OrgKey(id), SecurityKey(id)
+	items, err := s.St.BatchGet(ctx, ok, sk)
+	if err != nil {
+		return nil, SecuritySettings{}, fmt.Errorf("organization %s with security settings: %w", id, err)
+	}
+	oi, found := items[ok.PK+"|"+ok.SK]
+	if !found {
+		return nil, SecuritySettings{}, fmt.Errorf("get organization %s: %w", id, store.ErrNotFound)
+	}
+	var o Organization
+	if err := store.Unmarshal(oi, &o); err != nil {
+		return nil, SecuritySettings{}, err
+	}
+	sec := DefaultSecurity(id)
+	if si, found := items[sk.PK+"|"+sk.SK]; found {
+		if err := store.Unmarshal(si, &sec); err != nil {
+			return nil, SecuritySettings{}, err
+		}
+	}
+	return &o, sec, nil
+}
+
+// SecuritySettings reads organization orgID's MFA policy (one GetItem), or
+// DefaultSecurity when none was set. It makes no access decision: it is for other
+// packages (sign-in, MFA setup) that already know the organization.
+func (s Store) SecuritySettings(ctx context.Context, orgID string) (SecuritySettings, error) {
+	sec := DefaultSecurity(orgID)
+	k := SecurityKey(orgID)
+	err := s.St.Get(ctx, k.PK, k.SK, &sec)
+	switch {
+	case err == nil:
+		return sec, nil
+	case isNotFound(err):
+		return DefaultSecurity(orgID), nil
+	}
+	return SecuritySettings{}, fmt.Errorf("security settings of %s: %w", orgID, err)
+}
+
+// Sites lists the sites of organization orgID.
+func (s Store) Sites(ctx context.Context, orgID string) ([]Site, error) {
+	out := []Site{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SITE#"}, &out); err != nil {
+		return nil, fmt.Errorf("sites of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Site reads site id of organization orgID (consistent read).
+func (s Store) Site(ctx context.Context, orgID, id string) (*Site, error) {
+	var st Site
+	k := SiteKeys(orgID, id)
+	if err := s.St.Get(ctx, k.PK, k.SK, &st); err != nil {
+		return nil, fmt.Errorf("get site %s: %w", id, err)
+	}
+	return &st, nil
+}
+
+// SiteByID finds site id of whatever organization (GSI1, eventually consistent).
+// The caller decides whether the organization it names is visible.
+func (s Store) SiteByID(ctx context.Context, id string) (*Site, error) {
+	var out []Site
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SITEREF#" + id, SKPrefix: "SITE"}, &out); err != nil {
+		return nil, fmt.Errorf("site %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("site %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// Groups lists the device groups of organization orgID.
+func (s Store) Groups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
+	out := []DeviceGroup{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DGROUP#"}, &out); err != nil {
+		return nil, fmt.Errorf("device groups of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Group reads device group id of organization orgID (consistent read).
+func (s Store) Group(ctx context.Context, orgID, id string) (*DeviceGroup, error) {
+	var g DeviceGroup
+	k := GroupKeys(orgID, id)
+	if err := s.St.Get(ctx, k.PK, k.SK, &g); err != nil {
+		return nil, fmt.Errorf("get device group %s: %w", id, err)
+	}
+	return &g, nil
+}
+
+// GroupByID finds device group id of whatever organization (GSI1, eventually
+// consistent). The caller decides whether the organization it names is visible.
+func (s Store) GroupByID(ctx context.Context, id string) (*DeviceGroup, error) {
+	var out []DeviceGroup
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "DGROUPREF#" + id, SKPrefix: "DGROUP"}, &out); err != nil {
+		return nil, fmt.Errorf("device group %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("device group %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// Commit runs a transaction (see store.Store.Commit).
+func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Commit(ctx, tx) }
+
+// CountOrg adds delta to counter c of organization orgID. The write requires the
+// organization to exist and, when partnerID is not "", to belong to that partner:
+// added to a child's create, it makes the create fail rather than orphan the child
+// when the organization is gone (or is not the caller's).
+func CountOrg(orgID, partnerID string, c Counter, delta int) *store.Write {
+	k := OrgKey(orgID)
+	w := store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(c)).Value(":d", delta)
+	return ownedBy(w, partnerID).Exists()
+}
+
+// CheckOrg asserts, inside a transaction, that organization orgID exists and,
+// when partnerID is not "", belongs to that partner.
+func CheckOrg(orgID, partnerID string) *store.Write {
+	k := OrgKey(orgID)
+	return ownedBy(store.Check(k.PK, k.SK, ""), partnerID).Exists()
+}
+
+// CountSite adds delta to counter c of site siteID of organization orgID; the
+// site must exist (so a child cannot land in a deleted or foreign site).
+func CountSite(orgID, siteID string, c Counter, delta int) *store.Write {
+	k := SiteKeys(orgID, siteID)
+	return store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(c)).Value(":d", delta).Exists()
+}
+
+// CountGroup adds delta to the device count of device group groupID; the group
+// must exist.
+func CountGroup(orgID, groupID string, delta int) *store.Write {
+	k := GroupKeys(orgID, groupID)
+	return store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(CountDevices)).Value(":d", delta).Exists()
+}
+
+func ownedBy(w *store.Write, partnerID string) *store.Write {
+	if partnerID == "" {
+		return w
+	}
+	return w.If("partnerId = :owner").Value(":owner", partnerID)
+}
+
+// empty is the condition that every named counter is zero (or was never set).
+func empty(w *store.Write, counters ...Counter) *store.Write {
+	terms := make([]string, len(counters))
+	for i, c := range counters {
+		n := fmt.Sprintf("#c%d", i)
+		terms[i] = fmt.Sprintf("attribute_not_exists(%s) OR %s = :zero", n, n)
+		w.Name(n, string(c))
+	}
+	// Exists wraps the condition in parentheses; DynamoDB refuses redundant ones,
+	// so a single term goes in bare.
+	cond := terms[0]
+	if len(terms) > 1 {
+		cond = "(" + strings.Join(terms, ") AND (") + ")"
+	}
+	return w.If(cond).Value(":zero", 0).Exists()
+}
+
+// deleteOrg removes an organization that has no children.
+func deleteOrg(id string) *store.Write {
+	k := OrgKey(id)
+	return empty(store.Delete(k.PK, k.SK), CountSites, CountGroups, CountMembers, CountDevices)
+}
+
+// deleteSite removes a site that has no device groups and no devices.
+func deleteSite(orgID, id string) *store.Write {
+	k := SiteKeys(orgID, id)
+	return empty(store.Delete(k.PK, k.SK), CountGroups, CountDevices)
+}
+
+// deleteGroup removes a device group that has no devices.
+func deleteGroup(orgID, id string) *store.Write {
+	k := GroupKeys(orgID, id)
+	return empty(store.Delete(k.PK, k.SK), CountDevices)
+}
