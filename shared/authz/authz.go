@@ -172,10 +172,11 @@ func Authenticated(ctx context.Context) (*Principal, error) {
 }
 
 // keyAllows applies spec 1's scope rules: [] allows nothing scope-protected,
-// "*" allows everything, otherwise the exact resource:action.
+// "*" (or "*:*", the catalogue's wildcard) allows everything, otherwise the exact
+// resource:action or its resource:*, as Set.Has reads a role's permissions.
 func (p *Principal) keyAllows(perm Permission) bool {
 	for _, s := range p.KeyScopes {
-		if s == "*" || s == perm.String() || s == perm.Resource+":*" {
+		if s == "*" || s == AdminAll.String() || s == perm.String() || s == perm.Resource+":*" {
 			return true
 		}
 	}
@@ -219,7 +220,7 @@ func (p *Principal) CanAccessOrg(o Org) bool {
 	case ScopeSystem:
 		return true
 	case ScopePartner:
-		if o.PartnerID != p.PartnerID {
+		if p.PartnerID == "" || o.PartnerID != p.PartnerID {
 			return false
 		}
 		switch p.OrgAccess {
@@ -237,7 +238,7 @@ func (p *Principal) CanAccessOrg(o Org) bool {
 
 // CanAccessPartner reports whether the caller may act on partner partnerID itself.
 func (p *Principal) CanAccessPartner(partnerID string) bool {
-	return p.Scope == ScopeSystem || (p.Scope == ScopePartner && p.PartnerID == partnerID)
+	return p.Scope == ScopeSystem || (p.Scope == ScopePartner && p.PartnerID != "" && p.PartnerID == partnerID)
 }
 
 // SiteRestricted reports whether the caller is limited to some sites.

@@ -10,6 +10,13 @@
 // A role is read by its full key when its owner is known (memberships store it),
 // and through GSI1 when a path gives only the id; the service then checks that the
 // caller may see the owner. Permissions are stored as "resource:action" strings.
+//
+// A parent is a system role of the owner's scope or a custom role of the same
+// owner, so a chain is read from one ByOwner query plus code (SystemRoles).
+// Custom roles carry a version (compare-and-swap on every change) and a
+// childCount kept in the same transaction as each child's create, re-parent and
+// delete, so a delete conditioned on childCount = 0 cannot race a new child into
+// an orphan. The name guard is written and removed in the role's transactions.
 package role
 
 import (
@@ -29,10 +36,13 @@ func OrgOwner(orgID string) string { return "ORG#" + orgID }
 // Role is a set of permissions, optionally inheriting a parent's.
 type Role struct {
 	store.Keys
-	ID           string      `dynamodbav:"id" json:"id"`
-	Owner        string      `dynamodbav:"owner" json:"-"`
-	PartnerID    *string     `dynamodbav:"partnerId" json:"partnerId"`
-	OrgID        *string     `dynamodbav:"orgId" json:"orgId"`
+	ID        string  `dynamodbav:"id" json:"id"`
+	Owner     string  `dynamodbav:"owner" json:"-"`
+	PartnerID *string `dynamodbav:"partnerId" json:"partnerId"`
+	OrgID     *string `dynamodbav:"orgId" json:"orgId"`
+	// OrgPartnerID is the partner of an owning organization, so visibility is
+	// decided without reading the organization.
+	OrgPartnerID string      `dynamodbav:"orgPartnerId,omitempty" json:"-"`
 	ParentRoleID *string     `dynamodbav:"parentRoleId" json:"parentRoleId"`
 	ParentOwner  string      `dynamodbav:"parentOwner,omitempty" json:"-"`
 	Scope        authz.Scope `dynamodbav:"scope" json:"scope"`
@@ -41,8 +51,12 @@ type Role struct {
 	IsSystem     bool        `dynamodbav:"isSystem" json:"isSystem"`
 	ForceMFA     bool        `dynamodbav:"forceMfa" json:"forceMfa"`
 	Permissions  []string    `dynamodbav:"permissions" json:"-"`
-	CreatedAt    string      `dynamodbav:"createdAt" json:"createdAt"`
-	UpdatedAt    string      `dynamodbav:"updatedAt" json:"updatedAt"`
+	// Version increments on every change of a custom role (compare-and-swap).
+	Version int `dynamodbav:"version" json:"-"`
+	// ChildCount is the number of custom roles naming this one as parent.
+	ChildCount int    `dynamodbav:"childCount" json:"-"`
+	CreatedAt  string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt  string `dynamodbav:"updatedAt" json:"updatedAt"`
 }
 
 // Keys of a role.

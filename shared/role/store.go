@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
@@ -99,6 +100,29 @@ func (s Store) Seed(ctx context.Context, now string) error {
 		}
 	}
 	return nil
+}
+
+// nameGuard reserves a role name (case-insensitively) within its owner.
+type nameGuard struct {
+	store.Keys
+	RoleID string `dynamodbav:"roleId"`
+}
+
+// nameKey is the guard key of name within owner.
+func nameKey(owner, name string) store.KeyRef {
+	return store.KeyRef{PK: "ROLES#" + owner, SK: "NAME#" + strings.ToLower(name)}
+}
+
+// putName reserves name for roleID; it fails its condition when the name is taken.
+func putName(owner, name, roleID string) *store.Write {
+	k := nameKey(owner, name)
+	return store.PutNew(nameGuard{Keys: store.Keys{PK: k.PK, SK: k.SK}, RoleID: roleID})
+}
+
+// deleteName releases name.
+func deleteName(owner, name string) *store.Write {
+	k := nameKey(owner, name)
+	return store.Delete(k.PK, k.SK)
 }
 
 // IsNotFound reports an unknown role.

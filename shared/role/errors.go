@@ -1,0 +1,28 @@
+package role
+
+import "github.com/gale-rmm/gale/shared/fault"
+
+// Errors of the role service, with the spec's texts where it gives one.
+var (
+	// ErrNotFound is an unknown role or one of an owner the caller cannot see.
+	ErrNotFound = fault.NotFound("Role not found")
+	// ErrOrgNotFound is an orgId the caller cannot access (or that does not exist).
+	ErrOrgNotFound = fault.NotFound("Organization not found")
+
+	ErrModifySystem = fault.Forbidden("Cannot modify system roles")
+	ErrDeleteSystem = fault.Forbidden("Cannot delete system roles")
+	// ErrWildcard refuses `*:*` (directly or through a parent) to a caller who
+	// does not hold it (DECISIONS.md).
+	ErrWildcard = fault.Forbidden("Only a holder of *:* can assign the *:* permission")
+
+	// ErrInUse carries details {userCount, childRoleCount}.
+	ErrInUse     = fault.BadRequest("Cannot delete role with assigned users")
+	ErrCircular  = fault.BadRequest("Circular role inheritance")
+	ErrTooDeep   = fault.BadRequest("Role inheritance is too deep")
+	ErrNoUpdates = fault.BadRequest("No updates provided")
+
+	ErrNameTaken = fault.Conflict("A role with this name already exists")
+	// ErrChanged is a lost compare-and-swap: the role, its parent chain or its
+	// children changed between read and write. Reading again and retrying is safe.
+	ErrChanged = fault.Conflict("Role was changed by another request; retry").WithCode(fault.CodeRaceLost)
+)

@@ -1,0 +1,759 @@
+package role
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Bounds of a role's fields (spec 2: name up to 100 characters).
+const (
+	MaxName        = 100
+	MaxDescription = 2000
+)
+
+// Holders is what the service reads of memberships; user.Store satisfies it.
+type Holders interface {
+	// RoleHolders lists the memberships holding a role.
+	RoleHolders(ctx context.Context, roleID string) ([]user.Membership, error)
+	// Members lists the memberships of a tenant.
+	Members(ctx context.Context, scope authz.Scope, partnerID, orgID string) ([]user.Membership, error)
+}
+
+// Orgs finds an organization by id, for partner and system callers naming orgId
+// and for organization callers whose principal lacks their partner. An unknown
+// id is an error matching store.ErrNotFound.
+type Orgs interface {
+	Org(ctx context.Context, id string) (authz.Org, error)
+}
+
+// OrgFunc adapts a function to Orgs.
+type OrgFunc func(ctx context.Context, id string) (authz.Org, error)
+
+// Org calls f.
+func (f OrgFunc) Org(ctx context.Context, id string) (authz.Org, error) { return f(ctx, id) }
+
+// Service manages roles. Every method authorizes first; a change is written with
+// its audit record in one transaction.
+type Service struct {
+	St    *store.Store
+	Roles Store
+	Users Holders
+	Orgs  Orgs
+}
+
+// View is a role as the API shows it: the record, its direct permissions and the
+// number of users holding it in the scope it was read from.
+type View struct {
+	*Role
+	Permissions []authz.Permission `json:"permissions"`
+	UserCount   int                `json:"userCount"`
+}
+
+// CreateInput is the body of POST /roles.
+type CreateInput struct {
+	// OrgID names the organization for partner and system callers (DECISIONS.md);
+	// without it a partner caller creates a partner role. Organization callers
+	// may omit it or name their own organization.
+	OrgID        string
+	Name         string
+	Description  string
+	Permissions  []authz.Permission
+	ParentRoleID *string
+}
+
+// UpdateInput is the body of PATCH /roles/:id; nil fields are left unchanged.
+type UpdateInput struct {
+	Name        *string
+	Description *string
+	// Permissions replaces the direct permissions.
+	Permissions *[]authz.Permission
+	// ParentRoleID sets the parent; a pointer to "" removes it.
+	ParentRoleID *string
+}
+
+// owner is where a custom role lives: a partner or an organization.
+type owner struct {
+	key       string // PARTNER#<id> or ORG#<id>
+	scope     authz.Scope
+	partnerID string // the partner, or the organization's partner
+	orgID     string
+}
+
+func ownerOfOrg(o authz.Org) owner {
+	return owner{key: OrgOwner(o.ID), scope: authz.ScopeOrg, partnerID: o.PartnerID, orgID: o.ID}
+}
+
+func ownerOfPartner(partnerID string) owner {
+	return owner{key: PartnerOwner(partnerID), scope: authz.ScopePartner, partnerID: partnerID}
+}
+
+// ownerOf is the owner of a custom role.
+func ownerOf(r *Role) owner {
+	if r.OrgID != nil {
+		return ownerOfOrg(authz.Org{ID: *r.OrgID, PartnerID: r.OrgPartnerID})
+	}
+	if r.PartnerID != nil {
+		return ownerOfPartner(*r.PartnerID)
+	}
+	return owner{key: r.Owner, scope: r.Scope}
+}
+
+// stamp sets r's owner fields.
+func (o owner) stamp(r *Role) {
+	r.Owner, r.Scope = o.key, o.scope
+	if o.orgID != "" {
+		id := o.orgID
+		r.OrgID, r.OrgPartnerID = &id, o.partnerID
+	} else {
+		id := o.partnerID
+		r.PartnerID = &id
+	}
+	r.Keys = keys(o.key, r.ID)
+}
+
+// ownerFor resolves where a caller creates or lists roles: the organization they
+// name (partner and system callers), or their own partner or organization.
+func (s *Service) ownerFor(ctx context.Context, p *authz.Principal, orgID string) (owner, error) {
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return owner{}, err
+	}
+	if orgID != "" && !valid.IsUUID(orgID) {
+		return owner{}, fault.Invalid("orgId", "must be a UUID")
+	}
+	switch p.Scope {
+	case authz.ScopeOrg:
+		if p.OrgID == "" {
+			return owner{}, authz.ErrContextRequired
+		}
+		if orgID != "" && orgID != p.OrgID {
+			return owner{}, ErrOrgNotFound
+		}
+		// The partner may be unknown here; withPartner reads it when a write needs it.
+		return ownerOfOrg(authz.Org{ID: p.OrgID, PartnerID: p.PartnerID}), nil
+	case authz.ScopePartner, authz.ScopeSystem:
+		if orgID != "" {
+			return s.org(ctx, p, orgID)
+		}
+		if p.Scope == authz.ScopePartner && p.PartnerID != "" {
+			return ownerOfPartner(p.PartnerID), nil
+		}
+	}
+	return owner{}, authz.ErrContextRequired
+}
+
+// withPartner completes an organization owner whose partner the caller's
+// principal did not carry (organization memberships need not), so the roles it
+// writes record the organization's partner for visibility checks.
+func (s *Service) withPartner(ctx context.Context, p *authz.Principal, o owner) (owner, error) {
+	if o.scope != authz.ScopeOrg || o.partnerID != "" {
+		return o, nil
+	}
+	return s.org(ctx, p, o.orgID)
+}
+
+// org reads organization id and checks the caller may reach it (else 404).
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (owner, error) {
+	o, err := s.Orgs.Org(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return owner{}, ErrOrgNotFound
+	}
+	if err != nil {
+		return owner{}, fmt.Errorf("organization %s: %w", id, err)
+	}
+	if !p.CanAccessOrg(o) {
+		return owner{}, ErrOrgNotFound
+	}
+	return ownerOfOrg(o), nil
+}
+
+// visible reports whether p may see r: a system role of a scope the caller works
+// in, or a custom role of an owner the caller can reach.
+func visible(p *authz.Principal, r *Role) bool {
+	if r.IsSystem {
+		switch p.Scope {
+		case authz.ScopeSystem:
+			return true
+		case authz.ScopePartner:
+			return r.Scope == authz.ScopePartner || r.Scope == authz.ScopeOrg
+		case authz.ScopeOrg:
+			return r.Scope == authz.ScopeOrg
+		}
+		return false
+	}
+	switch {
+	case r.OrgID != nil:
+		return p.CanAccessOrg(authz.Org{ID: *r.OrgID, PartnerID: r.OrgPartnerID})
+	case r.PartnerID != nil:
+		return p.CanAccessPartner(*r.PartnerID)
+	}
+	return false
+}
+
+// load reads role id for p: unknown and invisible roles are both 404.
+func (s *Service) load(ctx context.Context, p *authz.Principal, id string) (*Role, error) {
+	if !valid.IsUUID(id) {
+		return nil, fault.Invalid("id", "must be a UUID")
+	}
+	r, err := s.Roles.ByID(ctx, id)
+	if IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !visible(p, r) {
+		return nil, ErrNotFound
+	}
+	return r, nil
+}
+
+// permissionStrings validates ps against the catalogue (naming permissions.N)
+// and returns them as resource:action strings, duplicates dropped.
+func permissionStrings(f fault.Fields, ps []authz.Permission) []string {
+	out := make([]string, 0, len(ps))
+	for i, p := range ps {
+		if !authz.Known(p) {
+			f.Addf(fmt.Sprintf("permissions.%d", i), "%q is not a permission of the catalogue", p.String())
+			continue
+		}
+		if !slices.Contains(out, p.String()) {
+			out = append(out, p.String())
+		}
+	}
+	return out
+}
+
+// systemRole returns the seeded role id (definitions are code).
+func systemRole(id string) (*Role, bool) {
+	for _, r := range SystemRoles() {
+		if r.ID == id {
+			r.Keys = keys(SystemOwner, r.ID)
+			return &r, true
+		}
+	}
+	return nil, false
+}
+
+// lineage is what a parent change needs to know: the new chain of ancestors
+// (parent first; custom roles of the owner, possibly ending in a system role).
+type lineage struct {
+	chain    []*Role
+	wildcard bool // some ancestor grants *:*
+}
+
+// ancestry checks that parentID may be the parent of role self (a new id on
+// create) owned by o: a system role of o's scope or a custom role of o, with no
+// cycle and a chain no deeper than MaxDepth counting self's descendants. fam is
+// o's custom roles.
+func (s *Service) ancestry(ctx context.Context, p *authz.Principal, o owner, fam map[string]*Role, self, parentID string) (lineage, error) {
+	if parentID == self {
+		return lineage{}, ErrCircular
+	}
+	var l lineage
+	next := parentID
+	for next != "" {
+		if len(l.chain) >= MaxDepth {
+			return lineage{}, ErrTooDeep
+		}
+		if next == self {
+			return lineage{}, ErrCircular
+		}
+		r, ok := fam[next]
+		if !ok {
+			sys, isSys := systemRole(next)
+			switch {
+			case isSys && sys.Scope == o.scope:
+				r = sys
+			case len(l.chain) == 0:
+				return lineage{}, s.foreignParent(ctx, p, parentID)
+			default:
+				return lineage{}, fmt.Errorf("role %s: parent %s is missing from owner %s", l.chain[len(l.chain)-1].ID, next, o.key)
+			}
+		}
+		l.chain = append(l.chain, r)
+		l.wildcard = l.wildcard || slices.Contains(r.Permissions, authz.AdminAll.String())
+		next = ""
+		if r.ParentRoleID != nil {
+			next = *r.ParentRoleID
+		}
+	}
+	if len(l.chain)+1+height(fam, self) > MaxDepth {
+		return lineage{}, ErrTooDeep
+	}
+	return l, nil
+}
+
+// foreignParent answers a parent that is not the owner's: 400 when the caller
+// can see it (another scope's system role, another owner's role), else 404.
+func (s *Service) foreignParent(ctx context.Context, p *authz.Principal, id string) error {
+	r, err := s.Roles.ByID(ctx, id)
+	if IsNotFound(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if !visible(p, r) {
+		return ErrNotFound
+	}
+	return fault.Invalid("parentRoleId", "must be a system role of the same scope or a role of the same owner")
+}
+
+// height is the length of the longest chain of descendants below id.
+func height(fam map[string]*Role, id string) int {
+	var walk func(id string, seen map[string]bool) int
+	walk = func(id string, seen map[string]bool) int {
+		if seen[id] {
+			return MaxDepth // a stored cycle: refuse anything that joins it
+		}
+		seen[id] = true
+		h := 0
+		for _, c := range fam {
+			if c.ParentRoleID != nil && *c.ParentRoleID == id {
+				h = max(h, 1+walk(c.ID, seen))
+			}
+		}
+		delete(seen, id)
+		return h
+	}
+	return walk(id, map[string]bool{})
+}
+
+// family reads o's custom roles by id.
+func (s *Service) family(ctx context.Context, o owner) (map[string]*Role, error) {
+	rs, err := s.Roles.ByOwner(ctx, o.key)
+	if err != nil {
+		return nil, err
+	}
+	fam := make(map[string]*Role, len(rs))
+	for i := range rs {
+		fam[rs[i].ID] = &rs[i]
+	}
+	return fam, nil
+}
+
+// chainWrites guard a parent change: the custom ancestors must be unchanged
+// (version) when the change commits, so two concurrent re-parents cannot close
+// a cycle; childCount moves by delta on the roles it names (new parent +1, old
+// parent -1). One write per role, as a transaction allows.
+func chainWrites(chain []*Role, delta map[string]int, roles map[string]*Role) []*store.Write {
+	var out []*store.Write
+	done := map[string]bool{}
+	for _, r := range chain {
+		if r.IsSystem || done[r.ID] {
+			continue
+		}
+		done[r.ID] = true
+		if d := delta[r.ID]; d != 0 {
+			out = append(out, store.Update(r.PK, r.SK, "ADD childCount :d").If("version = :v").Value(":d", d).Value(":v", r.Version))
+		} else {
+			out = append(out, store.Check(r.PK, r.SK, "version = :v").Value(":v", r.Version))
+		}
+	}
+	for id, d := range delta {
+		r := roles[id]
+		if done[id] || d == 0 || r == nil || r.IsSystem {
+			continue
+		}
+		out = append(out, store.Update(r.PK, r.SK, "ADD childCount :d").Exists().Value(":d", d))
+	}
+	return out
+}
+
+func (s *Service) record(p *authz.Principal, o owner, action string, r *Role, details map[string]any) *store.Write {
+	return audit.Put(s.St.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.orgID, PartnerID: o.partnerID, Action: action,
+		ResourceType: "role", ResourceID: r.ID, ResourceName: r.Name, Details: details})
+}
+
+// commit runs tx; a failed condition on the name guard at index guard (-1: none)
+// is a taken name, any other a lost race.
+func (s *Service) commit(ctx context.Context, tx *store.Tx, guard int) error {
+	err := s.St.Commit(ctx, tx)
+	var te *store.TxError
+	if errors.As(err, &te) {
+		if guard >= 0 && te.FailedAt(guard) {
+			return ErrNameTaken
+		}
+		return ErrChanged
+	}
+	return err
+}
+
+// Create makes a custom role of the caller's partner or organization (or of the
+// organization a partner or system caller names).
+func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
+	p, err := authz.Require(ctx, authz.UsersWrite)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.ownerFor(ctx, p, in.OrgID)
+	if err == nil {
+		o, err = s.withPartner(ctx, p, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	name := strings.TrimSpace(in.Name)
+	valid.Name(f, "name", name, MaxName)
+	valid.Len(f, "description", in.Description, 0, MaxDescription)
+	perms := permissionStrings(f, in.Permissions)
+	parentID := ""
+	if in.ParentRoleID != nil && *in.ParentRoleID != "" {
+		parentID = *in.ParentRoleID
+		valid.UUID(f, "parentRoleId", parentID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.St.Clock.Now())
+	r := &Role{ID: uuid.NewString(), Name: name, Description: in.Description, Permissions: perms,
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	o.stamp(r)
+	tx := &store.Tx{}
+	wildcard := slices.Contains(perms, authz.AdminAll.String())
+	if parentID != "" {
+		fam, err := s.family(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		l, err := s.ancestry(ctx, p, o, fam, r.ID, parentID)
+		if err != nil {
+			return nil, err
+		}
+		r.ParentRoleID, r.ParentOwner = &parentID, l.chain[0].Owner
+		wildcard = wildcard || l.wildcard
+		tx.Add(chainWrites(l.chain, map[string]int{parentID: 1}, fam)...)
+	}
+	if wildcard && !p.Holds(authz.AdminAll) {
+		return nil, ErrWildcard
+	}
+	guard := tx.Len() + 1
+	tx.Add(store.PutNew(r), putName(o.key, name, r.ID),
+		s.record(p, o, "role.create", r, map[string]any{"permissions": perms, "parentRoleId": parentID}))
+	if err := s.commit(ctx, tx, guard); err != nil {
+		return nil, fmt.Errorf("create role %q: %w", name, err)
+	}
+	return &View{Role: r, Permissions: r.PermissionList()}, nil
+}
+
+// Update changes a custom role's name, description, permissions or parent.
+func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View, error) {
+	p, err := authz.Require(ctx, authz.UsersWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return nil, err
+	}
+	r, err := s.load(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.IsSystem {
+		return nil, ErrModifySystem
+	}
+	if in.Name == nil && in.Description == nil && in.Permissions == nil && in.ParentRoleID == nil {
+		return nil, ErrNoUpdates
+	}
+	o := ownerOf(r)
+	f := fault.Fields{}
+	next := *r
+	var changed []string
+	if in.Name != nil {
+		next.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", next.Name, MaxName)
+		changed = append(changed, "name")
+	}
+	if in.Description != nil {
+		next.Description = *in.Description
+		valid.Len(f, "description", next.Description, 0, MaxDescription)
+		changed = append(changed, "description")
+	}
+	wildcard := false
+	if in.Permissions != nil {
+		next.Permissions = permissionStrings(f, *in.Permissions)
+		wildcard = slices.Contains(next.Permissions, authz.AdminAll.String())
+		changed = append(changed, "permissions")
+	}
+	oldParent, newParent := "", ""
+	if r.ParentRoleID != nil {
+		oldParent = *r.ParentRoleID
+	}
+	newParent = oldParent
+	if in.ParentRoleID != nil {
+		newParent = *in.ParentRoleID
+		if newParent != "" {
+			valid.UUID(f, "parentRoleId", newParent)
+		}
+		changed = append(changed, "parentRoleId")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+
+	tx := &store.Tx{}
+	if newParent != oldParent {
+		fam, err := s.family(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		var chain []*Role
+		next.ParentRoleID, next.ParentOwner = nil, ""
+		if newParent != "" {
+			l, err := s.ancestry(ctx, p, o, fam, r.ID, newParent)
+			if err != nil {
+				return nil, err
+			}
+			chain, wildcard = l.chain, wildcard || l.wildcard
+			next.ParentRoleID, next.ParentOwner = &newParent, l.chain[0].Owner
+		}
+		delta := map[string]int{}
+		if newParent != "" {
+			delta[newParent]++
+		}
+		if oldParent != "" {
+			delta[oldParent]--
+		}
+		tx.Add(chainWrites(chain, delta, fam)...)
+	}
+	if wildcard && !p.Holds(authz.AdminAll) {
+		return nil, ErrWildcard
+	}
+
+	next.UpdatedAt = clock.Format(s.St.Clock.Now())
+	next.Version = r.Version + 1
+	w := store.Update(r.PK, r.SK, "SET #n = :n, #d = :d, #p = :p, #pr = :pr, #po = :po, #u = :u, #v = :nv").
+		Name("#n", "name").Name("#d", "description").Name("#p", "permissions").Name("#pr", "parentRoleId").
+		Name("#po", "parentOwner").Name("#u", "updatedAt").Name("#v", "version").
+		Value(":n", next.Name).Value(":d", next.Description).Value(":p", next.Permissions).Value(":pr", next.ParentRoleID).
+		Value(":po", next.ParentOwner).Value(":u", next.UpdatedAt).Value(":nv", next.Version).Value(":v", r.Version).
+		If("#v = :v").Exists()
+	tx.Add(w)
+	guard := -1
+	if strings.ToLower(next.Name) != strings.ToLower(r.Name) {
+		guard = tx.Len() + 1
+		tx.Add(deleteName(o.key, r.Name), putName(o.key, next.Name, r.ID))
+	}
+	tx.Add(s.record(p, o, "role.update", &next, map[string]any{"changes": changed}))
+	if err := s.commit(ctx, tx, guard); err != nil {
+		return nil, fmt.Errorf("update role %s: %w", r.ID, err)
+	}
+	return &View{Role: &next, Permissions: next.PermissionList()}, nil
+}
+
+// Delete removes a custom role nobody holds and no role inherits from.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	p, err := authz.Require(ctx, authz.UsersDelete)
+	if err != nil {
+		return err
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return err
+	}
+	r, err := s.load(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if r.IsSystem {
+		return ErrDeleteSystem
+	}
+	holders, err := s.Users.RoleHolders(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if len(holders) > 0 || r.ChildCount > 0 {
+		return ErrInUse.WithDetails(map[string]any{"userCount": len(holders), "childRoleCount": r.ChildCount})
+	}
+	o := ownerOf(r)
+	tx := (&store.Tx{}).Add(
+		store.Delete(r.PK, r.SK).If("version = :v AND (attribute_not_exists(childCount) OR childCount = :zero)").
+			Value(":v", r.Version).Value(":zero", 0),
+		deleteName(o.key, r.Name),
+	)
+	if r.ParentRoleID != nil {
+		if _, sys := systemRole(*r.ParentRoleID); !sys {
+			k := keys(r.ParentOwner, *r.ParentRoleID)
+			if r.ParentOwner == "" {
+				k = keys(r.Owner, *r.ParentRoleID)
+			}
+			tx.Add(store.Update(k.PK, k.SK, "ADD childCount :d").Exists().Value(":d", -1))
+		}
+	}
+	tx.Add(s.record(p, o, "role.delete", r, nil))
+	if err := s.commit(ctx, tx, -1); err != nil {
+		return fmt.Errorf("delete role %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Clone copies a visible role's effective permissions (and Force MFA) into a new
+// custom role of the caller's partner or organization.
+func (s *Service) Clone(ctx context.Context, id, name string) (*View, error) {
+	p, err := authz.Require(ctx, authz.UsersWrite)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.ownerFor(ctx, p, "")
+	if err == nil {
+		o, err = s.withPartner(ctx, p, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.load(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	name = strings.TrimSpace(name)
+	valid.Name(f, "name", name, MaxName)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	set, force, _, err := s.Roles.Effective(ctx, src.Owner, src.ID)
+	if err != nil {
+		return nil, err
+	}
+	if set[authz.AdminAll] && !p.Holds(authz.AdminAll) {
+		return nil, ErrWildcard
+	}
+	var perms []string
+	for _, c := range authz.Catalog {
+		if set[c.Permission] {
+			perms = append(perms, c.Permission.String())
+		}
+	}
+	now := clock.Format(s.St.Clock.Now())
+	r := &Role{ID: uuid.NewString(), Name: name, Description: src.Description, ForceMFA: force, Permissions: perms,
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	o.stamp(r)
+	tx := (&store.Tx{}).Add(store.PutNew(r), putName(o.key, name, r.ID),
+		s.record(p, o, "role.clone", r, map[string]any{"sourceRoleId": src.ID, "sourceRoleName": src.Name}))
+	if err := s.commit(ctx, tx, 1); err != nil {
+		return nil, fmt.Errorf("clone role %s as %q: %w", src.ID, name, err)
+	}
+	return &View{Role: r, Permissions: r.PermissionList()}, nil
+}
+
+// Get returns a visible role with its direct permissions and user count.
+func (s *Service) Get(ctx context.Context, id string) (*View, error) {
+	p, err := authz.Require(ctx, authz.UsersRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return nil, err
+	}
+	r, err := s.load(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.userCount(ctx, p, r)
+	if err != nil {
+		return nil, err
+	}
+	return &View{Role: r, Permissions: r.PermissionList(), UserCount: n}, nil
+}
+
+// userCount counts a role's holders where the caller reads it: a custom role's
+// holders are all in its owner; a system role's are counted in the caller's own
+// tenant, so a count never reveals another tenant.
+func (s *Service) userCount(ctx context.Context, p *authz.Principal, r *Role) (int, error) {
+	if !r.IsSystem {
+		hs, err := s.Users.RoleHolders(ctx, r.ID)
+		return len(hs), err
+	}
+	ms, err := s.Users.Members(ctx, p.Scope, p.PartnerID, p.OrgID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range ms {
+		if m.RoleID == r.ID {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// List returns the system roles of the owner's scope, then the owner's custom
+// roles by name, each with the number of the owner's users holding it. orgID is
+// for partner and system callers (DECISIONS.md).
+func (s *Service) List(ctx context.Context, orgID string) ([]View, error) {
+	p, err := authz.Require(ctx, authz.UsersRead)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.ownerFor(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := s.Roles.ByOwner(ctx, SystemOwner)
+	if err != nil {
+		return nil, err
+	}
+	custom, err := s.Roles.ByOwner(ctx, o.key)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.Users.Members(ctx, o.scope, o.partnerID, o.orgID)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, m := range ms {
+		counts[m.RoleID]++
+	}
+	order := map[string]int{}
+	for i, r := range SystemRoles() {
+		order[r.ID] = i
+	}
+	sys = slices.DeleteFunc(sys, func(r Role) bool { return r.Scope != o.scope })
+	slices.SortFunc(sys, func(a, b Role) int { return order[a.ID] - order[b.ID] })
+	slices.SortFunc(custom, func(a, b Role) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	out := make([]View, 0, len(sys)+len(custom))
+	for _, rs := range [][]Role{sys, custom} {
+		for i := range rs {
+			r := &rs[i]
+			out = append(out, View{Role: r, Permissions: r.PermissionList(), UserCount: counts[r.ID]})
+		}
+	}
+	return out, nil
+}
+
+// Effective returns a visible role's direct and inherited permissions, each with
+// the role it comes from.
+func (s *Service) Effective(ctx context.Context, id string) ([]Grant, error) {
+	p, err := authz.Require(ctx, authz.UsersRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return nil, err
+	}
+	r, err := s.load(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	_, _, grants, err := s.Roles.Effective(ctx, r.Owner, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return grants, nil
+}
