@@ -14,6 +14,8 @@ var (
 	// ErrWildcard refuses `*:*` (directly or through a parent) to a caller who
 	// does not hold it (DECISIONS.md).
 	ErrWildcard = fault.Forbidden("Only a holder of *:* can assign the *:* permission")
+	// ErrCeiling refuses permissions the caller does not hold themselves.
+	ErrCeiling = fault.Forbidden("Cannot grant permissions you do not hold")
 
 	// ErrInUse carries details {userCount, childRoleCount}.
 	ErrInUse     = fault.BadRequest("Cannot delete role with assigned users")

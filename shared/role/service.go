@@ -441,6 +441,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	if wildcard && !p.Holds(authz.AdminAll) {
 		return nil, ErrWildcard
 	}
+	if err := ceiling(p, perms); err != nil {
+		return nil, err
+	}
 	guard := tx.Len() + 1
 	tx.Add(store.PutNew(r), putName(o.key, name, r.ID),
 		s.record(p, o, "role.create", r, map[string]any{"permissions": perms, "parentRoleId": parentID}))
@@ -532,6 +535,11 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	}
 	if wildcard && !p.Holds(authz.AdminAll) {
 		return nil, ErrWildcard
+	}
+	if in.Permissions != nil {
+		if err := ceiling(p, next.Permissions); err != nil {
+			return nil, err
+		}
 	}
 
 	next.UpdatedAt = clock.Format(s.St.Clock.Now())
@@ -636,6 +644,9 @@ func (s *Service) Clone(ctx context.Context, id, name string) (*View, error) {
 		if set[c.Permission] {
 			perms = append(perms, c.Permission.String())
 		}
+	}
+	if err := ceiling(p, perms); err != nil {
+		return nil, err
 	}
 	now := clock.Format(s.St.Clock.Now())
 	r := &Role{ID: uuid.NewString(), Name: name, Description: src.Description, ForceMFA: force, Permissions: perms,
@@ -756,4 +767,19 @@ func (s *Service) Effective(ctx context.Context, id string) ([]Grant, error) {
 		return nil, err
 	}
 	return grants, nil
+}
+
+// ceiling refuses a role that would grant a permission its author does not hold,
+// so that users:write cannot be turned into any other permission.
+func ceiling(p *authz.Principal, perms []string) error {
+	var missing []string
+	for _, s := range perms {
+		if perm, ok := authz.Parse(s); ok && !p.Holds(perm) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return ErrCeiling.WithDetails(map[string]any{"permissions": missing})
+	}
+	return nil
 }

@@ -545,6 +545,15 @@ func TestValidation(t *testing.T) {
 	_, err = w.svc.Clone(puser, god.ID, "Copy of God")
 	wantErr(t, err, role.ErrWildcard)
 
+	// Ceiling: users:write cannot mint permissions its holder lacks.
+	_, err = w.svc.Create(puser, role.CreateInput{Name: "Biller", Permissions: []authz.Permission{authz.BillingManage}})
+	wantErr(t, err, role.ErrCeiling)
+	_, err = w.svc.Update(puser, heir.ID, role.UpdateInput{Permissions: &[]authz.Permission{authz.UsersRead, authz.DevicesDelete}})
+	wantErr(t, err, role.ErrCeiling)
+	_, err = w.svc.Clone(puser, role.PartnerViewerID, "Viewer copy")
+	wantErr(t, err, role.ErrCeiling)
+	mustCreate(t, w.svc, puser, role.CreateInput{Name: "Reader", Permissions: []authz.Permission{authz.UsersRead}})
+
 	_, err = w.svc.Update(a, role.OrgViewerID, role.UpdateInput{})
 	wantErr(t, err, role.ErrModifySystem)
 	mine := mustCreate(t, w.svc, a, role.CreateInput{Name: "Mine"})
