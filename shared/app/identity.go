@@ -11,17 +11,30 @@ import (
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/mfa"
+	"github.com/gale-rmm/gale/shared/passkey"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
 // SignIn builds the sign-in service.
 func (d *Deps) SignIn() *signin.Service {
 	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
-		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA}
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA,
+		Mail: d.signInMailer(), AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration,
+		Passkeys: passkey.Store{St: d.Store}}
+}
+
+// signInMailer is d.Notify when EnableNotify built it, else nil (never a typed nil).
+func (d *Deps) signInMailer() signin.Mailer {
+	if d.Notify == nil {
+		return nil
+	}
+	return d.Notify
 }
 
 // Auth builds the /auth group. It also bootstraps the system roles and the
@@ -33,16 +46,17 @@ func Auth(d *Deps) (http.Handler, error) {
 	}
 	rt := d.Router()
 	(&signin.Handler{Svc: d.SignIn()}).Routes(rt)
+	mfaSvc, err := d.MFA()
+	if err != nil {
+		return nil, err
+	}
+	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
+	pkSvc, err := d.Passkeys()
+	if err != nil {
+		return nil, err
+	}
+	(&passkey.Handler{Svc: pkSvc}).Routes(rt)
 	rt.Pending(
-		"POST /api/v1/auth/register", "POST /api/v1/auth/register-partner",
-		"POST /api/v1/auth/forgot-password", "POST /api/v1/auth/reset-password", "POST /api/v1/auth/change-password",
-		"POST /api/v1/auth/mfa/setup", "POST /api/v1/auth/mfa/verify", "POST /api/v1/auth/mfa/enable",
-		"POST /api/v1/auth/mfa/disable", "POST /api/v1/auth/mfa/recovery-codes",
-		"POST /api/v1/auth/phone/verify", "POST /api/v1/auth/phone/confirm",
-		"POST /api/v1/auth/mfa/sms/enable", "POST /api/v1/auth/mfa/sms/send",
-		"POST /api/v1/auth/passkeys/register/options", "POST /api/v1/auth/passkeys/register/verify",
-		"GET /api/v1/auth/passkeys", "PATCH /api/v1/auth/passkeys/{id}", "DELETE /api/v1/auth/passkeys/{id}",
-		"POST /api/v1/auth/mfa/passkey/options", "POST /api/v1/auth/mfa/passkey/verify",
 		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
 		"PATCH /api/v1/auth/account-deletion-request/{id}",
 		"POST /api/v1/auth/accept-invite", "POST /api/v1/auth/invite/preview",
@@ -102,7 +116,11 @@ func CreateUser(ctx context.Context, d *Deps, n NewUser) (*user.User, error) {
 		Status: user.StatusActive, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now}
 	m := &user.Membership{ID: uuid.NewString(), UserID: u.ID, Scope: n.Scope, PartnerID: n.PartnerID, OrgID: n.OrgID,
 		RoleID: n.RoleID, RoleOwner: role.SystemOwner, OrgAccess: n.OrgAccess, CreatedAt: now}
-	tx := (&store.Tx{}).Add(user.CreateWrites(u)...).Add(user.AddMembershipWrite(m),
+	tx := (&store.Tx{}).Add(user.CreateWrites(u)...).Add(user.AddMembershipWrite(m))
+	if n.OrgID != "" {
+		tx.Add(tenant.CountOrg(n.OrgID, "", tenant.CountMembers, 1))
+	}
+	tx.Add(
 		audit.Put(d.Clock, audit.Entry{Actor: audit.SystemActor, OrgID: n.OrgID, PartnerID: n.PartnerID,
 			Action: "user.create", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
 			Details: map[string]any{"scope": n.Scope, "roleId": n.RoleID}}))

@@ -86,12 +86,6 @@ func Seed(ctx context.Context, d *Deps) (Seeded, error) {
 		if _, err := CreateUser(ctx, d, n); err != nil && !errors.Is(err, errEmailTaken) {
 			return Seeded{}, err
 		}
-		if n.OrgID != "" {
-			k := tenant.OrgKey(n.OrgID)
-			if err := d.Store.Do(ctx, store.Update(k.PK, k.SK, "ADD memberCount :one").Value(":one", 1)); err != nil {
-				return Seeded{}, err
-			}
-		}
 	}
 	return out, nil
 }

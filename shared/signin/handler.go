@@ -19,7 +19,8 @@ const (
 // Handler serves the sign-in routes of /api/v1/auth.
 type Handler struct{ Svc *Service }
 
-// Routes registers login, refresh, logout and me.
+// Routes registers login, refresh, logout, me, registration and password reset
+// and change.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		// Public by the spec: the credentials are in the body; rate limits guard it.
@@ -28,6 +29,14 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/refresh", Access: httpapi.Public, Handle: h.refresh},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/logout", Access: httpapi.User, Enrol: true, Handle: h.logout},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/me", Access: httpapi.User, Enrol: true, Handle: h.me},
+		// Public by the spec (only with ENABLE_REGISTRATION=true); per-IP limits guard them.
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/register", Access: httpapi.Public, Handle: h.register},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/register-partner", Access: httpapi.Public, Handle: h.registerPartner},
+		// Public by the spec: always 200; a per-IP limit guards it.
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/forgot-password", Access: httpapi.Public, Handle: h.forgotPassword},
+		// Public by the spec: the reset token is the credential.
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/reset-password", Access: httpapi.Public, Handle: h.resetPassword},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/change-password", Access: httpapi.User, Handle: h.changePassword},
 	)
 }
 
@@ -128,5 +137,85 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"user": a})
+	return nil
+}
+
+func (h *Handler) register(w http.ResponseWriter, r *http.Request) error {
+	if !h.Svc.EnableRegistration {
+		return ErrRegistrationDisabled // before decoding: a disabled route reveals nothing
+	}
+	var in Registration
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.Register(r.Context(), in, ClientOf(r))
+	if err != nil {
+		return err
+	}
+	WriteResult(w, http.StatusCreated, res)
+	return nil
+}
+
+func (h *Handler) registerPartner(w http.ResponseWriter, r *http.Request) error {
+	if !h.Svc.EnableRegistration {
+		return ErrRegistrationDisabled
+	}
+	var in PartnerRegistration
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.RegisterPartner(r.Context(), in, ClientOf(r))
+	if err != nil {
+		return err
+	}
+	WriteResult(w, http.StatusCreated, res)
+	return nil
+}
+
+func (h *Handler) forgotPassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Email string `json:"email"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if err := h.Svc.ForgotPassword(r.Context(), in.Email, ClientOf(r)); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "message": ResetRequested})
+	return nil
+}
+
+func (h *Handler) resetPassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Token    string `json:"token"`
+		Password string `json:"password"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if err := h.Svc.ResetPassword(r.Context(), in.Token, in.Password, ClientOf(r)); err != nil {
+		return err
+	}
+	// Every refresh token of the user is dead now; drop this browser's too.
+	ClearRefreshCookie(w)
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true,
+		"message": "Password has been reset. Sign in with your new password."})
+	return nil
+}
+
+func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		CurrentPassword string `json:"currentPassword"`
+		NewPassword     string `json:"newPassword"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.ChangePassword(r.Context(), in.CurrentPassword, in.NewPassword, ClientOf(r))
+	if err != nil {
+		return err
+	}
+	WriteResult(w, http.StatusOK, res)
 	return nil
 }

@@ -29,16 +29,24 @@ const minEntropy = 40
 // CheckPassword applies DECISIONS.md: 8-128 characters, common passwords refused,
 // and a strength check. field names the JSON path in the error.
 func CheckPassword(field, pw string) error {
+	f := fault.Fields{}
+	checkPassword(f, field, pw)
+	return f.Err()
+}
+
+// checkPassword records CheckPassword's failure for field in f.
+func checkPassword(f fault.Fields, field, pw string) {
 	n := utf8.RuneCountInString(pw)
 	switch {
+	case n == 0:
+		f.Add(field, "is required")
 	case n < 8:
-		return fault.Invalid(field, "must be at least 8 characters")
+		f.Add(field, "must be at least 8 characters")
 	case n > 128:
-		return fault.Invalid(field, "must be at most 128 characters")
+		f.Add(field, "must be at most 128 characters")
 	case common[strings.ToLower(pw)]:
-		return fault.Invalid(field, "is too common; choose a less guessable password")
+		f.Add(field, "is too common; choose a less guessable password")
 	case passwordvalidator.GetEntropy(pw) < minEntropy:
-		return fault.Invalid(field, "is too weak; use a longer password or mix letters, digits and symbols")
+		f.Add(field, "is too weak; use a longer password or mix letters, digits and symbols")
 	}
-	return nil
 }

@@ -1,17 +1,68 @@
 // Package signin owns password sign-in: login (with the MFA hand-off), refresh,
 // logout, the caller's own account view, registration and password reset/change.
-// Every path ends in Complete, which starts a session, records user.login and
+// Every sign-in ends in Complete, which starts a session, records user.login and
 // raises the user.login event in one transaction, so MFA verification and SSO
 // exchange finish sign-in exactly the same way.
 //
 // Rows it owns:
 //
-//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min}   single use
-//	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}           after 5 failures in 15 min
+//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min}                      single use
+//	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}                             after 5 failures in 15 min
+//	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
 //
 // Login answers the same 401 `Invalid email or password` for every failure and
 // always runs one Argon2id verification, so neither the text nor the time tells
 // whether an e-mail is registered.
+//
+// # Registration
+//
+// POST /auth/register {name, email, password} and POST /auth/register-partner
+// {partnerName, name, email, password} exist only with ENABLE_REGISTRATION=true;
+// otherwise both answer 404 `Not Found` before reading the body, exactly like an
+// unknown route. Both answer 201 with the login response and the refresh cookie.
+// register creates an active user with no membership; register-partner creates,
+// in one transaction, the partner, a partner-owned copy of Partner Admin named
+// "Administrator" (`*:*`, Force MFA on, not a system role, so the partner can
+// adjust it), the user with a partner membership (orgAccess all) and the audit
+// records partner.register, role.create and user.register. Rate limits count
+// per source IP after validation (5 and 3 per hour).
+//
+// A taken e-mail is 409 `Email is already registered`, whatever the existing
+// account's status (active, invited, disabled, SSO-only), so the answer says no
+// more than "an account exists". The password is hashed before the attempt on
+// both paths (same time), and the per-IP limits, which count every valid
+// attempt, bound how many addresses one client can probe.
+//
+// # Password reset and change
+//
+// POST /auth/forgot-password {email} always answers 200 with the same body; an
+// active user gets a link `<APP_URL>/reset-password?token=<token>` by e-mail. The
+// token is "<userId>.<32 random bytes, base64url>", stored only as its SHA-256
+// in the user's single PWRESET row, so a new request replaces (invalidates) the
+// previous link. Invited and disabled users, and unknown addresses, get no
+// e-mail. A failed send is logged, not answered, so it cannot reveal an account.
+//
+// POST /auth/reset-password {token, password} (the field is `token`): the token
+// is spent by a conditional delete in the same transaction that sets
+// passwordHash and passwordChangedAt, revokes every session and token
+// (tokensValidAfter, written in the same profile update because a transaction
+// cannot write one item twice) and lifts a login lockout. An unknown, replaced,
+// used or expired (1 hour, injected clock) token is 400 `Invalid or expired
+// reset token`. 256 random bits need no rate limit; no Argon2id runs for a bad
+// token.
+//
+// POST /auth/change-password {currentPassword, newPassword} (bearer JWT; not an
+// enrolment route, so Force MFA's 428 applies): a wrong current password is 401
+// `Current password is incorrect` (audited as denied), limited to 5 attempts
+// per 5 minutes per user. The new password must differ from the current one.
+// The update is conditioned on the verified hash (compare-and-swap: of two
+// concurrent changes the loser gets 409 race_lost); the same transaction revokes
+// every session and token, drops a pending reset link and starts a fresh
+// session for the caller (same scope and mfa claim), answered as the login
+// response with a new cookie. It records user.password.change, not user.login.
+//
+// New passwords: 8-128 characters, not on the common list, minimum entropy
+// (CheckPassword); failures name the field (password, newPassword).
 package signin
 
 import (
@@ -60,6 +111,12 @@ type Service struct {
 	Enable2FA bool
 	SSO       SSOPolicy    // nil: no SSO provider can enforce
 	Passkeys  PasskeyIndex // nil: no passkeys
+	// Mail sends the password-reset e-mail (SES); nil drops it with an error log.
+	Mail Mailer
+	// AppURL is the web application's base URL, for the reset link.
+	AppURL string
+	// EnableRegistration opens /auth/register and /auth/register-partner.
+	EnableRegistration bool
 }
 
 // ErrInvalidCredentials is every login failure's answer.
@@ -298,8 +355,26 @@ func SpendTemp(token string) *store.Write {
 
 // Complete finishes a sign-in: session, lastLoginAt, audit user.login and the
 // user.login event in one transaction (plus extra writes, e.g. spending a temp
-// token or a TOTP step, whose condition failing fails the sign-in).
+// token, whose condition failing fails the sign-in). Extra writes must not touch
+// the user's profile: a transaction writes an item once, so a proof kept on the
+// profile goes through CompleteWith.
 func (s *Service) Complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c Client, extra ...*store.Write) (Result, error) {
+	return s.CompleteWith(ctx, u, m, mfa, c, ProfileChange{}, extra...)
+}
+
+// ProfileChange is a SET clause and a condition merged into the sign-in's own
+// update of the user's profile (e.g. spending a TOTP time step or a recovery
+// code with compare-and-swap). Placeholders must not collide with :now, :active
+// and #s.
+type ProfileChange struct {
+	Set    string // assignments without the SET keyword, e.g. "mfaLastStep = :step"
+	Cond   string // a condition ANDed with the active-status check
+	Names  map[string]string
+	Values map[string]any
+}
+
+// CompleteWith is Complete with pc merged into the profile update.
+func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c Client, pc ProfileChange, extra ...*store.Write) (Result, error) {
 	claims := session.Claims{MFA: mfa}
 	if m != nil {
 		claims.Scope, claims.PartnerID, claims.OrgID = m.Scope, m.PartnerID, m.OrgID
@@ -310,10 +385,22 @@ func (s *Service) Complete(ctx context.Context, u *user.User, m *user.Membership
 	}
 	now := clock.Format(s.Clock.Now())
 	pk := user.ProfileKey(u.ID)
-	tx := (&store.Tx{}).Add(w,
-		store.Update(pk.PK, pk.SK, "SET lastLoginAt = :now").If("#s = :active").
-			Name("#s", "status").Value(":now", now).Value(":active", user.StatusActive),
-	).Add(extra...)
+	expr, cond := "SET lastLoginAt = :now", "#s = :active"
+	if pc.Set != "" {
+		expr += ", " + pc.Set
+	}
+	if pc.Cond != "" {
+		cond += " AND (" + pc.Cond + ")"
+	}
+	profile := store.Update(pk.PK, pk.SK, expr).If(cond).
+		Name("#s", "status").Value(":now", now).Value(":active", user.StatusActive)
+	for k, v := range pc.Names {
+		profile.Name(k, v)
+	}
+	for k, v := range pc.Values {
+		profile.Value(k, v)
+	}
+	tx := (&store.Tx{}).Add(w, profile).Add(extra...)
 	orgID, partnerID := "", ""
 	if m != nil {
 		orgID, partnerID = m.OrgID, m.PartnerID

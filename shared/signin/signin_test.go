@@ -31,9 +31,9 @@ type setup struct {
 	user fixture.Caller
 }
 
-func newSetup(t *testing.T) setup {
+func newSetup(t *testing.T, vars ...string) setup {
 	t.Helper()
-	env := testenv.New(t)
+	env := testenv.New(t, vars...)
 	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")

@@ -179,12 +179,36 @@ func (w *Write) If(cond string) *Write { w.cond = cond; return w }
 
 // Exists requires the item to exist (updates and deletes of known records).
 func (w *Write) Exists() *Write {
-	if w.cond == "" {
+	switch {
+	case w.cond == "":
 		w.cond = "attribute_exists(PK)"
-	} else {
+	case parenthesized(w.cond):
+		// DynamoDB refuses "((...))" as redundant parentheses.
+		w.cond = "attribute_exists(PK) AND " + w.cond
+	default:
 		w.cond = "attribute_exists(PK) AND (" + w.cond + ")"
 	}
 	return w
+}
+
+// parenthesized reports whether cond is one parenthesized term, "(...)".
+func parenthesized(cond string) bool {
+	if !strings.HasPrefix(cond, "(") || !strings.HasSuffix(cond, ")") {
+		return false
+	}
+	depth := 0
+	for i, r := range cond {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(cond)-1 {
+				return false
+			}
+		}
+	}
+	return depth == 0
 }
 
 // Name binds an expression attribute name (#n).

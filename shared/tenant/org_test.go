@@ -294,12 +294,17 @@ func TestDeleteOrganization(t *testing.T) {
 			t.Fatalf("answer %s", res.Body)
 		}
 	})
-	t.Run("with only a device group is 409", func(t *testing.T) {
+	t.Run("with only a device group or a member is 409", func(t *testing.T) {
 		fixture.Expect(t, w.call(t, w.orgs, http.MethodDelete, orgs+"/"+w.b.ID, pxAdmin, nil), http.StatusConflict)
 		fixture.Expect(t, w.call(t, w.sites, http.MethodDelete, "/api/v1/sites/"+w.b1.ID, pxAdmin, nil), http.StatusOK)
 		fixture.Expect(t, w.call(t, w.orgs, http.MethodDelete, orgs+"/"+w.b.ID, pxAdmin, nil), http.StatusConflict)
 		fixture.Expect(t, w.call(t, w.sites, http.MethodDelete, "/api/v1/device-groups/"+w.gB.ID, pxAdmin, nil), http.StatusOK)
-		fixture.Expect(t, w.call(t, w.orgs, http.MethodDelete, orgs+"/"+w.b.ID, pxAdmin, nil), http.StatusOK)
+		// B still has its member: users are not stranded by a delete.
+		res := w.call(t, w.orgs, http.MethodDelete, orgs+"/"+w.b.ID, pxAdmin, nil)
+		body := expectError(t, res, http.StatusConflict, "conflict")
+		if d, _ := body["details"].(map[string]any); d["memberCount"] != 1.0 || d["siteCount"] != 0.0 || d["deviceGroupCount"] != 0.0 {
+			t.Fatalf("answer %s", res.Body)
+		}
 	})
 	t.Run("organization scope", func(t *testing.T) {
 		forbidden(t, w.call(t, w.orgs, http.MethodDelete, orgs+"/"+w.a.ID, aAdmin, nil))

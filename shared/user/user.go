@@ -43,6 +43,8 @@ type User struct {
 	PhoneNumber       string   `dynamodbav:"phoneNumber,omitempty" json:"phoneNumber,omitempty"`
 	PhoneVerified     bool     `dynamodbav:"phoneVerified" json:"phoneVerified"`
 	MFAMethod         string   `dynamodbav:"mfaMethod,omitempty" json:"mfaMethod,omitempty"`
+	MFASMSEnabled     bool     `dynamodbav:"mfaSmsEnabled,omitempty" json:"-"` // SMS is an enabled factor (MFAMethod is only the primary)
+	PasskeyCount      int      `dynamodbav:"passkeyCount,omitempty" json:"-"`  // registered passkeys; shared/passkey moves it with each one (compare-and-swap)
 	Status            Status   `dynamodbav:"status" json:"status"`
 	AvatarURL         string   `dynamodbav:"avatarUrl,omitempty" json:"avatarUrl,omitempty"`
 	LastLoginAt       string   `dynamodbav:"lastLoginAt,omitempty" json:"lastLoginAt,omitempty"`
@@ -57,6 +59,11 @@ type User struct {
 
 // TOTPEnrolled reports whether a TOTP authenticator is enrolled (Force MFA's test).
 func (u *User) TOTPEnrolled() bool { return u.MFAEnabled && u.MFASecret != "" }
+
+// SMSEnrolled reports whether SMS is an enabled second factor (to a verified phone).
+func (u *User) SMSEnrolled() bool {
+	return u.MFAEnabled && u.MFASMSEnabled && u.PhoneVerified && u.PhoneNumber != ""
+}
 
 // Membership links a user to a scope with a role.
 type Membership struct {

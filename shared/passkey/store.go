@@ -1,0 +1,192 @@
+// Package passkey owns WebAuthn passkeys as a second factor (spec 2): registration
+// behind a current-password step-up, listing, renaming and deletion of one's own
+// passkeys, and the passkey leg of the MFA login sequence, which ends in
+// signin.Complete like every other sign-in. The WebAuthn ceremonies themselves
+// (options, attestation and assertion verification) are go-webauthn's.
+//
+// Rows (PK / SK):
+//
+//	passkey     USER#<uid> / PASSKEY#<credential id, base64url>   name, publicKey, signCount, aaguid, transports, flags,
+//	                                                              attestation type/format, createdAt, lastUsedAt
+//	challenge   PKCHAL#<sha256(user id)> / REGISTER               go-webauthn session, passkey name; ttl 5 min
+//	            PKCHAL#<sha256(temp token)> / ASSERT              go-webauthn session, userId; ttl 5 min
+//	profile     USER#<uid> / PROFILE                              passkeyCount (kept here), mfaEnabled, mfaMethod
+//
+// A user's passkeys live in the user's own partition, so listing them is one
+// query (SK prefix PASSKEY#; no other SK of the partition starts with it) and no
+// request can reach another user's passkey: every key is built from the caller.
+// A challenge is taken, not read: one DeleteItem that returns the deleted item, so
+// of two verifications presenting the same challenge exactly one gets it. A newer
+// options call replaces an unused challenge of the same user or temp token.
+//
+// The profile's passkeyCount moves in the same transaction as every passkey put
+// or delete and is compared-and-swapped there, so "is this the last factor?" is
+// decided on a count no concurrent registration can change underneath.
+package passkey
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Passkey is one registered WebAuthn credential of a user.
+type Passkey struct {
+	store.Keys
+	// ID is the WebAuthn credential id, base64url without padding; it is also the
+	// API id of the passkey.
+	ID                string   `dynamodbav:"id"`
+	UserID            string   `dynamodbav:"userId"`
+	Name              string   `dynamodbav:"name"`
+	PublicKey         []byte   `dynamodbav:"publicKey"` // COSE key as the authenticator sent it
+	SignCount         uint32   `dynamodbav:"signCount"` // never omitted: the compare-and-swap reads it
+	AAGUID            string   `dynamodbav:"aaguid,omitempty"`
+	Transports        []string `dynamodbav:"transports,omitempty"`
+	Flags             uint8    `dynamodbav:"flags"` // authenticator data flags (UP, UV, BE, BS) as last seen
+	Attachment        string   `dynamodbav:"attachment,omitempty"`
+	AttestationType   string   `dynamodbav:"attestationType,omitempty"`
+	AttestationFormat string   `dynamodbav:"attestationFormat,omitempty"`
+	CreatedAt         string   `dynamodbav:"createdAt"`
+	LastUsedAt        string   `dynamodbav:"lastUsedAt,omitempty"`
+}
+
+// Key is the key of passkey credID of userID.
+func Key(userID, credID string) store.KeyRef {
+	return store.KeyRef{PK: "USER#" + userID, SK: skPrefix + credID}
+}
+
+const skPrefix = "PASSKEY#"
+
+// Store reads and writes passkeys and their challenges.
+type Store struct{ St *store.Store }
+
+// List returns the passkeys of userID, oldest id first (one query).
+func (s Store) List(ctx context.Context, userID string) ([]Passkey, error) {
+	out := []Passkey{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: skPrefix}, &out); err != nil {
+		return nil, fmt.Errorf("passkeys of %s: %w", userID, err)
+	}
+	return out, nil
+}
+
+// HasPasskey reports whether userID has a passkey (one query of at most one item).
+// It implements signin.PasskeyIndex.
+func (s Store) HasPasskey(ctx context.Context, userID string) (bool, error) {
+	res, err := s.St.Page(ctx, store.Query{PK: "USER#" + userID, SKPrefix: skPrefix, Limit: 1}, "")
+	if err != nil {
+		return false, fmt.Errorf("passkey of %s: %w", userID, err)
+	}
+	return len(res.Items) > 0, nil
+}
+
+// Rename sets the name of userID's passkey credID and returns it (one conditional
+// UpdateItem); store.ErrNotFound when the user has no such passkey.
+func (s Store) Rename(ctx context.Context, userID, credID, name string) (*Passkey, error) {
+	k := Key(userID, credID)
+	var pk Passkey
+	w := store.Update(k.PK, k.SK, "SET #n = :n").Exists().Name("#n", "name").Value(":n", name)
+	if err := s.St.UpdateReturn(ctx, w, &pk); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, store.ErrNotFound
+		}
+		return nil, fmt.Errorf("rename passkey %s: %w", credID, err)
+	}
+	return &pk, nil
+}
+
+// Ceremonies a challenge belongs to.
+const (
+	ceremonyRegister = "REGISTER"
+	ceremonyAssert   = "ASSERT"
+)
+
+// challenge is a WebAuthn ceremony in flight.
+type challenge struct {
+	store.Keys
+	UserID    string `dynamodbav:"userId"`
+	Name      string `dynamodbav:"name,omitempty"` // registration: the passkey's name
+	Session   string `dynamodbav:"session"`        // go-webauthn SessionData, JSON
+	ExpiresAt string `dynamodbav:"expiresAt"`
+}
+
+// challengeKey keys a ceremony by the hash of what it is bound to: the user's id
+// for a registration, the MFA temp token for an assertion (never stored in clear).
+func challengeKey(ceremony, boundTo string) store.KeyRef {
+	sum := sha256.Sum256([]byte(boundTo))
+	return store.KeyRef{PK: "PKCHAL#" + hex.EncodeToString(sum[:]), SK: ceremony}
+}
+
+// putChallenge stores a ceremony's session for ttl, replacing an unused one.
+func (s Store) putChallenge(ctx context.Context, k store.KeyRef, c challenge, exp time.Time) error {
+	c.Keys = store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)}
+	c.ExpiresAt = clock.Stamp(exp)
+	if err := s.St.Do(ctx, store.Put(c)); err != nil {
+		return fmt.Errorf("store passkey challenge: %w", err)
+	}
+	return nil
+}
+
+// errNoChallenge is an absent, already taken or expired challenge.
+var errNoChallenge = errors.New("passkey: no live challenge")
+
+// takeChallenge deletes the challenge at k and returns it: consumed on first
+// read, whatever the verification then decides. It is one conditional
+// DeleteItem returning the old item, which shared/store has no helper for, so it
+// calls the SDK client directly (the call counter is a client option and still
+// counts it).
+func (s Store) takeChallenge(ctx context.Context, k store.KeyRef, now time.Time) (*challenge, error) {
+	out, err := s.St.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.St.Table), Key: store.Key(k.PK, k.SK),
+		ConditionExpression: aws.String("attribute_exists(PK)"), ReturnValues: types.ReturnValueAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return nil, errNoChallenge
+	case err != nil:
+		return nil, fmt.Errorf("take passkey challenge: %w", err)
+	case len(out.Attributes) == 0:
+		return nil, errNoChallenge
+	}
+	var c challenge
+	if err := store.Unmarshal(out.Attributes, &c); err != nil {
+		return nil, err
+	}
+	exp, err := time.Parse(time.RFC3339Nano, c.ExpiresAt)
+	if err != nil || !now.Before(exp) {
+		return nil, errNoChallenge
+	}
+	return &c, nil
+}
+
+// credentialID renders a raw credential id as the passkey's id.
+func credentialID(raw []byte) string { return base64.RawURLEncoding.EncodeToString(raw) }
+
+// decodeID turns a passkey's id back into the raw credential id.
+func decodeID(id string) ([]byte, error) {
+	if !validID(id) {
+		return nil, errors.New("not a base64url credential id")
+	}
+	return base64.RawURLEncoding.DecodeString(id)
+}
+
+// validID reports whether id can be a credential id: base64url of 1-1023 bytes
+// (WebAuthn's bound on credential ids).
+func validID(id string) bool {
+	if id == "" || len(id) > 1364 {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	return err == nil && len(b) >= 1 && len(b) <= 1023
+}
