@@ -26,5 +26,48 @@ def _atomic_call_action(self):
 
 DynamoHandler.call_action = _atomic_call_action
 
+
+# /moto-api/data.json dumps every tracked object (every DynamoDB item of every
+# test table), which gets slow as a test run fills the emulator. With
+# ?service=ses&service=sns it dumps only those services: tests read sent e-mail
+# and SMS that way.
+from urllib.parse import parse_qs, urlparse  # noqa: E402
+
+from moto.moto_api._internal.responses import MotoAPIResponse  # noqa: E402
+
+_model_data = MotoAPIResponse.model_data
+
+
+def _filtered_model_data(self, request, full_url, headers):
+    wanted = parse_qs(urlparse(full_url).query).get("service")
+    if not wanted:
+        return _model_data(self, request, full_url, headers)
+    import json
+
+    from moto.core.model_instances import model_data
+
+    results = {}
+    for service in sorted(s for s in model_data if s in wanted):
+        results[service] = {}
+        for name, model in sorted(model_data[service].items()):
+            rows = []
+            for instance in list(model.instances_tracked):
+                row = {}
+                for attr in dir(instance):
+                    if attr.startswith("_"):
+                        continue
+                    try:
+                        value = getattr(instance, attr)
+                        json.dumps(value)
+                    except (TypeError, AttributeError, ValueError):
+                        continue
+                    row[attr] = value
+                rows.append(row)
+            results[service][name] = rows
+    return 200, {"Content-Type": "application/json"}, json.dumps(results)
+
+
+MotoAPIResponse.model_data = _filtered_model_data
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

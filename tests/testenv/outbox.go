@@ -2,9 +2,11 @@ package testenv
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"testing"
+	"time"
 )
 
 // Email is a message moto's SES recorded.
@@ -38,18 +40,39 @@ type motoData struct {
 	} `json:"sns"`
 }
 
+// readMoto reads what moto recorded. moto serialises its state without a lock, so
+// a dump taken while other tests write can fail (a 500 page); it is retried.
 func readMoto(t testing.TB) motoData {
 	t.Helper()
-	res, err := http.Get(os.Getenv("AWS_ENDPOINT_URL") + "/moto-api/data.json")
+	var last error
+	for attempt := 0; attempt < 10; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		d, err := fetchMoto()
+		if err == nil {
+			return d
+		}
+		last = err
+	}
+	t.Fatalf("testenv: read moto data: %v", last)
+	return motoData{}
+}
+
+func fetchMoto() (motoData, error) {
+	var d motoData
+	res, err := http.Get(os.Getenv("AWS_ENDPOINT_URL") + "/moto-api/data.json?service=ses&service=sns")
 	if err != nil {
-		t.Fatalf("testenv: read moto data: %v", err)
+		return d, err
 	}
 	defer res.Body.Close()
-	var d motoData
-	if err := json.NewDecoder(res.Body).Decode(&d); err != nil {
-		t.Fatalf("testenv: decode moto data: %v", err)
+	if res.StatusCode != http.StatusOK {
+		return d, fmt.Errorf("status %d", res.StatusCode)
 	}
-	return d
+	if err := json.NewDecoder(res.Body).Decode(&d); err != nil {
+		return d, fmt.Errorf("decode: %w", err)
+	}
+	return d, nil
 }
 
 // SentEmails returns what SES sent to address, oldest first. The emulator is
