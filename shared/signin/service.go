@@ -288,6 +288,7 @@ func (s *Service) primaryMembership(ctx context.Context, userID string) (*user.M
 type TempToken struct {
 	store.Keys
 	UserID    string `dynamodbav:"userId"`
+	CreatedAt string `dynamodbav:"createdAt"`
 	ExpiresAt string `dynamodbav:"expiresAt"`
 }
 
@@ -305,7 +306,7 @@ func (s *Service) pendingMFA(ctx context.Context, u *user.User) (Result, error) 
 	k := tempKey(tok)
 	exp := s.Clock.Now().Add(TempTokenTTL)
 	if err := s.St.Do(ctx, store.PutNew(TempToken{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)},
-		UserID: u.ID, ExpiresAt: clock.Stamp(exp)})); err != nil {
+		UserID: u.ID, CreatedAt: clock.Stamp(s.Clock.Now()), ExpiresAt: clock.Stamp(exp)})); err != nil {
 		return Result{}, err
 	}
 	method := u.MFAMethod
@@ -337,10 +338,14 @@ func (s *Service) PendingUser(ctx context.Context, token string) (*user.User, er
 		return nil, err
 	}
 	u, err := s.Users.Get(ctx, t.UserID)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrTempToken
 	}
-	if u.Status != user.StatusActive {
+	if err != nil {
+		return nil, err
+	}
+	// A password change or reset (tokensValidAfter) also voids pending sign-ins.
+	if u.Status != user.StatusActive || (u.TokensValidAfter != "" && t.CreatedAt < u.TokensValidAfter) {
 		return nil, ErrTempToken
 	}
 	return u, nil

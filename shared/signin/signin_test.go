@@ -260,3 +260,25 @@ func TestForceMFARoleAnswers428UntilTOTPEnrolled(t *testing.T) {
 	// /auth/me is an enrolment route: allowed.
 	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: c.Token}), 200)
 }
+
+func TestPendingMFASignInDiesWithPasswordChange(t *testing.T) {
+	s := newSetup(t)
+	fixture.User(t, s.env, fixture.Member{Email: "mfa@example.com", Password: pw, Scope: authz.ScopeOrg, OrgID: s.org, RoleID: role.OrgViewerID, TOTP: true})
+	body := fixture.Expect(t, login(t, s, "mfa@example.com", pw, "192.0.2.40"), 200).JSON(t)
+	if body["mfaRequired"] != true || body["tempToken"] == nil || body["tokens"] != nil {
+		t.Fatalf("login = %v", body)
+	}
+	temp := body["tempToken"].(string)
+	svc := s.env.SignIn()
+	u, err := svc.PendingUser(t.Context(), temp)
+	if err != nil || u.Email != "mfa@example.com" {
+		t.Fatalf("pending user: %v", err)
+	}
+	s.env.Clock.Advance(time.Millisecond)
+	if err := s.env.Store.Do(t.Context(), signin.RevokeAllWrite(u.ID, s.env.Clock.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.PendingUser(t.Context(), temp); err != signin.ErrTempToken {
+		t.Fatalf("after revocation: %v", err)
+	}
+}
