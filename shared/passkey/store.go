@@ -33,10 +33,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -141,27 +137,14 @@ func (s Store) putChallenge(ctx context.Context, k store.KeyRef, c challenge, ex
 var errNoChallenge = errors.New("passkey: no live challenge")
 
 // takeChallenge deletes the challenge at k and returns it: consumed on first
-// read, whatever the verification then decides. It is one conditional
-// DeleteItem returning the old item, which shared/store has no helper for, so it
-// calls the SDK client directly (the call counter is a client option and still
-// counts it).
+// read, whatever the verification then decides.
 func (s Store) takeChallenge(ctx context.Context, k store.KeyRef, now time.Time) (*challenge, error) {
-	out, err := s.St.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.St.Table), Key: store.Key(k.PK, k.SK),
-		ConditionExpression: aws.String("attribute_exists(PK)"), ReturnValues: types.ReturnValueAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		return nil, errNoChallenge
-	case err != nil:
-		return nil, fmt.Errorf("take passkey challenge: %w", err)
-	case len(out.Attributes) == 0:
-		return nil, errNoChallenge
-	}
 	var c challenge
-	if err := store.Unmarshal(out.Attributes, &c); err != nil {
-		return nil, err
+	if err := s.St.Take(ctx, k.PK, k.SK, &c); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errNoChallenge
+		}
+		return nil, fmt.Errorf("take passkey challenge: %w", err)
 	}
 	exp, err := time.Parse(time.RFC3339Nano, c.ExpiresAt)
 	if err != nil || !now.Before(exp) {

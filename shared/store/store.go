@@ -12,21 +12,37 @@
 //
 // # Access patterns
 //
-// Each domain package documents its own rows in its store.go; this is the index.
+// Each domain package documents its own rows in its package doc; this is the
+// index. Tenant partitions are ORG#<id> and PARTNER#<id>; user-owned rows live in
+// the user's partition USER#<id>.
 //
-//	entity               PK                         SK                          GSI1PK / GSI1SK                  query
-//	partner              PARTNER#<id>               PARTNER                     PARTNERS / <name>#<id>           get by id; list all (system)
-//	organization         PARTNER#<pid>              ORG#<id>                    ORGREF#<id> / ORG                 list by partner; by id via GSI1
-//	site                 ORG#<oid>                  SITE#<id>                   -                                list by org; get by id
-//	device group         ORG#<oid>                  DGROUP#<id>                 -                                list by org; get by id
-//	user                 USER#<id>                  PROFILE                     -                                get by id
-//	e-mail uniqueness    EMAIL#<lowercase e-mail>   EMAIL                       -                                login by e-mail
-//	membership           USER#<uid>                 MEMBER#<scope>#<tenant>     <scope>#<tenant> / MEMBER#<uid>  user's scopes; users of a tenant
-//	role                 ROLES#<owner>              ROLE#<id>                   ROLEREF#<id> / ROLE              roles of an owner; by id
-//	session/refresh      USER#<uid>                 SESSION#<sid>               REFRESH#<hash> / SESSION         sessions of a user; by token hash
-//	audit record         AUDIT#<tenant>             <time>#<id>                 -                                newest-first by tenant
-//	outbox event         OUTBOX                     <time>#<id>                 -                                drained by the sweeper
-//	rate-limit window    RL#<name>#<subject>        <window start>              -                                conditional counter, TTL
+//	entity              PK / SK                                  GSI1PK / GSI1SK                    GSI2PK / GSI2SK          owner
+//	partner             PARTNER#<id> / PARTNER                   -                                  PARTNERS / <id>          tenant
+//	organization        ORG#<id> / ORG                           PARTNER#<pid>#ORGS / <id>          ORGS / <id>              tenant
+//	security settings   ORG#<id> / SECURITY                      -                                  -                        tenant
+//	site                ORG#<oid> / SITE#<id>                    SITEREF#<id> / SITE                -                        tenant
+//	device group        ORG#<oid> / DGROUP#<id>                  DGROUPREF#<id> / DGROUP            -                        tenant
+//	user                USER#<id> / PROFILE                      -                                  -                        user
+//	e-mail guard        EMAIL#<lower e-mail> / EMAIL             -                                  -                        user
+//	membership          USER#<uid> / MEMBER#<scope>#<tenant>     MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<role> / <uid>  user
+//	session             USER#<uid> / SESSION#<sid>               -                                  -                        session
+//	reset token         USER#<uid> / PWRESET                     -                                  -                        signin
+//	passkey             USER#<uid> / PASSKEY#<credential id>     -                                  -                        passkey
+//	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey
+//	MFA temp token      MFATEMP#<sha256> / MFATEMP               -                                  -                        signin
+//	login lock          LOCK#<hash(e-mail)> / LOCK               -                                  -                        signin
+//	role                ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role
+//	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
+//	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
+//	outbox event        OUTBOX / <time>#<id>                     -                                  -                        event
+//	rate-limit window   RL#<rule>#<subject> / <window start>     -                                  -                        ratelimit
+//
+// Queries: a user's memberships, sessions and passkeys are prefix queries of
+// USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
+// query; a partner's organizations one GSI1 query; all organizations (system
+// scope) one GSI2 query; sites and device groups of an organization are prefix
+// queries of ORG#<oid>. Rows with a ttl (sessions, challenges, temp tokens,
+// locks, rate-limit windows, reset tokens) are also hidden by reads once expired.
 //
 // Every write that moves a state does so with a condition (compare-and-swap);
 // multi-item changes go through Tx.
@@ -470,4 +486,23 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 		return nil, fmt.Errorf("store: batch get: keys left unprocessed")
 	}
 	return out, nil
+}
+
+// Take deletes the item at pk/sk and unmarshals what it held into out: a
+// single-use read (challenges, one-time tokens). Of concurrent takers exactly one
+// gets the item; the others, and any taker of an absent or expired item, get
+// ErrNotFound.
+func (s *Store) Take(ctx context.Context, pk, sk string, out any) error {
+	res, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: Key(pk, sk),
+		ConditionExpression: aws.String("attribute_exists(PK)"), ReturnValues: types.ReturnValueAllOld})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("store: take %s/%s: %w", pk, sk, err)
+	case len(res.Attributes) == 0 || s.expired(res.Attributes):
+		return ErrNotFound
+	}
+	return Unmarshal(res.Attributes, out)
 }
