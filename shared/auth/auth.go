@@ -131,7 +131,8 @@ func (a *Authenticator) user(ctx context.Context, r *http.Request, rt httpapi.Ro
 	if err != nil {
 		return nil, err
 	}
-	if force && !totp && !rt.Enrol {
+	// ENABLE_2FA=false waives Force MFA too: no authenticator can be enrolled then.
+	if a.Enable2FA && force && !totp && !rt.Enrol {
 		return nil, errEnrolmentNeeded
 	}
 	if rt.MFA && a.Enable2FA && !p.MFA {

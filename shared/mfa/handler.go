@@ -1,0 +1,201 @@
+package mfa
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/signin"
+)
+
+// Handler serves the TOTP, SMS and recovery-code routes of /api/v1/auth.
+type Handler struct{ Svc *Service }
+
+const prefix = "/api/v1/auth"
+
+// Routes registers the routes. Every one is an enrolment route (DECISIONS.md:
+// Force MFA exempts /auth/mfa/* and /auth/phone/*).
+func (h *Handler) Routes(rt *httpapi.Router) {
+	post := func(path string, access httpapi.Access, fn httpapi.Handler) httpapi.Route {
+		return httpapi.Route{Method: http.MethodPost, Path: prefix + path, Access: access, Enrol: true, Handle: fn}
+	}
+	verify := post("/mfa/verify", httpapi.Optional, h.verify)
+	// The login path is public (the temp token is the credential); the setup
+	// path calls authz.Authenticated.
+	verify.NoAuthz = true
+	send := post("/mfa/sms/send", httpapi.Optional, h.smsSend)
+	// Same: public with a temp token, or the caller's own step-up code.
+	send.NoAuthz = true
+	rt.Add(
+		post("/mfa/setup", httpapi.User, h.setup),
+		verify,
+		post("/mfa/enable", httpapi.User, h.enable),
+		post("/mfa/disable", httpapi.User, h.disable),
+		post("/mfa/recovery-codes", httpapi.User, h.recoveryCodes),
+		post("/phone/verify", httpapi.User, h.phoneVerify),
+		post("/phone/confirm", httpapi.User, h.phoneConfirm),
+		post("/mfa/sms/enable", httpapi.User, h.smsEnable),
+		send,
+	)
+}
+
+type codeBody struct {
+	Code string `json:"code"`
+}
+
+// decodeOptional decodes a body that may be absent.
+func decodeOptional(r *http.Request, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return httpapi.Decode(r, v)
+}
+
+func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.Svc.Setup(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// verify is /auth/mfa/verify: {code, tempToken} finishes a sign-in; {code} with
+// a bearer token confirms the pending TOTP setup, exactly as /auth/mfa/enable.
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Code      string `json:"code"`
+		TempToken string `json:"tempToken"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Code) == "" {
+		return fault.Invalid("code", "is required")
+	}
+	if in.TempToken == "" {
+		if authz.FromContext(r.Context()) == nil {
+			return fault.Invalid("tempToken", "is required (or sign in to confirm a TOTP setup)")
+		}
+		res, err := h.Svc.Enable(r.Context(), in.Code)
+		if err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, http.StatusOK, res)
+		return nil
+	}
+	res, err := h.Svc.VerifyLogin(r.Context(), in.TempToken, in.Code, signin.ClientOf(r))
+	if err != nil {
+		return err
+	}
+	signin.WriteResult(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) enable(w http.ResponseWriter, r *http.Request) error {
+	var in codeBody
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.Enable(r.Context(), in.Code)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) disable(w http.ResponseWriter, r *http.Request) error {
+	var in codeBody
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.Disable(r.Context(), in.Code)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) recoveryCodes(w http.ResponseWriter, r *http.Request) error {
+	var in codeBody
+	if err := decodeOptional(r, &in); err != nil {
+		return err
+	}
+	codes, err := h.Svc.RotateRecovery(r.Context(), in.Code)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"recoveryCodes": codes})
+	return nil
+}
+
+func (h *Handler) phoneVerify(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		PhoneNumber string `json:"phoneNumber"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.StartPhone(r.Context(), in.PhoneNumber)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) phoneConfirm(w http.ResponseWriter, r *http.Request) error {
+	var in codeBody
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.ConfirmPhone(r.Context(), in.Code)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) smsEnable(w http.ResponseWriter, r *http.Request) error {
+	var in struct{}
+	if err := decodeOptional(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.EnableSMS(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// smsSend is /auth/mfa/sms/send: {tempToken} sends the sign-in code; without a
+// temp token, a signed-in caller gets a step-up code for disable or rotation.
+func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		TempToken string `json:"tempToken"`
+	}
+	if err := decodeOptional(r, &in); err != nil {
+		return err
+	}
+	if in.TempToken == "" && authz.FromContext(r.Context()) == nil {
+		return fault.Invalid("tempToken", "is required")
+	}
+	var res *Sent
+	var err error
+	if in.TempToken != "" {
+		res, err = h.Svc.SendLoginSMS(r.Context(), in.TempToken)
+	} else {
+		res, err = h.Svc.SendStepUpSMS(r.Context())
+	}
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}

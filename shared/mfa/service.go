@@ -1,0 +1,707 @@
+// Package mfa owns the code-based second factors of sign-in: TOTP (setup, enable,
+// disable), SMS (phone verification, the SMS factor, login and step-up codes),
+// recovery codes, and the organization MFA policy applied to them. Passkeys live
+// in shared/passkey; this package reads only the profile's passkeyCount, which
+// shared/passkey keeps.
+//
+// Rows, all in the user's partition (user.ProfileKey holds the factors):
+//
+//	TOTP setup     USER#<uid> / MFA#SETUP   {secret, codes (both sealed), ttl 10 min}   replaced by a new setup; deleted on enable
+//	phone check    USER#<uid> / MFA#PHONE   {phoneNumber, codeHash, ttl 10 min}         deleted on confirm
+//	SMS code       USER#<uid> / MFA#SMS     {codeHash, ttl 5 min}                       login or step-up code; deleted when used
+//
+// Profile attributes: mfaSecret (sealed with shared/secret for "totp:<uid>"),
+// mfaEnabled, mfaMethod (the primary method offered at login), mfaSmsEnabled,
+// mfaRecoveryCodes (HMAC-SHA256 hashes; a spent one becomes "-"), mfaLastStep
+// (the TOTP time step last accepted), phoneNumber, phoneVerified, version.
+//
+// Every code is single use, by compare-and-swap in the transaction that acts on
+// it: a TOTP code sets mfaLastStep under the condition mfaLastStep < step; a
+// recovery code replaces its hash under the condition that the hash is still
+// there; an SMS or phone code deletes its item under the condition that the
+// hash matches. At sign-in these conditions ride in sign-in's own profile update
+// (signin.CompleteWith), with the temp token's spend, so a sign-in fails when any
+// of them was spent concurrently. Setting changes also compare-and-swap the
+// profile's version.
+//
+// Primary method: enabling TOTP makes it primary; enabling SMS makes it primary
+// only when no TOTP is enrolled; disabling leaves passkey primary when the user
+// still has one (mfaEnabled stays true, under the condition passkeyCount > 0),
+// otherwise MFA is off.
+//
+// Organization policy (tenant security settings) applies to a user through their
+// organization memberships, strictest first: requireMfa when any organization
+// requires it, a method allowed only when every organization allows it. Partner
+// and system staff have no organization policy.
+//
+// ENABLE_2FA=false answers 403 on setup, verify, enable, recovery-codes,
+// sms/enable and sms/send (disable and the phone routes stay open); sign-in then
+// never asks for a second factor, and Force MFA is waived (shared/auth).
+package mfa
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/secret"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/user"
+)
+
+// SignIn is what MFA needs of password sign-in (signin.Service).
+type SignIn interface {
+	PendingUser(ctx context.Context, tempToken string) (*user.User, error)
+	PrimaryMembership(ctx context.Context, userID string) (*user.Membership, error)
+	CompleteWith(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c signin.Client,
+		pc signin.ProfileChange, extra ...*store.Write) (signin.Result, error)
+}
+
+// Settings reads an organization's security settings (tenant.Store).
+type Settings interface {
+	SecuritySettings(ctx context.Context, orgID string) (tenant.SecuritySettings, error)
+}
+
+// SMSSender sends a text message (notify.Notifier).
+type SMSSender interface {
+	SendSMS(ctx context.Context, phone, text string) error
+}
+
+// Service runs the MFA routes.
+type Service struct {
+	St       *store.Store
+	Users    user.Store
+	SignIn   SignIn
+	Limits   ratelimit.Limiter
+	Clock    clock.Clock
+	Box      *secret.Box // seals TOTP secrets and pending recovery codes
+	CodeKey  []byte      // HMAC key of stored code hashes
+	SMS      SMSSender
+	Settings Settings // nil: no organization policy
+	// Enable2FA false (ENABLE_2FA=false) refuses the factor routes; sign-in
+	// never asks for a second factor then.
+	Enable2FA bool
+}
+
+// Lifetimes of the spec's limits table.
+const (
+	SetupTTL      = 10 * time.Minute
+	PhoneCodeTTL  = 10 * time.Minute
+	SMSCodeTTL    = signin.TempTokenTTL
+	codeDigits    = 6
+	methodTOTP    = "totp"
+	methodSMS     = "sms"
+	methodPasskey = "passkey"
+)
+
+func setupKey(uid string) store.KeyRef { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#SETUP"} }
+func phoneKey(uid string) store.KeyRef { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#PHONE"} }
+func smsKey(uid string) store.KeyRef   { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#SMS"} }
+
+// Contexts bound into sealed values, so one cannot be moved to another user or use.
+func totpContext(uid string) string  { return "totp:" + uid }
+func codesContext(uid string) string { return "recovery-setup:" + uid }
+
+type setupItem struct {
+	store.Keys
+	Secret    string `dynamodbav:"secret"`
+	Codes     string `dynamodbav:"codes"`
+	ExpiresAt string `dynamodbav:"expiresAt"`
+}
+
+type codeItem struct {
+	store.Keys
+	CodeHash    string `dynamodbav:"codeHash"`
+	PhoneNumber string `dynamodbav:"phoneNumber,omitempty"`
+	ExpiresAt   string `dynamodbav:"expiresAt"`
+}
+
+func (s *Service) hasher() codeHasher { return codeHasher{key: s.CodeKey} }
+
+// caller returns the signed-in user making an own-account MFA call.
+func caller(ctx context.Context) (*authz.Principal, error) {
+	// Own account: any signed-in user may manage their own factors.
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// SetupResult is the TOTP setup response of DECISIONS.md.
+type SetupResult struct {
+	Secret        string   `json:"secret"`
+	OTPAuthURL    string   `json:"otpAuthUrl"`
+	QRCodeDataURL string   `json:"qrCodeDataUrl"`
+	RecoveryCodes []string `json:"recoveryCodes"`
+}
+
+// Setup begins TOTP enrolment: a new secret and recovery codes, held sealed for
+// 10 minutes until Enable confirms a code. A new setup replaces a pending one.
+func (s *Service) Setup(ctx context.Context) (*SetupResult, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Enable2FA {
+		return nil, ErrTwoFactorOff
+	}
+	u, err := s.Users.Get(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if u.TOTPEnrolled() {
+		return nil, ErrTOTPEnabled
+	}
+	pol, err := s.policy(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !pol.allows(methodTOTP) {
+		return nil, ErrTOTPNotAllowed
+	}
+	key, err := newKey(u.Email)
+	if err != nil {
+		return nil, err
+	}
+	qr, err := qrDataURL(key)
+	if err != nil {
+		return nil, err
+	}
+	codes, err := newRecoveryCodes()
+	if err != nil {
+		return nil, err
+	}
+	sealedSecret, err := s.Box.Seal([]byte(key.Secret()), totpContext(u.ID))
+	if err != nil {
+		return nil, err
+	}
+	// Held sealed, not hashed: Enable returns the same codes the setup showed.
+	raw, err := json.Marshal(codes)
+	if err != nil {
+		return nil, err
+	}
+	sealedCodes, err := s.Box.Seal(raw, codesContext(u.ID))
+	if err != nil {
+		return nil, err
+	}
+	exp := s.Clock.Now().Add(SetupTTL)
+	k := setupKey(u.ID)
+	if err := s.St.Do(ctx, store.Put(setupItem{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)},
+		Secret: sealedSecret, Codes: sealedCodes, ExpiresAt: clock.Format(exp)})); err != nil {
+		return nil, fmt.Errorf("mfa setup of %s: %w", u.ID, err)
+	}
+	return &SetupResult{Secret: key.Secret(), OTPAuthURL: key.URL(), QRCodeDataURL: qr, RecoveryCodes: codes}, nil
+}
+
+// Enabled answers the routes that turn a factor on.
+type Enabled struct {
+	RecoveryCodes []string `json:"recoveryCodes"`
+	MFAEnabled    bool     `json:"mfaEnabled"`
+	MFAMethod     string   `json:"mfaMethod"`
+}
+
+// Enable confirms the pending TOTP setup with a current code: the secret and the
+// setup's recovery codes become the user's, and TOTP becomes the primary method.
+func (s *Service) Enable(ctx context.Context, code string) (*Enabled, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Enable2FA {
+		return nil, ErrTwoFactorOff
+	}
+	code = strings.TrimSpace(code)
+	if !isDigits(code, codeDigits) {
+		return nil, fault.Invalid("code", "must be the 6-digit code of your authenticator app")
+	}
+	pk, sk := user.ProfileKey(p.UserID), setupKey(p.UserID)
+	items, err := s.St.BatchGet(ctx, pk, sk)
+	if err != nil {
+		return nil, err
+	}
+	u, err := profileOf(items, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if u.TOTPEnrolled() {
+		return nil, ErrTOTPEnabled
+	}
+	var setup setupItem
+	si, ok := items[sk.PK+"|"+sk.SK]
+	if !ok {
+		return nil, ErrNoSetup
+	}
+	if err := store.Unmarshal(si, &setup); err != nil {
+		return nil, err
+	}
+	pol, err := s.policy(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !pol.allows(methodTOTP) {
+		return nil, ErrTOTPNotAllowed
+	}
+	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+		return nil, err
+	}
+	sec, err := s.Box.Open(setup.Secret, totpContext(u.ID))
+	if err != nil {
+		return nil, fmt.Errorf("mfa setup of %s: %w", u.ID, err)
+	}
+	step, ok, err := matchTOTP(string(sec), code, s.Clock.Now(), 0)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrCode
+	}
+	raw, err := s.Box.Open(setup.Codes, codesContext(u.ID))
+	if err != nil {
+		return nil, fmt.Errorf("mfa setup of %s: %w", u.ID, err)
+	}
+	var codes []string
+	if err := json.Unmarshal(raw, &codes); err != nil {
+		return nil, fmt.Errorf("mfa setup of %s: %w", u.ID, err)
+	}
+	ch := s.change(u).
+		set("mfaSecret = :sec, mfaEnabled = :on, mfaMethod = :method, mfaRecoveryCodes = :codes, mfaLastStep = :step",
+			map[string]any{":sec": setup.Secret, ":on": true, ":method": methodTOTP, ":codes": s.hasher().recoveryHashes(codes), ":step": step})
+	tx := (&store.Tx{}).Add(ch.write(u.ID),
+		// The setup confirmed is the one read: a setup replaced meanwhile fails the change.
+		store.Delete(sk.PK, sk.SK).If("secret = :sec").Value(":sec", setup.Secret),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.setup",
+			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: map[string]any{"method": methodTOTP}}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return &Enabled{RecoveryCodes: codes, MFAEnabled: true, MFAMethod: methodTOTP}, nil
+}
+
+// VerifyLogin finishes an MFA sign-in: a TOTP code, the SMS code sent for this
+// sign-in, or an unused recovery code, with the temp token of the password step.
+// Tokens are issued with mfa: true.
+func (s *Service) VerifyLogin(ctx context.Context, tempToken, code string, c signin.Client) (signin.Result, error) {
+	// Public route: the temp token (password already verified) is the credential;
+	// the per-user rate limit guards the code.
+	u, err := s.SignIn.PendingUser(ctx, tempToken)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	if !s.Enable2FA {
+		return signin.Result{}, ErrTwoFactorOff
+	}
+	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+		return signin.Result{}, err
+	}
+	pr, ok, err := s.check(ctx, u, code, func() (*codeItem, error) { return s.smsCode(ctx, u.ID) })
+	if err != nil {
+		return signin.Result{}, err
+	}
+	if !ok {
+		return signin.Result{}, ErrLoginCode
+	}
+	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	pc := signin.ProfileChange{Values: map[string]any{}}
+	pc.Cond = pr.cond(pc.Values)
+	pc.Set = pr.set(pc.Values)
+	return s.SignIn.CompleteWith(ctx, u, m, true, c, pc, signin.SpendTemp(tempToken), pr.write(u.ID))
+}
+
+// smsCode reads the user's pending SMS code, nil when there is none.
+func (s *Service) smsCode(ctx context.Context, uid string) (*codeItem, error) {
+	var it codeItem
+	k := smsKey(uid)
+	err := s.St.Get(ctx, k.PK, k.SK, &it)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &it, nil
+}
+
+// Status answers Disable.
+type Status struct {
+	MFAEnabled bool   `json:"mfaEnabled"`
+	MFAMethod  string `json:"mfaMethod,omitempty"`
+}
+
+// Disable turns off TOTP and SMS with a current code (TOTP, SMS or recovery),
+// clearing the secret, the phone number and the recovery codes. Passkeys stay:
+// when one remains, MFA stays on with passkey as the primary method. Refused
+// when an organization of the user requires MFA and no passkey would remain.
+func (s *Service) Disable(ctx context.Context, code string) (*Status, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	code = strings.TrimSpace(code)
+	if code == "" {
+		return nil, fault.Invalid("code", "is required")
+	}
+	u, sms, err := s.profileAndSMS(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !u.TOTPEnrolled() && !u.SMSEnrolled() {
+		if u.MFAEnabled {
+			return nil, ErrNoCodeFactor
+		}
+		return nil, ErrNotEnabled
+	}
+	pol, err := s.policy(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	passkey := u.PasskeyCount > 0
+	if pol.require && !passkey {
+		return nil, ErrRequiredByOrg
+	}
+	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+		return nil, err
+	}
+	pr, ok, err := s.check(ctx, u, code, func() (*codeItem, error) { return sms, nil })
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrCode
+	}
+	ch := s.change(u)
+	ch.conds = append(ch.conds, pr.cond(ch.values))
+	// shared/passkey moves passkeyCount by compare-and-swap; the decision holds
+	// only while the count is on the same side of zero.
+	if passkey {
+		ch.conds = append(ch.conds, "passkeyCount > :zero")
+	} else {
+		ch.conds = append(ch.conds, "attribute_not_exists(passkeyCount) OR passkeyCount = :zero")
+	}
+	ch.set("phoneVerified = :off, mfaEnabled = :enabled", map[string]any{":off": false, ":enabled": passkey, ":zero": 0})
+	ch.remove("mfaSecret", "mfaRecoveryCodes", "mfaLastStep", "phoneNumber", "mfaSmsEnabled")
+	st := &Status{MFAEnabled: passkey}
+	if passkey {
+		ch.set("mfaMethod = :method", map[string]any{":method": methodPasskey})
+		st.MFAMethod = methodPasskey
+	} else {
+		ch.remove("mfaMethod")
+	}
+	var removed []string
+	if u.TOTPEnrolled() {
+		removed = append(removed, methodTOTP)
+	}
+	if u.SMSEnrolled() {
+		removed = append(removed, methodSMS)
+	}
+	tx := (&store.Tx{}).Add(ch.write(u.ID), pr.write(u.ID),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.disable",
+			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
+			Details: map[string]any{"methods": removed, "passkeyRemains": passkey, "proof": pr.kind}}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// RotateRecovery replaces every recovery code with a new set of 10. It needs a
+// current code (TOTP, SMS or an unused recovery code); a user whose only factor
+// is a passkey, who has no code to give, needs a session that passed MFA.
+func (s *Service) RotateRecovery(ctx context.Context, code string) ([]string, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Enable2FA {
+		return nil, ErrTwoFactorOff
+	}
+	code = strings.TrimSpace(code)
+	u, sms, err := s.profileAndSMS(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !u.MFAEnabled {
+		return nil, ErrNotEnabled
+	}
+	codeFactor := u.TOTPEnrolled() || u.SMSEnrolled() || liveCodes(u.MFARecoveryCodes) > 0
+	var pr proof
+	switch {
+	case code == "" && (codeFactor || !p.MFA):
+		return nil, fault.Invalid("code", "is required: a current TOTP, SMS or recovery code")
+	case code != "":
+		if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+			return nil, err
+		}
+		var ok bool
+		pr, ok, err = s.check(ctx, u, code, func() (*codeItem, error) { return sms, nil })
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ErrCode
+		}
+	}
+	codes, err := newRecoveryCodes()
+	if err != nil {
+		return nil, err
+	}
+	ch := s.change(u)
+	ch.conds = append(ch.conds, pr.cond(ch.values))
+	ch.set("mfaRecoveryCodes = :codes", map[string]any{":codes": s.hasher().recoveryHashes(codes)})
+	if pr.kind == methodTOTP {
+		ch.set(pr.set(ch.values), nil)
+	}
+	tx := (&store.Tx{}).Add(ch.write(u.ID), pr.write(u.ID),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.recovery_codes.rotate",
+			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
+			Details: map[string]any{"count": len(codes), "proof": pr.kindOr("mfa_session")}}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+// profileAndSMS reads the user and their pending SMS code (nil when none) in one call.
+func (s *Service) profileAndSMS(ctx context.Context, uid string) (*user.User, *codeItem, error) {
+	pk, sk := user.ProfileKey(uid), smsKey(uid)
+	items, err := s.St.BatchGet(ctx, pk, sk)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := profileOf(items, uid)
+	if err != nil {
+		return nil, nil, err
+	}
+	it, ok := items[sk.PK+"|"+sk.SK]
+	if !ok {
+		return u, nil, nil
+	}
+	var c codeItem
+	if err := store.Unmarshal(it, &c); err != nil {
+		return nil, nil, err
+	}
+	return u, &c, nil
+}
+
+func profileOf(items map[string]store.Item, uid string) (*user.User, error) {
+	pk := user.ProfileKey(uid)
+	it, ok := items[pk.PK+"|"+pk.SK]
+	if !ok {
+		return nil, fmt.Errorf("user %s: %w", uid, store.ErrNotFound)
+	}
+	var u user.User
+	if err := store.Unmarshal(it, &u); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// proof is a verified code and how spending it is written.
+type proof struct {
+	kind  string // totp, sms, recovery; "" for none
+	step  int64
+	index int
+	hash  string
+}
+
+func (p proof) kindOr(def string) string {
+	if p.kind == "" {
+		return def
+	}
+	return p.kind
+}
+
+// cond is the profile condition that the code is still unspent ("" when the
+// code is not kept on the profile); it adds its values to vals.
+func (p proof) cond(vals map[string]any) string {
+	switch p.kind {
+	case methodTOTP:
+		vals[":mfaStep"] = p.step
+		return "attribute_not_exists(mfaLastStep) OR mfaLastStep < :mfaStep"
+	case "recovery":
+		vals[":mfaCode"] = p.hash
+		return fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaCode", p.index)
+	}
+	return ""
+}
+
+// set is the profile assignment that spends the code ("" when it is not kept on
+// the profile); it adds its values to vals.
+func (p proof) set(vals map[string]any) string {
+	switch p.kind {
+	case methodTOTP:
+		vals[":mfaStep"] = p.step
+		return "mfaLastStep = :mfaStep"
+	case "recovery":
+		vals[":mfaUsed"] = usedCode
+		return fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaUsed", p.index)
+	}
+	return ""
+}
+
+// write spends an SMS code (its own item); nil for the other kinds.
+func (p proof) write(uid string) *store.Write {
+	if p.kind != methodSMS {
+		return nil
+	}
+	k := smsKey(uid)
+	return store.Delete(k.PK, k.SK).If("codeHash = :h").Value(":h", p.hash)
+}
+
+// check verifies code against u's factors: six digits against the TOTP secret,
+// then against the SMS code last sent (sms loads it, only when needed); anything
+// else as a recovery code. ok is false for a wrong, replayed or spent code.
+func (s *Service) check(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error)) (proof, bool, error) {
+	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	if isDigits(code, codeDigits) {
+		if u.TOTPEnrolled() {
+			sec, err := s.Box.Open(u.MFASecret, totpContext(u.ID))
+			if err != nil {
+				return proof{}, false, fmt.Errorf("totp secret of %s: %w", u.ID, err)
+			}
+			step, ok, err := matchTOTP(string(sec), code, s.Clock.Now(), u.MFALastStep)
+			if err != nil || ok {
+				return proof{kind: methodTOTP, step: step}, ok, err
+			}
+		}
+		if u.SMSEnrolled() {
+			it, err := sms()
+			if err != nil || it == nil {
+				return proof{}, false, err
+			}
+			h := s.hasher().hash(methodSMS, u.ID, code)
+			if sameCode(it.CodeHash, h) {
+				return proof{kind: methodSMS, hash: h}, true, nil
+			}
+		}
+		return proof{}, false, nil
+	}
+	n, ok := normalizeRecovery(code)
+	if !ok {
+		return proof{}, false, nil
+	}
+	h := s.hasher().recovery(n)
+	i := findRecovery(u.MFARecoveryCodes, h)
+	if i < 0 {
+		return proof{}, false, nil
+	}
+	return proof{kind: "recovery", index: i, hash: h}, true, nil
+}
+
+// change builds one compare-and-swap update of a user's profile.
+type change struct {
+	sets, removes, conds []string
+	names                map[string]string
+	values               map[string]any
+}
+
+// change starts an update of u that bumps its version, under the conditions
+// that nobody changed it since it was read and that it is still active.
+func (s *Service) change(u *user.User) *change {
+	c := &change{names: map[string]string{"#ver": "version", "#st": "status"},
+		values: map[string]any{":ver": u.Version, ":one": 1, ":active": user.StatusActive, ":now": clock.Format(s.Clock.Now())}}
+	c.sets = []string{"updatedAt = :now"}
+	if u.Version == 0 {
+		c.conds = []string{"attribute_not_exists(#ver) OR #ver = :ver"}
+	} else {
+		c.conds = []string{"#ver = :ver"}
+	}
+	c.conds = append(c.conds, "#st = :active")
+	return c
+}
+
+func (c *change) set(expr string, vals map[string]any) *change {
+	if expr != "" {
+		c.sets = append(c.sets, expr)
+	}
+	for k, v := range vals {
+		c.values[k] = v
+	}
+	return c
+}
+
+func (c *change) remove(attrs ...string) *change { c.removes = append(c.removes, attrs...); return c }
+
+func (c *change) write(uid string) *store.Write {
+	expr := "SET " + strings.Join(c.sets, ", ")
+	if len(c.removes) > 0 {
+		expr += " REMOVE " + strings.Join(c.removes, ", ")
+	}
+	expr += " ADD #ver :one"
+	var conds []string
+	for _, x := range c.conds {
+		if x != "" {
+			conds = append(conds, "("+x+")")
+		}
+	}
+	k := user.ProfileKey(uid)
+	w := store.Update(k.PK, k.SK, expr).If(strings.Join(conds, " AND "))
+	for n, v := range c.names {
+		w.Name(n, v)
+	}
+	for n, v := range c.values {
+		w.Value(n, v)
+	}
+	return w
+}
+
+// commit runs a settings change; a failed condition is a concurrent change or a
+// code spent meanwhile.
+func (s *Service) commit(ctx context.Context, tx *store.Tx) error {
+	err := s.St.Commit(ctx, tx)
+	var te *store.TxError
+	if errors.As(err, &te) {
+		return ErrRace.Wrap(err)
+	}
+	return err
+}
+
+// policy is the MFA policy that applies to a user.
+type policy struct {
+	require bool
+	allowed []string
+}
+
+func (p policy) allows(method string) bool { return slices.Contains(p.allowed, method) }
+
+// policy combines the security settings of the user's organizations, strictest
+// first. One query for the memberships and one read per organization.
+func (s *Service) policy(ctx context.Context, uid string) (policy, error) {
+	pol := policy{allowed: append([]string(nil), tenant.MFAMethods...)}
+	if s.Settings == nil {
+		return pol, nil
+	}
+	ms, err := s.Users.Memberships(ctx, uid)
+	if err != nil {
+		return policy{}, err
+	}
+	for _, m := range ms {
+		if m.Scope != authz.ScopeOrg || m.OrgID == "" {
+			continue
+		}
+		sec, err := s.Settings.SecuritySettings(ctx, m.OrgID)
+		if err != nil {
+			return policy{}, err
+		}
+		pol.require = pol.require || sec.RequireMFA
+		pol.allowed = slices.DeleteFunc(pol.allowed, func(x string) bool { return !slices.Contains(sec.AllowedMFAMethods, x) })
+	}
+	return pol, nil
+}
