@@ -126,6 +126,17 @@ var Version = "dev"
 const devSecret = "gale-development-only-secret-do-not-deploy"
 
 func (c *Config) applySecrets(s map[string]string) error {
+	// Spec 1: the pepper is the first configured of these four settings, and a
+	// production process without any fails with exactly this message.
+	pepper := first(s["ENROLLMENT_KEY_PEPPER"], s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"], s["JWT_SECRET"])
+	if pepper == "" {
+		if c.Production() {
+			return errors.New("No enrollment key pepper configured")
+		}
+		pepper = devSecret
+	}
+	c.EnrollPepper = []byte(pepper)
+
 	jwt := s["JWT_SECRET"]
 	if jwt == "" {
 		if c.Production() {
@@ -146,16 +157,6 @@ func (c *Config) applySecrets(s map[string]string) error {
 		enc = devSecret
 	}
 	c.EncryptionKey = []byte(enc)
-
-	// Spec 1: the pepper is the first configured of these four settings.
-	pepper := first(s["ENROLLMENT_KEY_PEPPER"], s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"], s["JWT_SECRET"])
-	if pepper == "" {
-		if c.Production() {
-			return errors.New("No enrollment key pepper configured")
-		}
-		pepper = devSecret
-	}
-	c.EnrollPepper = []byte(pepper)
 	return nil
 }
 

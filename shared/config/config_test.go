@@ -1,0 +1,82 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, env map[string]string) (Config, error) {
+	t.Helper()
+	return Load(context.Background(), func(k string) string { return env[k] })
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Env != "development" || c.Table != "gale" || c.EnrollmentKeyTTL != 60*time.Minute || c.PAMPendingTTL != 30*time.Minute ||
+		!c.Enable2FA || c.EnableRegistration || c.WebAuthnRPID != "localhost" || c.WebAuthnOrigins[0] != c.AppURL {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestProductionRefusesMissingSecrets(t *testing.T) {
+	_, err := load(t, map[string]string{"APP_ENV": "production", "ENROLLMENT_KEY_PEPPER": "p"})
+	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = load(t, map[string]string{"APP_ENV": "production", "JWT_SECRET": "short"})
+	if err == nil {
+		t.Fatal("short JWT secret accepted in production")
+	}
+}
+
+func TestEnrollmentPepperOrder(t *testing.T) {
+	long := strings.Repeat("j", 40)
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"JWT_SECRET": long}, long},
+		{map[string]string{"JWT_SECRET": long, "SECRET_ENCRYPTION_KEY": "sek"}, "sek"},
+		{map[string]string{"JWT_SECRET": long, "SECRET_ENCRYPTION_KEY": "sek", "APP_ENCRYPTION_KEY": "aek"}, "aek"},
+		{map[string]string{"JWT_SECRET": long, "APP_ENCRYPTION_KEY": "aek", "ENROLLMENT_KEY_PEPPER": "pep"}, "pep"},
+	}
+	for _, c := range cases {
+		got, err := load(t, c.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.EnrollPepper) != c.want {
+			t.Errorf("%v: pepper %q, want %q", c.env, got.EnrollPepper, c.want)
+		}
+	}
+}
+
+func TestNoPepperInProductionFailsWithSpecMessage(t *testing.T) {
+	_, err := load(t, map[string]string{"APP_ENV": "production"})
+	if err == nil || err.Error() != "No enrollment key pepper configured" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadMinutesAreRefused(t *testing.T) {
+	for _, v := range []string{"0", "-5", "ten"} {
+		if _, err := load(t, map[string]string{"ENROLLMENT_KEY_DEFAULT_TTL_MINUTES": v}); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+}
+
+func TestListsAreTrimmed(t *testing.T) {
+	c, err := load(t, map[string]string{"WEBAUTHN_ORIGINS": " https://a.test , ,https://b.test", "WEBHOOK_ALLOW_CIDRS": "127.0.0.1/32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.WebAuthnOrigins) != 2 || c.WebAuthnOrigins[1] != "https://b.test" || len(c.WebhookAllowCIDRs) != 1 {
+		t.Fatalf("%v %v", c.WebAuthnOrigins, c.WebhookAllowCIDRs)
+	}
+}
