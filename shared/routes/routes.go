@@ -76,14 +76,15 @@ type Schedule struct {
 	RateMinutes int
 }
 
-// Schedules of the sweeper function.
+// Schedules of the sweeper function. Challenges, temp tokens, sessions and
+// rate-limit windows need no job: they carry a DynamoDB TTL and reads hide them
+// once expired.
 var Schedules = []Schedule{
 	{Job: "outbox-drain", RateMinutes: 1},
 	{Job: "enrollment-key-expiry", RateMinutes: 60},
 	{Job: "deletion-grace", RateMinutes: 60},
 	{Job: "elevation-expiry", RateMinutes: 1},
 	{Job: "device-offline", RateMinutes: 1},
-	{Job: "challenge-cleanup", RateMinutes: 60},
 }
 
 // Workers are functions not behind API Gateway.
