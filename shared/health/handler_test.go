@@ -1,0 +1,42 @@
+package health_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+func TestHealthy(t *testing.T) {
+	env := testenv.New(t)
+	h, err := app.Health(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: "/api/v1/health"}), 200)
+	fixture.Budget(t, res, 1) // DescribeTable; the queues are SQS calls
+	body := res.JSON(t)
+	checks, _ := body["checks"].(map[string]any)
+	if body["status"] != "ok" || body["version"] == "" || checks["table"] != "ok" || checks["queues"] != "ok" {
+		t.Fatalf("body %s", res.Body)
+	}
+}
+
+func TestDegradedIs503(t *testing.T) {
+	env := testenv.New(t)
+	env.Cfg.DeliveryQueueURL = env.Cfg.DeliveryQueueURL + "-gone"
+	env.Store.Table = env.Store.Table + "-gone"
+	h, err := app.Health(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: "/api/v1/health"}), 503).JSON(t)
+	checks, _ := body["checks"].(map[string]any)
+	if body["status"] != "degraded" || checks["table"] != "unavailable" || checks["queues"] != "unavailable" {
+		t.Fatalf("body %v", body)
+	}
+}
