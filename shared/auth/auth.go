@@ -81,6 +81,10 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request, rt 
 				return r, ErrInvalidKey
 			}
 			p, err = a.Keys.AuthenticateKey(ctx, w, r, key)
+			// API keys never satisfy MFA: a "+ MFA" route refuses them.
+			if err == nil && rt.MFA && a.Enable2FA {
+				return r, authz.ErrMFARequired
+			}
 			break
 		}
 		p, err = a.user(ctx, r, rt)

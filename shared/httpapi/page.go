@@ -50,11 +50,11 @@ func ParsePage(r *http.Request, def, max int) (Page, error) {
 // NewList slices all to the requested page and wraps it in the envelope.
 func NewList[T any](all []T, p Page) List[T] {
 	total := len(all)
-	start := (p.Page - 1) * p.Limit
 	data := []T{}
-	if start < total {
-		end := min(start+p.Limit, total)
-		data = all[start:end]
+	// Compare pages, not offsets: (page-1)*limit overflows for a huge page.
+	if p.Limit > 0 && p.Page >= 1 && p.Page-1 < (total+p.Limit-1)/p.Limit {
+		start := (p.Page - 1) * p.Limit
+		data = all[start:min(start+p.Limit, total)]
 	}
 	return List[T]{Data: data, Pagination: Pagination{Page: p.Page, Limit: p.Limit, Total: total}}
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,6 +110,10 @@ func TestNewList(t *testing.T) {
 		{3, 2, "[5]"},
 		{4, 2, "[]"},
 		{1, 50, "[1 2 3 4 5]"},
+		// A page far past the end is empty, never an overflowed (negative) offset.
+		{math.MaxInt, 100, "[]"},
+		{math.MaxInt/100 + 2, 100, "[]"},
+		{math.MaxInt/50 + 1, 50, "[]"},
 	}
 	for _, c := range cases {
 		l := httpapi.NewList(all, httpapi.Page{Page: c.page, Limit: c.limit})

@@ -32,7 +32,8 @@
 // Organization policy (tenant security settings) applies to a user through their
 // organization memberships, strictest first: requireMfa when any organization
 // requires it, a method allowed only when every organization allows it. Partner
-// and system staff have no organization policy.
+// and system staff have no organization policy. The reading is Policy
+// (shared/app's MFAPolicy), shared with shared/passkey.
 //
 // ENABLE_2FA=false answers 403 on setup, verify, enable, recovery-codes,
 // sms/enable and sms/send (disable and the phone routes stay open); sign-in then
@@ -68,9 +69,11 @@ type SignIn interface {
 		pc signin.ProfileChange, extra ...*store.Write) (signin.Result, error)
 }
 
-// Settings reads an organization's security settings (tenant.Store).
-type Settings interface {
-	SecuritySettings(ctx context.Context, orgID string) (tenant.SecuritySettings, error)
+// Policy reads the organization MFA policy binding a user's account: whether
+// MFA is required and which methods are allowed (shared/app's MFAPolicy, the
+// one reading shared/passkey uses too).
+type Policy interface {
+	UserMFAPolicy(ctx context.Context, userID string) (requireMFA bool, allowedMethods []string, err error)
 }
 
 // SMSSender sends a text message (notify.Notifier).
@@ -80,15 +83,15 @@ type SMSSender interface {
 
 // Service runs the MFA routes.
 type Service struct {
-	St       *store.Store
-	Users    user.Store
-	SignIn   SignIn
-	Limits   ratelimit.Limiter
-	Clock    clock.Clock
-	Box      *secret.Box // seals TOTP secrets and pending recovery codes
-	CodeKey  []byte      // HMAC key of stored code hashes
-	SMS      SMSSender
-	Settings Settings // nil: no organization policy
+	St      *store.Store
+	Users   user.Store
+	SignIn  SignIn
+	Limits  ratelimit.Limiter
+	Clock   clock.Clock
+	Box     *secret.Box // seals TOTP secrets and pending recovery codes
+	CodeKey []byte      // HMAC key of stored code hashes
+	SMS     SMSSender
+	Policy  Policy // nil: no organization policy
 	// Enable2FA false (ENABLE_2FA=false) refuses the factor routes; sign-in
 	// never asks for a second factor then.
 	Enable2FA bool
@@ -681,27 +684,15 @@ type policy struct {
 
 func (p policy) allows(method string) bool { return slices.Contains(p.allowed, method) }
 
-// policy combines the security settings of the user's organizations, strictest
-// first. One query for the memberships and one read per organization.
+// policy is the organization MFA policy of user uid (Policy; every method
+// allowed and MFA optional when none is wired).
 func (s *Service) policy(ctx context.Context, uid string) (policy, error) {
-	pol := policy{allowed: append([]string(nil), tenant.MFAMethods...)}
-	if s.Settings == nil {
-		return pol, nil
+	if s.Policy == nil {
+		return policy{allowed: append([]string(nil), tenant.MFAMethods...)}, nil
 	}
-	ms, err := s.Users.Memberships(ctx, uid)
+	require, allowed, err := s.Policy.UserMFAPolicy(ctx, uid)
 	if err != nil {
 		return policy{}, err
 	}
-	for _, m := range ms {
-		if m.Scope != authz.ScopeOrg || m.OrgID == "" {
-			continue
-		}
-		sec, err := s.Settings.SecuritySettings(ctx, m.OrgID)
-		if err != nil {
-			return policy{}, err
-		}
-		pol.require = pol.require || sec.RequireMFA
-		pol.allowed = slices.DeleteFunc(pol.allowed, func(x string) bool { return !slices.Contains(sec.AllowedMFAMethods, x) })
-	}
-	return pol, nil
+	return policy{require: require, allowed: allowed}, nil
 }

@@ -671,4 +671,11 @@ func TestMalformedRequests(t *testing.T) {
 	fixture.Expect(t, w.do(t, "POST", "/api/v1/auth/mfa/passkey/options", "", map[string]any{"tempToken": "mfa_unknown"}), 401)
 	fixture.Expect(t, w.do(t, "POST", "/api/v1/auth/mfa/passkey/options", "", map[string]any{"tempToken": "x", "extra": 1}), 400)
 	fixture.Expect(t, w.do(t, "PUT", "/api/v1/auth/passkeys/AAAA", c.Token, nil), 405)
+	// An id too long for its DynamoDB sort key (1024 bytes) is a malformed id, not
+	// a read that DynamoDB would refuse (the emulator does not enforce the limit).
+	long := b64(make([]byte, 1000))
+	res := fixture.Expect(t, w.do(t, "PATCH", "/api/v1/auth/passkeys/"+long, c.Token, map[string]string{"name": "x"}), 400)
+	if !strings.Contains(string(res.Body), `"id"`) {
+		t.Fatalf("400 does not name id: %s", res.Body)
+	}
 }

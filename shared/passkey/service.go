@@ -40,10 +40,9 @@ const (
 	Method = "passkey"
 )
 
-// Users reads accounts and their memberships (user.Store).
+// Users reads accounts (user.Store).
 type Users interface {
 	Get(ctx context.Context, id string) (*user.User, error)
-	Memberships(ctx context.Context, userID string) ([]user.Membership, error)
 }
 
 // SignIn is the part of sign-in the passkey login leg uses (*signin.Service).
@@ -53,16 +52,11 @@ type SignIn interface {
 	Complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c signin.Client, extra ...*store.Write) (signin.Result, error)
 }
 
-// Policy is the MFA policy of an organization (its security settings).
-type Policy struct {
-	RequireMFA     bool
-	AllowedMethods []string
-}
-
-// OrgPolicy reads an organization's MFA policy; settings never written are the
-// defaults (MFA optional, every method allowed).
-type OrgPolicy interface {
-	MFAPolicy(ctx context.Context, orgID string) (Policy, error)
+// Policy reads the organization MFA policy binding a user's account: whether
+// MFA is required and which methods are allowed (shared/app's MFAPolicy, the
+// one reading shared/mfa uses too).
+type Policy interface {
+	UserMFAPolicy(ctx context.Context, userID string) (requireMFA bool, allowedMethods []string, err error)
 }
 
 // Service registers, manages and verifies passkeys.
@@ -70,7 +64,7 @@ type Service struct {
 	Store  Store
 	Users  Users
 	SignIn SignIn
-	Policy OrgPolicy // nil: no organization policy applies
+	Policy Policy // nil: no organization policy applies
 	Limits ratelimit.Limiter
 	Clock  clock.Clock
 	RP     *webauthn.WebAuthn
@@ -211,31 +205,19 @@ func factorValues(w *store.Write) *store.Write {
 	return w.Value(":empty", "").Value(":true", true).Value(":sms", "sms")
 }
 
-// orgRules applies the MFA policy of every organization userID is a member of
-// (MFA factors belong to the account, not to one session's scope): MFA is
-// required when any of them requires it, and passkeys are allowed only when all
-// of them allow them. Partner, system and scope-less memberships carry no policy.
+// orgRules is the organization MFA policy binding userID's account (Policy:
+// every organization the user is a member of, strictest wins, read the same way
+// as shared/mfa reads it): whether MFA is required and whether passkeys are
+// allowed.
 func (s *Service) orgRules(ctx context.Context, userID string) (requireMFA, passkeyAllowed bool, err error) {
-	passkeyAllowed = true
 	if s.Policy == nil {
 		return false, true, nil
 	}
-	ms, err := s.Users.Memberships(ctx, userID)
+	requireMFA, allowed, err := s.Policy.UserMFAPolicy(ctx, userID)
 	if err != nil {
 		return false, false, err
 	}
-	for _, m := range ms {
-		if m.Scope != authz.ScopeOrg || m.OrgID == "" {
-			continue
-		}
-		pol, err := s.Policy.MFAPolicy(ctx, m.OrgID)
-		if err != nil {
-			return false, false, err
-		}
-		requireMFA = requireMFA || pol.RequireMFA
-		passkeyAllowed = passkeyAllowed && slices.Contains(pol.AllowedMethods, Method)
-	}
-	return requireMFA, passkeyAllowed, nil
+	return requireMFA, slices.Contains(allowed, Method), nil
 }
 
 // allowed refuses when an organization of the caller excludes passkey MFA.
@@ -369,6 +351,9 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err != nil {
 		slog.InfoContext(ctx, "passkey registration refused", "reason", reason(err))
 		return nil, ErrRegistration.WithDetails(map[string]string{"reason": reason(err)})
+	}
+	if !validID(credentialID(cred.ID)) {
+		return nil, ErrRegistration.WithDetails(map[string]string{"reason": "credential id too long"})
 	}
 	stamp := clock.Format(now)
 	pk := newPasskey(u.ID, ch.Name, cred, stamp)

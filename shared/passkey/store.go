@@ -164,12 +164,18 @@ func decodeID(id string) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(id)
 }
 
-// validID reports whether id can be a credential id: base64url of 1-1023 bytes
-// (WebAuthn's bound on credential ids).
+// maxIDLen bounds a passkey id so that its sort key ("PASSKEY#" + id) fits
+// DynamoDB's 1024 bytes: base64url of at most 762 bytes. WebAuthn allows
+// credential ids of up to 1023 bytes; authenticators use far shorter ones, and
+// a longer one is refused at registration rather than failing in DynamoDB.
+const maxIDLen = 1024 - len(skPrefix)
+
+// validID reports whether id can be a stored passkey's id: base64url of a
+// credential id of at least one byte, short enough for its key (maxIDLen).
 func validID(id string) bool {
-	if id == "" || len(id) > 1364 {
+	if id == "" || len(id) > maxIDLen {
 		return false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(id)
-	return err == nil && len(b) >= 1 && len(b) <= 1023
+	return err == nil && len(b) >= 1
 }

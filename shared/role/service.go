@@ -251,7 +251,8 @@ func systemRole(id string) (*Role, bool) {
 // (parent first; custom roles of the owner, possibly ending in a system role).
 type lineage struct {
 	chain    []*Role
-	wildcard bool // some ancestor grants *:*
+	wildcard bool     // some ancestor grants *:*
+	perms    []string // every permission the chain passes down
 }
 
 // ancestry checks that parentID may be the parent of role self (a new id on
@@ -285,6 +286,7 @@ func (s *Service) ancestry(ctx context.Context, p *authz.Principal, o owner, fam
 		}
 		l.chain = append(l.chain, r)
 		l.wildcard = l.wildcard || slices.Contains(r.Permissions, authz.AdminAll.String())
+		l.perms = append(l.perms, r.Permissions...)
 		next = ""
 		if r.ParentRoleID != nil {
 			next = *r.ParentRoleID
@@ -425,6 +427,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	o.stamp(r)
 	tx := &store.Tx{}
 	wildcard := slices.Contains(perms, authz.AdminAll.String())
+	// The ceiling covers what the role grants, inherited permissions included.
+	granted := perms
 	if parentID != "" {
 		fam, err := s.family(ctx, o)
 		if err != nil {
@@ -436,12 +440,13 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 		}
 		r.ParentRoleID, r.ParentOwner = &parentID, l.chain[0].Owner
 		wildcard = wildcard || l.wildcard
+		granted = append(slices.Clone(perms), l.perms...)
 		tx.Add(chainWrites(l.chain, map[string]int{parentID: 1}, fam)...)
 	}
 	if wildcard && !p.Holds(authz.AdminAll) {
 		return nil, ErrWildcard
 	}
-	if err := ceiling(p, perms); err != nil {
+	if err := ceiling(p, granted); err != nil {
 		return nil, err
 	}
 	guard := tx.Len() + 1
@@ -509,6 +514,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	}
 
 	tx := &store.Tx{}
+	var inherited []string // what a new parent chain passes down
 	if newParent != oldParent {
 		fam, err := s.family(ctx, o)
 		if err != nil {
@@ -521,7 +527,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 			if err != nil {
 				return nil, err
 			}
-			chain, wildcard = l.chain, wildcard || l.wildcard
+			chain, wildcard, inherited = l.chain, wildcard || l.wildcard, l.perms
 			next.ParentRoleID, next.ParentOwner = &newParent, l.chain[0].Owner
 		}
 		delta := map[string]int{}
@@ -540,6 +546,10 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 		if err := ceiling(p, next.Permissions); err != nil {
 			return nil, err
 		}
+	}
+	// A new parent must not pass down permissions the author does not hold.
+	if err := ceiling(p, inherited); err != nil {
+		return nil, err
 	}
 
 	next.UpdatedAt = clock.Format(s.St.Clock.Now())

@@ -553,6 +553,16 @@ func TestValidation(t *testing.T) {
 	_, err = w.svc.Clone(puser, role.PartnerViewerID, "Viewer copy")
 	wantErr(t, err, role.ErrCeiling)
 	mustCreate(t, w.svc, puser, role.CreateInput{Name: "Reader", Permissions: []authz.Permission{authz.UsersRead}})
+	// Nor through a parent: inherited permissions count against the ceiling too.
+	_, err = w.svc.Create(puser, role.CreateInput{Name: "Tech heir", ParentRoleID: ptr(role.PartnerTechnicianID)})
+	wantErr(t, err, role.ErrCeiling)
+	_, err = w.svc.Update(puser, heir.ID, role.UpdateInput{ParentRoleID: ptr(role.PartnerTechnicianID)})
+	wantErr(t, err, role.ErrCeiling)
+	tech := mustCreate(t, w.svc, padmin, role.CreateInput{Name: "Tech", Permissions: []authz.Permission{authz.DevicesExecute}})
+	_, err = w.svc.Create(puser, role.CreateInput{Name: "Tech child", ParentRoleID: &tech.ID})
+	wantErr(t, err, role.ErrCeiling)
+	mustCreate(t, w.svc, puser, role.CreateInput{Name: "Reader child", ParentRoleID: ptr(mustCreate(t, w.svc, puser,
+		role.CreateInput{Name: "Reader parent", Permissions: []authz.Permission{authz.UsersRead}}).ID)})
 
 	_, err = w.svc.Update(a, role.OrgViewerID, role.UpdateInput{})
 	wantErr(t, err, role.ErrModifySystem)

@@ -74,7 +74,10 @@ type Pair struct {
 	ExpiresInSeconds int
 	RefreshToken     string
 	RefreshExpiresAt time.Time
-	SessionID        string
+	// RefreshMaxAge is the refresh token's remaining life in seconds by the
+	// manager's (injected) clock: the cookie's Max-Age.
+	RefreshMaxAge int
+	SessionID     string
 }
 
 // Manager creates, rotates and revokes sessions.
@@ -114,7 +117,7 @@ func (m *Manager) Start(userID string, c Claims, ip, ua string) (Pair, *store.Wr
 		return Pair{}, nil, err
 	}
 	return Pair{AccessToken: access, ExpiresInSeconds: int(AccessTTL / time.Second), RefreshToken: refresh,
-		RefreshExpiresAt: exp, SessionID: sid}, store.PutNew(s), nil
+		RefreshExpiresAt: exp, RefreshMaxAge: int(RefreshTTL / time.Second), SessionID: sid}, store.PutNew(s), nil
 }
 
 // Errors of refresh. Reuse and unknown tokens share a status but not a message,
@@ -175,7 +178,7 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 	}
 	exp, _ := time.Parse(time.RFC3339Nano, s.ExpiresAt)
 	return Pair{AccessToken: access, ExpiresInSeconds: int(AccessTTL / time.Second), RefreshToken: refresh,
-		RefreshExpiresAt: exp, SessionID: s.ID}, nil
+		RefreshExpiresAt: exp, RefreshMaxAge: max(1, int(exp.Sub(m.Clock.Now())/time.Second)), SessionID: s.ID}, nil
 }
 
 // Revoke ends one session (idempotent).

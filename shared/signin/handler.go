@@ -75,15 +75,17 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 // was issued.
 func WriteResult(w http.ResponseWriter, status int, res Result) {
 	if res.Refresh != nil {
-		SetRefreshCookie(w, res.Refresh.RefreshToken, res.Refresh.RefreshExpiresAt)
+		SetRefreshCookie(w, res.Refresh.RefreshToken, res.Refresh.RefreshExpiresAt, res.Refresh.RefreshMaxAge)
 	}
 	httpapi.WriteJSON(w, status, res)
 }
 
 // SetRefreshCookie sets the HttpOnly, Secure, SameSite=Strict refresh cookie.
-func SetRefreshCookie(w http.ResponseWriter, token string, expires time.Time) {
+// maxAge (seconds) comes from the session manager's injected clock, never the
+// wall clock, so the cookie lives exactly as long as the token.
+func SetRefreshCookie(w http.ResponseWriter, token string, expires time.Time, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: CookiePath, Expires: expires,
-		MaxAge: int(time.Until(expires).Seconds()), HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+		MaxAge: max(1, maxAge), HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 }
 
 // ClearRefreshCookie expires the refresh cookie.

@@ -226,8 +226,16 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	return s.Complete(ctx, u, m, false, c)
 }
 
-// lookup reads the user by e-mail and the lock in one batch.
+// maxEmail bounds an e-mail address (spec 2: up to 255 characters).
+const maxEmail = 255
+
+// lookup reads the user by e-mail and the lock in one batch. An address longer
+// than any account's is unknown without a read: its guard key would exceed
+// DynamoDB's 2048-byte partition key, which DynamoDB refuses (a 500).
 func (s *Service) lookup(ctx context.Context, email, subject string) (*user.User, bool, error) {
+	if len(email) > maxEmail {
+		return nil, false, nil
+	}
 	ek, lk := user.EmailKey(email), lockKey(subject)
 	items, err := s.St.BatchGet(ctx, ek, lk)
 	if err != nil {

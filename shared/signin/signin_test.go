@@ -82,6 +82,11 @@ func TestLoginSuccessSetsCookieAndTokens(t *testing.T) {
 	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/api/v1/auth" {
 		t.Fatalf("cookie flags wrong: %+v", c)
 	}
+	// The cookie lives as long as the refresh token (7 days) by the injected
+	// clock, not the wall clock (which would make it a deletion under a fake one).
+	if c.MaxAge != int(session.RefreshTTL/time.Second) {
+		t.Fatalf("cookie Max-Age = %d, want %d", c.MaxAge, int(session.RefreshTTL/time.Second))
+	}
 	if strings.Contains(string(res.Body), c.Value) {
 		t.Fatal("refresh token must not be in the body")
 	}
@@ -103,6 +108,18 @@ func TestLoginFailuresAreIndistinguishable(t *testing.T) {
 			t.Fatalf("error = %v", got)
 		}
 	}
+}
+
+// An over-long e-mail is an unknown account: the same 401, and no read with a
+// key DynamoDB would refuse (partition keys are at most 2048 bytes; the emulator
+// does not enforce that, so the test counts calls: the two rate-limit updates only).
+func TestLoginWithOverlongEmail(t *testing.T) {
+	s := newSetup(t)
+	res := fixture.Expect(t, login(t, s, strings.Repeat("a", 3000)+"@example.com", "wrong-password-1", "192.0.2.9"), 401)
+	if got := res.JSON(t)["error"]; got != "Invalid email or password" {
+		t.Fatalf("error = %v", got)
+	}
+	fixture.Budget(t, res, 2)
 }
 
 func TestLoginTimingUnknownVsWrongPassword(t *testing.T) {
@@ -167,9 +184,15 @@ func TestRefreshRotatesAndDetectsReuse(t *testing.T) {
 	first := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.4"), 200)).Value
 
 	fixture.Expect(t, doRefresh(t, s, first, false), 403) // CSRF header required with the cookie
+	s.env.Clock.Advance(time.Hour)
 	res := fixture.Expect(t, doRefresh(t, s, first, true), 200)
 	fixture.Budget(t, res, 3)
-	second := refreshCookie(t, res).Value
+	rotated := refreshCookie(t, res)
+	second := rotated.Value
+	// Seven days are absolute: the rotated cookie keeps the family's end.
+	if want := int((session.RefreshTTL - time.Hour) / time.Second); rotated.MaxAge != want {
+		t.Fatalf("rotated cookie Max-Age = %d, want %d", rotated.MaxAge, want)
+	}
 	access := res.JSON(t)["tokens"].(map[string]any)["accessToken"].(string)
 	if second == first {
 		t.Fatal("refresh token not rotated")
