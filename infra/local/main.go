@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/emulator"
 	"github.com/gale-rmm/gale/shared/routes"
 )
@@ -46,37 +45,17 @@ func run() error {
 	}
 	setDefault("APP_URL", "http://127.0.0.1:"+port)
 
-	if os.Getenv("AWS_ENDPOINT_URL") == "" {
-		moto, err := emulator.Start(ctx)
-		if err != nil {
-			return err
-		}
-		defer moto.Stop()
-		os.Setenv("AWS_ENDPOINT_URL", moto.URL)
+	moto, err := emulator.Ensure(ctx)
+	if err != nil {
+		return err
+	}
+	defer moto.Stop()
+	if moto != nil {
 		log.Info("moto_server started", "url", moto.URL, "pid", moto.PID())
 	}
 
-	cfg, err := config.FromEnv(ctx)
+	cfg, res, err := emulator.Configure(ctx)
 	if err != nil {
-		return err
-	}
-	awsCfg, err := cfg.AWS(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := emulator.Provision(ctx, awsCfg, cfg.Table)
-	if err != nil {
-		return err
-	}
-	for _, k := range []struct{ env, val string }{
-		{"EVENTS_QUEUE_URL", res.Queues["events"].URL},
-		{"EVENTS_DLQ_URL", res.Queues["events"].DLQURL},
-		{"DELIVERY_QUEUE_URL", res.Queues["webhook-deliveries"].URL},
-		{"DELIVERY_DLQ_URL", res.Queues["webhook-deliveries"].DLQURL},
-	} {
-		os.Setenv(k.env, k.val)
-	}
-	if cfg, err = config.FromEnv(ctx); err != nil {
 		return err
 	}
 	d, err := app.NewDeps(ctx, cfg, nil)

@@ -1,6 +1,8 @@
-// Package emulator starts and stops moto_server for the local runtime and tests.
-// It is never linked into a Lambda function. The process is stopped by its PID,
-// never by name, so a developer's other emulators are left alone.
+// Package emulator starts and stops moto_server for the local runtime and tests,
+// provisions the table and queues on it (Provision) and points a configuration at
+// them (Configure, Resources.Apply). It is never linked into a Lambda function.
+// The process is stopped by its PID, never by name, so a developer's other
+// emulators are left alone.
 package emulator
 
 import (
@@ -50,6 +52,21 @@ func Start(ctx context.Context) (*Moto, error) {
 		}
 	}
 	return launch(ctx, false, bin)
+}
+
+// Ensure starts moto_server unless AWS_ENDPOINT_URL names a running emulator,
+// and sets AWS_ENDPOINT_URL to the one it starts. The Moto is nil when it started
+// none; Stop on it then does nothing.
+func Ensure(ctx context.Context) (*Moto, error) {
+	if os.Getenv("AWS_ENDPOINT_URL") != "" {
+		return nil, nil
+	}
+	m, err := Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	os.Setenv("AWS_ENDPOINT_URL", m.URL)
+	return m, nil
 }
 
 // python returns the interpreter that runs moto_server: its shebang's, or

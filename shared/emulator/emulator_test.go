@@ -42,10 +42,26 @@ func TestStartProvisionStop(t *testing.T) {
 				t.Errorf("queue %s = %+v, want queue and DLQ", name, q)
 			}
 		}
+		var c config.Config
+		res.Apply(&c)
+		ev, dl := res.Queues["events"], res.Queues["webhook-deliveries"]
+		if c.Table != "tprovision" || c.EventsQueueURL != ev.URL || c.EventsDLQURL != ev.DLQURL ||
+			c.DeliveryQueueURL != dl.URL || c.DeliveryDLQURL != dl.DLQURL {
+			t.Errorf("Apply: %+v, want the table and queues of %+v", c, res)
+		}
 	}
 	pid := m.PID()
 	m.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("moto_server (pid %d) still runs after Stop", pid)
 	}
+}
+
+func TestEnsureKeepsANamedEmulator(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
+	m, err := emulator.Ensure(t.Context())
+	if m != nil || err != nil {
+		t.Fatalf("Ensure = %v, %v; want nothing started", m, err)
+	}
+	m.Stop() // a nil Moto stops nothing
 }

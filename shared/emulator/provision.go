@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -54,6 +55,34 @@ func Provision(ctx context.Context, cfg aws.Config, prefix string) (Resources, e
 		res.Queues[rq.Name] = Queue{URL: url, ARN: arn, DLQURL: dlqURL, DLQARN: dlqARN}
 	}
 	return res, nil
+}
+
+// Apply points cfg at the provisioned table and at the queues the functions
+// publish to, with their dead-letter queues.
+func (r Resources) Apply(cfg *config.Config) {
+	cfg.Table = r.Table
+	cfg.EventsQueueURL, cfg.EventsDLQURL = r.Queues["events"].URL, r.Queues["events"].DLQURL
+	cfg.DeliveryQueueURL, cfg.DeliveryDLQURL = r.Queues["webhook-deliveries"].URL, r.Queues["webhook-deliveries"].DLQURL
+}
+
+// Configure loads the configuration from the environment, provisions its table
+// and queues (TABLE_NAME is the prefix) on the endpoint it names, and returns it
+// pointed at them, with what was provisioned.
+func Configure(ctx context.Context) (config.Config, Resources, error) {
+	cfg, err := config.FromEnv(ctx)
+	if err != nil {
+		return cfg, Resources{}, err
+	}
+	awsCfg, err := cfg.AWS(ctx)
+	if err != nil {
+		return cfg, Resources{}, err
+	}
+	res, err := Provision(ctx, awsCfg, cfg.Table)
+	if err != nil {
+		return cfg, res, err
+	}
+	res.Apply(&cfg)
+	return cfg, res, nil
 }
 
 func createQueue(ctx context.Context, q *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {

@@ -170,12 +170,8 @@ func (s *Service) Setup(ctx context.Context) (*SetupResult, error) {
 	if u.TOTPEnrolled() {
 		return nil, ErrTOTPEnabled
 	}
-	pol, err := s.policy(ctx, u.ID)
-	if err != nil {
+	if err := s.allow(ctx, u.ID, methodTOTP, ErrTOTPNotAllowed); err != nil {
 		return nil, err
-	}
-	if !pol.allows(methodTOTP) {
-		return nil, ErrTOTPNotAllowed
 	}
 	key, err := newKey(u.Email)
 	if err != nil {
@@ -232,32 +228,20 @@ func (s *Service) Enable(ctx context.Context, code string) (*Enabled, error) {
 	if !isDigits(code, codeDigits) {
 		return nil, fault.Invalid("code", "must be the 6-digit code of your authenticator app")
 	}
-	pk, sk := user.ProfileKey(p.UserID), setupKey(p.UserID)
-	items, err := s.St.BatchGet(ctx, pk, sk)
-	if err != nil {
-		return nil, err
-	}
-	u, err := profileOf(items, p.UserID)
+	sk := setupKey(p.UserID)
+	var setup setupItem
+	u, found, err := s.profileWith(ctx, p.UserID, sk, &setup)
 	if err != nil {
 		return nil, err
 	}
 	if u.TOTPEnrolled() {
 		return nil, ErrTOTPEnabled
 	}
-	var setup setupItem
-	si, ok := items[sk.PK+"|"+sk.SK]
-	if !ok {
+	if !found {
 		return nil, ErrNoSetup
 	}
-	if err := store.Unmarshal(si, &setup); err != nil {
+	if err := s.allow(ctx, u.ID, methodTOTP, ErrTOTPNotAllowed); err != nil {
 		return nil, err
-	}
-	pol, err := s.policy(ctx, u.ID)
-	if err != nil {
-		return nil, err
-	}
-	if !pol.allows(methodTOTP) {
-		return nil, ErrTOTPNotAllowed
 	}
 	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
 		return nil, err
@@ -308,15 +292,9 @@ func (s *Service) VerifyLogin(ctx context.Context, tempToken, code string, c sig
 	if !s.Enable2FA {
 		return signin.Result{}, ErrTwoFactorOff
 	}
-	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
-		return signin.Result{}, err
-	}
-	pr, ok, err := s.check(ctx, u, code, func() (*codeItem, error) { return s.smsCode(ctx, u.ID) })
+	pr, err := s.verify(ctx, u, code, func() (*codeItem, error) { return s.smsCode(ctx, u.ID) }, ErrLoginCode)
 	if err != nil {
 		return signin.Result{}, err
-	}
-	if !ok {
-		return signin.Result{}, ErrLoginCode
 	}
 	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
 	if err != nil {
@@ -379,15 +357,9 @@ func (s *Service) Disable(ctx context.Context, code string) (*Status, error) {
 	if pol.require && !passkey {
 		return nil, ErrRequiredByOrg
 	}
-	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
-		return nil, err
-	}
-	pr, ok, err := s.check(ctx, u, code, func() (*codeItem, error) { return sms, nil })
+	pr, err := s.verify(ctx, u, code, func() (*codeItem, error) { return sms, nil }, ErrCode)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, ErrCode
 	}
 	ch := s.change(u)
 	ch.conds = append(ch.conds, pr.cond(ch.values))
@@ -449,16 +421,8 @@ func (s *Service) RotateRecovery(ctx context.Context, code string) ([]string, er
 	case code == "" && (codeFactor || !p.MFA):
 		return nil, fault.Invalid("code", "is required: a current TOTP, SMS or recovery code")
 	case code != "":
-		if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+		if pr, err = s.verify(ctx, u, code, func() (*codeItem, error) { return sms, nil }, ErrCode); err != nil {
 			return nil, err
-		}
-		var ok bool
-		pr, ok, err = s.check(ctx, u, code, func() (*codeItem, error) { return sms, nil })
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, ErrCode
 		}
 	}
 	codes, err := newRecoveryCodes()
@@ -483,37 +447,38 @@ func (s *Service) RotateRecovery(ctx context.Context, code string) ([]string, er
 
 // profileAndSMS reads the user and their pending SMS code (nil when none) in one call.
 func (s *Service) profileAndSMS(ctx context.Context, uid string) (*user.User, *codeItem, error) {
-	pk, sk := user.ProfileKey(uid), smsKey(uid)
-	items, err := s.St.BatchGet(ctx, pk, sk)
-	if err != nil {
-		return nil, nil, err
-	}
-	u, err := profileOf(items, uid)
-	if err != nil {
-		return nil, nil, err
-	}
-	it, ok := items[sk.PK+"|"+sk.SK]
-	if !ok {
-		return u, nil, nil
-	}
 	var c codeItem
-	if err := store.Unmarshal(it, &c); err != nil {
-		return nil, nil, err
+	u, found, err := s.profileWith(ctx, uid, smsKey(uid), &c)
+	if err != nil || !found {
+		return u, nil, err
 	}
 	return u, &c, nil
 }
 
-func profileOf(items map[string]store.Item, uid string) (*user.User, error) {
+// profileWith reads user uid's profile and, in the same call, the item at k of
+// their partition into it; found is false when there is no such item.
+func (s *Service) profileWith(ctx context.Context, uid string, k store.KeyRef, it any) (*user.User, bool, error) {
 	pk := user.ProfileKey(uid)
-	it, ok := items[pk.PK+"|"+pk.SK]
+	items, err := s.St.BatchGet(ctx, pk, k)
+	if err != nil {
+		return nil, false, err
+	}
+	pi, ok := items[pk.PK+"|"+pk.SK]
 	if !ok {
-		return nil, fmt.Errorf("user %s: %w", uid, store.ErrNotFound)
+		return nil, false, fmt.Errorf("user %s: %w", uid, store.ErrNotFound)
 	}
 	var u user.User
-	if err := store.Unmarshal(it, &u); err != nil {
-		return nil, err
+	if err := store.Unmarshal(pi, &u); err != nil {
+		return nil, false, err
 	}
-	return &u, nil
+	ki, ok := items[k.PK+"|"+k.SK]
+	if !ok {
+		return &u, false, nil
+	}
+	if err := store.Unmarshal(ki, it); err != nil {
+		return nil, false, err
+	}
+	return &u, true, nil
 }
 
 // proof is a verified code and how spending it is written.
@@ -566,6 +531,22 @@ func (p proof) write(uid string) *store.Write {
 	}
 	k := smsKey(uid)
 	return store.Delete(k.PK, k.SK).If("codeHash = :h").Value(":h", p.hash)
+}
+
+// verify counts an attempt against u's MFAVerify limit, then checks code
+// (check); a wrong, replayed or spent code answers wrong.
+func (s *Service) verify(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error), wrong error) (proof, error) {
+	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
+		return proof{}, err
+	}
+	pr, ok, err := s.check(ctx, u, code, sms)
+	if err != nil {
+		return proof{}, err
+	}
+	if !ok {
+		return proof{}, wrong
+	}
+	return pr, nil
 }
 
 // check verifies code against u's factors: six digits against the TOTP secret,
@@ -683,6 +664,19 @@ type policy struct {
 }
 
 func (p policy) allows(method string) bool { return slices.Contains(p.allowed, method) }
+
+// allow answers notAllowed when the organization MFA policy of user uid does
+// not allow method.
+func (s *Service) allow(ctx context.Context, uid, method string, notAllowed error) error {
+	pol, err := s.policy(ctx, uid)
+	if err != nil {
+		return err
+	}
+	if !pol.allows(method) {
+		return notAllowed
+	}
+	return nil
+}
 
 // policy is the organization MFA policy of user uid (Policy; every method
 // allowed and MFA optional when none is wired).

@@ -80,22 +80,14 @@ func (s *Service) ConfirmPhone(ctx context.Context, code string) (*Phone, error)
 	if !isDigits(code, codeDigits) {
 		return nil, fault.Invalid("code", "must be the 6-digit code sent by SMS")
 	}
-	pk, ck := user.ProfileKey(p.UserID), phoneKey(p.UserID)
-	items, err := s.St.BatchGet(ctx, pk, ck)
-	if err != nil {
-		return nil, err
-	}
-	u, err := profileOf(items, p.UserID)
-	if err != nil {
-		return nil, err
-	}
-	ci, ok := items[ck.PK+"|"+ck.SK]
-	if !ok {
-		return nil, ErrNoPhoneCheck
-	}
+	ck := phoneKey(p.UserID)
 	var pending codeItem
-	if err := store.Unmarshal(ci, &pending); err != nil {
+	u, found, err := s.profileWith(ctx, p.UserID, ck, &pending)
+	if err != nil {
 		return nil, err
+	}
+	if !found {
+		return nil, ErrNoPhoneCheck
 	}
 	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
 		return nil, err
@@ -136,12 +128,8 @@ func (s *Service) EnableSMS(ctx context.Context) (*Enabled, error) {
 	if !u.PhoneVerified || u.PhoneNumber == "" {
 		return nil, ErrPhoneNotVerified
 	}
-	pol, err := s.policy(ctx, u.ID)
-	if err != nil {
+	if err := s.allow(ctx, u.ID, methodSMS, ErrSMSNotAllowed); err != nil {
 		return nil, err
-	}
-	if !pol.allows(methodSMS) {
-		return nil, ErrSMSNotAllowed
 	}
 	codes, err := newRecoveryCodes()
 	if err != nil {
@@ -198,12 +186,8 @@ func (s *Service) sendCode(ctx context.Context, u *user.User, subject string) (*
 	if !u.SMSEnrolled() {
 		return nil, ErrSMSNotEnabled
 	}
-	pol, err := s.policy(ctx, u.ID)
-	if err != nil {
+	if err := s.allow(ctx, u.ID, methodSMS, ErrSMSNotAllowed); err != nil {
 		return nil, err
-	}
-	if !pol.allows(methodSMS) {
-		return nil, ErrSMSNotAllowed
 	}
 	if err := s.Limits.Allow(ctx, ratelimit.SMSSendTemp, subject); err != nil {
 		return nil, err

@@ -141,7 +141,7 @@ func (s *Service) ownerFor(ctx context.Context, p *authz.Principal, orgID string
 		if orgID != "" && orgID != p.OrgID {
 			return owner{}, ErrOrgNotFound
 		}
-		// The partner may be unknown here; withPartner reads it when a write needs it.
+		// The partner may be unknown here; writeOwner reads it when a write needs it.
 		return ownerOfOrg(authz.Org{ID: p.OrgID, PartnerID: p.PartnerID}), nil
 	case authz.ScopePartner, authz.ScopeSystem:
 		if orgID != "" {
@@ -154,12 +154,14 @@ func (s *Service) ownerFor(ctx context.Context, p *authz.Principal, orgID string
 	return owner{}, authz.ErrContextRequired
 }
 
-// withPartner completes an organization owner whose partner the caller's
-// principal did not carry (organization memberships need not), so the roles it
-// writes record the organization's partner for visibility checks.
-func (s *Service) withPartner(ctx context.Context, p *authz.Principal, o owner) (owner, error) {
-	if o.scope != authz.ScopeOrg || o.partnerID != "" {
-		return o, nil
+// writeOwner is ownerFor for a write: an organization owner whose partner the
+// caller's principal did not carry (organization memberships need not) is
+// completed by reading the organization, so the roles it writes record the
+// organization's partner for visibility checks.
+func (s *Service) writeOwner(ctx context.Context, p *authz.Principal, orgID string) (owner, error) {
+	o, err := s.ownerFor(ctx, p, orgID)
+	if err != nil || o.scope != authz.ScopeOrg || o.partnerID != "" {
+		return o, err
 	}
 	return s.org(ctx, p, o.orgID)
 }
@@ -202,11 +204,34 @@ func visible(p *authz.Principal, r *Role) bool {
 	return false
 }
 
-// load reads role id for p: unknown and invisible roles are both 404.
+// authorizeRole opens the methods that act on one role: it requires perm and
+// full partner access of the caller, then loads role id as they see it.
+func (s *Service) authorizeRole(ctx context.Context, perm authz.Permission, id string) (*authz.Principal, *Role, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return nil, nil, err
+	}
+	r, err := s.load(ctx, p, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, r, nil
+}
+
+// load reads role id (a path parameter) for p: unknown and invisible roles are
+// both 404.
 func (s *Service) load(ctx context.Context, p *authz.Principal, id string) (*Role, error) {
 	if !valid.IsUUID(id) {
 		return nil, fault.Invalid("id", "must be a UUID")
 	}
+	return s.find(ctx, p, id)
+}
+
+// find reads role id for p: unknown and invisible roles are both ErrNotFound.
+func (s *Service) find(ctx context.Context, p *authz.Principal, id string) (*Role, error) {
 	r, err := s.Roles.ByID(ctx, id)
 	if IsNotFound(err) {
 		return nil, ErrNotFound
@@ -301,15 +326,8 @@ func (s *Service) ancestry(ctx context.Context, p *authz.Principal, o owner, fam
 // foreignParent answers a parent that is not the owner's: 400 when the caller
 // can see it (another scope's system role, another owner's role), else 404.
 func (s *Service) foreignParent(ctx context.Context, p *authz.Principal, id string) error {
-	r, err := s.Roles.ByID(ctx, id)
-	if IsNotFound(err) {
-		return ErrNotFound
-	}
-	if err != nil {
+	if _, err := s.find(ctx, p, id); err != nil {
 		return err
-	}
-	if !visible(p, r) {
-		return ErrNotFound
 	}
 	return fault.Invalid("parentRoleId", "must be a system role of the same scope or a role of the same owner")
 }
@@ -401,10 +419,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.ownerFor(ctx, p, in.OrgID)
-	if err == nil {
-		o, err = s.withPartner(ctx, p, o)
-	}
+	o, err := s.writeOwner(ctx, p, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -460,14 +475,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 
 // Update changes a custom role's name, description, permissions or parent.
 func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View, error) {
-	p, err := authz.Require(ctx, authz.UsersWrite)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireFullPartnerAccess(); err != nil {
-		return nil, err
-	}
-	r, err := s.load(ctx, p, id)
+	p, r, err := s.authorizeRole(ctx, authz.UsersWrite, id)
 	if err != nil {
 		return nil, err
 	}
@@ -575,14 +583,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 
 // Delete removes a custom role nobody holds and no role inherits from.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	p, err := authz.Require(ctx, authz.UsersDelete)
-	if err != nil {
-		return err
-	}
-	if err := p.RequireFullPartnerAccess(); err != nil {
-		return err
-	}
-	r, err := s.load(ctx, p, id)
+	p, r, err := s.authorizeRole(ctx, authz.UsersDelete, id)
 	if err != nil {
 		return err
 	}
@@ -625,10 +626,7 @@ func (s *Service) Clone(ctx context.Context, id, name string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.ownerFor(ctx, p, "")
-	if err == nil {
-		o, err = s.withPartner(ctx, p, o)
-	}
+	o, err := s.writeOwner(ctx, p, "")
 	if err != nil {
 		return nil, err
 	}
@@ -672,14 +670,7 @@ func (s *Service) Clone(ctx context.Context, id, name string) (*View, error) {
 
 // Get returns a visible role with its direct permissions and user count.
 func (s *Service) Get(ctx context.Context, id string) (*View, error) {
-	p, err := authz.Require(ctx, authz.UsersRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireFullPartnerAccess(); err != nil {
-		return nil, err
-	}
-	r, err := s.load(ctx, p, id)
+	p, r, err := s.authorizeRole(ctx, authz.UsersRead, id)
 	if err != nil {
 		return nil, err
 	}
@@ -761,14 +752,7 @@ func (s *Service) List(ctx context.Context, orgID string) ([]View, error) {
 // Effective returns a visible role's direct and inherited permissions, each with
 // the role it comes from.
 func (s *Service) Effective(ctx context.Context, id string) ([]Grant, error) {
-	p, err := authz.Require(ctx, authz.UsersRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireFullPartnerAccess(); err != nil {
-		return nil, err
-	}
-	r, err := s.load(ctx, p, id)
+	_, r, err := s.authorizeRole(ctx, authz.UsersRead, id)
 	if err != nil {
 		return nil, err
 	}

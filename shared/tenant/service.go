@@ -403,36 +403,44 @@ func reach(p *authz.Principal, orgID string) (owner string, ok bool) {
 	return "", p.CanAccessOrg(authz.Org{ID: orgID})
 }
 
-// visibleOrg checks that the caller can see organization orgID: partner and
-// system callers by reading it (so an unknown id is 404 for them too),
-// organization callers by their own id.
-func (s *Service) visibleOrg(ctx context.Context, p *authz.Principal, orgID string) error {
+// listedOrg resolves the organization a list of sites or device groups reads
+// (orgParam) and checks that the caller can see it: partner and system callers
+// by reading it (so an unknown id is 404 for them too), organization callers by
+// their own id.
+func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
+	f := fault.Fields{}
+	orgID = orgParam(f, p, orgID)
+	if err := f.Err(); err != nil {
+		return "", err
+	}
 	if p.Scope == authz.ScopeOrg {
 		if _, ok := reach(p, orgID); !ok {
-			return ErrOrgNotFound
+			return "", ErrOrgNotFound
+		}
+		return orgID, nil
+	}
+	if _, err := s.org(ctx, p, orgID); err != nil {
+		return "", err
+	}
+	return orgID, nil
+}
+
+// orgOfItem is listedOrg's check for an item found by its own id: system
+// callers see everything, organization callers their own organization, partner
+// callers what the organization's partner and their orgAccess allow (one read).
+// An organization out of sight answers notFound, the item's own 404.
+func (s *Service) orgOfItem(ctx context.Context, p *authz.Principal, orgID string, notFound error) error {
+	if p.Scope != authz.ScopePartner {
+		if _, ok := reach(p, orgID); !ok {
+			return notFound
 		}
 		return nil
 	}
 	_, err := s.org(ctx, p, orgID)
+	if errors.Is(err, ErrOrgNotFound) {
+		return notFound
+	}
 	return err
-}
-
-// canSeeOrgOf is visibleOrg for an item found by its own id: system callers see
-// everything, organization callers their own organization, partner callers what
-// the organization's partner and their orgAccess allow (one read).
-func (s *Service) canSeeOrgOf(ctx context.Context, p *authz.Principal, orgID string) (bool, error) {
-	if p.Scope != authz.ScopePartner {
-		_, ok := reach(p, orgID)
-		return ok, nil
-	}
-	_, err := s.org(ctx, p, orgID)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrOrgNotFound):
-		return false, nil
-	}
-	return false, err
 }
 
 // orgParam resolves the organization a site or device-group request acts in:
@@ -464,12 +472,8 @@ func (s *Service) ListSites(ctx context.Context, orgID string) ([]Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	orgID = orgParam(f, p, orgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	if err := s.visibleOrg(ctx, p, orgID); err != nil {
+	orgID, err = s.listedOrg(ctx, p, orgID)
+	if err != nil {
 		return nil, err
 	}
 	sites, err := s.St.Sites(ctx, orgID)
@@ -538,12 +542,8 @@ func (s *Service) GetSite(ctx context.Context, id string) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.canSeeOrgOf(ctx, p, st.OrgID)
-	switch {
-	case err != nil:
+	if err := s.orgOfItem(ctx, p, st.OrgID, ErrSiteNotFound); err != nil {
 		return nil, err
-	case !ok:
-		return nil, ErrSiteNotFound
 	}
 	return st, nil
 }
@@ -666,7 +666,7 @@ func siteNotEmpty(st *Site) error {
 
 // site finds site id and applies what the id and the item decide: the caller's
 // reach over its organization and their site restriction. Partner callers'
-// ownership of the organization is still to check (canSeeOrgOf, or a condition).
+// ownership of the organization is still to check (orgOfItem, or a condition).
 func (s *Service) site(ctx context.Context, p *authz.Principal, id string) (*Site, error) {
 	st, err := s.St.SiteByID(ctx, id)
 	switch {
@@ -700,12 +700,8 @@ func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, 
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	orgID = orgParam(f, p, orgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	if err := s.visibleOrg(ctx, p, orgID); err != nil {
+	orgID, err = s.listedOrg(ctx, p, orgID)
+	if err != nil {
 		return nil, err
 	}
 	groups, err := s.St.Groups(ctx, orgID)
@@ -789,12 +785,8 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.canSeeOrgOf(ctx, p, g.OrgID)
-	switch {
-	case err != nil:
+	if err := s.orgOfItem(ctx, p, g.OrgID, ErrGroupNotFound); err != nil {
 		return nil, err
-	case !ok:
-		return nil, ErrGroupNotFound
 	}
 	return g, nil
 }
@@ -816,7 +808,7 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 		return err
 	}
 	if g.DeviceCount > 0 {
-		return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": g.DeviceCount})
+		return groupNotEmpty(g)
 	}
 	owner, _ := reach(p, g.OrgID)
 	tx := (&store.Tx{}).Add(
@@ -842,9 +834,13 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 		case rerr != nil:
 			return rerr
 		}
-		return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": now.DeviceCount})
+		return groupNotEmpty(now)
 	}
 	return nil
+}
+
+func groupNotEmpty(g *DeviceGroup) error {
+	return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": g.DeviceCount})
 }
 
 // group finds device group id and applies the caller's reach and restrictions.

@@ -21,17 +21,14 @@ import (
 // Main runs a test package, starting moto_server first when AWS_ENDPOINT_URL is
 // not set and stopping it (by PID) afterwards. Use it from TestMain.
 func Main(m *testing.M) int {
-	if os.Getenv("AWS_ENDPOINT_URL") == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		moto, err := emulator.Start(ctx)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "testenv:", err)
-			return 1
-		}
-		defer moto.Stop()
-		os.Setenv("AWS_ENDPOINT_URL", moto.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	moto, err := emulator.Ensure(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
 	}
+	defer moto.Stop()
 	return m.Run()
 }
 
@@ -76,11 +73,7 @@ func New(t testing.TB, vars ...string) *Env {
 	if err != nil {
 		t.Fatalf("testenv: provision: %v", err)
 	}
-	cfg.Table = res.Table
-	cfg.EventsQueueURL = res.Queues["events"].URL
-	cfg.EventsDLQURL = res.Queues["events"].DLQURL
-	cfg.DeliveryQueueURL = res.Queues["webhook-deliveries"].URL
-	cfg.DeliveryDLQURL = res.Queues["webhook-deliveries"].DLQURL
+	res.Apply(&cfg)
 	clk := clock.NewFake(Start)
 	d, err := app.NewDeps(ctx, cfg, clk)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/emulator"
 	"github.com/gale-rmm/gale/shared/sweep"
 )
@@ -42,28 +41,15 @@ func run(fn, file string) error {
 		return err
 	}
 	ctx := context.Background()
-	if os.Getenv("AWS_ENDPOINT_URL") == "" {
-		moto, err := emulator.Start(ctx)
-		if err != nil {
-			return err
-		}
-		defer moto.Stop()
-		os.Setenv("AWS_ENDPOINT_URL", moto.URL)
-	}
-	cfg, err := config.FromEnv(ctx)
+	moto, err := emulator.Ensure(ctx)
 	if err != nil {
 		return err
 	}
-	awsCfg, err := cfg.AWS(ctx)
+	defer moto.Stop()
+	cfg, _, err := emulator.Configure(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := emulator.Provision(ctx, awsCfg, cfg.Table)
-	if err != nil {
-		return err
-	}
-	cfg.EventsQueueURL, cfg.DeliveryQueueURL = res.Queues["events"].URL, res.Queues["webhook-deliveries"].URL
-	cfg.EventsDLQURL, cfg.DeliveryDLQURL = res.Queues["events"].DLQURL, res.Queues["webhook-deliveries"].DLQURL
 	d, err := app.NewDeps(ctx, cfg, nil)
 	if err != nil {
 		return err
