@@ -3,9 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"testing"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/user"
@@ -23,7 +23,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 	p := fixture.Partner(b, env, "P")
 	o := fixture.Org(b, env, p.ID, "O")
 	c := fixture.User(b, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
-	h, err := app.Auth(env.Deps)
+	h, err := authgroup.Auth(env.Deps)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkLogin(b *testing.B) {
 	o := fixture.Org(b, env, p.ID, "O")
 	const pw = "Correct-Horse-Battery-9"
 	c := fixture.User(b, env, fixture.Member{Password: pw, Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
-	h, err := app.Auth(env.Deps)
+	h, err := authgroup.Auth(env.Deps)
 	if err != nil {
 		b.Fatal(err)
 	}

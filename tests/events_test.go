@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gale-rmm/gale/shared/app/groups"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,7 +98,7 @@ func TestEveryFunctionHasRecordedEvents(t *testing.T) {
 
 func TestReplayHTTPEvents(t *testing.T) {
 	env := testenv.New(t)
-	builders := app.Builders()
+	builders := groups.Builders()
 	for _, g := range routes.Groups {
 		fn := g.Function
 		paths := files(t, fn)

@@ -1,6 +1,13 @@
 // Command sites serves the sites route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	// Lambda's provided.al2023 image has no zoneinfo; site timezones are validated
+	// with time.LoadLocation, so the database is embedded here (about 450 KB).
+	_ "time/tzdata"
 
-func main() { app.RunHTTP(app.Sites) }
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+)
+
+func main() { app.RunHTTP(tenancygroup.Sites) }

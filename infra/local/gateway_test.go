@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/gale-rmm/gale/shared/app/groups"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
 
@@ -162,7 +162,7 @@ func TestWriteResponse(t *testing.T) {
 func TestGatewayEndToEnd(t *testing.T) {
 	env := testenv.New(t)
 	handlers := map[string]http.Handler{}
-	for name, build := range app.Builders() {
+	for name, build := range groups.Builders() {
 		h, err := build(env.Deps)
 		if err != nil {
 			t.Fatalf("build %s: %v", name, err)

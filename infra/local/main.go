@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app/groups"
 	"log/slog"
 	"net"
 	"net/http"
@@ -69,14 +70,14 @@ func run() error {
 	}
 
 	handlers := map[string]http.Handler{}
-	for name, build := range app.Builders() {
+	for name, build := range groups.Builders() {
 		h, err := build(d)
 		if err != nil {
 			return fmt.Errorf("build %s: %w", name, err)
 		}
 		handlers[name] = h
 	}
-	seeded, err := app.Seed(ctx, d)
+	seeded, err := groups.Seed(ctx, d)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}

@@ -1,7 +1,10 @@
-// Package app wires Gale: it builds the AWS clients and services once per process
-// (reused across warm Lambda invocations) and assembles each route group's
-// handler. Function mains call exactly one builder, so a binary links only the
-// domain packages of its own group.
+// Package app wires Gale: it builds the AWS clients and shared services once per
+// process (reused across warm Lambda invocations) and runs a route group as a
+// Lambda function. It holds what every function needs (Deps, the health and
+// not-built groups, the workers, bootstrap); each built group's wiring lives in
+// its own subpackage (authgroup, passkeygroup, tenancygroup), so a function's
+// binary links and initialises only its own group's dependencies. The groups
+// subpackage is the registry of all of them, for the local runtime and tests.
 package app
 
 import (
@@ -107,36 +110,9 @@ func NewLogger(level string) *slog.Logger {
 // Builder assembles one route group's handler.
 type Builder func(d *Deps) (http.Handler, error)
 
-// Builders maps each HTTP function of routes.Groups to its builder. The local
-// runtime serves them all; a function main names only its own builder, and since
-// this is a function (not a package variable) the other groups are not linked in.
-func Builders() map[string]Builder {
-	return map[string]Builder{
-		"health":             Health,
-		"api-keys":           NotBuilt("api-keys"),
-		"enrollment-keys":    NotBuilt("enrollment-keys"),
-		"service-principals": NotBuilt("service-principals"),
-		"filters":            NotBuilt("filters"),
-		"search":             NotBuilt("search"),
-		"users":              NotBuilt("users"),
-		"roles":              NotBuilt("roles"),
-		"auth":               Auth,
-		"sso":                NotBuilt("sso"),
-		"access-reviews":     NotBuilt("access-reviews"),
-		"admin":              NotBuilt("admin"),
-		"pam":                NotBuilt("pam"),
-		"devices":            NotBuilt("devices"),
-		"agents":             NotBuilt("agents"),
-		"webhooks":           NotBuilt("webhooks"),
-		"organizations":      Organizations,
-		"sites":              Sites,
-		"scripts":            NotBuilt("scripts"),
-		"alerts":             NotBuilt("alerts"),
-	}
-}
-
-// edge wraps a group router with the edge middleware.
-func (d *Deps) edge(h http.Handler) http.Handler { return httpapi.Edge(h, d.Log) }
+// Edge wraps a group router with the edge middleware (request ids, call
+// counting, recovery, access log).
+func (d *Deps) Edge(h http.Handler) http.Handler { return httpapi.Edge(h, d.Log) }
 
 // Health builds the health group.
 func Health(d *Deps) (http.Handler, error) {
@@ -156,7 +132,7 @@ func Health(d *Deps) (http.Handler, error) {
 	}}
 	rt := httpapi.NewRouter(nil, nil)
 	h.Routes(rt)
-	return d.edge(rt), nil
+	return d.Edge(rt), nil
 }
 
 // NotBuilt answers every route of a group whose feature is not built yet with
@@ -165,7 +141,7 @@ func NotBuilt(function string) Builder {
 	return func(d *Deps) (http.Handler, error) {
 		for _, g := range routes.Groups {
 			if g.Function == function {
-				return d.edge(httpapi.NotImplemented(g.Prefixes...)), nil
+				return d.Edge(httpapi.NotImplemented(g.Prefixes...)), nil
 			}
 		}
 		return nil, fmt.Errorf("app: no route group %q", function)

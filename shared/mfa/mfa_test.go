@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"math/big"
 	"net/http"
 	"os"
@@ -18,7 +20,6 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
@@ -67,7 +68,7 @@ func newWorld(t *testing.T, vars ...string) *world {
 	o := fixture.Org(t, env, p.ID, "O")
 	email := "m-" + randDigits(8) + "@example.com"
 	c := fixture.User(t, env, fixture.Member{Email: email, Password: pw, Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
-	h, err := app.Auth(env.Deps)
+	h, err := authgroup.Auth(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,7 +746,7 @@ func TestForceMFAUntilTOTPEnabled(t *testing.T) {
 	w := newWorld(t)
 	p := fixture.Partner(t, w.env, "MSP")
 	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := app.Organizations(w.env.Deps)
+	orgs, err := tenancygroup.Organizations(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +774,7 @@ func TestTwoFactorSwitchedOff(t *testing.T) {
 	// Force MFA is waived with it: no authenticator could be enrolled.
 	p := fixture.Partner(t, w.env, "MSP")
 	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := app.Organizations(w.env.Deps)
+	orgs, err := tenancygroup.Organizations(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

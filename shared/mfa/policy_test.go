@@ -1,6 +1,9 @@
 package mfa_test
 
 import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"slices"
 	"testing"
 
@@ -20,18 +23,18 @@ import (
 func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	svc, err := w.env.MFA()
+	svc, err := authgroup.MFA(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := w.env.Passkeys()
+	pk, err := passkeygroup.Passkeys(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if svc.Policy == nil || svc.Policy != pk.Policy {
-		t.Fatalf("mfa reads the policy with %#v, passkey with %#v: want one shared reader", svc.Policy, pk.Policy)
+	pol := app.NewMFAPolicy(w.env.Deps)
+	if any(svc.Policy) != any(pol) || any(pk.Policy) != any(pol) {
+		t.Fatalf("mfa reads the policy with %#v, passkey with %#v: want the one app.MFAPolicy reader", svc.Policy, pk.Policy)
 	}
-	pol := w.env.MFAPolicy()
 	check := func(uid string, wantRequire bool, wantAllowed ...string) {
 		t.Helper()
 		require, allowed, err := pol.UserMFAPolicy(t.Context(), uid)

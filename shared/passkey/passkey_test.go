@@ -16,7 +16,6 @@ import (
 	"github.com/descope/virtualwebauthn"
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/passkey"
@@ -54,10 +53,8 @@ func newWorld(t *testing.T) *world {
 	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
-	h, err := app.Auth(env.Deps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Sign-in lives in the auth function, passkeys in auth-passkeys: serve both.
+	h := fixture.API(t, env, "auth", "auth-passkeys")
 	return &world{env: env, h: h, partner: p, org: o, rp: virtualwebauthn.RelyingParty{Name: "Gale", ID: rpID, Origin: origin}}
 }
 

@@ -76,16 +76,6 @@ func (s Store) List(ctx context.Context, userID string) ([]Passkey, error) {
 	return out, nil
 }
 
-// HasPasskey reports whether userID has a passkey (one query of at most one item).
-// It implements signin.PasskeyIndex.
-func (s Store) HasPasskey(ctx context.Context, userID string) (bool, error) {
-	res, err := s.St.Page(ctx, store.Query{PK: "USER#" + userID, SKPrefix: skPrefix, Limit: 1}, "")
-	if err != nil {
-		return false, fmt.Errorf("passkey of %s: %w", userID, err)
-	}
-	return len(res.Items) > 0, nil
-}
-
 // Rename sets the name of userID's passkey credID and returns it (one conditional
 // UpdateItem); store.ErrNotFound when the user has no such passkey.
 func (s Store) Rename(ctx context.Context, userID, credID, name string) (*Passkey, error) {

@@ -3,6 +3,7 @@ package signin_test
 import (
 	"context"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app"
 	"net/url"
 	"regexp"
 	"strings"
@@ -59,7 +60,7 @@ func (m *mailbox) to(address string) []string {
 func resetSetup(t *testing.T) (setup, fixture.Caller, *mailbox) {
 	t.Helper()
 	s := newSetup(t, "APP_URL", appURL)
-	svc := s.env.SignIn()
+	svc := app.SignIn(s.env.Deps)
 	mb := &mailbox{next: svc.Mail}
 	svc.Mail = mb
 	rt := s.env.Router()

@@ -94,11 +94,6 @@ type SSOPolicy interface {
 	Enforced(ctx context.Context, orgID string) (bool, error)
 }
 
-// PasskeyIndex tells whether a user has a usable passkey (passkeyAvailable).
-type PasskeyIndex interface {
-	HasPasskey(ctx context.Context, userID string) (bool, error)
-}
-
 // Service signs users in.
 type Service struct {
 	St        *store.Store
@@ -109,8 +104,7 @@ type Service struct {
 	Limits    ratelimit.Limiter
 	Clock     clock.Clock
 	Enable2FA bool
-	SSO       SSOPolicy    // nil: no SSO provider can enforce
-	Passkeys  PasskeyIndex // nil: no passkeys
+	SSO       SSOPolicy // nil: no SSO provider can enforce
 	// Mail sends the password-reset e-mail (SES); nil drops it with an error log.
 	Mail Mailer
 	// AppURL is the web application's base URL, for the reset link.
@@ -321,15 +315,9 @@ func (s *Service) pendingMFA(ctx context.Context, u *user.User) (Result, error) 
 	if method == "" {
 		method = "totp"
 	}
-	res := Result{MFARequired: true, MFAMethod: method, TempToken: tok}
-	if s.Passkeys != nil {
-		has, err := s.Passkeys.HasPasskey(ctx, u.ID)
-		if err != nil {
-			return Result{}, err
-		}
-		res.PasskeyAvailable = has
-	}
-	return res, nil
+	// The profile counts passkeys (kept by shared/passkey in the same transaction
+	// as each add and delete), so no passkey read is needed here.
+	return Result{MFARequired: true, MFAMethod: method, TempToken: tok, PasskeyAvailable: u.PasskeyCount > 0}, nil
 }
 
 // ErrTempToken answers an unknown, used or expired MFA temp token.

@@ -2,6 +2,7 @@ package signin_test
 
 import (
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"net/http"
 	"os"
 	"strings"
@@ -38,7 +39,7 @@ func newSetup(t *testing.T, vars ...string) setup {
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	c := fixture.User(t, env, fixture.Member{Email: "alice@example.com", Password: pw, Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
-	h, err := app.Auth(env.Deps)
+	h, err := authgroup.Auth(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestRefreshRotatesAndDetectsReuse(t *testing.T) {
 	if second == first {
 		t.Fatal("refresh token not rotated")
 	}
-	me, err := app.Auth(s.env.Deps)
+	me, err := authgroup.Auth(s.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ func TestPendingMFASignInDiesWithPasswordChange(t *testing.T) {
 		t.Fatalf("login = %v", body)
 	}
 	temp := body["tempToken"].(string)
-	svc := s.env.SignIn()
+	svc := app.SignIn(s.env.Deps)
 	u, err := svc.PendingUser(t.Context(), temp)
 	if err != nil || u.Email != "mfa@example.com" {
 		t.Fatalf("pending user: %v", err)

@@ -10,7 +10,6 @@ import (
 	"time"
 	// The IANA database is compiled in: a Lambda image has no /usr/share/zoneinfo,
 	// and a site's timezone must validate the same everywhere.
-	_ "time/tzdata"
 
 	"github.com/google/uuid"
 

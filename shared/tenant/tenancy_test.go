@@ -3,6 +3,7 @@ package tenant_test
 import (
 	"errors"
 	"fmt"
+	appgroups "github.com/gale-rmm/gale/shared/app/groups"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -185,7 +185,7 @@ func TestRoutesAreWired(t *testing.T) {
 		"organizations": {orgs, orgs + "/" + uuid.NewString(), orgs + "/" + uuid.NewString() + "/security-settings"},
 		"sites":         {sites, sites + "/" + uuid.NewString(), groups, groups + "/" + uuid.NewString()},
 	} {
-		if _, ok := app.Builders()[function]; !ok {
+		if _, ok := appgroups.Builders()[function]; !ok {
 			t.Fatalf("no builder for %s", function)
 		}
 		for _, path := range want {

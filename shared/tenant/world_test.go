@@ -2,14 +2,15 @@ package tenant_test
 
 import (
 	"context"
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"net/http"
 	"os"
 	"slices"
 	"testing"
+	_ "time/tzdata" // site timezones are validated with time.LoadLocation
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -21,7 +22,7 @@ import (
 )
 
 // The tenancy routes, driven over HTTP against the emulator through the same
-// builders the functions use (app.Organizations, app.Sites), in Strict mode.
+// builders the functions use (tenancygroup.Organizations, tenancygroup.Sites), in Strict mode.
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
@@ -68,10 +69,10 @@ func newWorld(t *testing.T) *world {
 	fixture.SeedRoles(t, env)
 	w := &world{env: env, tokens: map[string]string{}}
 	var err error
-	if w.orgs, err = app.Organizations(env.Deps); err != nil {
+	if w.orgs, err = tenancygroup.Organizations(env.Deps); err != nil {
 		t.Fatal(err)
 	}
-	if w.sites, err = app.Sites(env.Deps); err != nil {
+	if w.sites, err = tenancygroup.Sites(env.Deps); err != nil {
 		t.Fatal(err)
 	}
 	w.px = fixture.Partner(t, env, "Partner X")

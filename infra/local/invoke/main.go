@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app/groups"
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -73,7 +74,7 @@ func run(fn, file string) error {
 		err = app.Sweeper(d).Handle(ctx, ev)
 		out = map[string]string{"job": ev.Job, "result": "done"}
 	default:
-		build, ok := app.Builders()[fn]
+		build, ok := groups.Builders()[fn]
 		if !ok {
 			return fmt.Errorf("no function %q", fn)
 		}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
-	"github.com/gale-rmm/gale/shared/mfa"
-	"github.com/gale-rmm/gale/shared/passkey"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
@@ -21,47 +18,15 @@ import (
 	"github.com/gale-rmm/gale/shared/user"
 )
 
-// SignIn builds the sign-in service.
-func (d *Deps) SignIn() *signin.Service {
+// SignIn builds the sign-in service (used by the auth and auth-passkeys groups).
+func SignIn(d *Deps) *signin.Service {
+	var mail signin.Mailer
+	if d.Notify != nil { // never a typed nil
+		mail = d.Notify
+	}
 	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA,
-		Mail: d.signInMailer(), AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration,
-		Passkeys: passkey.Store{St: d.Store}}
-}
-
-// signInMailer is d.Notify when EnableNotify built it, else nil (never a typed nil).
-func (d *Deps) signInMailer() signin.Mailer {
-	if d.Notify == nil {
-		return nil
-	}
-	return d.Notify
-}
-
-// Auth builds the /auth group. It also bootstraps the system roles and the
-// configured system administrator (idempotent) at cold start.
-func Auth(d *Deps) (http.Handler, error) {
-	d.EnableNotify()
-	if err := Bootstrap(context.Background(), d); err != nil {
-		return nil, err
-	}
-	rt := d.Router()
-	(&signin.Handler{Svc: d.SignIn()}).Routes(rt)
-	mfaSvc, err := d.MFA()
-	if err != nil {
-		return nil, err
-	}
-	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
-	pkSvc, err := d.Passkeys()
-	if err != nil {
-		return nil, err
-	}
-	(&passkey.Handler{Svc: pkSvc}).Routes(rt)
-	rt.Pending(
-		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
-		"PATCH /api/v1/auth/account-deletion-request/{id}",
-		"POST /api/v1/auth/accept-invite", "POST /api/v1/auth/invite/preview",
-	)
-	return d.edge(rt), nil
+		Mail: mail, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration}
 }
 
 // Bootstrap seeds the system roles and creates the system administrator named by
@@ -87,7 +52,7 @@ func Bootstrap(ctx context.Context, d *Deps) error {
 	}
 	_, err := CreateUser(ctx, d, NewUser{Email: email, Name: "System Administrator", Password: pw,
 		Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})
-	if errors.Is(err, errEmailTaken) {
+	if errors.Is(err, ErrEmailTaken) {
 		return nil
 	}
 	return err
@@ -103,7 +68,8 @@ type NewUser struct {
 	OrgAccess             authz.OrgAccess
 }
 
-var errEmailTaken = errors.New("e-mail already registered")
+// ErrEmailTaken is CreateUser's answer for an address already registered.
+var ErrEmailTaken = errors.New("e-mail already registered")
 
 // CreateUser creates an active user with one membership and its audit record.
 func CreateUser(ctx context.Context, d *Deps, n NewUser) (*user.User, error) {
@@ -127,7 +93,7 @@ func CreateUser(ctx context.Context, d *Deps, n NewUser) (*user.User, error) {
 	if err := d.Store.Commit(ctx, tx); err != nil {
 		var te *store.TxError
 		if errors.As(err, &te) && te.FailedAt(1) {
-			return nil, errEmailTaken
+			return nil, ErrEmailTaken
 		}
 		return nil, fmt.Errorf("create user %s: %w", u.Email, err)
 	}

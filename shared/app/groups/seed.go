@@ -1,9 +1,10 @@
-package app
+package groups
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gale-rmm/gale/shared/app"
 	"strings"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -36,8 +37,8 @@ func (s Seeded) Banner() string {
 // Seed bootstraps the system administrator and creates the demo data once: a
 // partner with an administrator, two organizations with sites, and an
 // organization administrator. It is for local runs only.
-func Seed(ctx context.Context, d *Deps) (Seeded, error) {
-	if err := Bootstrap(ctx, d); err != nil {
+func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
+	if err := app.Bootstrap(ctx, d); err != nil {
 		return Seeded{}, err
 	}
 	pw := d.Cfg.SystemAdminPassword
@@ -77,13 +78,13 @@ func Seed(ctx context.Context, d *Deps) (Seeded, error) {
 	if err := d.Store.Commit(ctx, tx); err != nil {
 		return Seeded{}, fmt.Errorf("seed tenants: %w", err)
 	}
-	for _, n := range []NewUser{
+	for _, n := range []app.NewUser{
 		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Password: pw, Scope: authz.ScopePartner,
 			PartnerID: DemoPartnerID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll},
 		{Email: "acme-admin@gale.local", Name: "Acme Admin", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgAcmeID, RoleID: role.OrgAdminID},
 		{Email: "beta-tech@gale.local", Name: "Beta Technician", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgBetaID, RoleID: role.OrgTechnicianID},
 	} {
-		if _, err := CreateUser(ctx, d, n); err != nil && !errors.Is(err, errEmailTaken) {
+		if _, err := app.CreateUser(ctx, d, n); err != nil && !errors.Is(err, app.ErrEmailTaken) {
 			return Seeded{}, err
 		}
 	}

@@ -5,27 +5,13 @@ import (
 	"slices"
 
 	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/mfa"
-	"github.com/gale-rmm/gale/shared/ratelimit"
-	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
-// MFA builds the TOTP, SMS and recovery-code service.
-func (d *Deps) MFA() (*mfa.Service, error) {
-	box, err := secret.New(d.Cfg.EncryptionKey)
-	if err != nil {
-		return nil, err
-	}
-	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: d.SignIn(), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: d.EnableNotify(),
-		Policy: d.MFAPolicy(), Enable2FA: d.Cfg.Enable2FA}, nil
-}
-
-// MFAPolicy is the organization MFA policy reader that shared/mfa and
+// NewMFAPolicy is the organization MFA policy reader that shared/mfa and
 // shared/passkey both use, so the two can never disagree on it.
-func (d *Deps) MFAPolicy() MFAPolicy {
+func NewMFAPolicy(d *Deps) MFAPolicy {
 	return MFAPolicy{Users: d.Users, Orgs: tenant.Store{St: d.Store}}
 }
 

@@ -1,0 +1,9 @@
+// Command auth-passkeys serves the passkey routes of /auth as a Lambda function.
+package main
+
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+)
+
+func main() { app.RunHTTP(passkeygroup.AuthPasskeys) }

@@ -1,0 +1,47 @@
+// Package authgroup wires the auth function (/api/v1/auth, except passkeys):
+// sign-in, registration, password flows, TOTP, SMS and recovery codes.
+package authgroup
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/mfa"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/secret"
+	"github.com/gale-rmm/gale/shared/signin"
+)
+
+// Auth builds the /auth group. It also bootstraps the system roles and the
+// configured system administrator (idempotent) at cold start.
+func Auth(d *app.Deps) (http.Handler, error) {
+	d.EnableNotify()
+	if err := app.Bootstrap(context.Background(), d); err != nil {
+		return nil, err
+	}
+	rt := d.Router()
+	(&signin.Handler{Svc: app.SignIn(d)}).Routes(rt)
+	mfaSvc, err := MFA(d)
+	if err != nil {
+		return nil, err
+	}
+	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
+	rt.Pending(
+		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
+		"PATCH /api/v1/auth/account-deletion-request/{id}",
+		"POST /api/v1/auth/accept-invite", "POST /api/v1/auth/invite/preview",
+	)
+	return d.Edge(rt), nil
+}
+
+// MFA builds the TOTP, SMS and recovery-code service.
+func MFA(d *app.Deps) (*mfa.Service, error) {
+	box, err := secret.New(d.Cfg.EncryptionKey)
+	if err != nil {
+		return nil, err
+	}
+	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: app.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
+		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: d.EnableNotify(),
+		Policy: app.NewMFAPolicy(d), Enable2FA: d.Cfg.Enable2FA}, nil
+}

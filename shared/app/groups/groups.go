@@ -1,0 +1,39 @@
+// Package groups is the registry of every route group's builder, for the
+// processes that serve them all: the local runtime, the invoke tool and tests.
+// A Lambda function's main imports only its own group's wiring package, so the
+// dependencies (and package initialisers) of other groups are not linked into it.
+package groups
+
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+)
+
+// Builders maps each HTTP function of routes.Groups to its builder.
+func Builders() map[string]app.Builder {
+	return map[string]app.Builder{
+		"health":             app.Health,
+		"api-keys":           app.NotBuilt("api-keys"),
+		"enrollment-keys":    app.NotBuilt("enrollment-keys"),
+		"service-principals": app.NotBuilt("service-principals"),
+		"filters":            app.NotBuilt("filters"),
+		"search":             app.NotBuilt("search"),
+		"users":              app.NotBuilt("users"),
+		"roles":              app.NotBuilt("roles"),
+		"auth":               authgroup.Auth,
+		"auth-passkeys":      passkeygroup.AuthPasskeys,
+		"sso":                app.NotBuilt("sso"),
+		"access-reviews":     app.NotBuilt("access-reviews"),
+		"admin":              app.NotBuilt("admin"),
+		"pam":                app.NotBuilt("pam"),
+		"devices":            app.NotBuilt("devices"),
+		"agents":             app.NotBuilt("agents"),
+		"webhooks":           app.NotBuilt("webhooks"),
+		"organizations":      tenancygroup.Organizations,
+		"sites":              tenancygroup.Sites,
+		"scripts":            app.NotBuilt("scripts"),
+		"alerts":             app.NotBuilt("alerts"),
+	}
+}
