@@ -1,6 +1,9 @@
 // Command users serves the users route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/usersgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("users")) }
+func main() { app.RunHTTP(usersgroup.Users) }

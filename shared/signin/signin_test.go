@@ -1,8 +1,10 @@
 package signin_test
 
 import (
+	"context"
 	"fmt"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/fault"
 	"net/http"
 	"os"
 	"strings"
@@ -304,5 +306,25 @@ func TestPendingMFASignInDiesWithPasswordChange(t *testing.T) {
 	}
 	if _, err := svc.PendingUser(t.Context(), temp); err != signin.ErrTempToken {
 		t.Fatalf("after revocation: %v", err)
+	}
+}
+
+// enforced is a stand-in SSO policy (our own interface) until SSO providers exist.
+type enforced map[string]bool
+
+func (e enforced) Enforced(_ context.Context, orgID string) (bool, error) { return e[orgID], nil }
+
+func TestPasswordLoginRefusedWhenOrganizationEnforcesSSO(t *testing.T) {
+	s := newSetup(t)
+	svc := app.SignIn(s.env.Deps)
+	svc.SSO = enforced{s.org: true}
+	_, err := svc.Login(t.Context(), "alice@example.com", pw, signin.Client{IP: "192.0.2.60", SourceIP: "192.0.2.60"})
+	fe, ok := fault.As(err)
+	if !ok || fe.Kind != fault.KindForbidden {
+		t.Fatalf("login under enforceSSO: %v", err)
+	}
+	svc.SSO = enforced{}
+	if _, err := svc.Login(t.Context(), "alice@example.com", pw, signin.Client{IP: "192.0.2.61", SourceIP: "192.0.2.61"}); err != nil {
+		t.Fatalf("login without enforcement: %v", err)
 	}
 }

@@ -26,6 +26,7 @@
 //	e-mail guard        EMAIL#<lower e-mail> / EMAIL             -                                  -                        user
 //	membership          USER#<uid> / MEMBER#<scope>#<tenant>     MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<role> / <uid>  user
 //	session             USER#<uid> / SESSION#<sid>               -                                  -                        session
+//	invitation          USER#<uid> / INVITE                      -                                  -                        user
 //	reset token         USER#<uid> / PWRESET                     -                                  -                        signin
 //	passkey             USER#<uid> / PASSKEY#<credential id>     -                                  -                        passkey
 //	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey

@@ -9,10 +9,18 @@
 //	user          USER#<id> / PROFILE                   -                                   -
 //	e-mail guard  EMAIL#<lower e-mail> / EMAIL          -                                   -           holds userId
 //	membership    USER#<uid> / MEMBER#<scope>#<tenant>  MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<roleId> / <uid>
+//	invitation    USER#<uid> / INVITE                   -                                   -           tokenHash, scope, ttl 7 days
 //
 // <scope>#<tenant> is SYSTEM#-, PARTNER#<partnerId> or ORG#<orgId>. A user's
 // memberships are one query of their partition; a tenant's users are one GSI1
 // query; a role's holders are one GSI2 query.
+//
+// The Service (service.go, handler.go) administers users under /api/v1/users:
+// own profile, listing, invitation (invite.go: one token per user, stored as
+// its SHA-256, so re-inviting revokes the previous one), status, removal from
+// a scope and role assignment. Roles and organizations come through narrow
+// interfaces (role.Store, tenant.Store satisfy them), since role imports user.
+// Accepting an invitation ends in a sign-in and lives in shared/invite.
 package user
 
 import (

@@ -1,5 +1,6 @@
 // Package authgroup wires the auth function (/api/v1/auth, except passkeys):
-// sign-in, registration, password flows, TOTP, SMS and recovery codes.
+// sign-in, registration, password flows, invitation acceptance, TOTP, SMS and
+// recovery codes.
 package authgroup
 
 import (
@@ -7,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/invite"
 	"github.com/gale-rmm/gale/shared/mfa"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
@@ -27,12 +29,17 @@ func Auth(d *app.Deps) (http.Handler, error) {
 		return nil, err
 	}
 	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
+	(&invite.Handler{Svc: Invite(d)}).Routes(rt)
 	rt.Pending(
 		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
 		"PATCH /api/v1/auth/account-deletion-request/{id}",
-		"POST /api/v1/auth/accept-invite", "POST /api/v1/auth/invite/preview",
 	)
 	return d.Edge(rt), nil
+}
+
+// Invite builds the accept-invite and invitation preview service.
+func Invite(d *app.Deps) *invite.Service {
+	return &invite.Service{St: d.Store, SignIn: app.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock}
 }
 
 // MFA builds the TOTP, SMS and recovery-code service.

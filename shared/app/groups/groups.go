@@ -8,7 +8,9 @@ import (
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+	"github.com/gale-rmm/gale/shared/app/usersgroup"
 )
 
 // Builders maps each HTTP function of routes.Groups to its builder.
@@ -20,8 +22,8 @@ func Builders() map[string]app.Builder {
 		"service-principals": app.NotBuilt("service-principals"),
 		"filters":            app.NotBuilt("filters"),
 		"search":             app.NotBuilt("search"),
-		"users":              app.NotBuilt("users"),
-		"roles":              app.NotBuilt("roles"),
+		"users":              usersgroup.Users,
+		"roles":              rolesgroup.Roles,
 		"auth":               authgroup.Auth,
 		"auth-passkeys":      passkeygroup.AuthPasskeys,
 		"sso":                app.NotBuilt("sso"),

@@ -1,0 +1,25 @@
+// Package usersgroup wires the users function (/api/v1/users). The invitation
+// routes of /auth (accept-invite, invite/preview) are wired by authgroup.
+package usersgroup
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/user"
+)
+
+// Users builds the users group. System roles are resolved from code, so it
+// needs no seeding of its own (the auth function seeds the table).
+func Users(d *app.Deps) (http.Handler, error) {
+	rt := d.Router()
+	(&user.Handler{Svc: Service(d)}).Routes(rt)
+	return d.Edge(rt), nil
+}
+
+// Service builds the users service; it sends invitation e-mails through SES.
+func Service(d *app.Deps) *user.Service {
+	return &user.Service{St: d.Store, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store},
+		Clock: d.Clock, Mail: d.EnableNotify(), AppURL: d.Cfg.AppURL}
+}

@@ -1,0 +1,228 @@
+// Package invite finishes an invitation: POST /auth/invite/preview shows what a
+// token is for, POST /auth/accept-invite sets the invited user's password and
+// signs them in. It sits apart from shared/user, which issues invitations,
+// because finishing one ends in signin.Complete and signin imports user.
+//
+// Acceptance is two transactions. The first spends the token (conditional
+// delete on its hash: single use), sets the password, the optional name and
+// status active (conditioned on status invited) and records
+// user.invite.accept; the second is signin.Complete in the invited membership.
+// They cannot be one: Complete's own profile update requires status active.
+// Should the second fail, the account is active with its password and the user
+// signs in normally.
+//
+// An unknown, replaced (re-invited), used or expired (7 days, injected clock)
+// token is 400 `Invalid or expired invitation`, for both routes. Acceptance is
+// limited to 10 per hour per source IP, counted after validation; tokens carry
+// 256 random bits, so preview needs no limit.
+package invite
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// ErrToken answers every unusable invitation token.
+var ErrToken = fault.BadRequest("Invalid or expired invitation")
+
+// Service previews and accepts invitations.
+type Service struct {
+	St     *store.Store
+	SignIn *signin.Service
+	Limits ratelimit.Limiter
+	Clock  clock.Clock
+}
+
+// pending is a live invitation with its user and membership.
+type pending struct {
+	u   *user.User
+	inv *user.Invite
+}
+
+// find reads the invitation a token names (one BatchGet of profile and
+// invitation row) and checks hash, expiry and that the user is still invited.
+func (s *Service) find(ctx context.Context, token string) (*pending, error) {
+	uid, ok := user.ParseInviteToken(token)
+	if !ok {
+		return nil, ErrToken
+	}
+	pk, ik := user.ProfileKey(uid), user.InviteKey(uid)
+	items, err := s.St.BatchGet(ctx, pk, ik)
+	if err != nil {
+		return nil, err
+	}
+	pi, ok1 := items[pk.PK+"|"+pk.SK]
+	ii, ok2 := items[ik.PK+"|"+ik.SK]
+	if !ok1 || !ok2 {
+		return nil, ErrToken
+	}
+	var u user.User
+	var inv user.Invite
+	if err := store.Unmarshal(pi, &u); err != nil {
+		return nil, err
+	}
+	if err := store.Unmarshal(ii, &inv); err != nil {
+		return nil, err
+	}
+	h := user.HashToken(token)
+	if subtle.ConstantTimeCompare([]byte(h), []byte(inv.TokenHash)) != 1 || !inv.Live(s.Clock.Now()) ||
+		u.Status != user.StatusInvited {
+		return nil, ErrToken
+	}
+	return &pending{u: &u, inv: &inv}, nil
+}
+
+// Preview is the answer of POST /auth/invite/preview.
+type Preview struct {
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	ScopeName string `json:"scopeName"`
+}
+
+// Preview shows whom a token invites and where.
+func (s *Service) Preview(ctx context.Context, token string) (*Preview, error) {
+	// Public route: the invitation token is the credential.
+	if strings.TrimSpace(token) == "" {
+		return nil, fault.Invalid("token", "is required")
+	}
+	pd, err := s.find(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	name, err := user.ScopeName(ctx, s.St, pd.inv.Scope, pd.inv.PartnerID, pd.inv.OrgID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrToken // the organization or partner is gone
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Preview{Email: pd.u.Email, Name: pd.u.Name, ScopeName: name}, nil
+}
+
+// AcceptInput is the body of POST /auth/accept-invite.
+type AcceptInput struct {
+	Token    string  `json:"token"`
+	Password string  `json:"password"`
+	Name     *string `json:"name"`
+}
+
+// Accept sets the password of an invited user, activates them, spends the
+// token and signs them in to the membership they were invited to.
+func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (signin.Result, error) {
+	// Public route: the invitation token is the credential; a per-IP limit guards it.
+	f := fault.Fields{}
+	if strings.TrimSpace(in.Token) == "" {
+		f.Add("token", "is required")
+	}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+		valid.Name(f, "name", n, user.MaxName)
+	}
+	if err := f.Err(); err != nil {
+		return signin.Result{}, err
+	}
+	if err := signin.CheckPassword("password", in.Password); err != nil {
+		return signin.Result{}, err
+	}
+	if err := s.Limits.Allow(ctx, ratelimit.AcceptInvite, c.SourceIP); err != nil {
+		return signin.Result{}, err
+	}
+	pd, err := s.find(ctx, in.Token)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	u, inv := pd.u, pd.inv
+	var m user.Membership
+	mk := user.MembershipKey(u.ID, inv.Scope, inv.PartnerID, inv.OrgID)
+	if err := s.St.Get(ctx, mk.PK, mk.SK, &m); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return signin.Result{}, ErrToken // removed from the scope since
+		}
+		return signin.Result{}, err
+	}
+	hash, err := user.HashPassword(in.Password)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	now := s.Clock.Now()
+	if in.Name != nil {
+		u.Name = *in.Name
+	}
+	u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
+	pk := user.ProfileKey(u.ID)
+	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
+	tx := (&store.Tx{}).Add(
+		user.SpendInviteWrite(u.ID, inv.TokenHash),
+		store.Update(pk.PK, pk.SK, "SET #s = :active, #n = :n, passwordHash = :h, passwordChangedAt = :at, updatedAt = :at ADD #v :one").
+			If("#s = :invited").Exists().Name("#s", "status").Name("#n", "name").Name("#v", "version").
+			Value(":active", user.StatusActive).Value(":invited", user.StatusInvited).Value(":n", u.Name).
+			Value(":h", hash).Value(":at", u.UpdatedAt).Value(":one", 1),
+		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: inv.OrgID, PartnerID: inv.PartnerID, Action: "user.invite.accept",
+			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			return signin.Result{}, ErrToken // spent or replaced concurrently
+		}
+		return signin.Result{}, fmt.Errorf("accept invitation of %s: %w", u.ID, err)
+	}
+	u.Version++
+	return s.SignIn.Complete(ctx, u, &m, false, c)
+}
+
+// Handler serves the two invitation routes of /api/v1/auth.
+type Handler struct{ Svc *Service }
+
+// Routes registers accept-invite and invite/preview.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		// Public by DECISIONS.md: the invitation token is the credential; a per-IP limit guards acceptance.
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/accept-invite", Access: httpapi.Public, Handle: h.accept},
+		// Public: the token is the credential (256 random bits).
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/invite/preview", Access: httpapi.Public, Handle: h.preview},
+	)
+}
+
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request) error {
+	var in AcceptInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.Accept(r.Context(), in, signin.ClientOf(r))
+	if err != nil {
+		return err
+	}
+	signin.WriteResult(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) preview(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	p, err := h.Svc.Preview(r.Context(), in.Token)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, p)
+	return nil
+}

@@ -1,0 +1,268 @@
+package role
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves the roles group: /roles and /permissions. Every route needs a
+// user session (JWT) and none requires MFA (spec 2 lists none). Every service
+// method authorizes first and refuses a partner caller without full
+// organization access (403 `Full partner organization access required`).
+//
+// DynamoDB calls per request, each asserted by the tests (handler_test.go with
+// fixture.Budget). Authentication costs 2 of them (one BatchGetItem of profile,
+// session and membership, one GetItem of the caller's role; more when the
+// caller's own role inherits from custom roles). Role reads by id go through
+// GSI1, holders through GSI2 (both eventually consistent). "+org" is one GetItem
+// of an organization: the orgId a partner or system caller names, or the
+// caller's own organization when its membership does not carry the partner
+// (writes record the organization's partner on the role).
+//
+//	route                                      calls            what
+//	GET    /roles[?orgId=]                     5 (+org)         Query system roles, Query owner's roles, GSI1 Query the owner's members (counts)
+//	POST   /roles                              3 (+org, +1      [Query owner's roles: parentRoleId], transaction (role, name guard, audit, [parent chain])
+//	                                           with parent)
+//	GET    /roles/permissions/available        2                none
+//	GET    /permissions/catalog                2                none
+//	GET    /roles/:id                          4                GSI1 Query role, GSI2 Query holders (custom) or GSI1 Query caller's members (system)
+//	PATCH  /roles/:id                          4 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit)
+//	                                           parent; system
+//	                                           role 403: 3)
+//	DELETE /roles/:id                          5 (in use 400:   GSI1 Query role, GSI2 Query holders, transaction (conditional delete, name guard, [parent count], audit)
+//	                                           4; system 403: 3)
+//	POST   /roles/:id/clone                    3+n (+org)       GSI1 Query source, n GetItem (source and its chain), transaction (role, name guard, audit)
+//	GET    /roles/:id/users                    5 (none held: 4) GSI1 Query role, GSI2 Query holders, BatchGetItem profiles of the page
+//	GET    /roles/:id/effective-permissions    3+n              GSI1 Query role, n GetItem (the role and its chain)
+//
+// n is the length of the inheritance chain from the role itself (a system role:
+// 1; a custom role with a system parent: 2). Another tenant's role (404) costs
+// 3, never more than the success; a malformed id (400) or a refused permission
+// (403) costs only authentication.
+//
+// Responses: lists use the envelope of DECISIONS.md {data, pagination} (page
+// from 1, limit default 50, max 100); a role is its record with its direct
+// permissions and userCount; DELETE answers {success: true}; /roles/:id/users
+// is {data: [{id (the user's), email, name, status, scope, partnerId?, orgId?,
+// assignedAt}], pagination}; /roles/:id/effective-permissions is {roleId,
+// permissions: [{resource, action, sourceRoleId, sourceRoleName, inherited}]}.
+type Handler struct{ Svc *Service }
+
+// NewHandler returns the roles handler.
+func NewHandler(svc *Service) *Handler { return &Handler{Svc: svc} }
+
+const (
+	rolesPath       = "/api/v1/roles"
+	permissionsPath = "/api/v1/permissions"
+)
+
+// List defaults of DECISIONS.md.
+const (
+	pageDefault = 50
+	pageMax     = 100
+)
+
+// Routes registers the roles group. /roles/permissions/available is a literal
+// path of three segments: Go 1.22's ServeMux never reads it as /roles/{id}
+// (two segments), and of the three-segment patterns only the literal matches
+// it (a GET of /roles/permissions is /roles/{id} with a malformed id: 400).
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: rolesPath, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: rolesPath, Access: httpapi.User, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/permissions/available", Access: httpapi.User, Handle: h.available},
+		httpapi.Route{Method: http.MethodGet, Path: permissionsPath + "/catalog", Access: httpapi.User, Handle: h.catalog},
+		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.update},
+		httpapi.Route{Method: http.MethodDelete, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPost, Path: rolesPath + "/{id}/clone", Access: httpapi.User, Handle: h.clone},
+		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}/users", Access: httpapi.User, Handle: h.users},
+		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}/effective-permissions", Access: httpapi.User, Handle: h.effective},
+	)
+}
+
+// createBody is the body of POST /roles.
+type createBody struct {
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	Permissions  []authz.Permission `json:"permissions"`
+	ParentRoleID *string            `json:"parentRoleId"`
+	OrgID        string             `json:"orgId"`
+}
+
+// updateBody is the body of PATCH /roles/:id; absent fields are unchanged and
+// parentRoleId null (or "") removes the parent.
+type updateBody struct {
+	Name         *string             `json:"name"`
+	Description  *string             `json:"description"`
+	Permissions  *[]authz.Permission `json:"permissions"`
+	ParentRoleID optionalID          `json:"parentRoleId"`
+}
+
+// optionalID tells an absent field from null.
+type optionalID struct {
+	set bool
+	id  string
+}
+
+// UnmarshalJSON records that the field was sent; null reads as "".
+func (o *optionalID) UnmarshalJSON(b []byte) error {
+	o.set = true
+	if string(b) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.id); err != nil {
+		return fault.Invalid("parentRoleId", "must be a UUID or null")
+	}
+	return nil
+}
+
+// cloneBody is the body of POST /roles/:id/clone.
+type cloneBody struct {
+	Name string `json:"name"`
+}
+
+// available is the answer of GET /roles/permissions/available.
+type available struct {
+	Resources []string `json:"resources"`
+	Actions   []string `json:"actions"`
+}
+
+// catalog is the answer of GET /permissions/catalog.
+type catalog struct {
+	Permissions []authz.CatalogEntry `json:"permissions"`
+}
+
+// effective is the answer of GET /roles/:id/effective-permissions.
+type effective struct {
+	RoleID      string  `json:"roleId"`
+	Permissions []Grant `json:"permissions"`
+}
+
+// deleted is the answer of DELETE /roles/:id.
+type deleted struct {
+	Success bool `json:"success"`
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+	if err != nil {
+		return err
+	}
+	views, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(views, pg))
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var b createBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	v, err := h.Svc.Create(r.Context(), CreateInput{OrgID: b.OrgID, Name: b.Name, Description: b.Description,
+		Permissions: b.Permissions, ParentRoleID: b.ParentRoleID})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (h *Handler) available(w http.ResponseWriter, r *http.Request) error {
+	res, acts, err := h.Svc.Available(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, available{Resources: res, Actions: acts})
+	return nil
+}
+
+func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
+	ps, err := h.Svc.Catalog(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, catalog{Permissions: ps})
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+	var b updateBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	in := UpdateInput{Name: b.Name, Description: b.Description, Permissions: b.Permissions}
+	if b.ParentRoleID.set {
+		in.ParentRoleID = &b.ParentRoleID.id
+	}
+	v, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
+	return nil
+}
+
+func (h *Handler) clone(w http.ResponseWriter, r *http.Request) error {
+	var b cloneBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	v, err := h.Svc.Clone(r.Context(), r.PathValue("id"), b.Name)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (h *Handler) users(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+	if err != nil {
+		return err
+	}
+	hs, total, err := h.Svc.Holders(r.Context(), r.PathValue("id"), pg.Page, pg.Limit)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Holder]{Data: hs,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: total}})
+	return nil
+}
+
+func (h *Handler) effective(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	gs, err := h.Svc.Effective(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if gs == nil {
+		gs = []Grant{}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, effective{RoleID: id, Permissions: gs})
+	return nil
+}

@@ -1,0 +1,147 @@
+package user
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/users.
+type Handler struct{ Svc *Service }
+
+// Routes registers the users routes. /users/me is an enrolment route: a Force
+// MFA user may read and change their profile before enrolling (DECISIONS.md).
+func (h *Handler) Routes(rt *httpapi.Router) {
+	const base = "/api/v1/users"
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: base + "/me", Access: httpapi.User, Enrol: true, Handle: h.me},
+		httpapi.Route{Method: http.MethodPatch, Path: base + "/me", Access: httpapi.User, Enrol: true, Handle: h.updateMe},
+		httpapi.Route{Method: http.MethodGet, Path: base, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: base + "/roles", Access: httpapi.User, Handle: h.roles},
+		httpapi.Route{Method: http.MethodPost, Path: base + "/invite", Access: httpapi.User, Handle: h.invite},
+		httpapi.Route{Method: http.MethodPost, Path: base + "/resend-invite", Access: httpapi.User, Handle: h.resend},
+		httpapi.Route{Method: http.MethodGet, Path: base + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: base + "/{id}", Access: httpapi.User, Handle: h.update},
+		httpapi.Route{Method: http.MethodDelete, Path: base + "/{id}", Access: httpapi.User, Handle: h.remove},
+		httpapi.Route{Method: http.MethodPost, Path: base + "/{id}/role", Access: httpapi.User, Handle: h.assignRole},
+	)
+}
+
+func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
+	u, err := h.Svc.Me(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (h *Handler) updateMe(w http.ResponseWriter, r *http.Request) error {
+	var in ProfileInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	u, err := h.Svc.UpdateMe(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, u)
+	return nil
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	ms, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(ms, pg))
+	return nil
+}
+
+func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
+	rs, err := h.Svc.RolesInScope(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		rs = []RoleInfo{}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": rs})
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.Svc.Get(r.Context(), r.PathValue("id"), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (h *Handler) invite(w http.ResponseWriter, r *http.Request) error {
+	var in InviteInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.Invite(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (h *Handler) resend(w http.ResponseWriter, r *http.Request) error {
+	var in ResendInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	res, err := h.Svc.ResendInvite(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+	var in UpdateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	m, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (h *Handler) remove(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.Remove(r.Context(), r.PathValue("id"), r.URL.Query().Get("orgId")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true})
+	return nil
+}
+
+func (h *Handler) assignRole(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		OrgID  string `json:"orgId"`
+		RoleID string `json:"roleId"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	m, err := h.Svc.AssignRole(r.Context(), r.PathValue("id"), in.OrgID, in.RoleID)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, m)
+	return nil
+}

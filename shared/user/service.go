@@ -1,0 +1,866 @@
+package user
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/notify"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Bounds of a user's fields (spec 2: e-mail and name up to 255 characters).
+const (
+	MaxName   = 255
+	MaxEmail  = 255
+	MaxAvatar = 2048
+	// maxRestrictions bounds siteIds, deviceGroupIds and orgIds of one membership.
+	maxRestrictions = 100
+)
+
+// RoleInfo is a role as membership administration needs it.
+type RoleInfo struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	Scope       authz.Scope        `json:"scope"`
+	IsSystem    bool               `json:"isSystem"`
+	ForceMFA    bool               `json:"forceMfa"`
+	Permissions []authz.Permission `json:"permissions"`
+	// Owner is SYSTEM, PARTNER#<id> or ORG#<id> (a membership's roleOwner).
+	Owner string `json:"-"`
+	// Effective is the role's permission set with its parent chain (Assignee only).
+	Effective authz.Set `json:"-"`
+}
+
+// Roles is what the service reads of roles; role.Store satisfies it.
+type Roles interface {
+	// Assignee resolves role id with its effective permissions; an unknown id
+	// is an error matching store.ErrNotFound.
+	Assignee(ctx context.Context, id string) (RoleInfo, error)
+	// InScope lists the system roles of scope and the custom roles of owner.
+	InScope(ctx context.Context, scope authz.Scope, owner string) ([]RoleInfo, error)
+}
+
+// Orgs reads organizations; tenant.Store satisfies it.
+type Orgs interface {
+	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+}
+
+// Mailer sends e-mail (notify.Notifier through SES).
+type Mailer interface {
+	SendEmail(ctx context.Context, e notify.Email) error
+}
+
+// Service administers users and their memberships (spec 2, Users). Every method
+// authorizes first; each change is written with its audit record in one
+// transaction.
+type Service struct {
+	St    *store.Store
+	Users Store
+	Roles Roles
+	Orgs  Orgs
+	Clock clock.Clock
+	// Mail sends invitation e-mails; nil sends none (inviteEmailSent false).
+	Mail Mailer
+	// AppURL is the web application's base URL, for the acceptance link.
+	AppURL string
+}
+
+// Errors of user administration, with the spec's texts where it gives one.
+var (
+	ErrUserNotFound  = fault.NotFound("User not found")
+	ErrOrgNotFound   = fault.NotFound("Organization not found")
+	ErrExists        = fault.Conflict("User already exists in this scope")
+	ErrRoleScope     = fault.Forbidden("Role cannot be assigned in this scope")
+	ErrCeiling       = fault.Forbidden("Cannot grant permissions you do not hold")
+	ErrNotInvited    = fault.BadRequest("User is not awaiting an invitation")
+	ErrDisableSelf   = fault.BadRequest("You cannot disable your own account")
+	ErrRemoveSelf    = fault.BadRequest("You cannot remove yourself from this scope")
+	ErrNoUpdates     = fault.BadRequest("No updates provided")
+	ErrActivateGuest = fault.BadRequest("An invited user becomes active by accepting the invitation")
+	ErrChanged       = fault.Conflict("User was changed by another request; retry").WithCode(fault.CodeRaceLost)
+)
+
+// Target is the scope a request administers: the caller's own, or the
+// organization a partner or system caller names with orgId.
+type Target struct {
+	Scope     authz.Scope
+	PartnerID string
+	OrgID     string
+	// Name is the organization's name when it was read ("" otherwise).
+	Name string
+}
+
+// Tenant is the target's <scope>#<tenant> key part.
+func (t Target) Tenant() string { return TenantKey(t.Scope, t.PartnerID, t.OrgID) }
+
+// RoleOwner is the owner key of the target's custom roles ("" for system scope).
+func (t Target) RoleOwner() string {
+	switch t.Scope {
+	case authz.ScopeOrg:
+		return "ORG#" + t.OrgID
+	case authz.ScopePartner:
+		return "PARTNER#" + t.PartnerID
+	}
+	return ""
+}
+
+func (t Target) membershipKey(userID string) store.KeyRef {
+	return MembershipKey(userID, t.Scope, t.PartnerID, t.OrgID)
+}
+
+// target resolves where p administers users: partner callers need full
+// organization access; orgId names an organization for partner and system
+// callers (404 when out of reach); organization callers act in their own.
+func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) (Target, error) {
+	if p.Scope == authz.ScopeNone || (p.Scope == authz.ScopePartner && p.PartnerID == "") || (p.Scope == authz.ScopeOrg && p.OrgID == "") {
+		return Target{}, authz.ErrContextRequired
+	}
+	if err := p.RequireFullPartnerAccess(); err != nil {
+		return Target{}, err
+	}
+	if orgID != "" && !valid.IsUUID(orgID) {
+		return Target{}, fault.Invalid("orgId", "must be a UUID")
+	}
+	switch p.Scope {
+	case authz.ScopeOrg:
+		if orgID != "" && orgID != p.OrgID {
+			return Target{}, ErrOrgNotFound
+		}
+		return Target{Scope: authz.ScopeOrg, PartnerID: p.PartnerID, OrgID: p.OrgID}, nil
+	case authz.ScopePartner, authz.ScopeSystem:
+		if orgID == "" {
+			return Target{Scope: p.Scope, PartnerID: p.PartnerID}, nil
+		}
+		o, err := s.Orgs.Org(ctx, orgID)
+		if errors.Is(err, store.ErrNotFound) {
+			return Target{}, ErrOrgNotFound
+		}
+		if err != nil {
+			return Target{}, err
+		}
+		if !p.CanAccessOrg(o.Ref()) {
+			return Target{}, ErrOrgNotFound
+		}
+		return Target{Scope: authz.ScopeOrg, PartnerID: o.PartnerID, OrgID: o.ID, Name: o.Name}, nil
+	}
+	return Target{}, authz.ErrContextRequired
+}
+
+// admin opens every administration method: perm, then the target scope.
+func (s *Service) admin(ctx context.Context, perm authz.Permission, orgID string) (*authz.Principal, Target, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, Target{}, err
+	}
+	t, err := s.target(ctx, p, orgID)
+	return p, t, err
+}
+
+// Member is a user as the administration routes show it: the account with its
+// membership of the scope it was read in.
+type Member struct {
+	ID             string          `json:"id"`
+	Email          string          `json:"email"`
+	Name           string          `json:"name"`
+	Status         Status          `json:"status"`
+	AvatarURL      string          `json:"avatarUrl,omitempty"`
+	MFAEnabled     bool            `json:"mfaEnabled"`
+	LastLoginAt    string          `json:"lastLoginAt,omitempty"`
+	RoleID         string          `json:"roleId"`
+	Scope          authz.Scope     `json:"scope"`
+	PartnerID      string          `json:"partnerId,omitempty"`
+	OrgID          string          `json:"orgId,omitempty"`
+	OrgAccess      authz.OrgAccess `json:"orgAccess,omitempty"`
+	OrgIDs         []string        `json:"orgIds,omitempty"`
+	SiteIDs        []string        `json:"siteIds,omitempty"`
+	DeviceGroupIDs []string        `json:"deviceGroupIds,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	UpdatedAt      string          `json:"updatedAt"`
+}
+
+// NewMember renders u with membership m.
+func NewMember(u *User, m *Membership) Member {
+	return Member{ID: u.ID, Email: u.Email, Name: u.Name, Status: u.Status, AvatarURL: u.AvatarURL,
+		MFAEnabled: u.MFAEnabled, LastLoginAt: u.LastLoginAt, RoleID: m.RoleID, Scope: m.Scope,
+		PartnerID: m.PartnerID, OrgID: m.OrgID, OrgAccess: m.OrgAccess, OrgIDs: m.OrgIDs, SiteIDs: m.SiteIDs,
+		DeviceGroupIDs: m.GroupIDs, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// record is the audit write of an administration change in t.
+func (s *Service) record(p *authz.Principal, t Target, action string, u *User, details map[string]any) *store.Write {
+	return audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: t.OrgID, PartnerID: t.PartnerID, Action: action,
+		ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: details})
+}
+
+// Me returns the caller's own profile.
+func (s *Service) Me(ctx context.Context) (*User, error) {
+	// Any signed-in user may read their own profile.
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Users.Get(ctx, p.UserID)
+}
+
+// ProfileInput is the body of PATCH /users/me; nil fields are left unchanged.
+type ProfileInput struct {
+	Name      *string `json:"name"`
+	AvatarURL *string `json:"avatarUrl"`
+}
+
+// UpdateMe changes the caller's name or avatar URL ("" clears the avatar).
+func (s *Service) UpdateMe(ctx context.Context, in ProfileInput) (*User, error) {
+	// Any signed-in user may change their own profile.
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.AvatarURL == nil {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+		valid.Name(f, "name", n, MaxName)
+	}
+	if in.AvatarURL != nil && *in.AvatarURL != "" {
+		checkURL(f, "avatarUrl", *in.AvatarURL)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, err := s.Users.Get(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	if in.Name != nil {
+		u.Name = *in.Name
+		changed = append(changed, "name")
+	}
+	if in.AvatarURL != nil {
+		u.AvatarURL = *in.AvatarURL
+		changed = append(changed, "avatarUrl")
+	}
+	u.UpdatedAt = clock.Format(s.Clock.Now())
+	pk := ProfileKey(u.ID)
+	w := store.Update(pk.PK, pk.SK, "SET #n = :n, avatarUrl = :a, updatedAt = :u ADD #v :one").
+		If("#v = :v").Exists().Name("#n", "name").Name("#v", "version").
+		Value(":n", u.Name).Value(":a", u.AvatarURL).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
+	tx := (&store.Tx{}).Add(w, audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
+		Action: "user.profile.update", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
+		Details: map[string]any{"changes": changed}}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("update profile of %s: %w", u.ID, err)
+	}
+	u.Version++
+	return u, nil
+}
+
+func checkURL(f fault.Fields, path, s string) {
+	u, err := url.Parse(s)
+	if err != nil || len(s) > MaxAvatar || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		f.Addf(path, "must be an http(s) URL of at most %d characters", MaxAvatar)
+	}
+}
+
+// commit runs tx; a failed condition is a lost race.
+func (s *Service) commit(ctx context.Context, tx *store.Tx) error {
+	err := s.St.Commit(ctx, tx)
+	var te *store.TxError
+	if errors.As(err, &te) {
+		return ErrChanged
+	}
+	return err
+}
+
+// List returns the members of the caller's scope (or of the organization a
+// partner or system caller names), ordered by e-mail.
+func (s *Service) List(ctx context.Context, orgID string) ([]Member, error) {
+	_, t, err := s.admin(ctx, authz.UsersRead, orgID)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.Users.Members(ctx, t.Scope, t.PartnerID, t.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Member, 0, len(ms))
+	for start := 0; start < len(ms); start += 100 {
+		chunk := ms[start:min(start+100, len(ms))]
+		refs := make([]store.KeyRef, len(chunk))
+		for i, m := range chunk {
+			refs[i] = ProfileKey(m.UserID)
+		}
+		items, err := s.St.BatchGet(ctx, refs...)
+		if err != nil {
+			return nil, fmt.Errorf("profiles of %s: %w", t.Tenant(), err)
+		}
+		for i := range chunk {
+			it, ok := items[refs[i].PK+"|"+refs[i].SK]
+			if !ok {
+				continue // the account is gone; its membership is an orphan
+			}
+			var u User
+			if err := store.Unmarshal(it, &u); err != nil {
+				return nil, err
+			}
+			out = append(out, NewMember(&u, &chunk[i]))
+		}
+	}
+	slices.SortFunc(out, func(a, b Member) int { return cmp.Or(cmp.Compare(a.Email, b.Email), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// load reads user id with its membership of t in one call; a user without one
+// is ErrUserNotFound (never revealing accounts of other tenants).
+func (s *Service) load(ctx context.Context, t Target, id string) (*User, *Membership, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, nil, err
+	}
+	pk, mk := ProfileKey(id), t.membershipKey(id)
+	items, err := s.St.BatchGet(ctx, pk, mk)
+	if err != nil {
+		return nil, nil, err
+	}
+	pi, ok1 := items[pk.PK+"|"+pk.SK]
+	mi, ok2 := items[mk.PK+"|"+mk.SK]
+	if !ok1 || !ok2 {
+		return nil, nil, ErrUserNotFound
+	}
+	var u User
+	var m Membership
+	if err := store.Unmarshal(pi, &u); err != nil {
+		return nil, nil, err
+	}
+	if err := store.Unmarshal(mi, &m); err != nil {
+		return nil, nil, err
+	}
+	return &u, &m, nil
+}
+
+// Get returns a member of the caller's scope.
+func (s *Service) Get(ctx context.Context, id, orgID string) (*Member, error) {
+	_, t, err := s.admin(ctx, authz.UsersRead, orgID)
+	if err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	v := NewMember(u, m)
+	return &v, nil
+}
+
+// RolesInScope lists the roles that can be assigned in the caller's scope.
+func (s *Service) RolesInScope(ctx context.Context, orgID string) ([]RoleInfo, error) {
+	_, t, err := s.admin(ctx, authz.UsersRead, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Roles.InScope(ctx, t.Scope, t.RoleOwner())
+}
+
+// assignable resolves roleID for a membership of t granted by p: a system role
+// of t's scope or a custom role of t's owner (anything else, unknown ids
+// included, is ErrRoleScope), all of whose effective permissions p holds.
+func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, roleID string) (RoleInfo, error) {
+	r, err := s.Roles.Assignee(ctx, roleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return RoleInfo{}, ErrRoleScope
+	}
+	if err != nil {
+		return RoleInfo{}, err
+	}
+	if (r.IsSystem && r.Scope != t.Scope) || (!r.IsSystem && (t.RoleOwner() == "" || r.Owner != t.RoleOwner())) {
+		return RoleInfo{}, ErrRoleScope
+	}
+	var missing []string
+	for perm := range r.Effective {
+		if !p.Holds(perm) {
+			missing = append(missing, perm.String())
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return RoleInfo{}, ErrCeiling.WithDetails(map[string]any{"permissions": missing})
+	}
+	return r, nil
+}
+
+// InviteInput is the body of POST /users/invite: the organization body
+// (siteIds, deviceGroupIds) or the partner body (orgAccess, orgIds), with orgId
+// for partner and system callers inviting into an organization.
+type InviteInput struct {
+	OrgID          string   `json:"orgId"`
+	Email          string   `json:"email"`
+	Name           string   `json:"name"`
+	RoleID         string   `json:"roleId"`
+	SiteIDs        []string `json:"siteIds"`
+	DeviceGroupIDs []string `json:"deviceGroupIds"`
+	OrgAccess      string   `json:"orgAccess"`
+	OrgIDs         []string `json:"orgIds"`
+}
+
+// Invited is the 201 answer of POST /users/invite.
+type Invited struct {
+	ID              string `json:"id"`
+	Email           string `json:"email"`
+	Name            string `json:"name"`
+	Status          Status `json:"status"`
+	RoleID          string `json:"roleId"`
+	InviteEmailSent bool   `json:"inviteEmailSent"`
+}
+
+// Invite adds a membership of the caller's scope (or of the organization named
+// by orgId) for an e-mail: a new address becomes an invited user with an
+// invitation e-mail; an existing account gets the membership (and a new
+// invitation when it is still invited).
+func (s *Service) Invite(ctx context.Context, in InviteInput) (*Invited, error) {
+	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	email := NormalizeEmail(in.Email)
+	name := strings.TrimSpace(in.Name)
+	f := fault.Fields{}
+	valid.Email(f, "email", email)
+	valid.Name(f, "name", name, MaxName)
+	valid.UUID(f, "roleId", in.RoleID)
+	access := s.checkRestrictions(f, t, &in)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	r, err := s.assignable(ctx, p, t, in.RoleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRefs(ctx, t, in, access); err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	stamp := clock.Format(now)
+	// An organization membership names only its organization (as the key does).
+	m := &Membership{ID: uuid.NewString(), Scope: t.Scope, OrgID: t.OrgID, RoleID: r.ID,
+		RoleOwner: r.Owner, SiteIDs: in.SiteIDs, GroupIDs: in.DeviceGroupIDs, CreatedAt: stamp}
+	if t.Scope == authz.ScopePartner {
+		m.PartnerID, m.OrgAccess, m.OrgIDs = t.PartnerID, access, in.OrgIDs
+	}
+	existing, err := s.Users.ByEmail(ctx, email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	tx := &store.Tx{}
+	u := existing
+	memberAt := 0
+	if u == nil {
+		u = &User{ID: uuid.NewString(), Email: email, Name: name, Status: StatusInvited, CreatedAt: stamp, UpdatedAt: stamp}
+		tx.Add(CreateWrites(u)...)
+		memberAt = 2
+	}
+	m.UserID = u.ID
+	tx.Add(AddMembershipWrite(m))
+	if t.OrgID != "" {
+		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, 1))
+	}
+	token := ""
+	if u.Status == StatusInvited {
+		var inv *Invite
+		token, inv, err = NewInvite(m, p.UserID, now)
+		if err != nil {
+			return nil, err
+		}
+		tx.Add(store.Put(inv))
+	}
+	tx.Add(s.record(p, t, "user.invite", u, map[string]any{"roleId": r.ID, "newAccount": existing == nil,
+		"scope": t.Scope, "orgAccess": m.OrgAccess}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) && te.FailedAt(memberAt) {
+			return nil, ErrExists
+		}
+		if errors.As(err, &te) {
+			return nil, ErrChanged
+		}
+		return nil, fmt.Errorf("invite %s: %w", email, err)
+	}
+	sent := false
+	if token != "" {
+		sent = s.sendInvite(ctx, p, t, u, token)
+	}
+	return &Invited{ID: u.ID, Email: u.Email, Name: u.Name, Status: u.Status, RoleID: r.ID, InviteEmailSent: sent}, nil
+}
+
+// checkRestrictions validates the scope-specific fields of an invitation and
+// returns the partner orgAccess (default none).
+func (s *Service) checkRestrictions(f fault.Fields, t Target, in *InviteInput) authz.OrgAccess {
+	ids := func(path string, xs []string) {
+		if len(xs) > maxRestrictions {
+			f.Addf(path, "must have at most %d entries", maxRestrictions)
+			return
+		}
+		for i, x := range xs {
+			valid.UUID(f, fmt.Sprintf("%s.%d", path, i), x)
+		}
+	}
+	if t.Scope != authz.ScopeOrg {
+		if in.SiteIDs != nil {
+			f.Add("siteIds", "is only allowed for an organization invitation")
+		}
+		if in.DeviceGroupIDs != nil {
+			f.Add("deviceGroupIds", "is only allowed for an organization invitation")
+		}
+	} else {
+		ids("siteIds", in.SiteIDs)
+		ids("deviceGroupIds", in.DeviceGroupIDs)
+	}
+	if t.Scope != authz.ScopePartner {
+		if in.OrgAccess != "" {
+			f.Add("orgAccess", "is only allowed for a partner invitation")
+		}
+		if in.OrgIDs != nil {
+			f.Add("orgIds", "is only allowed for a partner invitation")
+		}
+		return ""
+	}
+	access := authz.OrgAccess(in.OrgAccess)
+	if access == "" {
+		access = authz.OrgAccessNone
+	}
+	valid.OneOf(f, "orgAccess", string(access), string(authz.OrgAccessAll), string(authz.OrgAccessSelected), string(authz.OrgAccessNone))
+	switch {
+	case access == authz.OrgAccessSelected && len(in.OrgIDs) == 0:
+		f.Add("orgIds", "is required when orgAccess is selected")
+	case access != authz.OrgAccessSelected && in.OrgIDs != nil:
+		f.Add("orgIds", "is only allowed when orgAccess is selected")
+	default:
+		ids("orgIds", in.OrgIDs)
+	}
+	return access
+}
+
+// checkRefs checks that restriction ids name things of the target: sites and
+// device groups of the organization (one BatchGet), organizations of the partner.
+func (s *Service) checkRefs(ctx context.Context, t Target, in InviteInput, access authz.OrgAccess) error {
+	f := fault.Fields{}
+	if len(in.SiteIDs)+len(in.DeviceGroupIDs) > 0 {
+		var refs []store.KeyRef
+		for _, id := range in.SiteIDs {
+			k := tenant.SiteKeys(t.OrgID, id)
+			refs = append(refs, store.KeyRef{PK: k.PK, SK: k.SK})
+		}
+		for _, id := range in.DeviceGroupIDs {
+			k := tenant.GroupKeys(t.OrgID, id)
+			refs = append(refs, store.KeyRef{PK: k.PK, SK: k.SK})
+		}
+		items, err := s.St.BatchGet(ctx, refs...)
+		if err != nil {
+			return err
+		}
+		for i, r := range refs {
+			if _, ok := items[r.PK+"|"+r.SK]; !ok {
+				if i < len(in.SiteIDs) {
+					f.Addf(fmt.Sprintf("siteIds.%d", i), "is not a site of this organization")
+				} else {
+					f.Addf(fmt.Sprintf("deviceGroupIds.%d", i-len(in.SiteIDs)), "is not a device group of this organization")
+				}
+			}
+		}
+	}
+	if access == authz.OrgAccessSelected {
+		orgs, err := s.Orgs.OrgsByID(ctx, in.OrgIDs)
+		if err != nil {
+			return err
+		}
+		mine := map[string]bool{}
+		for _, o := range orgs {
+			if o.PartnerID == t.PartnerID {
+				mine[o.ID] = true
+			}
+		}
+		for i, id := range in.OrgIDs {
+			if !mine[id] {
+				f.Addf(fmt.Sprintf("orgIds.%d", i), "is not an organization of this partner")
+			}
+		}
+	}
+	return f.Err()
+}
+
+// sendInvite e-mails the acceptance link; a failure is logged and reported as
+// inviteEmailSent false, never as a failed invitation (the row is written).
+func (s *Service) sendInvite(ctx context.Context, p *authz.Principal, t Target, u *User, token string) bool {
+	if s.Mail == nil {
+		return false
+	}
+	scopeName := s.scopeName(ctx, t)
+	inviter := p.Name
+	if inviter == "" {
+		inviter = p.Email
+	}
+	link := strings.TrimRight(s.AppURL, "/") + "/accept-invite?token=" + url.QueryEscape(token)
+	err := s.Mail.SendEmail(ctx, notify.Email{To: u.Email, Subject: "You are invited to " + scopeName + " on Gale", Text: fmt.Sprintf(
+		"Hello %s,\n\n%s invited you to join %s on Gale.\n\n"+
+			"Open this link within 7 days to set your password and sign in:\n\n%s\n\n"+
+			"The link works once. If you did not expect this invitation, ignore this e-mail.\n",
+		u.Name, inviter, scopeName, link)})
+	if err != nil {
+		slog.ErrorContext(ctx, "invitation e-mail not sent", "userId", u.ID, "err", err)
+		return false
+	}
+	return true
+}
+
+// scopeName names t for an e-mail: the organization's or partner's name.
+func (s *Service) scopeName(ctx context.Context, t Target) string {
+	name, err := ScopeName(ctx, s.St, t.Scope, t.PartnerID, t.OrgID)
+	if err != nil || name == "" {
+		return "Gale"
+	}
+	return name
+}
+
+// ScopeName reads the display name of a membership's tenant: the
+// organization's or the partner's ("Gale" for system scope).
+func ScopeName(ctx context.Context, st *store.Store, scope authz.Scope, partnerID, orgID string) (string, error) {
+	switch scope {
+	case authz.ScopeOrg:
+		var o tenant.Organization
+		k := tenant.OrgKey(orgID)
+		if err := st.Get(ctx, k.PK, k.SK, &o); err != nil {
+			return "", fmt.Errorf("organization %s: %w", orgID, err)
+		}
+		return o.Name, nil
+	case authz.ScopePartner:
+		var pt tenant.Partner
+		k := tenant.PartnerKeys(partnerID)
+		if err := st.Get(ctx, k.PK, k.SK, &pt); err != nil {
+			return "", fmt.Errorf("partner %s: %w", partnerID, err)
+		}
+		return pt.Name, nil
+	}
+	return "Gale", nil
+}
+
+// ResendInput is the body of POST /users/resend-invite.
+type ResendInput struct {
+	OrgID  string `json:"orgId"`
+	UserID string `json:"userId"`
+}
+
+// Resent is the answer of POST /users/resend-invite.
+type Resent struct {
+	ID              string `json:"id"`
+	Email           string `json:"email"`
+	InviteEmailSent bool   `json:"inviteEmailSent"`
+}
+
+// ResendInvite issues a new invitation token to a user of the caller's scope
+// who is still invited; the previous token stops working.
+func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, error) {
+	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	valid.UUID(f, "userId", in.UserID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, in.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if u.Status != StatusInvited {
+		return nil, ErrNotInvited
+	}
+	token, inv, err := NewInvite(m, p.UserID, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	pk := ProfileKey(u.ID)
+	tx := (&store.Tx{}).Add(
+		store.Check(pk.PK, pk.SK, "#s = :invited").Name("#s", "status").Value(":invited", StatusInvited),
+		store.Put(inv),
+		s.record(p, t, "user.invite.resend", u, nil))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("resend invitation of %s: %w", u.ID, err)
+	}
+	return &Resent{ID: u.ID, Email: u.Email, InviteEmailSent: s.sendInvite(ctx, p, t, u, token)}, nil
+}
+
+// UpdateInput is the body of PATCH /users/:id; nil fields are left unchanged.
+type UpdateInput struct {
+	// OrgID names the organization for partner and system callers.
+	OrgID  string  `json:"orgId"`
+	Name   *string `json:"name"`
+	Status *string `json:"status"`
+}
+
+// Update changes the name or status (active, disabled) of a member of the
+// caller's scope. Disabling ends every session and token of the user in the
+// same write, so their access token is refused at once.
+func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
+	p, t, err := s.admin(ctx, authz.UsersWrite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.Status == nil {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+		valid.Name(f, "name", n, MaxName)
+	}
+	if in.Status != nil {
+		valid.OneOf(f, "status", *in.Status, string(StatusActive), string(StatusDisabled))
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	details := map[string]any{}
+	now := s.Clock.Now()
+	expr := "SET #n = :n, #s = :s, updatedAt = :u"
+	if in.Name != nil && *in.Name != u.Name {
+		details["name"] = map[string]any{"from": u.Name, "to": *in.Name}
+		u.Name = *in.Name
+		changed = append(changed, "name")
+	}
+	if in.Status != nil && Status(*in.Status) != u.Status {
+		next := Status(*in.Status)
+		switch {
+		case next == StatusDisabled && u.ID == p.UserID:
+			return nil, ErrDisableSelf
+		case next == StatusActive && u.Status == StatusInvited:
+			return nil, ErrActivateGuest
+		}
+		details["status"] = map[string]any{"from": u.Status, "to": next}
+		u.Status = next
+		changed = append(changed, "status")
+		if next == StatusDisabled {
+			// The same update revokes every session and token (signin.RevokeAllWrite's
+			// tokensValidAfter): one transaction cannot write the profile twice.
+			expr += ", tokensValidAfter = :tva"
+			details["sessionsRevoked"] = true
+		}
+	}
+	u.UpdatedAt = clock.Format(now)
+	pk := ProfileKey(u.ID)
+	w := store.Update(pk.PK, pk.SK, expr+" ADD #v :one").If("#v = :v").Exists().
+		Name("#n", "name").Name("#s", "status").Name("#v", "version").
+		Value(":n", u.Name).Value(":s", u.Status).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
+	if slices.Contains(changed, "status") && u.Status == StatusDisabled {
+		w.Value(":tva", clock.Stamp(now))
+	}
+	details["changes"] = changed
+	tx := (&store.Tx{}).Add(w, s.record(p, t, "user.update", u, details))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("update user %s: %w", u.ID, err)
+	}
+	u.Version++
+	v := NewMember(u, m)
+	return &v, nil
+}
+
+// Remove deletes the membership of a user in the caller's scope; the account
+// survives and can be invited again. A pending invitation for this scope is
+// revoked with it.
+func (s *Service) Remove(ctx context.Context, id, orgID string) error {
+	p, t, err := s.admin(ctx, authz.UsersDelete, orgID)
+	if err != nil {
+		return err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return err
+	}
+	if u.ID == p.UserID {
+		return ErrRemoveSelf
+	}
+	tx := (&store.Tx{}).Add(store.Delete(m.PK, m.SK).If("id = :id").Value(":id", m.ID))
+	if t.OrgID != "" {
+		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, -1))
+	}
+	if u.Status == StatusInvited {
+		var inv Invite
+		k := InviteKey(u.ID)
+		err := s.St.Get(ctx, k.PK, k.SK, &inv)
+		switch {
+		case err == nil && TenantKey(inv.Scope, inv.PartnerID, inv.OrgID) == t.Tenant():
+			tx.Add(SpendInviteWrite(u.ID, inv.TokenHash))
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	tx.Add(s.record(p, t, "user.remove", u, map[string]any{"roleId": m.RoleID}))
+	if err := s.commit(ctx, tx); err != nil {
+		return fmt.Errorf("remove user %s from %s: %w", u.ID, t.Tenant(), err)
+	}
+	return nil
+}
+
+// AssignRole gives a member of the caller's scope another role, under the same
+// rules as an invitation (assignable in the scope, no escalation).
+func (s *Service) AssignRole(ctx context.Context, id, orgID, roleID string) (*Member, error) {
+	p, t, err := s.admin(ctx, authz.UsersWrite, orgID)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	valid.UUID(f, "roleId", roleID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.assignable(ctx, p, t, roleID)
+	if err != nil {
+		return nil, err
+	}
+	from := m.RoleID
+	if from == r.ID {
+		v := NewMember(u, m)
+		return &v, nil
+	}
+	next := *m
+	next.RoleID, next.RoleOwner = r.ID, r.Owner
+	next.SetKeys()
+	tx := (&store.Tx{}).Add(
+		store.Put(&next).If("roleId = :from AND id = :id").Value(":from", from).Value(":id", m.ID),
+		s.record(p, t, "user.role.assign", u, map[string]any{"fromRoleId": from, "toRoleId": r.ID}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("assign role %s to %s: %w", r.ID, u.ID, err)
+	}
+	v := NewMember(u, &next)
+	return &v, nil
+}
