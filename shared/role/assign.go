@@ -51,6 +51,10 @@ func (s Store) InScope(ctx context.Context, scope authz.Scope, owner string) ([]
 }
 
 func info(r *Role, set authz.Set) user.RoleInfo {
+	partnerID := r.OrgPartnerID
+	if r.PartnerID != nil {
+		partnerID = *r.PartnerID
+	}
 	return user.RoleInfo{ID: r.ID, Name: r.Name, Description: r.Description, Scope: r.Scope, IsSystem: r.IsSystem,
-		ForceMFA: r.ForceMFA, Owner: r.Owner, Permissions: r.PermissionList(), Effective: set}
+		ForceMFA: r.ForceMFA, Owner: r.Owner, PartnerID: partnerID, Permissions: r.PermissionList(), Effective: set}
 }

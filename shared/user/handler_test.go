@@ -244,6 +244,19 @@ func TestInviteValidation(t *testing.T) {
 			t.Fatalf("case %d: %d %s", i, res.Status, res.Body)
 		}
 	}
+	// Up to 100 sites and 100 device groups: more keys than one BatchGet takes, a 400 (not a 500).
+	many := orgBody(uniqueEmail("many"), role.OrgViewerID)
+	var sites, groups []string
+	for i := 0; i < 100; i++ {
+		sites, groups = append(sites, uuid.NewString()), append(groups, uuid.NewString())
+	}
+	sites[0] = site.ID
+	many["siteIds"], many["deviceGroupIds"] = sites, groups
+	res := fixture.Expect(t, w.invite(t, w.adminA.Token, many), 400).JSON(t)
+	fe, _ := res["details"].(map[string]any)["fieldErrors"].(map[string]any)
+	if fe["siteIds.0"] != nil || fe["siteIds.99"] == nil || fe["deviceGroupIds.99"] == nil {
+		t.Fatalf("field errors %v", fe)
+	}
 	b := orgBody(uniqueEmail("site"), role.OrgViewerID)
 	b["siteIds"] = []string{site.ID}
 	id := fixture.Expect(t, w.invite(t, w.adminA.Token, b), 201).JSON(t)["id"].(string)
@@ -284,10 +297,16 @@ func TestRoleAssignabilityAndEscalation(t *testing.T) {
 	weaker := customRole(t, w.env, w.orgA.ID, authz.UsersRead)
 	fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("ok"), weaker)), 201)
 
-	// Another scope's system role, another tenant's custom role and unknown ids: 403.
+	// Another scope's system role: 403. Another tenant's custom role and unknown
+	// ids: 404, alike, so the other tenant's role is never revealed (DECISIONS.md).
 	foreign := customRole(t, w.env, w.orgB.ID, authz.DevicesRead)
-	for _, rid := range []string{role.PartnerAdminID, role.SystemAdminID, foreign, uuid.NewString()} {
+	for _, rid := range []string{role.PartnerAdminID, role.SystemAdminID} {
 		if e := errorOf(t, fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(uniqueEmail("scope"), rid)), 403)); e != "Role cannot be assigned in this scope" {
+			t.Fatalf("role %s: %q", rid, e)
+		}
+	}
+	for _, rid := range []string{foreign, uuid.NewString()} {
+		if e := errorOf(t, fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(uniqueEmail("scope"), rid)), 404)); e != "Role not found" {
 			t.Fatalf("role %s: %q", rid, e)
 		}
 	}
@@ -295,7 +314,7 @@ func TestRoleAssignabilityAndEscalation(t *testing.T) {
 	// Reassigning follows the same rules.
 	path := "/api/v1/users/" + w.memberA.UserID + "/role"
 	fixture.Expect(t, w.do("POST", path, inviter.Token, map[string]any{"roleId": role.OrgAdminID}), 403)
-	fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": foreign}), 403)
+	fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": foreign}), 404)
 	fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": "x"}), 400)
 	fixture.Expect(t, w.do("POST", path, w.adminB.Token, map[string]any{"roleId": role.OrgTechnicianID}), 404)
 	fixture.Expect(t, w.do("POST", path, w.memberA.Token, map[string]any{"roleId": role.OrgTechnicianID}), 403)

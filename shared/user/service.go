@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ type RoleInfo struct {
 	Permissions []authz.Permission `json:"permissions"`
 	// Owner is SYSTEM, PARTNER#<id> or ORG#<id> (a membership's roleOwner).
 	Owner string `json:"-"`
+	// PartnerID is the owning partner, or the owning organization's partner
+	// ("" for system roles), so visibility is decided without a read.
+	PartnerID string `json:"-"`
 	// Effective is the role's permission set with its parent chain (Assignee only).
 	Effective authz.Set `json:"-"`
 }
@@ -87,6 +91,7 @@ var (
 	ErrOrgNotFound   = fault.NotFound("Organization not found")
 	ErrExists        = fault.Conflict("User already exists in this scope")
 	ErrRoleScope     = fault.Forbidden("Role cannot be assigned in this scope")
+	ErrRoleNotFound  = fault.NotFound("Role not found")
 	ErrCeiling       = fault.Forbidden("Cannot grant permissions you do not hold")
 	ErrNotInvited    = fault.BadRequest("User is not awaiting an invitation")
 	ErrDisableSelf   = fault.BadRequest("You cannot disable your own account")
@@ -383,15 +388,20 @@ func (s *Service) RolesInScope(ctx context.Context, orgID string) ([]RoleInfo, e
 }
 
 // assignable resolves roleID for a membership of t granted by p: a system role
-// of t's scope or a custom role of t's owner (anything else, unknown ids
-// included, is ErrRoleScope), all of whose effective permissions p holds.
+// of t's scope or a custom role of t's owner, all of whose effective
+// permissions p holds. An unknown id or another tenant's custom role is
+// ErrRoleNotFound (never revealing it exists); a role p can see that belongs to
+// another scope or owner is ErrRoleScope.
 func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, roleID string) (RoleInfo, error) {
 	r, err := s.Roles.Assignee(ctx, roleID)
 	if errors.Is(err, store.ErrNotFound) {
-		return RoleInfo{}, ErrRoleScope
+		return RoleInfo{}, ErrRoleNotFound
 	}
 	if err != nil {
 		return RoleInfo{}, err
+	}
+	if !r.IsSystem && !roleVisible(p, r) {
+		return RoleInfo{}, ErrRoleNotFound
 	}
 	if (r.IsSystem && r.Scope != t.Scope) || (!r.IsSystem && (t.RoleOwner() == "" || r.Owner != t.RoleOwner())) {
 		return RoleInfo{}, ErrRoleScope
@@ -407,6 +417,18 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 		return RoleInfo{}, ErrCeiling.WithDetails(map[string]any{"permissions": missing})
 	}
 	return r, nil
+}
+
+// roleVisible reports whether p may see custom role r at all (as the roles
+// routes decide it): a role of an organization p can access or of p's partner.
+func roleVisible(p *authz.Principal, r RoleInfo) bool {
+	switch {
+	case strings.HasPrefix(r.Owner, "ORG#"):
+		return p.CanAccessOrg(authz.Org{ID: strings.TrimPrefix(r.Owner, "ORG#"), PartnerID: r.PartnerID})
+	case strings.HasPrefix(r.Owner, "PARTNER#"):
+		return p.CanAccessPartner(strings.TrimPrefix(r.Owner, "PARTNER#"))
+	}
+	return false
 }
 
 // InviteInput is the body of POST /users/invite: the organization body
@@ -574,9 +596,14 @@ func (s *Service) checkRefs(ctx context.Context, t Target, in InviteInput, acces
 			k := tenant.GroupKeys(t.OrgID, id)
 			refs = append(refs, store.KeyRef{PK: k.PK, SK: k.SK})
 		}
-		items, err := s.St.BatchGet(ctx, refs...)
-		if err != nil {
-			return err
+		// Up to 100 site and 100 group ids: BatchGet takes at most 100 keys.
+		items := map[string]store.Item{}
+		for start := 0; start < len(refs); start += 100 {
+			got, err := s.St.BatchGet(ctx, refs[start:min(start+100, len(refs))]...)
+			if err != nil {
+				return err
+			}
+			maps.Copy(items, got)
 		}
 		for i, r := range refs {
 			if _, ok := items[r.PK+"|"+r.SK]; !ok {
