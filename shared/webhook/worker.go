@@ -18,7 +18,7 @@ import (
 
 // Worker consumes the event and delivery queues.
 type Worker struct {
-	// EventsQueueARNSuffix identifies messages of the event queue by source ARN.
+	// EventsQueueName identifies messages of the event queue: the last part of their source ARN.
 	EventsQueueName string
 	Log             *slog.Logger
 }
