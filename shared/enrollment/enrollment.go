@@ -83,6 +83,7 @@ type Guard struct {
 	store.Keys
 	KeyID     string  `dynamodbav:"keyId"`
 	OrgID     string  `dynamodbav:"orgId"`
+	PartnerID string  `dynamodbav:"partnerId,omitempty"`
 	SiteID    *string `dynamodbav:"siteId"`
 	ExpiresAt string  `dynamodbav:"expiresAt"`
 }

@@ -81,7 +81,7 @@ func createWrites(k *Key) []*store.Write {
 
 func guardOf(k *Key) *Guard {
 	gk := GuardKey(k.KeyHash)
-	return &Guard{Keys: store.Keys{PK: gk.PK, SK: gk.SK}, KeyID: k.ID, OrgID: k.OrgID, SiteID: k.SiteID, ExpiresAt: k.ExpiresAt}
+	return &Guard{Keys: store.Keys{PK: gk.PK, SK: gk.SK}, KeyID: k.ID, OrgID: k.OrgID, PartnerID: k.PartnerID, SiteID: k.SiteID, ExpiresAt: k.ExpiresAt}
 }
 
 // rotateWrites replace old's material with next's, in place, on condition that

@@ -1,0 +1,80 @@
+package device
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/devices (user sessions).
+//
+// DynamoDB calls per request (authentication costs 2):
+//
+//	route                              MFA  calls          what
+//	GET  /devices                           3 + orgs       partner/system: organization read(s); one Query per organization
+//	GET  /devices/:id                       3-5            organization scope GetItem, others agent row + GetItem; Query of software chunks when any
+//	PATCH /devices/:id                      4-6            read as GET, transaction (device CAS, group counts, agent row, audit), GetItem
+//	POST /devices/:id/decommission     yes  4-6 + 1        read as GET, transaction (device CAS, agent row, audit, outbox), outbox clear
+//
+// The list route is a user-session route: the router has no per-route opt-in
+// for API keys on this group yet (httpapi.UserOrKey exists but the API-key
+// authenticator is wired by the API-keys group); switching Access to
+// httpapi.UserOrKey with Scopes devices:read is the whole change.
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/devices"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.patch},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
+	)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	devs, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), SiteID: q.Get("siteId")})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(devs, page))
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
+	var in PatchInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	d, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (h *Handler) decommission(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Svc.Decommission(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
