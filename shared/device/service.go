@@ -388,7 +388,9 @@ func visible(p *authz.Principal, d *Device) bool {
 	return p.CanAccessDevice(authz.Org{ID: d.OrgID, PartnerID: d.PartnerID}, site, d.GroupIDs)
 }
 
-func groupRestricted(p *authz.Principal) bool { return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 }
+func groupRestricted(p *authz.Principal) bool {
+	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
+}
 
 // org reads organization id, or ErrOrgNotFound when absent or out of reach.
 func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {

@@ -158,11 +158,15 @@ const (
 // update requires it, so a concurrent transition is never overwritten);
 // burst selects the limiter's second case (tat already ahead of now).
 func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
-	var k store.Keys
-	Seen(&k, orgID, id, b.At)
-	set := []string{"#st = :online", "lastSeenAt = :at", "updatedAt = :at", "healthStatus = :hs", "GSI2PK = :g2pk", "GSI2SK = :g2sk"}
-	v := map[string]any{":online": StatusOnline, ":at": clock.Format(b.At), ":hs": b.Health,
-		":g2pk": k.GSI2PK, ":g2sk": k.GSI2SK, ":from": from}
+	to := BeatStatus(from)
+	set := []string{"#st = :to", "lastSeenAt = :at", "updatedAt = :at", "healthStatus = :hs"}
+	v := map[string]any{":to": to, ":at": clock.Format(b.At), ":hs": b.Health, ":from": from}
+	if to == StatusOnline {
+		var k store.Keys
+		Seen(&k, orgID, id, b.At)
+		set = append(set, "GSI2PK = :g2pk", "GSI2SK = :g2sk")
+		v[":g2pk"], v[":g2sk"] = k.GSI2PK, k.GSI2SK
+	}
 	opt := func(name, ph string, val any) {
 		set = append(set, name+" = "+ph)
 		v[ph] = val
@@ -199,6 +203,17 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 	}
 	return bind(store.Update("ORG#"+orgID, "DEVICE#"+id, "SET "+strings.Join(set, ", ")), v).
 		Name("#st", "status").If(cond).Exists()
+}
+
+// BeatStatus is the status a heartbeat moves a device in status from to: online
+// from online, offline or pending; maintenance and updating are kept (people
+// set them), the blocked states never get here.
+func BeatStatus(from string) string {
+	switch from {
+	case StatusOnline, StatusOffline, StatusPending:
+		return StatusOnline
+	}
+	return from
 }
 
 // bind adds the values of v to w.

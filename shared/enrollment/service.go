@@ -71,7 +71,7 @@ func (n *UsageLimit) UnmarshalJSON(b []byte) error {
 // unlimited, an omitted field keeps its value.
 type RotateInput struct {
 	MaxUsage  UsageLimit `json:"maxUsage"`
-	ExpiresAt *string       `json:"expiresAt"`
+	ExpiresAt *string    `json:"expiresAt"`
 }
 
 // ListFilter is the list query.
