@@ -107,12 +107,12 @@ func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, erro
 }
 
 // Stale lists the online devices of one last-seen shard whose last heartbeat is
-// at or before cutoff (GSI2; a filter drops the cutoff minute's fresh ones).
+// before cutoff (GSI2; a filter drops the cutoff minute's fresh ones).
 func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]Device, error) {
 	out := []Device{}
 	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("DEVSEEN#%02d", shard),
 		SKTo:   cutoff.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#~",
-		Filter: "lastSeenAt <= :cut", Values: map[string]any{":cut": clock.Format(cutoff)}}
+		Filter: "lastSeenAt < :cut", Values: map[string]any{":cut": clock.Format(cutoff)}}
 	if err := s.St.AllInto(ctx, q, &out); err != nil {
 		return nil, fmt.Errorf("stale devices of shard %d: %w", shard, err)
 	}
@@ -167,8 +167,10 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 		set = append(set, "GSI2PK = :g2pk", "GSI2SK = :g2sk")
 		v[":g2pk"], v[":g2sk"] = k.GSI2PK, k.GSI2SK
 	}
+	names := map[string]string{}
 	opt := func(name, ph string, val any) {
-		set = append(set, name+" = "+ph)
+		set = append(set, "#"+name+" = "+ph)
+		names["#"+name] = name
 		v[ph] = val
 	}
 	if b.AgentVersion != "" {
@@ -201,8 +203,11 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 		set = append(set, "tat = :next")
 		v[":next"] = now + emission.Milliseconds()
 	}
-	return bind(store.Update("ORG#"+orgID, "DEVICE#"+id, "SET "+strings.Join(set, ", ")), v).
-		Name("#st", "status").If(cond).Exists()
+	w := bind(store.Update("ORG#"+orgID, "DEVICE#"+id, "SET "+strings.Join(set, ", ")), v)
+	for k, n := range names {
+		w.Name(k, n)
+	}
+	return w.Name("#st", "status").If(cond).Exists()
 }
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online
@@ -231,11 +236,11 @@ func AgentStatusWrite(id, from, to string) *store.Write {
 		If("#st = :from").Value(":to", to).Value(":from", from).Exists()
 }
 
-// OfflineWrite moves an online device last seen at or before cutoff offline and
+// OfflineWrite moves an online device last seen before cutoff offline and
 // takes it out of the last-seen index.
 func OfflineWrite(orgID, id string, cutoff, now time.Time) *store.Write {
 	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #st = :off, updatedAt = :now REMOVE GSI2PK, GSI2SK").
-		Name("#st", "status").If("#st = :on AND lastSeenAt <= :cut").
+		Name("#st", "status").If("#st = :on AND lastSeenAt < :cut").
 		Value(":off", StatusOffline).Value(":on", StatusOnline).Value(":cut", clock.Format(cutoff)).
 		Value(":now", clock.Format(now)).Exists()
 }
@@ -325,14 +330,14 @@ func AgentGroupWrite(id, group string) *store.Write {
 
 // HardwareWrite replaces device id's hardware facts.
 func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET hardware = :h, updatedAt = :now").
-		Value(":h", h).Value(":now", clock.Format(now)).Exists()
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #hw = :h, updatedAt = :now").
+		Name("#hw", "hardware").Value(":h", h).Value(":now", clock.Format(now)).Exists()
 }
 
 // NetworkWrite replaces device id's network facts.
 func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET network = :n, updatedAt = :now").
-		Value(":n", n).Value(":now", clock.Format(now)).Exists()
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #nw = :n, updatedAt = :now").
+		Name("#nw", "network").Value(":n", n).Value(":now", clock.Format(now)).Exists()
 }
 
 // EnqueueCommand queues cmd for device id (for the features that send commands).
