@@ -39,11 +39,11 @@ type Service struct {
 
 // CreateInput is the create body.
 type CreateInput struct {
-	OrgID     string  `json:"orgId"`
-	SiteID    *string `json:"siteId"`
-	Name      *string `json:"name"`
-	MaxUsage  *int    `json:"maxUsage"`
-	ExpiresAt *string `json:"expiresAt"`
+	OrgID     string     `json:"orgId"`
+	SiteID    *string    `json:"siteId"`
+	Name      *string    `json:"name"`
+	MaxUsage  UsageLimit `json:"maxUsage"`
+	ExpiresAt *string    `json:"expiresAt"`
 }
 
 // UsageLimit is rotate's maxUsage: omitted (Set false), null (unlimited) or a number.
@@ -153,8 +153,11 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 		valid.Name(f, "name", name, MaxName)
 	}
 	maxUsage := DefaultUsage
-	if in.MaxUsage != nil {
-		maxUsage = *in.MaxUsage
+	switch {
+	case in.MaxUsage.Set && in.MaxUsage.Value == nil:
+		f.Add("maxUsage", "may be null (unlimited) only on rotation")
+	case in.MaxUsage.Set:
+		maxUsage = *in.MaxUsage.Value
 		valid.Range(f, "maxUsage", maxUsage, MinUsage, MaxUsage)
 	}
 	expires := now.Add(s.DefaultTTL)
@@ -296,7 +299,8 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // sweeper's enrollment-key-expiry job), at most 25 per transaction round; it
 // returns how many it deleted. A key deleted or rotated meanwhile is skipped.
 func (s *Service) Purge(ctx context.Context) (int, error) {
-	cutoff := clock.Format(s.Clock.Now().Add(-PurgeAfter * time.Second))
+	// Strictly more than PurgeAfter ago: the bound itself is kept.
+	cutoff := clock.Format(s.Clock.Now().Add(-PurgeAfter*time.Second - time.Millisecond))
 	n := 0
 	for {
 		keys, err := s.St.ExpiredBefore(ctx, cutoff, 25)
