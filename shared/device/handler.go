@@ -48,12 +48,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// detail is GET /devices/:id's answer: the device with its software list
+// (lists leave software out).
+type detail struct {
+	*Device
+	Software []Software `json:"software"`
+}
+
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, d)
+	httpapi.WriteJSON(w, http.StatusOK, detail{Device: d, Software: d.Software})
 	return nil
 }
 
