@@ -146,7 +146,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	d := &device.Device{ID: uuid.NewString(), OrgID: g.OrgID, PartnerID: g.PartnerID, SiteID: g.SiteID, GroupIDs: []string{},
 		Hostname: host, OSType: osType, OSVersion: osVersion, OSBuild: in.OSBuild, Architecture: arch,
 		AgentVersion: agentVersion, Status: device.StatusOnline, DeviceRole: role, EnrolledAt: ts, LastSeenAt: &ts,
-		Tags: []string{}, CustomFields: map[string]string{}, UpdatedAt: ts, EnrollmentKeyID: g.KeyID}
+		Tags: []string{}, CustomFields: map[string]string{}, UpdatedAt: ts}
 	if in.IsHeadless != nil {
 		d.IsHeadless = *in.IsHeadless
 	}

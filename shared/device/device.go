@@ -13,7 +13,7 @@
 //     transaction, so the agent's token check (one GetItem) knows it.
 //   - A decommissioned or quarantined device's token is refused (403).
 //   - Only online devices carry GSI2 keys (DEVSEEN#<shard> / <last-seen
-//     minute>#<oid>#<id>): the offline sweep queries the 16 shards up to its
+//     minute>#<id>): the offline sweep queries the 16 shards up to its
 //     cutoff and so reads only devices that went stale, never the fleet.
 //   - Software inventory (up to MaxSoftware entries) is stored apart from the
 //     device item, sorted and gzipped, split into chunk items of at most
@@ -21,10 +21,16 @@
 //     softwareCount, softwareHash and softwareChunks. An unchanged list (same
 //     hash) writes nothing.
 //
+// The device item is kept under 1 KB for a typical device, so a heartbeat costs
+// one write unit on the table: the nested hardware, network and metrics maps are
+// stored under short attribute names (hw, net, mx and their abbreviated keys;
+// see the dynamodbav tags), while JSON keeps the names of the API. Read devices
+// through this package's Store and types, never by raw attribute names.
+//
 // # Rows
 //
 //	entity            PK / SK                          GSI1   GSI2PK / GSI2SK
-//	device            ORG#<oid> / DEVICE#<id>          -      DEVSEEN#<shard> / <minute>#<oid>#<id> (online only)
+//	device            ORG#<oid> / DEVICE#<id>          -      DEVSEEN#<shard> / <minute>#<id> (online only)
 //	agent credential  AGENT#<id> / AGENT               -      -
 //	software chunk    ORG#<oid> / DEVSW#<id>#<nnn>     -      -
 //	command result    ORG#<oid> / CMDRESULT#<id>#<cid> -      -
@@ -79,28 +85,28 @@ var (
 
 // Hardware facts.
 type Hardware struct {
-	Manufacturer *string `dynamodbav:"manufacturer" json:"manufacturer"`
-	Model        *string `dynamodbav:"model" json:"model"`
-	SerialNumber *string `dynamodbav:"serialNumber" json:"serialNumber"`
-	CPUModel     *string `dynamodbav:"cpuModel" json:"cpuModel"`
-	CPUCores     *int    `dynamodbav:"cpuCores" json:"cpuCores"`
-	RAMTotalMb   *int    `dynamodbav:"ramTotalMb" json:"ramTotalMb"`
-	DiskTotalGb  *int    `dynamodbav:"diskTotalGb" json:"diskTotalGb"`
-	GPUModel     *string `dynamodbav:"gpuModel" json:"gpuModel"`
+	Manufacturer *string `dynamodbav:"mfr,omitempty" json:"manufacturer"`
+	Model        *string `dynamodbav:"model,omitempty" json:"model"`
+	SerialNumber *string `dynamodbav:"serial,omitempty" json:"serialNumber"`
+	CPUModel     *string `dynamodbav:"cpu,omitempty" json:"cpuModel"`
+	CPUCores     *int    `dynamodbav:"cores,omitempty" json:"cpuCores"`
+	RAMTotalMb   *int    `dynamodbav:"ramMb,omitempty" json:"ramTotalMb"`
+	DiskTotalGb  *int    `dynamodbav:"diskGb,omitempty" json:"diskTotalGb"`
+	GPUModel     *string `dynamodbav:"gpu,omitempty" json:"gpuModel"`
 }
 
 // Network facts.
 type Network struct {
-	IPAddress  *string `dynamodbav:"ipAddress" json:"ipAddress"`
-	PublicIP   *string `dynamodbav:"publicIp" json:"publicIp"`
-	MACAddress *string `dynamodbav:"macAddress" json:"macAddress"`
+	IPAddress  *string `dynamodbav:"ip,omitempty" json:"ipAddress"`
+	PublicIP   *string `dynamodbav:"pip,omitempty" json:"publicIp"`
+	MACAddress *string `dynamodbav:"mac,omitempty" json:"macAddress"`
 }
 
 // Metrics of the last heartbeat.
 type Metrics struct {
-	CPUPercent  *float64 `dynamodbav:"cpuPercent" json:"cpuPercent"`
-	RAMPercent  *float64 `dynamodbav:"ramPercent" json:"ramPercent"`
-	DiskPercent *float64 `dynamodbav:"diskPercent" json:"diskPercent"`
+	CPUPercent  *float64 `dynamodbav:"cpu,omitempty" json:"cpuPercent"`
+	RAMPercent  *float64 `dynamodbav:"ram,omitempty" json:"ramPercent"`
+	DiskPercent *float64 `dynamodbav:"disk,omitempty" json:"diskPercent"`
 }
 
 // Software is one installed package.
@@ -117,34 +123,33 @@ type Device struct {
 	ID            string            `dynamodbav:"id" json:"id"`
 	OrgID         string            `dynamodbav:"orgId" json:"orgId"`
 	PartnerID     string            `dynamodbav:"partnerId,omitempty" json:"-"`
-	SiteID        *string           `dynamodbav:"siteId" json:"siteId"`
+	SiteID        *string           `dynamodbav:"siteId,omitempty" json:"siteId"`
 	GroupIDs      []string          `dynamodbav:"groupIds" json:"groupIds"`
 	Hostname      string            `dynamodbav:"hostname" json:"hostname"`
-	DisplayName   *string           `dynamodbav:"displayName" json:"displayName"`
+	DisplayName   *string           `dynamodbav:"displayName,omitempty" json:"displayName"`
 	OSType        string            `dynamodbav:"osType" json:"osType"`
 	OSVersion     string            `dynamodbav:"osVersion" json:"osVersion"`
-	OSBuild       *string           `dynamodbav:"osBuild" json:"osBuild"`
+	OSBuild       *string           `dynamodbav:"osBuild,omitempty" json:"osBuild"`
 	Architecture  string            `dynamodbav:"architecture" json:"architecture"`
 	AgentVersion  string            `dynamodbav:"agentVersion" json:"agentVersion"`
 	Status        string            `dynamodbav:"status" json:"status"`
 	DeviceRole    string            `dynamodbav:"deviceRole" json:"deviceRole"`
-	LastUser      *string           `dynamodbav:"lastUser" json:"lastUser"`
+	LastUser      *string           `dynamodbav:"lastUser,omitempty" json:"lastUser"`
 	IsHeadless    bool              `dynamodbav:"isHeadless" json:"isHeadless"`
-	UptimeSeconds *int64            `dynamodbav:"uptimeSeconds" json:"uptimeSeconds"`
+	UptimeSeconds *int64            `dynamodbav:"uptimeSeconds,omitempty" json:"uptimeSeconds"`
 	EnrolledAt    string            `dynamodbav:"enrolledAt" json:"enrolledAt"`
-	LastSeenAt    *string           `dynamodbav:"lastSeenAt" json:"lastSeenAt"`
+	LastSeenAt    *string           `dynamodbav:"lastSeenAt,omitempty" json:"lastSeenAt"`
 	Tags          []string          `dynamodbav:"tags" json:"tags"`
 	CustomFields  map[string]string `dynamodbav:"customFields" json:"customFields"`
-	Hardware      Hardware          `dynamodbav:"hardware" json:"hardware"`
-	Network       Network           `dynamodbav:"network" json:"network"`
-	Metrics       Metrics           `dynamodbav:"metrics" json:"metrics"`
+	Hardware      Hardware          `dynamodbav:"hw" json:"hardware"`
+	Network       Network           `dynamodbav:"net" json:"network"`
+	Metrics       Metrics           `dynamodbav:"mx" json:"metrics"`
 	Software      []Software        `dynamodbav:"-" json:"software,omitempty"`
 	// HealthStatus is the agent's own last report (ok, warning, error).
 	HealthStatus     string `dynamodbav:"healthStatus,omitempty" json:"healthStatus,omitempty"`
 	SoftwareCount    int    `dynamodbav:"softwareCount" json:"softwareCount"`
 	SoftwareHash     string `dynamodbav:"softwareHash,omitempty" json:"-"`
 	SoftwareChunks   int    `dynamodbav:"softwareChunks,omitempty" json:"-"`
-	EnrollmentKeyID  string `dynamodbav:"enrollmentKeyId,omitempty" json:"-"`
 	DecommissionedAt string `dynamodbav:"decommissionedAt,omitempty" json:"decommissionedAt,omitempty"`
 	UpdatedAt        string `dynamodbav:"updatedAt" json:"updatedAt"`
 	// GroupID mirrors the single device group (the CAS anchor of group moves).
@@ -159,7 +164,7 @@ type Agent struct {
 	DeviceID  string  `dynamodbav:"deviceId"`
 	OrgID     string  `dynamodbav:"orgId"`
 	PartnerID string  `dynamodbav:"partnerId,omitempty"`
-	SiteID    *string `dynamodbav:"siteId"`
+	SiteID    *string `dynamodbav:"siteId,omitempty"`
 	GroupID   string  `dynamodbav:"groupId,omitempty"`
 	TokenHash string  `dynamodbav:"tokenHash"`
 	Status    string  `dynamodbav:"status"`
@@ -189,14 +194,15 @@ func seenPK(id string) string {
 	return fmt.Sprintf("DEVSEEN#%02d", h.Sum32()%Shards)
 }
 
-// seenSK sorts a device by the minute it was last seen.
-func seenSK(orgID, id string, seen time.Time) string {
-	return seen.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#" + orgID + "#" + id
+// seenSK sorts a device by the minute it was last seen (the sweeper reads the
+// organization from the projected item, so the key stays short).
+func seenSK(id string, seen time.Time) string {
+	return seen.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#" + id
 }
 
 // Seen sets the last-seen index keys of an online device.
 func Seen(k *store.Keys, orgID, id string, at time.Time) {
-	k.GSI2PK, k.GSI2SK = seenPK(id), seenSK(orgID, id, at)
+	k.GSI2PK, k.GSI2SK = seenPK(id), seenSK(id, at)
 }
 
 func softwarePrefix(id string) string { return "DEVSW#" + id + "#" }

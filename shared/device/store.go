@@ -177,7 +177,7 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 		opt("agentVersion", ":av", b.AgentVersion)
 	}
 	if b.Metrics != nil {
-		opt("metrics", ":m", *b.Metrics)
+		opt("mx", ":m", *b.Metrics)
 	}
 	if b.LastUser != nil {
 		opt("lastUser", ":lu", *b.LastUser)
@@ -331,13 +331,13 @@ func AgentGroupWrite(id, group string) *store.Write {
 // HardwareWrite replaces device id's hardware facts.
 func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
 	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #hw = :h, updatedAt = :now").
-		Name("#hw", "hardware").Value(":h", h).Value(":now", clock.Format(now)).Exists()
+		Name("#hw", "hw").Value(":h", h).Value(":now", clock.Format(now)).Exists()
 }
 
 // NetworkWrite replaces device id's network facts.
 func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
 	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #nw = :n, updatedAt = :now").
-		Name("#nw", "network").Value(":n", n).Value(":now", clock.Format(now)).Exists()
+		Name("#nw", "net").Value(":n", n).Value(":now", clock.Format(now)).Exists()
 }
 
 // EnqueueCommand queues cmd for device id (for the features that send commands).
@@ -412,7 +412,7 @@ func EncodeSoftware(list []Software) ([][]byte, string, error) {
 		parts = append(parts, data[:n])
 		data = data[n:]
 	}
-	return parts, hex.EncodeToString(sum[:]), nil
+	return parts, hex.EncodeToString(sum[:16]), nil
 }
 
 func decodeChunks(chunks []chunk, hash string) ([]Software, error) {
