@@ -16,10 +16,10 @@ import (
 //	PATCH /devices/:id                      4-6            read as GET, transaction (device CAS, group counts, agent row, audit), GetItem
 //	POST /devices/:id/decommission     yes  4-6 + 1        read as GET, transaction (device CAS, agent row, audit, outbox), outbox clear
 //
-// The list route is a user-session route: the router has no per-route opt-in
-// for API keys on this group yet (httpapi.UserOrKey exists but the API-key
-// authenticator is wired by the API-keys group); switching Access to
-// httpapi.UserOrKey with Scopes devices:read is the whole change.
+// The two reads accept a bearer JWT or an X-API-Key with the devices:read scope
+// (httpapi.UserOrKey); until the API-keys group plugs its authenticator into
+// auth.Authenticator.Keys, a key is answered 401 `Invalid API key`. Writes need a
+// user session.
 type Handler struct{ Svc *Service }
 
 const basePath = "/api/v1/devices"
@@ -27,8 +27,8 @@ const basePath = "/api/v1/devices"
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.get},
 		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.patch},
 		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
 	)

@@ -233,6 +233,7 @@ func TestTenancy(t *testing.T) {
 	expectError(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
 	expectError(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x", "siteId": w.a2.ID}), http.StatusForbidden, "forbidden")
 	fixture.Expect(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x", "siteId": w.a1.ID}), http.StatusCreated)
+	expectError(t, w.call(t, http.MethodPost, base, aGroupOnly, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
 	// API keys and anonymous callers are refused.
 	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: base, APIKey: "svc_" + strings.Repeat("a", 40)})
 	expectError(t, res, http.StatusUnauthorized, "unauthorized")

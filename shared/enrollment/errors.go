@@ -10,6 +10,9 @@ var (
 	ErrSite        = fault.Invalid("siteId", "must be a site of the organization")
 	// ErrSiteRequired refuses a site-restricted caller a key wider than its sites.
 	ErrSiteRequired = fault.Forbidden("Site-restricted users can create enrollment keys only for their sites")
+	// ErrGroupRestricted refuses a device-group-restricted caller: the devices a
+	// key enrolls join no group, so the key would reach beyond its groups.
+	ErrGroupRestricted = fault.Forbidden("Device-group-restricted users cannot create enrollment keys")
 	ErrConcurrent   = fault.Conflict("Enrollment key was changed concurrently").WithCode(fault.CodeRaceLost)
 )
 

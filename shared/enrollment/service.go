@@ -170,6 +170,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if p.SiteRestricted() && (in.SiteID == nil || !p.CanAccessSite(*in.SiteID)) {
 		return nil, ErrSiteRequired
 	}
+	if p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 {
+		return nil, ErrGroupRestricted
+	}
 	o, err := s.org(ctx, p, orgID)
 	if err != nil {
 		return nil, err
