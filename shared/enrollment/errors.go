@@ -13,7 +13,7 @@ var (
 	// ErrGroupRestricted refuses a device-group-restricted caller: the devices a
 	// key enrolls join no group, so the key would reach beyond its groups.
 	ErrGroupRestricted = fault.Forbidden("Device-group-restricted users cannot create enrollment keys")
-	ErrConcurrent   = fault.Conflict("Enrollment key was changed concurrently").WithCode(fault.CodeRaceLost)
+	ErrConcurrent      = fault.Conflict("Enrollment key was changed concurrently").WithCode(fault.CodeRaceLost)
 )
 
 func invalid(path, msg string) error { return fault.Invalid(path, msg) }
