@@ -48,8 +48,8 @@ import (
 // from 1, limit default 50, max 100); a role is its record with its direct
 // permissions and userCount; DELETE answers {success: true}; /roles/:id/users
 // is {data: [{id (the user's), email, name, status, scope, partnerId?, orgId?,
-// assignedAt}], pagination}; /roles/:id/effective-permissions is {roleId,
-// permissions: [{resource, action, sourceRoleId, sourceRoleName, inherited}]}.
+// assignedAt}], pagination}; /roles/:id/effective-permissions is {data:
+// [{resource, action, sourceRoleId, sourceRoleName, inherited}], pagination}.
 type Handler struct{ Svc *Service }
 
 // NewHandler returns the roles handler.
@@ -135,12 +135,6 @@ type available struct {
 // catalog is the answer of GET /permissions/catalog.
 type catalog struct {
 	Permissions []authz.CatalogEntry `json:"permissions"`
-}
-
-// effective is the answer of GET /roles/:id/effective-permissions.
-type effective struct {
-	RoleID      string  `json:"roleId"`
-	Permissions []Grant `json:"permissions"`
 }
 
 // deleted is the answer of DELETE /roles/:id.
@@ -255,14 +249,14 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) effective(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	gs, err := h.Svc.Effective(r.Context(), id)
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
 		return err
 	}
-	if gs == nil {
-		gs = []Grant{}
+	gs, err := h.Svc.Effective(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, effective{RoleID: id, Permissions: gs})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(gs, pg))
 	return nil
 }

@@ -200,23 +200,28 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 
 	// GET /roles/:id/effective-permissions: direct and inherited, with sources.
 	var eff struct {
-		RoleID      string `json:"roleId"`
-		Permissions []struct {
+		Data []struct {
 			Resource, Action, SourceRoleID, SourceRoleName string
 			Inherited                                      bool
-		} `json:"permissions"`
+		} `json:"data"`
+		Pagination struct{ Page, Limit, Total int } `json:"pagination"`
 	}
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID+"/effective-permissions", nil, 5), http.StatusOK).Decode(t, &eff)
 	sources := map[string]string{}
-	for _, g := range eff.Permissions {
+	for _, g := range eff.Data {
 		sources[g.Resource+":"+g.Action] = g.SourceRoleName
 		if g.Inherited != (g.SourceRoleID == role.OrgViewerID) {
 			t.Errorf("%s:%s inherited=%v from %s", g.Resource, g.Action, g.Inherited, g.SourceRoleName)
 		}
 	}
-	if eff.RoleID != helpdesk.ID || sources["devices:execute"] != "Helpdesk" || sources["devices:read"] != "Org Viewer" ||
-		len(sources) != 6 {
-		t.Fatalf("effective: %v", sources)
+	if sources["devices:execute"] != "Helpdesk" || sources["devices:read"] != "Org Viewer" || len(sources) != 6 ||
+		eff.Pagination != (struct{ Page, Limit, Total int }{1, 50, 6}) {
+		t.Fatalf("effective: %v %+v", sources, eff.Pagination)
+	}
+	// The {data, pagination} envelope pages like every list.
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID+"/effective-permissions?page=2&limit=4", nil, 5), http.StatusOK).Decode(t, &eff)
+	if len(eff.Data) != 2 || eff.Pagination.Total != 6 {
+		t.Fatalf("effective page 2 of 4: %+v", eff)
 	}
 
 	// GET /roles/:id/users

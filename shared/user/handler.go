@@ -63,14 +63,15 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
 	rs, err := h.Svc.RolesInScope(r.Context(), r.URL.Query().Get("orgId"))
 	if err != nil {
 		return err
 	}
-	if rs == nil {
-		rs = []RoleInfo{}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": rs})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(rs, pg))
 	return nil
 }
 

@@ -514,6 +514,14 @@ func TestMeAndRoles(t *testing.T) {
 	roles := fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.adminA.Token, nil), 200)
 	fixture.Budget(t, roles, 3)
 	body := string(roles.Body)
+	var page struct {
+		Data       []struct{ ID string } `json:"data"`
+		Pagination struct{ Total int }   `json:"pagination"`
+	}
+	roles.Decode(t, &page)
+	if page.Pagination.Total != len(page.Data) || len(page.Data) < 4 {
+		t.Fatalf("roles envelope: %s", body)
+	}
 	for _, want := range []string{role.OrgAdminID, role.OrgTechnicianID, role.OrgViewerID, custom} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("roles lack %s: %s", want, body)
