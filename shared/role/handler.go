@@ -30,8 +30,8 @@ import (
 //	GET    /roles/permissions/available        2                none
 //	GET    /permissions/catalog                2                none
 //	GET    /roles/:id                          4                GSI1 Query role, GSI2 Query holders (custom) or GSI1 Query caller's members (system)
-//	PATCH  /roles/:id                          4 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit)
-//	                                           parent; system
+//	PATCH  /roles/:id                          5 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit),
+//	                                           parent; system   GSI2 Query holders (userCount of the answer)
 //	                                           role 403: 3)
 //	DELETE /roles/:id                          5 (in use 400:   GSI1 Query role, GSI2 Query holders, transaction (conditional delete, name guard, [parent count], audit)
 //	                                           4; system 403: 3)

@@ -241,13 +241,15 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 	var upd roleJSON
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{
 		"name": "Helpdesk L1", "parentRoleId": nil, "permissions": []any{perm("devices", "read")},
-	}, 5), http.StatusOK).Decode(t, &upd)
-	if upd.Name != "Helpdesk L1" || upd.ParentRoleID != nil || len(upd.Permissions) != 1 || upd.Permissions[0] != authz.DevicesRead {
+	}, 6), http.StatusOK).Decode(t, &upd)
+	// The answer counts the role's holders as GET does (one user holds it).
+	if upd.Name != "Helpdesk L1" || upd.ParentRoleID != nil || len(upd.Permissions) != 1 || upd.Permissions[0] != authz.DevicesRead ||
+		upd.UserCount != 1 {
 		t.Fatalf("updated: %+v", upd)
 	}
 	// A PATCH without parentRoleId leaves the parent alone.
-	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"parentRoleId": role.OrgViewerID}, 5), http.StatusOK)
-	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"description": "L1"}, 4), http.StatusOK).Decode(t, &upd)
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"parentRoleId": role.OrgViewerID}, 6), http.StatusOK)
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"description": "L1"}, 5), http.StatusOK).Decode(t, &upd)
 	if upd.ParentRoleID == nil || *upd.ParentRoleID != role.OrgViewerID || upd.Description != "L1" {
 		t.Fatalf("description-only PATCH changed the parent: %+v", upd)
 	}
@@ -282,7 +284,8 @@ func TestHTTPChildBlocksDeleteAndCycles(t *testing.T) {
 	child := w.create(t, hAAdmin, map[string]any{"name": "Child", "parentRoleId": parent.ID})
 	grandchild := w.create(t, hAAdmin, map[string]any{"name": "Grandchild", "parentRoleId": child.ID})
 
-	body := wantError(t, w.do(t, hAAdmin, http.MethodDelete, rolesURL+"/"+parent.ID, nil, 0), http.StatusBadRequest, "")
+	body := wantError(t, w.do(t, hAAdmin, http.MethodDelete, rolesURL+"/"+parent.ID, nil, 0), http.StatusBadRequest,
+		"Cannot delete role inherited by other roles")
 	if d, _ := body["details"].(map[string]any); d["userCount"] != float64(0) || d["childRoleCount"] != float64(1) {
 		t.Fatalf("details: %s", body)
 	}

@@ -578,7 +578,12 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	if err := s.commit(ctx, tx, guard); err != nil {
 		return nil, fmt.Errorf("update role %s: %w", r.ID, err)
 	}
-	return &View{Role: &next, Permissions: next.PermissionList()}, nil
+	// The answer is the role as GET shows it, with its holders counted.
+	n, err := s.userCount(ctx, p, &next)
+	if err != nil {
+		return nil, err
+	}
+	return &View{Role: &next, Permissions: next.PermissionList(), UserCount: n}, nil
 }
 
 // Delete removes a custom role nobody holds and no role inherits from.
@@ -595,7 +600,11 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if len(holders) > 0 || r.ChildCount > 0 {
-		return ErrInUse.WithDetails(map[string]any{"userCount": len(holders), "childRoleCount": r.ChildCount})
+		refusal := ErrInUse
+		if len(holders) == 0 {
+			refusal = ErrInherited // say what blocks it: only child roles
+		}
+		return refusal.WithDetails(map[string]any{"userCount": len(holders), "childRoleCount": r.ChildCount})
 	}
 	o := ownerOf(r)
 	tx := (&store.Tx{}).Add(
