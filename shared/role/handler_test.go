@@ -378,8 +378,25 @@ func TestHTTPRouting(t *testing.T) {
 	var avail struct{ Resources, Actions []string }
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, rolesURL+"/permissions/available", nil, 2), http.StatusOK).Decode(t, &avail)
 	if !slices.Equal(avail.Resources, authz.CatalogResources) || len(avail.Resources) != 12 ||
-		strings.Join(avail.Actions, ",") != "view,create,update,delete,execute" {
+		strings.Join(avail.Actions, ",") != "read,write,delete,execute,acknowledge,invite,accept_risk,access,export,manage,admin" {
 		t.Fatalf("available: %+v", avail)
+	}
+	// Every listed action names a grantable permission, and every action the
+	// catalogue uses is listed.
+	used := map[string]bool{}
+	for _, c := range authz.Catalog {
+		if c.Action != "*" {
+			used[c.Action] = true
+		}
+	}
+	for _, a := range avail.Actions {
+		if !used[a] {
+			t.Errorf("available action %q is no permission of the catalogue", a)
+		}
+		delete(used, a)
+	}
+	if len(used) != 0 {
+		t.Errorf("catalogue actions not listed: %v", used)
 	}
 	// /roles/permissions is /roles/{id} with a malformed id.
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodGet, rolesURL+"/permissions", nil, 0), "id")

@@ -861,7 +861,7 @@ func (s *Service) Available(ctx context.Context) (resources, actions []string, e
 	if err := p.RequireFullPartnerAccess(); err != nil {
 		return nil, nil, err
 	}
-	return slices.Clone(authz.CatalogResources), slices.Clone(authz.CatalogActions), nil
+	return slices.Clone(authz.CatalogResources), authz.CatalogActions(), nil
 }
 
 // Catalog is GET /permissions/catalog: every assignable permission.
