@@ -202,9 +202,11 @@ func TestGatewayEndToEnd(t *testing.T) {
 	}
 
 	for _, path := range []string{"/nope", "/api/v1/nope", "/api/v2/health"} {
-		code, _, body = get(path)
-		if code != http.StatusNotFound || body["error"] != "Not Found" || body["code"] != "not_found" {
-			t.Errorf("GET %s = %d %v, want the 404 envelope", path, code, body)
+		code, hdr, body = get(path)
+		id, _ := body["requestId"].(string)
+		if code != http.StatusNotFound || body["error"] != "Not Found" || body["code"] != "not_found" || id == "" ||
+			hdr.Get("X-Request-Id") != id {
+			t.Errorf("GET %s = %d %v (X-Request-Id %q), want the 404 envelope with its requestId", path, code, body, hdr.Get("X-Request-Id"))
 		}
 	}
 	code, _, body = get("/api/v1/health/x")
