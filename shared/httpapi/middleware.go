@@ -122,7 +122,7 @@ func newRequestID() string {
 }
 
 // ClientIP is the address recorded in audit records: the first X-Forwarded-For
-// entry, else X-Real-IP, else the connection's address (spec 1, Events).
+// entry, else X-Real-IP, else the connection's address.
 func ClientIP(r *http.Request) string {
 	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
 		first := strings.TrimSpace(strings.Split(xff, ",")[0])

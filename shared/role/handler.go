@@ -10,7 +10,7 @@ import (
 )
 
 // Handler serves the roles group: /roles and /permissions. Every route needs a
-// user session (JWT) and none requires MFA (spec 2 lists none). Every service
+// user session (JWT) and none requires MFA. Every service
 // method authorizes first and refuses a partner caller without full
 // organization access (403 `Full partner organization access required`).
 //
@@ -44,7 +44,7 @@ import (
 // 3, never more than the success; a malformed id (400) or a refused permission
 // (403) costs only authentication.
 //
-// Responses: lists use the envelope of DECISIONS.md {data, pagination} (page
+// Responses: lists use the envelope {data, pagination} (page
 // from 1, limit default 50, max 100); a role is its record with its direct
 // permissions and userCount; DELETE answers {success: true}; /roles/:id/users
 // is {data: [{id (the user's), email, name, status, scope, partnerId?, orgId?,
@@ -60,7 +60,7 @@ const (
 	permissionsPath = "/api/v1/permissions"
 )
 
-// List defaults of DECISIONS.md.
+// List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
 	pageMax     = 100

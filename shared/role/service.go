@@ -18,7 +18,7 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Bounds of a role's fields (spec 2: name up to 100 characters).
+// Bounds of a role's fields (name up to 100 characters).
 const (
 	MaxName        = 100
 	MaxDescription = 2000
@@ -64,7 +64,7 @@ type View struct {
 
 // CreateInput is the body of POST /roles.
 type CreateInput struct {
-	// OrgID names the organization for partner and system callers (DECISIONS.md);
+	// OrgID names the organization for partner and system callers (orgId in the OpenAPI document);
 	// without it a partner caller creates a partner role. Organization callers
 	// may omit it or name their own organization.
 	OrgID        string
@@ -713,7 +713,7 @@ func (s *Service) userCount(ctx context.Context, p *authz.Principal, r *Role) (i
 
 // List returns the system roles of the owner's scope, then the owner's custom
 // roles by name, each with the number of the owner's users holding it. orgID is
-// for partner and system callers (DECISIONS.md).
+// for partner and system callers (the OrgIdQuery parameter).
 func (s *Service) List(ctx context.Context, orgID string) ([]View, error) {
 	p, err := authz.Require(ctx, authz.UsersRead)
 	if err != nil {

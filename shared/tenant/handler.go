@@ -82,7 +82,7 @@ type deleted struct {
 	Success bool `json:"success"`
 }
 
-// List defaults of DECISIONS.md.
+// List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
 	pageMax     = 100

@@ -10,7 +10,8 @@ import (
 type Handler struct{ Svc *Service }
 
 // Routes registers the users routes. /users/me is an enrolment route: a Force
-// MFA user may read and change their profile before enrolling (DECISIONS.md).
+// MFA user may read and change their profile before enrolling (Force MFA in
+// the OpenAPI document's conventions).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	const base = "/api/v1/users"
 	rt.Add(
