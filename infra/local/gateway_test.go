@@ -201,6 +201,12 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Errorf("health headers %v", hdr)
 	}
 
+	// The OpenAPI document is public, served by the health function.
+	code, _, body = get("/api/v1/openapi.json")
+	if paths, _ := body["paths"].(map[string]any); code != http.StatusOK || body["openapi"] != "3.1.0" || paths["/api/v1/health"] == nil {
+		t.Errorf("openapi.json = %d, want the document", code)
+	}
+
 	for _, path := range []string{"/nope", "/api/v1/nope", "/api/v2/health"} {
 		code, hdr, body = get(path)
 		id, _ := body["requestId"].(string)

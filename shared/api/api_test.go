@@ -179,3 +179,56 @@ func faultCodes(t *testing.T) []string {
 	}
 	return out
 }
+
+// The decisions the code relies on are written in the document where clients
+// read them; these are the ones a client cannot infer from a schema alone.
+func TestDocumentStatesTheDecisions(t *testing.T) {
+	doc := load(t)
+	op := func(path, method string) *openapi3.Operation {
+		t.Helper()
+		item := doc.Paths.Find(path)
+		if item == nil || item.GetOperation(method) == nil {
+			t.Fatalf("%s %s is not documented", method, path)
+		}
+		return item.GetOperation(method)
+	}
+	// Refresh: cookie plus CSRF header, never a body.
+	refresh := op("/api/v1/auth/refresh", "POST")
+	if refresh.RequestBody != nil {
+		t.Error("POST /auth/refresh documents a request body; the token travels only in the cookie")
+	}
+	in := map[string]string{}
+	for _, p := range refresh.Parameters {
+		in[p.Value.Name] = p.Value.In
+	}
+	if in["service_refresh_token"] != "cookie" || in["x-service-csrf"] != "header" {
+		t.Errorf("POST /auth/refresh parameters %v, want the cookie and the CSRF header", in)
+	}
+	// Recovery codes: the step-up code is documented.
+	rc := op("/api/v1/auth/mfa/recovery-codes", "POST")
+	if rc.RequestBody == nil || rc.RequestBody.Value.Content.Get("application/json").Schema.Value.Properties["code"] == nil ||
+		!strings.Contains(rc.Description, "Step-up") {
+		t.Error("POST /auth/mfa/recovery-codes does not document its step-up code")
+	}
+	// The four edge codes are explained once, in the Error.code description.
+	desc := doc.Components.Schemas["Error"].Value.Properties["code"].Value.Description
+	for _, c := range []string{"bad_request", "method_not_allowed", "payload_too_large", "unavailable"} {
+		if strings.Count(desc, "`"+c+"`") != 1 {
+			t.Errorf("Error.code description names %s %d times, want once", c, strings.Count(desc, "`"+c+"`"))
+		}
+	}
+	// Tokens: aud is the string gale-api; the rate limits carry their numbers.
+	if !strings.Contains(doc.Info.Description, "`aud` = `gale-api` (a string)") {
+		t.Error("info does not state the access token's audience")
+	}
+	if !strings.Contains(op("/api/v1/auth/login", "POST").Description, "10 per 5 min per IP") {
+		t.Error("POST /auth/login does not state its rate limits")
+	}
+	// Lists: every documented list answers {data, pagination}.
+	for _, p := range []string{"/api/v1/users/roles", "/api/v1/roles/{id}/effective-permissions"} {
+		s := op(p, "GET").Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+		if s.Properties["data"] == nil || s.Properties["pagination"] == nil {
+			t.Errorf("GET %s does not answer the {data, pagination} envelope", p)
+		}
+	}
+}
