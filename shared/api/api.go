@@ -35,7 +35,7 @@ import (
 	"strings"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v4"
+	yaml "gopkg.in/yaml.v3"
 
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
@@ -78,15 +78,46 @@ func Fragments() ([]Fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		var doc map[string]any
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		dec.KnownFields(true)
-		if err := dec.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("api: %s: %w", n, err)
+		f, err := DecodeFragment(strings.TrimSuffix(path.Base(n), ".yaml"), raw)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, Fragment{Name: strings.TrimSuffix(path.Base(n), ".yaml"), Doc: doc})
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// DecodeFragment decodes one YAML fragment named name.
+func DecodeFragment(name string, raw []byte) (Fragment, error) {
+	var doc map[string]any
+	if err := yaml.NewDecoder(bytes.NewReader(raw)).Decode(&doc); err != nil {
+		return Fragment{}, fmt.Errorf("api: %s.yaml: %w", name, err)
+	}
+	return Fragment{Name: name, Doc: stringKeys(doc).(map[string]any)}, nil
+}
+
+// stringKeys turns YAML maps with non-string keys (an unquoted status code such
+// as 200) into JSON objects with string keys, recursively.
+func stringKeys(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = stringKeys(e)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[fmt.Sprint(k)] = stringKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = stringKeys(e)
+		}
+		return t
+	}
+	return v
 }
 
 // Merge joins fragments into one document: base's top level, with every

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -230,5 +231,24 @@ func TestDocumentStatesTheDecisions(t *testing.T) {
 		if s.Properties["data"] == nil || s.Properties["pagination"] == nil {
 			t.Errorf("GET %s does not answer the {data, pagination} envelope", p)
 		}
+	}
+}
+
+// An unquoted status code (a YAML integer key) still merges into JSON.
+func TestUnquotedStatusCodesMerge(t *testing.T) {
+	frags, err := api.Fragments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := api.DecodeFragment("x", []byte("paths:\n  /api/v1/x:\n    get:\n      responses:\n        200:\n          description: ok\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := api.Merge(append(frags, raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(doc); err != nil {
+		t.Fatalf("merged document does not encode: %v", err)
 	}
 }
