@@ -23,7 +23,7 @@ func perms(ps ...authz.Permission) []string {
 	return out
 }
 
-// SystemRoles are the immutable roles of DECISIONS.md, seeded at bootstrap.
+// SystemRoles are the immutable system roles; this table is their definition.
 func SystemRoles() []Role {
 	a := authz.AdminAll
 	orgAdmin := []authz.Permission{

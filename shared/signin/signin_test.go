@@ -213,6 +213,26 @@ func TestRefreshRotatesAndDetectsReuse(t *testing.T) {
 	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}), 401)
 }
 
+// The refresh token is taken from the cookie only: a token in the body is
+// refused (400 naming refreshToken) even with the CSRF header, and a body
+// never stands in for the cookie.
+func TestRefreshTokenOnlyByCookie(t *testing.T) {
+	s := newSetup(t)
+	tok := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.7"), 200)).Value
+	csrf := map[string]string{"x-service-csrf": "1"}
+	res := fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh",
+		Header: csrf, Body: map[string]string{"refreshToken": tok}}), 400)
+	if fe, _ := res.JSON(t)["details"].(map[string]any)["fieldErrors"].(map[string]any); fe["refreshToken"] == nil {
+		t.Fatalf("body %s", res.Body)
+	}
+	withCookie := map[string]string{"x-service-csrf": "1", "Cookie": signin.CookieName + "=" + tok}
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh",
+		Header: withCookie, Body: map[string]string{"refreshToken": tok}}), 400)
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh", Header: csrf}), 401)
+	// The token was never spent by the refused calls: the cookie still works.
+	fixture.Expect(t, doRefresh(t, s, tok, true), 200)
+}
+
 func TestConcurrentRefreshHasOneWinner(t *testing.T) {
 	s := newSetup(t)
 	tok := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.5"), 200)).Value
@@ -224,7 +244,8 @@ func TestConcurrentRefreshHasOneWinner(t *testing.T) {
 			defer wg.Done()
 			// Distinct source IPs so the per-IP refresh limit does not interfere.
 			codes[i] = fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh",
-				Body: map[string]string{"refreshToken": tok}, RemoteAddr: fmt.Sprintf("192.0.2.%d:1", 50+i)}).Status
+				Header:     map[string]string{"Cookie": signin.CookieName + "=" + tok, "x-service-csrf": "1"},
+				RemoteAddr: fmt.Sprintf("192.0.2.%d:1", 50+i)}).Status
 		}()
 	}
 	wg.Wait()

@@ -264,6 +264,25 @@ func deleteSite(orgID, id string) *store.Write {
 	return empty(store.Delete(k.PK, k.SK), CountGroups, CountDevices)
 }
 
+// updateGroup sets device group id's name and site, provided its site is still
+// oldSite ("" for none): a compare-and-swap, so the site counters moved in the
+// same transaction stay right when two moves race.
+func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
+	k := GroupKeys(orgID, id)
+	w := store.Update(k.PK, k.SK, "SET #n = :n, #s = :s").Name("#n", "name").Name("#s", "siteId").Value(":n", name)
+	if newSite == "" {
+		w.Value(":s", nil)
+	} else {
+		w.Value(":s", newSite)
+	}
+	if oldSite == "" {
+		w.If("attribute_not_exists(#s) OR attribute_type(#s, :null)").Value(":null", "NULL")
+	} else {
+		w.If("#s = :old").Value(":old", oldSite)
+	}
+	return w.Exists()
+}
+
 // deleteGroup removes a device group that has no devices.
 func deleteGroup(orgID, id string) *store.Write {
 	k := GroupKeys(orgID, id)

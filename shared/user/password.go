@@ -11,7 +11,7 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// Argon2id parameters of DECISIONS.md (OWASP: m=19 MiB, t=2, p=1).
+// Argon2id parameters (OWASP: m=19 MiB, t=2, p=1).
 const (
 	argonMemory  = 19 * 1024
 	argonTime    = 2
