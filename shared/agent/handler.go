@@ -36,12 +36,17 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 
 // Wrap gives each request the slot in which the token check leaves the agent
 // row for the handler (so a heartbeat reads it once).
-func Wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, _ := withSlot(r.Context())
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+func Wrap(next http.Handler) http.Handler { return slotted{next} }
+
+type slotted struct{ next http.Handler }
+
+func (s slotted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, _ := withSlot(r.Context())
+	s.next.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// Unwrap exposes the router (httpapi.Patterns reads its routes).
+func (s slotted) Unwrap() http.Handler { return s.next }
 
 func (h *Handler) enroll(w http.ResponseWriter, r *http.Request) error {
 	var in EnrollInput
