@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/device"
@@ -175,4 +176,26 @@ func randomish(i int) string {
 		b.WriteByte("0123456789abcdefghijklmnopqrstuvwxyz"[x%36])
 	}
 	return b.String()
+}
+
+func TestConcurrentDecommissionsHaveOneWinner(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.device(t, aAdmin, w.a.ID, "", "race")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/decommission", Token: w.tokens[aAdmin]})
+			mu.Lock()
+			codes[res.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[http.StatusOK] != 1 || codes[http.StatusConflict] != 19 {
+		t.Fatalf("statuses %v, want one 200 and 19 409", codes)
+	}
 }

@@ -2,9 +2,11 @@ package enrollment_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,3 +291,43 @@ func TestHashIsPeppered(t *testing.T) {
 }
 
 const goldenHash = "db999a7ffe14b530712880fc41a824286dabd5f95f484fa63f5e500e31f1def4"
+
+func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.key(t, aAdmin, map[string]any{"name": "race", "maxUsage": 100})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	keys := map[string]bool{}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/rotate", Token: w.tokens[aAdmin]})
+			mu.Lock()
+			defer mu.Unlock()
+			codes[res.Status]++
+			if res.Status == http.StatusOK {
+				var k struct{ Key string }
+				_ = json.Unmarshal(res.Body, &k)
+				keys[k.Key] = true
+			}
+		}()
+	}
+	wg.Wait()
+	// Rotations that read the same version have one winner (409 race_lost for the
+	// rest); one that starts after a winner committed rotates again, legitimately.
+	if codes[http.StatusOK] < 1 || codes[http.StatusOK]+codes[http.StatusConflict] != 20 {
+		t.Fatalf("statuses %v", codes)
+	}
+	// Whatever the interleaving, exactly one issued key works: the last one.
+	working := 0
+	for k := range keys {
+		if w.enroll(t, k, "try").Status == http.StatusCreated {
+			working++
+		}
+	}
+	if working != 1 {
+		t.Fatalf("%d of %d issued keys work, want exactly 1", working, len(keys))
+	}
+}
