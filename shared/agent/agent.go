@@ -20,7 +20,14 @@
 // second needs the limiter's second case (a second UpdateItem), and a status
 // transition (offline -> online) writes the device, the agent row and the outbox
 // event in one transaction, then clears the outbox row after the SQS send.
-// A heartbeat writes only the device item: no audit, no event, no software.
+// A heartbeat writes only the device item: no audit, no event, no software. If
+// the sweeper moves the device offline between the two calls, the update's
+// status condition fails and the heartbeat answers 429 once; the next one sees
+// the new status and takes the transition path.
+//
+// The other token routes (hardware, network, software, command results) are
+// rarer and count against the shared fixed-window limiter (shared/ratelimit,
+// rule agent-ingest-device, 600 a minute per device), one UpdateItem each.
 //
 // # Bodies
 //
