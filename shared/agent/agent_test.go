@@ -326,6 +326,9 @@ func TestSoftwareOfTenThousandEntries(t *testing.T) {
 	if res.DBCalls != 3 {
 		t.Fatalf("unchanged list made %d calls (token, rate limit, device read)", res.DBCalls)
 	}
+	// A body over 2 MiB is 413.
+	huge := `{"software": [{"name": "` + strings.Repeat("x", 2<<20) + `"}]}`
+	expectError(t, w.agentCall(t, http.MethodPut, path, tok, huge), http.StatusRequestEntityTooLarge, "payload_too_large")
 	// One entry too many is refused.
 	list = append(list, map[string]any{"name": "one more"})
 	invalid(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), "software")

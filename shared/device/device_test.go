@@ -66,6 +66,8 @@ func TestListAndGetRespectTenancyAndRestrictions(t *testing.T) {
 		invalid(t, w.call(t, http.MethodGet, base+"?"+q, aAdmin, nil), field)
 	}
 	invalid(t, w.call(t, http.MethodGet, base+"/not-an-id", aAdmin, nil), "id")
+	invalid(t, w.call(t, http.MethodPatch, base+"/not-an-id", aAdmin, map[string]any{"tags": []string{"x"}}), "id")
+	invalid(t, w.call(t, http.MethodPost, base+"/not-an-id/decommission", aAdmin, nil), "id")
 }
 
 func TestLowerRolesAndNoSession(t *testing.T) {
