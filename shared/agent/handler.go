@@ -12,7 +12,7 @@ import (
 // DynamoDB calls per request:
 //
 //	route                                          calls   what
-//	POST /agents/enroll                            4 (+1)  rate-limit UpdateItem, guard GetItem, transaction (key consume, device, agent row, counts, audit, outbox), outbox clear
+//	POST /agents/enroll                            4       rate-limit UpdateItem, guard GetItem, transaction (key consume, device, agent row, counts, audit, outbox), outbox clear
 //	POST /agents/:id/heartbeat                     2       agent row GetItem (token, status, commands), device UpdateItem; see the package doc for the rare third
 //	PUT  /agents/:id/hardware | network            3       agent row, rate-limit UpdateItem, device UpdateItem
 //	PUT  /agents/:id/software                      4       agent row, rate limit, device GetItem (hash), transaction (chunks, device) unless unchanged

@@ -13,7 +13,7 @@ import (
 // profile, session and membership, one GetItem of the role):
 //
 //	route                                   MFA  calls        what
-//	GET    /enrollment-keys                      3 + orgs     partner/system: organization read(s); one Query per organization
+//	GET    /enrollment-keys                      org 3; others 3 + orgs   partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
 //	POST   /enrollment-keys                 yes  4            GetItem organization, transaction (key, hash guard, site check, audit)
 //	GET    /enrollment-keys/:id                  3            GetItem (organization scope) or GSI1 query
 //	POST   /enrollment-keys/:id/rotate      yes  4            read as GET, transaction (key CAS on hash, old guard, new guard, audit)
