@@ -394,7 +394,7 @@ func TestAgentBadInputChangesNothing(t *testing.T) {
 		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "metrics": map[string]any{"cpuPercent": 101}}, "metrics.cpuPercent"},
 		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "metrics": map[string]any{"cpuPercent": "high"}}, "metrics.cpuPercent"},
 		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "uptimeSeconds": -1}, "uptimeSeconds"},
-		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "statuz": "ok"}, "statuz"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "Status": "ok"}, "Status"},
 		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "hostname": "a\u0000b"}, "hostname"},
 		{http.MethodPost, beatPath(id), `{"status": "ok", "agentVersion": 1}`, "agentVersion"},
 		{http.MethodPost, beatPath(id), `[1]`, "body"},
