@@ -12,9 +12,12 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/sweep"
 	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
 )
 
 const base = "/api/v1/enrollment-keys"
@@ -329,5 +332,18 @@ func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
 	}
 	if working != 1 {
 		t.Fatalf("%d of %d issued keys work, want exactly 1", working, len(keys))
+	}
+}
+
+func TestDefaultLifetimeFromConfig(t *testing.T) {
+	env := testenv.New(t, "ENROLLMENT_KEY_DEFAULT_TTL_MINUTES", "15")
+	fixture.SeedRoles(t, env)
+	p := fixture.Partner(t, env, "P")
+	o := fixture.Org(t, env, p.ID, "O")
+	c := fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: p.ID, OrgID: o.ID, RoleID: role.OrgAdminID, MFA: true})
+	api := fixture.API(t, env, "enrollment-keys")
+	k := fixture.Expect(t, fixture.Do(t, api, fixture.Request{Method: http.MethodPost, Path: base, Token: c.Token, Body: map[string]any{"name": "x"}}), http.StatusCreated).JSON(t)
+	if k["expiresAt"] != "2026-11-01T09:15:00.000Z" {
+		t.Fatalf("expiresAt %v, want now + 15 minutes", k["expiresAt"])
 	}
 }
