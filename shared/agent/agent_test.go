@@ -495,3 +495,16 @@ func TestCallBudgets(t *testing.T) {
 	exactly("decommission", w.call(t, http.MethodPost, dev+"/decommission", aAdmin, nil), http.StatusOK, 5)
 	exactly("delete key", w.call(t, http.MethodDelete, "/api/v1/enrollment-keys/"+k.ID, aAdmin, nil), http.StatusOK, 4)
 }
+
+func TestQuarantinedTokenIsRefused(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "q")
+	k := device.AgentKey(id)
+	if err := w.env.Store.Do(context.Background(), store.Update(k.PK, k.SK, "SET #s = :q").Name("#s", "status").Value(":q", "quarantined").Exists()); err != nil {
+		t.Fatal(err)
+	}
+	body := expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusForbidden, "forbidden")
+	if body["error"] != "Device is quarantined" {
+		t.Fatalf("quarantined: %v", body)
+	}
+}
