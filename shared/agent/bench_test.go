@@ -16,7 +16,6 @@ import (
 // Run: go test -run '^$' -bench Heartbeat -benchtime 500x ./shared/agent/
 func BenchmarkHeartbeat(b *testing.B) {
 	env := testenv.New(b)
-	fixture.SeedRoles(b, env)
 	p := fixture.Partner(b, env, "P")
 	o := fixture.Org(b, env, p.ID, "O")
 	admin := fixture.User(b, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: p.ID, OrgID: o.ID, RoleID: role.OrgAdminID, MFA: true})

@@ -54,7 +54,6 @@ const (
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	w := &world{env: env, tokens: map[string]string{}}
 	w.api = fixture.API(t, env, "agents", "devices", "enrollment-keys")
 	w.px = fixture.Partner(t, env, "Partner X")

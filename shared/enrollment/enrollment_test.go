@@ -337,7 +337,6 @@ func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
 
 func TestDefaultLifetimeFromConfig(t *testing.T) {
 	env := testenv.New(t, "ENROLLMENT_KEY_DEFAULT_TTL_MINUTES", "15")
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	c := fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: p.ID, OrgID: o.ID, RoleID: role.OrgAdminID, MFA: true})

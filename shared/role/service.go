@@ -261,7 +261,7 @@ func permissionStrings(f fault.Fields, ps []authz.Permission) []string {
 	return out
 }
 
-// systemRole returns the seeded role id (definitions are code).
+// systemRole returns system role id from its definition.
 func systemRole(id string) (*Role, bool) {
 	for _, r := range SystemRoles() {
 		if r.ID == id {

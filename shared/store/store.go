@@ -32,7 +32,7 @@
 //	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey
 //	MFA temp token      MFATEMP#<sha256> / MFATEMP               -                                  -                        signin
 //	login lock          LOCK#<hash(e-mail)> / LOCK               -                                  -                        signin
-//	role                ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role
+//	role (custom)       ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role (system roles live in code only)
 //	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
 //	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment

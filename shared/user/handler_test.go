@@ -55,7 +55,6 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	h := fixture.API(t, env, "users", "auth")
 	w := &world{env: env}
 	w.do = func(method, path, token string, body any) fixture.Response {

@@ -1,8 +1,11 @@
 // Package sweepgroup wires the sweeper function with every built job: the
-// outbox drain (shared/app), enrollment-key expiry and device-offline detection.
+// outbox drain (shared/app), enrollment-key expiry, device-offline detection and
+// the bootstrap of the configured system administrator (idempotent).
 package sweepgroup
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/gale-rmm/gale/shared/app"
@@ -16,6 +19,7 @@ func Sweeper(d *app.Deps) *sweep.Sweeper {
 	sw := app.Sweeper(d)
 	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
 	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
+	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return app.BootstrapCount(ctx, d) }
 	return sw
 }
 
