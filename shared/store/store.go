@@ -35,7 +35,7 @@
 //	role                ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role
 //	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
-//	outbox event        OUTBOX / <time>#<id>                     -                                  -                        event
+//	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
 //	rate-limit window   RL#<rule>#<subject> / <window start>     -                                  -                        ratelimit
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
