@@ -407,6 +407,9 @@ func reach(p *authz.Principal, orgID string) (owner string, ok bool) {
 // by reading it (so an unknown id is 404 for them too), organization callers by
 // their own id.
 func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
+	if err := orgContext(p, orgID); err != nil {
+		return "", err
+	}
 	f := fault.Fields{}
 	orgID = orgParam(f, p, orgID)
 	if err := f.Err(); err != nil {
@@ -442,6 +445,16 @@ func (s *Service) orgOfItem(ctx context.Context, p *authz.Principal, orgID strin
 	return err
 }
 
+// orgContext refuses a system caller that names no organization on a route that
+// acts in one (sites, device groups) with `Partner or organization context
+// required`, as /roles does: system scope is no organization's context.
+func orgContext(p *authz.Principal, orgID string) error {
+	if orgID == "" && p.Scope == authz.ScopeSystem {
+		return authz.ErrContextRequired
+	}
+	return nil
+}
+
 // orgParam resolves the organization a site or device-group request acts in:
 // organization callers default to their own; partner and system callers name it.
 func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
@@ -449,7 +462,7 @@ func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
 	case orgID == "" && p.Scope == authz.ScopeOrg && p.OrgID != "":
 		return p.OrgID
 	case orgID == "":
-		f.Add("orgId", "is required for partner and system scope")
+		f.Add("orgId", "is required for partner scope")
 	case !valid.IsUUID(orgID):
 		f.Add("orgId", "must be a UUID")
 	}
@@ -493,6 +506,9 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	}
 	if p.SiteRestricted() {
 		return nil, ErrSiteRestricted
+	}
+	if err := orgContext(p, in.OrgID); err != nil {
+		return nil, err
 	}
 	f := fault.Fields{}
 	orgID := orgParam(f, p, in.OrgID)
@@ -721,6 +737,9 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	}
 	if groupRestricted(p) {
 		return nil, ErrGroupRestricted
+	}
+	if err := orgContext(p, in.OrgID); err != nil {
+		return nil, err
 	}
 	f := fault.Fields{}
 	orgID := orgParam(f, p, in.OrgID)
