@@ -146,15 +146,15 @@ func (s *Service) CreateOrg(ctx context.Context, in OrgInput) (*Organization, er
 	now := clock.Format(s.Clock.Now())
 	o := &Organization{ID: uuid.NewString(), PartnerID: partnerID, Name: name, Status: status, CreatedAt: now, UpdatedAt: now}
 	o.Keys = OrgKeys(o.ID, partnerID)
-	pk := PartnerKeys(partnerID)
-	tx := (&store.Tx{}).Add(
-		store.PutNew(o),
-		store.Check(pk.PK, pk.SK, "attribute_exists(PK)"),
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(o))
+	partner := tx.Include(checkPartner(partnerID))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: partnerID, Action: "organization.create",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"status": status}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, partner) {
 			return nil, ErrPartnerNotFound
 		}
 		return nil, fmt.Errorf("create organization: %w", err)
@@ -206,32 +206,26 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 		return nil, ErrStatusScope
 	}
 	now := clock.Format(s.Clock.Now())
-	set := []string{"updatedAt = :u"}
+	set := map[string]any{}
 	changes := map[string]any{}
 	if in.Name != nil {
-		set = append(set, "#n = :n")
 		changes["name"] = map[string]string{"from": o.Name, "to": *in.Name}
 		o.Name = *in.Name
+		set["name"] = o.Name
 	}
 	if in.Status != nil {
-		set = append(set, "#s = :s")
 		changes["status"] = map[string]string{"from": o.Status, "to": *in.Status}
 		o.Status = *in.Status
-	}
-	k := OrgKey(id)
-	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
-	if in.Name != nil {
-		w.Name("#n", "name").Value(":n", o.Name)
-	}
-	if in.Status != nil {
-		w.Name("#s", "status").Value(":s", o.Status)
+		set["status"] = o.Status
 	}
 	o.UpdatedAt = now
-	tx := (&store.Tx{}).Add(w,
+	tx := &store.Tx{}
+	w := tx.Include(changeWrite(OrgKey(id), set, now))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID, Action: "organization.update",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"changes": changes}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
+		if failedOn(err, w) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("update organization %s: %w", id, err)
@@ -263,15 +257,15 @@ func (s *Service) DeleteOrg(ctx context.Context, id string) error {
 	if orgBusy(o) {
 		return orgNotEmpty(o)
 	}
-	sk := SecurityKey(id)
-	tx := (&store.Tx{}).Add(
-		deleteOrg(id),
-		store.Delete(sk.PK, sk.SK),
+	tx := &store.Tx{}
+	del := tx.Include(deleteOrg(id))
+	tx.Add(
+		deleteSecurity(id),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: o.PartnerID, Action: "organization.delete",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if !failedAt(err, 0) {
+		if !failedOn(err, del) {
 			return fmt.Errorf("delete organization %s: %w", id, err)
 		}
 		// A child was created (or the organization deleted) since the read.
@@ -358,15 +352,16 @@ func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInpu
 		return !slices.Contains(in.AllowedMFAMethods, m)
 	})
 	sec.UpdatedAt = now
-	tx := (&store.Tx{}).Add(
-		store.Put(sec),
-		CheckOrg(orgID, owner),
+	tx := &store.Tx{}
+	tx.Add(store.Put(sec))
+	org := tx.Include(CheckOrg(orgID, owner))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "organization.security_settings.update",
 			ResourceType: "organization", ResourceID: orgID,
 			Details: map[string]any{"requireMfa": sec.RequireMFA, "allowedMfaMethods": sec.AllowedMFAMethods}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, org) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("security settings of %s: %w", orgID, err)
@@ -529,14 +524,15 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	now := clock.Format(s.Clock.Now())
 	st := &Site{ID: uuid.NewString(), OrgID: orgID, Name: name, Timezone: tz, CreatedAt: now, UpdatedAt: now}
 	st.Keys = SiteKeys(orgID, st.ID)
-	tx := (&store.Tx{}).Add(
-		store.PutNew(st),
-		CountOrg(orgID, owner, CountSites, 1),
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(st))
+	org := tx.Include(CountOrg(orgID, owner, CountSites, 1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "site.create",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"timezone": tz}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, org) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("create site: %w", err)
@@ -592,28 +588,21 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 	}
 	owner, _ := reach(p, st.OrgID)
 	now := clock.Format(s.Clock.Now())
-	set := []string{"updatedAt = :u"}
+	set := map[string]any{}
 	changes := map[string]any{}
 	if in.Name != nil {
-		set = append(set, "#n = :n")
 		changes["name"] = map[string]string{"from": st.Name, "to": *in.Name}
 		st.Name = *in.Name
+		set["name"] = st.Name
 	}
 	if in.Timezone != nil {
-		set = append(set, "#tz = :tz")
 		changes["timezone"] = map[string]string{"from": st.Timezone, "to": *in.Timezone}
 		st.Timezone = *in.Timezone
+		set["timezone"] = st.Timezone
 	}
 	st.UpdatedAt = now
 	k := SiteKeys(st.OrgID, st.ID)
-	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
-	if in.Name != nil {
-		w.Name("#n", "name").Value(":n", st.Name)
-	}
-	if in.Timezone != nil {
-		w.Name("#tz", "timezone").Value(":tz", st.Timezone)
-	}
-	tx := (&store.Tx{}).Add(w,
+	tx := (&store.Tx{}).Add(changeWrite(store.KeyRef{PK: k.PK, SK: k.SK}, set, now),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.update",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"changes": changes}}))
 	if owner != "" {
@@ -650,17 +639,18 @@ func (s *Service) DeleteSite(ctx context.Context, id string) error {
 		return siteNotEmpty(st)
 	}
 	owner, _ := reach(p, st.OrgID)
-	tx := (&store.Tx{}).Add(
-		deleteSite(st.OrgID, st.ID),
-		CountOrg(st.OrgID, owner, CountSites, -1),
+	tx := &store.Tx{}
+	del := tx.Include(deleteSite(st.OrgID, st.ID))
+	org := tx.Include(CountOrg(st.OrgID, owner, CountSites, -1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.delete",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return ErrSiteNotFound
-		case !failedAt(err, 0):
+		case !failedOn(err, del):
 			return fmt.Errorf("delete site %s: %w", id, err)
 		}
 		now, rerr := s.St.Site(ctx, st.OrgID, st.ID)
@@ -769,20 +759,20 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 		g.SiteID = &in.SiteID
 		details["siteId"] = in.SiteID
 	}
-	tx := (&store.Tx{}).Add(
-		store.PutNew(g),
-		CountOrg(orgID, owner, CountGroups, 1),
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
-			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}),
-	)
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(g))
+	org := tx.Include(CountOrg(orgID, owner, CountGroups, 1))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}))
+	var site *store.Write
 	if in.SiteID != "" {
-		tx.Add(CountSite(orgID, in.SiteID, CountGroups, 1))
+		site = tx.Include(CountSite(orgID, in.SiteID, CountGroups, 1))
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return nil, ErrOrgNotFound
-		case failedAt(err, 3):
+		case site != nil && failedOn(err, site):
 			return nil, ErrSiteNotFound
 		}
 		return nil, fmt.Errorf("create device group: %w", err)
@@ -829,9 +819,10 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 		return groupNotEmpty(g)
 	}
 	owner, _ := reach(p, g.OrgID)
-	tx := (&store.Tx{}).Add(
-		deleteGroup(g.OrgID, g.ID),
-		CountOrg(g.OrgID, owner, CountGroups, -1),
+	tx := &store.Tx{}
+	del := tx.Include(deleteGroup(g.OrgID, g.ID))
+	org := tx.Include(CountOrg(g.OrgID, owner, CountGroups, -1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.delete",
 			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name}),
 	)
@@ -840,9 +831,9 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return ErrGroupNotFound
-		case !failedAt(err, 0):
+		case !failedOn(err, del):
 			return fmt.Errorf("delete device group %s: %w", id, err)
 		}
 		now, rerr := s.St.Group(ctx, g.OrgID, g.ID)
