@@ -45,8 +45,25 @@
 // queries of ORG#<oid>. Rows with a ttl (sessions, challenges, temp tokens,
 // locks, rate-limit windows, reset tokens) are also hidden by reads once expired.
 //
+// The outbox is spread over 16 partitions (OUTBOX#00..OUTBOX#15, by a hash of
+// the event id) so no partition takes every event write; the sweeper drains them
+// one after another, leasing each item (leaseUntil, leaseId) before sending it.
+//
 // Every write that moves a state does so with a condition (compare-and-swap);
 // multi-item changes go through Tx.
+//
+// # Writing
+//
+// Domain store.go files build updates and conditions with
+// github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression and pass the builders
+// to Change (update), Assert (condition check), Write.When (condition) and
+// Query.Where (filter); Present, Absent and Is are the common conditions. No
+// domain code spells an expression string. (Update, Check, If, Name, Value and
+// Query.Filter are the older string form, kept for packages not yet converted.)
+// A write added with Tx.Include is its own handle: after a cancelled commit,
+// TxError.FailedOn(handle) tells whether that write failed its condition,
+// whatever its position. BatchGet takes any number of keys and makes one
+// BatchGetItem call per 100.
 package store
 
 import (
