@@ -66,26 +66,24 @@ func (s Store) AllOrgs(ctx context.Context) ([]Organization, error) {
 	return out, nil
 }
 
-// OrgsByID reads the organizations of ids that exist (one BatchGetItem per 100 ids).
+// OrgsByID reads the organizations of ids that exist (store.BatchGet makes one
+// BatchGetItem per 100 ids).
 func (s Store) OrgsByID(ctx context.Context, ids []string) ([]Organization, error) {
 	out := []Organization{}
-	for start := 0; start < len(ids); start += 100 {
-		chunk := ids[start:min(start+100, len(ids))]
-		refs := make([]store.KeyRef, len(chunk))
-		for i, id := range chunk {
-			refs[i] = OrgKey(id)
+	refs := make([]store.KeyRef, len(ids))
+	for i, id := range ids {
+		refs[i] = OrgKey(id)
+	}
+	items, err := s.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return nil, fmt.Errorf("organizations by id: %w", err)
+	}
+	for _, it := range items {
+		var o Organization
+		if err := store.Unmarshal(it, &o); err != nil {
+			return nil, err
 		}
-		items, err := s.St.BatchGet(ctx, refs...)
-		if err != nil {
-			return nil, fmt.Errorf("organizations by id: %w", err)
-		}
-		for _, it := range items {
-			var o Organization
-			if err := store.Unmarshal(it, &o); err != nil {
-				return nil, err
-			}
-			out = append(out, o)
-		}
+		out = append(out, o)
 	}
 	return out, nil
 }
