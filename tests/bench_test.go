@@ -19,7 +19,6 @@ import (
 
 func BenchmarkAuthenticatedRequest(b *testing.B) {
 	env := testenv.New(b)
-	fixture.SeedRoles(b, env)
 	p := fixture.Partner(b, env, "P")
 	o := fixture.Org(b, env, p.ID, "O")
 	c := fixture.User(b, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
@@ -41,7 +40,6 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 
 func BenchmarkLogin(b *testing.B) {
 	env := testenv.New(b)
-	fixture.SeedRoles(b, env)
 	p := fixture.Partner(b, env, "P")
 	o := fixture.Org(b, env, p.ID, "O")
 	const pw = "Correct-Horse-Battery-9"

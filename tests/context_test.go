@@ -18,7 +18,6 @@ import (
 func TestTenantRoutesNeedAContext(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	site := fixture.Site(t, env, o.ID, "S")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -234,7 +235,7 @@ func TestReplayWebhookWorkerEvents(t *testing.T) {
 
 func TestReplaySweeperEvents(t *testing.T) {
 	env := testenv.New(t)
-	sw := app.Sweeper(env.Deps)
+	sw := sweepgroup.Sweeper(env.Deps)
 	for _, path := range files(t, "sweeper") {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			var ev sweep.Event

@@ -161,7 +161,6 @@ func (p *proxy) reopen() {
 // that the first request after recovery succeeds.
 func TestStalledOrDownStoreAnswers503(t *testing.T) {
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	const pw = "Correct-Horse-Battery-9"

@@ -1,6 +1,9 @@
 // Command agents serves the agents route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/agentsgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("agents")) }
+func main() { app.RunHTTP(agentsgroup.Agents) }

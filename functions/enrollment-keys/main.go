@@ -1,6 +1,9 @@
 // Command enrollment-keys serves the enrollment-keys route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("enrollment-keys")) }
+func main() { app.RunHTTP(enrollgroup.EnrollmentKeys) }

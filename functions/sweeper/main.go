@@ -1,6 +1,6 @@
 // Command sweeper is the sweeper Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import "github.com/gale-rmm/gale/shared/app/sweepgroup"
 
-func main() { app.RunSweeper() }
+func main() { sweepgroup.Run() }

@@ -39,12 +39,12 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	grp, ok := routes.Lookup(r.URL.Path)
 	fn := g.functions[grp.Function]
 	if !ok || fn == nil {
-		httpapi.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "Not Found", "code": "not_found"})
+		gatewayError(w, http.StatusNotFound, "Not Found", "not_found")
 		return
 	}
 	ev, err := toEvent(r, g.maxBody)
 	if err != nil {
-		httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "Request body too large", "code": "payload_too_large"})
+		gatewayError(w, http.StatusRequestEntityTooLarge, "Request body too large", "payload_too_large")
 		return
 	}
 	res, err := fn(r.Context(), ev)
@@ -54,6 +54,14 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeResponse(w, res)
+}
+
+// gatewayError answers a request no function serves in the error envelope of
+// the OpenAPI document, with a request id of its own (body and X-Request-Id).
+func gatewayError(w http.ResponseWriter, status int, msg, code string) {
+	id := strings.ReplaceAll(uuid.NewString(), "-", "")
+	w.Header().Set("X-Request-Id", id)
+	httpapi.WriteJSON(w, status, map[string]string{"error": msg, "code": code, "requestId": id})
 }
 
 // toEvent builds the API Gateway HTTP API (payload 2.0) event for r.

@@ -201,10 +201,18 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Errorf("health headers %v", hdr)
 	}
 
+	// The OpenAPI document is public, served by the health function.
+	code, _, body = get("/api/v1/openapi.json")
+	if paths, _ := body["paths"].(map[string]any); code != http.StatusOK || body["openapi"] != "3.1.0" || paths["/api/v1/health"] == nil {
+		t.Errorf("openapi.json = %d, want the document", code)
+	}
+
 	for _, path := range []string{"/nope", "/api/v1/nope", "/api/v2/health"} {
-		code, _, body = get(path)
-		if code != http.StatusNotFound || body["error"] != "Not Found" || body["code"] != "not_found" {
-			t.Errorf("GET %s = %d %v, want the 404 envelope", path, code, body)
+		code, hdr, body = get(path)
+		id, _ := body["requestId"].(string)
+		if code != http.StatusNotFound || body["error"] != "Not Found" || body["code"] != "not_found" || id == "" ||
+			hdr.Get("X-Request-Id") != id {
+			t.Errorf("GET %s = %d %v (X-Request-Id %q), want the 404 envelope with its requestId", path, code, body, hdr.Get("X-Request-Id"))
 		}
 	}
 	code, _, body = get("/api/v1/health/x")

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"log/slog"
 	"net"
 	"net/http"
@@ -86,7 +87,7 @@ func run() error {
 	for _, q := range routes.Queues {
 		go poll(ctx, d.SQS, q, res.Queues[q.Name], worker.Handle, log)
 	}
-	schedule(ctx, app.Sweeper(d), log)
+	schedule(ctx, sweepgroup.Sweeper(d), log)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/gale-rmm/gale/shared/api"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -134,6 +135,7 @@ func Health(d *Deps) (http.Handler, error) {
 	}}
 	rt := httpapi.NewRouter(nil, nil)
 	h.Routes(rt)
+	api.Routes(rt)
 	return d.Edge(rt), nil
 }
 

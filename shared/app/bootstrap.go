@@ -29,33 +29,40 @@ func SignIn(d *Deps) *signin.Service {
 		Mail: mail, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration}
 }
 
-// Bootstrap seeds the system roles and creates the system administrator named by
+// Bootstrap creates the system administrator named by
 // SYSTEM_ADMIN_EMAIL / SYSTEM_ADMIN_PASSWORD if that e-mail is not taken. In
 // production a weak or missing password is refused.
 func Bootstrap(ctx context.Context, d *Deps) error {
-	if err := d.Roles.Seed(ctx, clock.Format(d.Clock.Now())); err != nil {
-		return err
-	}
+	_, err := BootstrapCount(ctx, d)
+	return err
+}
+
+// BootstrapCount is Bootstrap as a sweeper job: it answers 1 when it created the
+// administrator, 0 when there was nothing to do.
+func BootstrapCount(ctx context.Context, d *Deps) (int, error) {
 	email, pw := user.NormalizeEmail(d.Cfg.SystemAdminEmail), d.Cfg.SystemAdminPassword
 	if email == "" {
-		return nil
+		return 0, nil
 	}
 	if err := signin.CheckPassword("SYSTEM_ADMIN_PASSWORD", pw); err != nil {
 		if d.Cfg.Production() || pw == "" {
-			return fmt.Errorf("bootstrap: SYSTEM_ADMIN_PASSWORD is missing or too weak: %w", err)
+			return 0, fmt.Errorf("bootstrap: SYSTEM_ADMIN_PASSWORD is missing or too weak: %w", err)
 		}
 	}
 	if _, err := d.Users.ByEmail(ctx, email); err == nil {
-		return nil
+		return 0, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
+		return 0, err
 	}
 	_, err := CreateUser(ctx, d, NewUser{Email: email, Name: "System Administrator", Password: pw,
 		Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})
-	if errors.Is(err, ErrEmailTaken) {
-		return nil
+	switch {
+	case errors.Is(err, ErrEmailTaken):
+		return 0, nil
+	case err != nil:
+		return 0, err
 	}
-	return err
+	return 1, nil
 }
 
 // NewUser describes an active user created outside the invitation flow

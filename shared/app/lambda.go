@@ -15,6 +15,10 @@ import (
 	"github.com/gale-rmm/gale/shared/webhook"
 )
 
+// Start loads config and deps once per cold start or exits with the reason
+// (for the wiring packages that start their own Lambda).
+func Start() *Deps { return start() }
+
 // start loads config and deps once per cold start or exits with the reason.
 func start() *Deps {
 	ctx := context.Background()
@@ -46,15 +50,13 @@ func RunHTTP(b Builder) {
 // RunWebhookWorker starts the SQS consumer.
 func RunWebhookWorker() { lambda.Start(WebhookWorker(start()).Handle) }
 
-// RunSweeper starts the scheduled-jobs function.
-func RunSweeper() { lambda.Start(Sweeper(start()).Handle) }
-
 // WebhookWorker builds the queue consumer.
 func WebhookWorker(d *Deps) *webhook.Worker {
 	return &webhook.Worker{EventsQueueName: queueName(d.Cfg.EventsQueueURL), Log: d.Log}
 }
 
-// Sweeper builds the scheduled-jobs dispatcher with every built job.
+// Sweeper builds the scheduled-jobs dispatcher with the platform's own job (the
+// outbox drain); shared/app/sweepgroup adds the domain jobs.
 func Sweeper(d *Deps) *sweep.Sweeper {
 	return &sweep.Sweeper{Log: d.Log, Jobs: map[string]sweep.Job{
 		"outbox-drain": func(ctx context.Context) (int, error) { return d.Events.Drain(ctx, outboxGrace) },

@@ -23,7 +23,7 @@ import (
 	"github.com/gale-rmm/gale/shared/user"
 )
 
-// KeyAuthenticator checks an X-API-Key (spec 1's eight steps) and returns the
+// KeyAuthenticator checks an X-API-Key (apiKeyAuth of the OpenAPI document) and returns the
 // key's principal. It may set rate-limit headers on w.
 type KeyAuthenticator interface {
 	AuthenticateKey(ctx context.Context, w http.ResponseWriter, r *http.Request, key string) (*authz.Principal, error)

@@ -36,7 +36,6 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	w := &world{env: env, keys: &keyAuth{}, org: o.ID}
@@ -151,4 +150,25 @@ func TestAgentRoutesWithoutAgentsBuilt(t *testing.T) {
 	w := newWorld(t)
 	res := fixture.Do(t, w.h, fixture.Request{Method: "GET", Path: "/agent", Header: map[string]string{"Authorization": "Bearer agt_x"}})
 	fixture.Expect(t, res, 401)
+}
+
+// System roles are resolved from their Go definition: a bearer request of a
+// system-role holder costs one BatchGetItem (profile, session, membership) and
+// nothing more, and works on a table where no role row was ever written.
+func TestSystemRoleCostsOneCall(t *testing.T) {
+	w := newWorld(t)
+	for _, id := range []string{role.OrgAdminID, role.OrgTechnicianID, role.OrgViewerID} {
+		c := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: id})
+		res := fixture.Expect(t, w.get(t, "/user", c.Token, ""), 200)
+		if res.DBCalls != 1 {
+			t.Fatalf("role %s: %d DynamoDB calls, want 1", id, res.DBCalls)
+		}
+	}
+	items, err := w.env.Store.All(context.Background(), store.Query{PK: "ROLES#" + role.SystemOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 0 {
+		t.Fatalf("%d system role rows in the table, want none", len(items))
+	}
 }

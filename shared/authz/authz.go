@@ -177,7 +177,7 @@ func Authenticated(ctx context.Context) (*Principal, error) {
 	return p, nil
 }
 
-// keyAllows applies spec 1's scope rules: [] allows nothing scope-protected,
+// keyAllows applies an API key's scope rules: [] allows nothing scope-protected,
 // "*" (or "*:*", the catalogue's wildcard) allows everything, otherwise the exact
 // resource:action or its resource:*, as Set.Has reads a role's permissions.
 func (p *Principal) keyAllows(perm Permission) bool {
@@ -285,7 +285,7 @@ func (p *Principal) HasContext() bool {
 	return p.Kind == KindAgent || p.Scope == ScopeSystem || p.PartnerID != "" || p.OrgID != ""
 }
 
-// RequireTenantContext enforces spec 2's `Partner or organization context required`.
+// RequireTenantContext enforces 403 `Partner or organization context required`.
 func (p *Principal) RequireTenantContext() error {
 	if (p.Scope == ScopePartner && p.PartnerID != "") || (p.Scope == ScopeOrg && p.OrgID != "") {
 		return nil

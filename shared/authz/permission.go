@@ -1,6 +1,9 @@
 package authz
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Permission is a resource:action pair. The wildcard is {"*", "*"}.
 type Permission struct {
@@ -20,7 +23,8 @@ func Parse(s string) (Permission, bool) {
 	return Permission{Resource: r, Action: a}, true
 }
 
-// The route constants of spec 2 (Permission table).
+// The permissions routes check (their descriptions are in Catalog and in
+// GET /permissions/catalog).
 var (
 	DevicesRead       = Permission{"devices", "read"}
 	DevicesWrite      = Permission{"devices", "write"}
@@ -54,7 +58,8 @@ var (
 	AuditExport       = Permission{"audit", "export"}
 	AdminAll          = Permission{"*", "*"}
 
-	// DECISIONS.md additions to the catalogue.
+	// Catalogue entries beyond the route constants (settings, reports, backup,
+	// billing, SSO), listed by GET /permissions/catalog.
 	SettingsRead  = Permission{"settings", "read"}
 	SettingsWrite = Permission{"settings", "write"}
 	ReportsRead   = Permission{"reports", "read"}
@@ -124,11 +129,22 @@ func Known(p Permission) bool {
 	return false
 }
 
-// CatalogResources are the resources of GET /roles/permissions/available (spec 2).
+// CatalogResources are the twelve resources of GET /roles/permissions/available.
 var CatalogResources = []string{"devices", "scripts", "alerts", "automations", "reports", "backup", "billing", "users", "settings", "organizations", "sites", "remote"}
 
-// CatalogActions are the actions of GET /roles/permissions/available (spec 2).
-var CatalogActions = []string{"view", "create", "update", "delete", "execute"}
+// CatalogActions are the actions of GET /roles/permissions/available: every
+// action the catalogue uses (wildcard aside), in catalogue order, so that each
+// listed action names a permission some route checks. (Words such as "view" or
+// "create" are no permission of any route and could not be granted.)
+func CatalogActions() []string {
+	var out []string
+	for _, c := range Catalog {
+		if c.Action != "*" && !slices.Contains(out, c.Action) {
+			out = append(out, c.Action)
+		}
+	}
+	return out
+}
 
 // Set is a set of permissions with wildcard matching.
 type Set map[Permission]bool

@@ -19,7 +19,7 @@ import (
 // A row is decided the way a service method decides: Require (or RequireAny, or
 // Authenticated when the row names no permission) first, then the context rule,
 // then reach over the target organization, site and device groups. A target
-// outside the caller's reach is errHidden, the 404 of DECISIONS.md ("a resource
+// outside the caller's reach is errHidden, the 404 of the API's conventions ("a resource
 // of another tenant is 404").
 
 var errHidden = fault.NotFound("Not found")
@@ -429,7 +429,7 @@ var rows = []row{
 	{"custom-star-org", authz.SSOAdmin, rNone, "O2", errHidden, none},
 	{"custom-star-org", authz.AuditExport, rMFA, "", errMFA, none},
 
-	// API keys: scope rules of spec 1 and the creator's ceiling.
+	// API keys: scope rules and the creator's ceiling.
 	{"key-empty", authz.DevicesRead, rNone, "O1", errKey, none},
 	{"key-empty", authz.UsersRead, rNone, "", errKey, none},
 	{"key-empty", none, rNone, "O1", nil, none},
@@ -460,7 +460,7 @@ var rows = []row{
 	{"key-sp", authz.DevicesWrite, rNone, "O1", errKey, none},
 	{"key-unknown", authz.DevicesRead, rNone, "O1", errKey, none},
 
-	// RequireAny: at least one of the listed permissions (spec 1 rule 1).
+	// RequireAny: at least one of the listed permissions.
 	{"oviewer", authz.DevicesWrite, rNone, "", nil, authz.DevicesRead},
 	{"oviewer", authz.DevicesWrite, rNone, "", errForbid, authz.ScriptsWrite},
 	{"key-devread", authz.ScriptsRead, rNone, "O1", nil, authz.DevicesRead},
@@ -468,7 +468,7 @@ var rows = []row{
 	{"ptech", authz.DevicesWrite, rNone, "O3", errHidden, authz.DevicesExecute},
 }
 
-// matrix is what each seeded role may do, written from DECISIONS.md
+// matrix is what each seeded role may do, written from the role descriptions
 // ("Permissions and system roles"), not from system.go: one line per catalogue
 // permission listing the roles that hold it. Every role not listed is refused.
 // Each cell is a row: the role's principal, at its own scope, unrestricted.
@@ -609,8 +609,8 @@ func TestPolicy(t *testing.T) {
 	t.Logf("%d rows (%d hand-written, %d from the role matrix)", len(all), len(rows), len(all)-len(rows))
 }
 
-// TestPolicyCoverage fails when the table misses a permission constant of spec 2
-// (and of the DECISIONS.md additions), a seeded role, a context rule or a refusal.
+// TestPolicyCoverage fails when the table misses a permission constant
+// (and of the catalogue additions), a seeded role, a context rule or a refusal.
 func TestPolicyCoverage(t *testing.T) {
 	ps := principals(t)
 	all := allRows()

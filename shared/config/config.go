@@ -91,11 +91,8 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		DeliveryDLQURL:      get("DELIVERY_DLQ_URL"),
 		EventsDLQURL:        get("EVENTS_DLQ_URL"),
 		EmailFrom:           def(get("EMAIL_FROM"), "no-reply@gale.example.com"),
-		EnableRegistration:  get("ENABLE_REGISTRATION") == "true",
-		Enable2FA:           get("ENABLE_2FA") != "false",
 		SystemAdminEmail:    get("SYSTEM_ADMIN_EMAIL"),
 		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),
-		PAMActuatorEnabled:  get("PAM_ACTUATOR_ENABLED") == "true",
 		WebAuthnRPID:        def(get("WEBAUTHN_RP_ID"), "localhost"),
 		WebAuthnRPName:      def(get("WEBAUTHN_RP_NAME"), "Gale"),
 		WebhookCAFile:       get("WEBHOOK_CA_FILE"),
@@ -105,6 +102,19 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 	c.WebhookAllowCIDRs = list(get("WEBHOOK_ALLOW_CIDRS"))
 
 	var err error
+	for _, b := range []struct {
+		key string
+		def bool
+		out *bool
+	}{
+		{"ENABLE_REGISTRATION", false, &c.EnableRegistration},
+		{"ENABLE_2FA", true, &c.Enable2FA},
+		{"PAM_ACTUATOR_ENABLED", false, &c.PAMActuatorEnabled},
+	} {
+		if *b.out, err = boolean(get, b.key, b.def); err != nil {
+			return c, err
+		}
+	}
 	if c.EnrollmentKeyTTL, err = minutes(get, "ENROLLMENT_KEY_DEFAULT_TTL_MINUTES", 60); err != nil {
 		return c, err
 	}
@@ -209,6 +219,20 @@ func fromSecretsManager(ctx context.Context, c Config, arn string, into map[stri
 	into["APP_ENCRYPTION_KEY"] = first(into["APP_ENCRYPTION_KEY"], v.EncryptionKey)
 	into["ENROLLMENT_KEY_PEPPER"] = first(into["ENROLLMENT_KEY_PEPPER"], v.EnrollmentPepper)
 	return nil
+}
+
+// boolean parses a setting with strconv.ParseBool; a value that does not parse
+// stops the process naming the setting rather than silently meaning false.
+func boolean(get Getenv, key string, d bool) (bool, error) {
+	v := get(key)
+	if v == "" {
+		return d, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("config: %s must be true or false, got %q", key, v)
+	}
+	return b, nil
 }
 
 func minutes(get Getenv, key string, d int) (time.Duration, error) {

@@ -101,3 +101,19 @@ func TestTimeoutsParseStrictly(t *testing.T) {
 		}
 	}
 }
+
+func TestBooleansParseStrictly(t *testing.T) {
+	c, err := load(t, map[string]string{"ENABLE_REGISTRATION": "1", "ENABLE_2FA": "FALSE", "PAM_ACTUATOR_ENABLED": "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.EnableRegistration || c.Enable2FA || !c.PAMActuatorEnabled {
+		t.Fatalf("parsed %v %v %v", c.EnableRegistration, c.Enable2FA, c.PAMActuatorEnabled)
+	}
+	for _, key := range []string{"ENABLE_REGISTRATION", "ENABLE_2FA", "PAM_ACTUATOR_ENABLED"} {
+		_, err := load(t, map[string]string{key: "yes"})
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=yes: err %v, want a refusal naming the setting", key, err)
+		}
+	}
+}

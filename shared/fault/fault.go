@@ -1,6 +1,6 @@
 // Package fault holds Gale's typed errors. Domain packages return them; the HTTP
-// edge (httpapi) maps each Kind to a status code and the error envelope of
-// DECISIONS.md. Nothing else decides a status code.
+// edge (httpapi) maps each Kind to a status code and the error envelope (Error
+// in the OpenAPI document, shared/api). Nothing else decides a status code.
 package fault
 
 import (
@@ -29,7 +29,8 @@ const (
 	KindUnavailable
 )
 
-// Stable machine codes of DECISIONS.md.
+// Stable machine codes: the Error.code enum of the OpenAPI document (a test
+// in shared/api holds the two equal).
 const (
 	CodeValidation            = "validation_failed"
 	CodeBadRequest            = "bad_request"

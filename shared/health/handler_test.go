@@ -40,3 +40,21 @@ func TestDegradedIs503(t *testing.T) {
 		t.Fatalf("body %v", body)
 	}
 }
+
+func TestOpenAPIDocumentIsPublic(t *testing.T) {
+	env := testenv.New(t)
+	h, err := app.Health(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: "/api/v1/openapi.json"}), 200)
+	fixture.Budget(t, res, 0)
+	body := res.JSON(t)
+	paths, _ := body["paths"].(map[string]any)
+	if body["openapi"] != "3.1.0" || paths["/api/v1/health"] == nil || paths["/api/v1/openapi.json"] == nil {
+		t.Fatalf("document %.300s", res.Body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+}

@@ -46,7 +46,7 @@ func Status(k fault.Kind) int {
 	return http.StatusInternalServerError
 }
 
-// WriteError is the one error encoder: the envelope of DECISIONS.md. Anything not
+// WriteError is the one error encoder: the Error envelope of the OpenAPI document. Anything not
 // a *fault.Error is a 500 whose text is logged with the request id and never sent.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	reqID := RequestID(r.Context())

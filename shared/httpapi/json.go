@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -61,7 +62,7 @@ func DecodeBytes(body []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return fault.Invalid("body", "unexpected data after the JSON object")
 	}
-	return nil
+	return exactFields(trimmed, reflect.TypeOf(v), "")
 }
 
 func decodeError(err error) error {

@@ -73,7 +73,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Edge wraps a group's handler with request ids, DynamoDB call counting, panic
 // recovery and a JSON access log. It is applied once per function.
 func Edge(next http.Handler, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return edge{inner: next, HandlerFunc: func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &state{requestID: r.Header.Get("X-Request-Id")}
 		if !validRequestID.MatchString(st.requestID) {
@@ -103,8 +103,17 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 				"dbCalls", calls.N(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
 		}()
 		next.ServeHTTP(sw, r)
-	})
+	}}
 }
+
+// edge is the handler Edge returns; it keeps the wrapped handler for Unwrap.
+type edge struct {
+	http.HandlerFunc
+	inner http.Handler
+}
+
+// Unwrap returns the handler Edge wrapped (for Patterns).
+func (e edge) Unwrap() http.Handler { return e.inner }
 
 func newRequestID() string {
 	var b [16]byte
@@ -113,7 +122,7 @@ func newRequestID() string {
 }
 
 // ClientIP is the address recorded in audit records: the first X-Forwarded-For
-// entry, else X-Real-IP, else the connection's address (spec 1, Events).
+// entry, else X-Real-IP, else the connection's address.
 func ClientIP(r *http.Request) string {
 	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
 		first := strings.TrimSpace(strings.Split(xff, ",")[0])

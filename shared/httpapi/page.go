@@ -17,7 +17,7 @@ type Pagination struct {
 	Total int `json:"total"`
 }
 
-// List is the default list envelope of DECISIONS.md.
+// List is the list envelope {data, pagination} of the OpenAPI document.
 type List[T any] struct {
 	Data       []T        `json:"data"`
 	Pagination Pagination `json:"pagination"`

@@ -67,6 +67,7 @@ type AuthzTracker interface {
 type Router struct {
 	mux     *http.ServeMux
 	routes  []Route
+	pending []string
 	authn   Authenticator
 	tracker AuthzTracker
 	// Strict makes a route that succeeded without an authorization check panic
@@ -90,6 +91,33 @@ func (rt *Router) Add(routes ...Route) {
 
 // Routes lists the registered routes (for docs and route-coverage tests).
 func (rt *Router) Routes() []Route { return append([]Route(nil), rt.routes...) }
+
+// Patterns lists every registered pattern as "METHOD /path", the routes and
+// the pending (501) ones, for the route-coverage test against the OpenAPI
+// document.
+func (rt *Router) Patterns() []string {
+	var out []string
+	for _, r := range rt.routes {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return append(out, rt.pending...)
+}
+
+// Patterns returns the patterns of h's router, looking through handlers that
+// wrap one (Edge); ok is false when h serves no Router (e.g. a not-built group).
+func Patterns(h http.Handler) (patterns []string, ok bool) {
+	for h != nil {
+		if rt, is := h.(*Router); is {
+			return rt.Patterns(), true
+		}
+		u, is := h.(interface{ Unwrap() http.Handler })
+		if !is {
+			return nil, false
+		}
+		h = u.Unwrap()
+	}
+	return nil, false
+}
 
 func (rt *Router) serve(route Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -218,6 +246,7 @@ func NotImplemented(prefixes ...string) http.Handler {
 func (rt *Router) Pending(routes ...string) {
 	for _, r := range routes {
 		method, path, _ := strings.Cut(r, " ")
+		rt.pending = append(rt.pending, r)
 		rt.mux.Handle(method+" "+path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, r, fault.NotImplemented())
 		}))

@@ -2,8 +2,10 @@ package httpapi_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -201,5 +203,19 @@ func TestNotImplemented(t *testing.T) {
 		if c.want == 501 && (body["error"] != "Not implemented" || body["code"] != "not_implemented") {
 			t.Errorf("501 body %s", rec.Body.String())
 		}
+	}
+}
+
+func TestPatternsLookThroughEdge(t *testing.T) {
+	rt := httpapi.NewRouter(nil, nil)
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/things/{id}", Access: httpapi.Public,
+		Handle: func(w http.ResponseWriter, r *http.Request) error { return nil }})
+	rt.Pending("POST /api/v1/things")
+	pats, ok := httpapi.Patterns(httpapi.Edge(rt, slog.New(slog.DiscardHandler)))
+	if !ok || !slices.Equal(pats, []string{"GET /api/v1/things/{id}", "POST /api/v1/things"}) {
+		t.Fatalf("Patterns = %v, %v", pats, ok)
+	}
+	if _, ok := httpapi.Patterns(httpapi.NotImplemented("/api/v1/x")); ok {
+		t.Error("a not-built group has no router patterns")
 	}
 }

@@ -188,7 +188,7 @@ type Handler struct{ Svc *Service }
 // Routes registers accept-invite and invite/preview.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		// Public by DECISIONS.md: the invitation token is the credential; a per-IP limit guards acceptance.
+		// Public: the invitation token is the credential; a per-IP limit guards acceptance.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/accept-invite", Access: httpapi.Public, Handle: h.accept},
 		// Public: the token is the credential (256 random bits).
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/invite/preview", Access: httpapi.Public, Handle: h.preview},

@@ -15,8 +15,8 @@ type Handler struct{ Svc *Service }
 
 const prefix = "/api/v1/auth"
 
-// Routes registers the routes. Every one is an enrolment route (DECISIONS.md:
-// Force MFA exempts /auth/mfa/* and /auth/phone/*).
+// Routes registers the routes. Every one is an enrolment route (Force MFA, in
+// the OpenAPI document's conventions, exempts /auth/mfa/* and /auth/phone/*).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	post := func(path string, access httpapi.Access, fn httpapi.Handler) httpapi.Route {
 		return httpapi.Route{Method: http.MethodPost, Path: prefix + path, Access: access, Enrol: true, Handle: fn}

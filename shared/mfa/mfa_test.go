@@ -63,7 +63,6 @@ type world struct {
 func newWorld(t *testing.T, vars ...string) *world {
 	t.Helper()
 	env := testenv.New(t, vars...)
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	email := "m-" + randDigits(8) + "@example.com"

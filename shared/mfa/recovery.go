@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Recovery codes (DECISIONS.md): 10 per set, XXXX-XXXX, each single use, stored
+// Recovery codes (POST /auth/mfa/recovery-codes in the OpenAPI document): 10 per set, XXXX-XXXX, each single use, stored
 // as keyed hashes. The alphabet drops 0/O and 1/I, so 32 symbols give 40 bits a
 // code; the hash is HMAC-SHA256 under a key derived from the encryption key, so
 // a leaked table alone cannot be brute-forced offline.

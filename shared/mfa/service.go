@@ -145,7 +145,7 @@ func caller(ctx context.Context) (*authz.Principal, error) {
 	return p, nil
 }
 
-// SetupResult is the TOTP setup response of DECISIONS.md.
+// SetupResult is the TOTP setup response (AuthMFASetup in the OpenAPI document).
 type SetupResult struct {
 	Secret        string   `json:"secret"`
 	OTPAuthURL    string   `json:"otpAuthUrl"`

@@ -10,7 +10,7 @@ import (
 
 // Handler serves the passkey routes of /api/v1/auth. The /auth/passkeys routes
 // need a user session and are open to Force MFA users who have not enrolled yet
-// (DECISIONS.md); the /auth/mfa/passkey routes are public: the MFA temp token of
+// (Force MFA in the OpenAPI document); the /auth/mfa/passkey routes are public: the MFA temp token of
 // the login is their credential.
 //
 // DynamoDB calls per request, as asserted by the tests. Authentication costs 2 of
@@ -50,7 +50,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	)
 }
 
-// List defaults of DECISIONS.md.
+// List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
 	pageMax     = 100
@@ -73,7 +73,7 @@ func (h *Handler) registerOptions(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) registerVerify(w http.ResponseWriter, r *http.Request) error {
-	// The body is the credential JSON itself (DECISIONS.md): a JSON object under
+	// The body is the credential JSON itself (see the OpenAPI document): a JSON object under
 	// the body limit, handed to go-webauthn's parser as is.
 	var raw json.RawMessage
 	if err := httpapi.Decode(r, &raw); err != nil {

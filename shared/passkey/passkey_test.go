@@ -1,6 +1,10 @@
 package passkey_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -50,7 +54,6 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	t.Parallel()
 	env := testenv.New(t, "APP_URL", origin, "WEBAUTHN_RP_ID", rpID)
-	fixture.SeedRoles(t, env)
 	p := fixture.Partner(t, env, "P")
 	o := fixture.Org(t, env, p.ID, "O")
 	// Sign-in lives in the auth function, passkeys in auth-passkeys: serve both.
@@ -80,7 +83,7 @@ type authenticator struct {
 }
 
 func newAuthenticator() *authenticator {
-	a := &authenticator{auth: virtualwebauthn.NewAuthenticator(), cred: virtualwebauthn.NewCredential(virtualwebauthn.KeyTypeEC2)}
+	a := &authenticator{auth: virtualwebauthn.NewAuthenticator(), cred: ec2Credential()}
 	a.auth.AddCredential(a.cred)
 	return a
 }
@@ -674,5 +677,41 @@ func TestMalformedRequests(t *testing.T) {
 	res := fixture.Expect(t, w.do(t, "PATCH", "/api/v1/auth/passkeys/"+long, c.Token, map[string]string{"name": "x"}), 400)
 	if !strings.Contains(string(res.Body), `"id"`) {
 		t.Fatalf("400 does not name id: %s", res.Body)
+	}
+}
+
+// ec2Credential is a virtual authenticator credential whose P-256 coordinates
+// both encode to 32 bytes. virtualwebauthn encodes them with big.Int.Bytes(), so
+// about one key in 128 would have a 31-byte coordinate that go-webauthn rightly
+// refuses; drawing until both are full length keeps every test deterministic.
+func ec2Credential() virtualwebauthn.Credential {
+	for {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			panic(err)
+		}
+		if len(k.X.Bytes()) != 32 || len(k.Y.Bytes()) != 32 {
+			continue
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			panic(err)
+		}
+		return virtualwebauthn.NewCredentialWithImportedKey(virtualwebauthn.KeyTypeEC2, der)
+	}
+}
+
+// Every drawn credential registers: 512 of them carry full-length coordinates.
+func TestEC2CredentialsHaveFullLengthCoordinates(t *testing.T) {
+	for i := 0; i < 512; i++ {
+		c := ec2Credential()
+		parsed, err := x509.ParsePKCS8PrivateKey(c.Key.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := parsed.(*ecdsa.PrivateKey)
+		if len(k.X.Bytes()) != 32 || len(k.Y.Bytes()) != 32 {
+			t.Fatalf("key %d has a short coordinate", i)
+		}
 	}
 }

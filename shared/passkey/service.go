@@ -25,9 +25,9 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Limits of DECISIONS.md and of this package.
+// Limits of passkeys (described on the routes in the OpenAPI document).
 const (
-	// ChallengeTTL is the life of a registration or login challenge (spec 2 Limits).
+	// ChallengeTTL is the life of a registration or login challenge.
 	ChallengeTTL = 5 * time.Minute
 	// MaxPerUser bounds a user's passkeys, so a user's partition and the
 	// allowCredentials list stay small.

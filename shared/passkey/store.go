@@ -1,4 +1,4 @@
-// Package passkey owns WebAuthn passkeys as a second factor (spec 2): registration
+// Package passkey owns WebAuthn passkeys as a second factor: registration
 // behind a current-password step-up, listing, renaming and deletion of one's own
 // passkeys, and the passkey leg of the MFA login sequence, which ends in
 // signin.Complete like every other sign-in. The WebAuthn ceremonies themselves

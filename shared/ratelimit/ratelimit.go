@@ -26,7 +26,8 @@ type Rule struct {
 	Window time.Duration
 }
 
-// The fixed numbers of DECISIONS.md.
+// The fixed numbers; each route's description in the OpenAPI document
+// (shared/api) names the limits it applies.
 var (
 	LoginIP          = Rule{"login-ip", 10, 5 * time.Minute}
 	LoginIPEmail     = Rule{"login-ip-email", 5, 5 * time.Minute}

@@ -12,13 +12,15 @@ var (
 	ErrModifySystem = fault.Forbidden("Cannot modify system roles")
 	ErrDeleteSystem = fault.Forbidden("Cannot delete system roles")
 	// ErrWildcard refuses `*:*` (directly or through a parent) to a caller who
-	// does not hold it (DECISIONS.md).
+	// does not hold it (described on POST /roles in the OpenAPI document).
 	ErrWildcard = fault.Forbidden("Only a holder of *:* can assign the *:* permission")
 	// ErrCeiling refuses permissions the caller does not hold themselves.
 	ErrCeiling = fault.Forbidden("Cannot grant permissions you do not hold")
 
-	// ErrInUse carries details {userCount, childRoleCount}.
+	// ErrInUse (users hold the role) and ErrInherited (no user, but child roles
+	// inherit from it) carry details {userCount, childRoleCount}.
 	ErrInUse     = fault.BadRequest("Cannot delete role with assigned users")
+	ErrInherited = fault.BadRequest("Cannot delete role inherited by other roles")
 	ErrCircular  = fault.BadRequest("Circular role inheritance")
 	ErrTooDeep   = fault.BadRequest("Role inheritance is too deep")
 	ErrNoUpdates = fault.BadRequest("No updates provided")

@@ -10,7 +10,7 @@ import (
 )
 
 // Handler serves the roles group: /roles and /permissions. Every route needs a
-// user session (JWT) and none requires MFA (spec 2 lists none). Every service
+// user session (JWT) and none requires MFA. Every service
 // method authorizes first and refuses a partner caller without full
 // organization access (403 `Full partner organization access required`).
 //
@@ -30,8 +30,8 @@ import (
 //	GET    /roles/permissions/available        2                none
 //	GET    /permissions/catalog                2                none
 //	GET    /roles/:id                          4                GSI1 Query role, GSI2 Query holders (custom) or GSI1 Query caller's members (system)
-//	PATCH  /roles/:id                          4 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit)
-//	                                           parent; system
+//	PATCH  /roles/:id                          5 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit),
+//	                                           parent; system   GSI2 Query holders (userCount of the answer)
 //	                                           role 403: 3)
 //	DELETE /roles/:id                          5 (in use 400:   GSI1 Query role, GSI2 Query holders, transaction (conditional delete, name guard, [parent count], audit)
 //	                                           4; system 403: 3)
@@ -44,12 +44,12 @@ import (
 // 3, never more than the success; a malformed id (400) or a refused permission
 // (403) costs only authentication.
 //
-// Responses: lists use the envelope of DECISIONS.md {data, pagination} (page
+// Responses: lists use the envelope {data, pagination} (page
 // from 1, limit default 50, max 100); a role is its record with its direct
 // permissions and userCount; DELETE answers {success: true}; /roles/:id/users
 // is {data: [{id (the user's), email, name, status, scope, partnerId?, orgId?,
-// assignedAt}], pagination}; /roles/:id/effective-permissions is {roleId,
-// permissions: [{resource, action, sourceRoleId, sourceRoleName, inherited}]}.
+// assignedAt}], pagination}; /roles/:id/effective-permissions is {data:
+// [{resource, action, sourceRoleId, sourceRoleName, inherited}], pagination}.
 type Handler struct{ Svc *Service }
 
 // NewHandler returns the roles handler.
@@ -60,7 +60,7 @@ const (
 	permissionsPath = "/api/v1/permissions"
 )
 
-// List defaults of DECISIONS.md.
+// List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
 	pageMax     = 100
@@ -135,12 +135,6 @@ type available struct {
 // catalog is the answer of GET /permissions/catalog.
 type catalog struct {
 	Permissions []authz.CatalogEntry `json:"permissions"`
-}
-
-// effective is the answer of GET /roles/:id/effective-permissions.
-type effective struct {
-	RoleID      string  `json:"roleId"`
-	Permissions []Grant `json:"permissions"`
 }
 
 // deleted is the answer of DELETE /roles/:id.
@@ -255,14 +249,14 @@ func (h *Handler) users(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) effective(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	gs, err := h.Svc.Effective(r.Context(), id)
+	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
 		return err
 	}
-	if gs == nil {
-		gs = []Grant{}
+	gs, err := h.Svc.Effective(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, effective{RoleID: id, Permissions: gs})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(gs, pg))
 	return nil
 }

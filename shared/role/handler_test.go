@@ -200,23 +200,28 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 
 	// GET /roles/:id/effective-permissions: direct and inherited, with sources.
 	var eff struct {
-		RoleID      string `json:"roleId"`
-		Permissions []struct {
+		Data []struct {
 			Resource, Action, SourceRoleID, SourceRoleName string
 			Inherited                                      bool
-		} `json:"permissions"`
+		} `json:"data"`
+		Pagination struct{ Page, Limit, Total int } `json:"pagination"`
 	}
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID+"/effective-permissions", nil, 5), http.StatusOK).Decode(t, &eff)
 	sources := map[string]string{}
-	for _, g := range eff.Permissions {
+	for _, g := range eff.Data {
 		sources[g.Resource+":"+g.Action] = g.SourceRoleName
 		if g.Inherited != (g.SourceRoleID == role.OrgViewerID) {
 			t.Errorf("%s:%s inherited=%v from %s", g.Resource, g.Action, g.Inherited, g.SourceRoleName)
 		}
 	}
-	if eff.RoleID != helpdesk.ID || sources["devices:execute"] != "Helpdesk" || sources["devices:read"] != "Org Viewer" ||
-		len(sources) != 6 {
-		t.Fatalf("effective: %v", sources)
+	if sources["devices:execute"] != "Helpdesk" || sources["devices:read"] != "Org Viewer" || len(sources) != 6 ||
+		eff.Pagination != (struct{ Page, Limit, Total int }{1, 50, 6}) {
+		t.Fatalf("effective: %v %+v", sources, eff.Pagination)
+	}
+	// The {data, pagination} envelope pages like every list.
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID+"/effective-permissions?page=2&limit=4", nil, 5), http.StatusOK).Decode(t, &eff)
+	if len(eff.Data) != 2 || eff.Pagination.Total != 6 {
+		t.Fatalf("effective page 2 of 4: %+v", eff)
 	}
 
 	// GET /roles/:id/users
@@ -236,13 +241,15 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 	var upd roleJSON
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{
 		"name": "Helpdesk L1", "parentRoleId": nil, "permissions": []any{perm("devices", "read")},
-	}, 5), http.StatusOK).Decode(t, &upd)
-	if upd.Name != "Helpdesk L1" || upd.ParentRoleID != nil || len(upd.Permissions) != 1 || upd.Permissions[0] != authz.DevicesRead {
+	}, 6), http.StatusOK).Decode(t, &upd)
+	// The answer counts the role's holders as GET does (one user holds it).
+	if upd.Name != "Helpdesk L1" || upd.ParentRoleID != nil || len(upd.Permissions) != 1 || upd.Permissions[0] != authz.DevicesRead ||
+		upd.UserCount != 1 {
 		t.Fatalf("updated: %+v", upd)
 	}
 	// A PATCH without parentRoleId leaves the parent alone.
-	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"parentRoleId": role.OrgViewerID}, 5), http.StatusOK)
-	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"description": "L1"}, 4), http.StatusOK).Decode(t, &upd)
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"parentRoleId": role.OrgViewerID}, 6), http.StatusOK)
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"description": "L1"}, 5), http.StatusOK).Decode(t, &upd)
 	if upd.ParentRoleID == nil || *upd.ParentRoleID != role.OrgViewerID || upd.Description != "L1" {
 		t.Fatalf("description-only PATCH changed the parent: %+v", upd)
 	}
@@ -277,7 +284,8 @@ func TestHTTPChildBlocksDeleteAndCycles(t *testing.T) {
 	child := w.create(t, hAAdmin, map[string]any{"name": "Child", "parentRoleId": parent.ID})
 	grandchild := w.create(t, hAAdmin, map[string]any{"name": "Grandchild", "parentRoleId": child.ID})
 
-	body := wantError(t, w.do(t, hAAdmin, http.MethodDelete, rolesURL+"/"+parent.ID, nil, 0), http.StatusBadRequest, "")
+	body := wantError(t, w.do(t, hAAdmin, http.MethodDelete, rolesURL+"/"+parent.ID, nil, 0), http.StatusBadRequest,
+		"Cannot delete role inherited by other roles")
 	if d, _ := body["details"].(map[string]any); d["userCount"] != float64(0) || d["childRoleCount"] != float64(1) {
 		t.Fatalf("details: %s", body)
 	}
@@ -370,8 +378,25 @@ func TestHTTPRouting(t *testing.T) {
 	var avail struct{ Resources, Actions []string }
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, rolesURL+"/permissions/available", nil, 2), http.StatusOK).Decode(t, &avail)
 	if !slices.Equal(avail.Resources, authz.CatalogResources) || len(avail.Resources) != 12 ||
-		strings.Join(avail.Actions, ",") != "view,create,update,delete,execute" {
+		strings.Join(avail.Actions, ",") != "read,write,delete,execute,acknowledge,invite,accept_risk,access,export,manage,admin" {
 		t.Fatalf("available: %+v", avail)
+	}
+	// Every listed action names a grantable permission, and every action the
+	// catalogue uses is listed.
+	used := map[string]bool{}
+	for _, c := range authz.Catalog {
+		if c.Action != "*" {
+			used[c.Action] = true
+		}
+	}
+	for _, a := range avail.Actions {
+		if !used[a] {
+			t.Errorf("available action %q is no permission of the catalogue", a)
+		}
+		delete(used, a)
+	}
+	if len(used) != 0 {
+		t.Errorf("catalogue actions not listed: %v", used)
 	}
 	// /roles/permissions is /roles/{id} with a malformed id.
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodGet, rolesURL+"/permissions", nil, 0), "id")

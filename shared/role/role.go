@@ -1,4 +1,4 @@
-// Package role owns roles: the seeded system roles of DECISIONS.md (immutable),
+// Package role owns roles: the system roles (immutable, defined by SystemRoles),
 // custom roles owned by a partner or an organization, single-parent inheritance
 // with cycle rejection, and effective permissions with their source role.
 //

@@ -18,7 +18,7 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Bounds of a role's fields (spec 2: name up to 100 characters).
+// Bounds of a role's fields (name up to 100 characters).
 const (
 	MaxName        = 100
 	MaxDescription = 2000
@@ -64,7 +64,7 @@ type View struct {
 
 // CreateInput is the body of POST /roles.
 type CreateInput struct {
-	// OrgID names the organization for partner and system callers (DECISIONS.md);
+	// OrgID names the organization for partner and system callers (orgId in the OpenAPI document);
 	// without it a partner caller creates a partner role. Organization callers
 	// may omit it or name their own organization.
 	OrgID        string
@@ -261,7 +261,7 @@ func permissionStrings(f fault.Fields, ps []authz.Permission) []string {
 	return out
 }
 
-// systemRole returns the seeded role id (definitions are code).
+// systemRole returns system role id from its definition.
 func systemRole(id string) (*Role, bool) {
 	for _, r := range SystemRoles() {
 		if r.ID == id {
@@ -578,7 +578,12 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	if err := s.commit(ctx, tx, guard); err != nil {
 		return nil, fmt.Errorf("update role %s: %w", r.ID, err)
 	}
-	return &View{Role: &next, Permissions: next.PermissionList()}, nil
+	// The answer is the role as GET shows it, with its holders counted.
+	n, err := s.userCount(ctx, p, &next)
+	if err != nil {
+		return nil, err
+	}
+	return &View{Role: &next, Permissions: next.PermissionList(), UserCount: n}, nil
 }
 
 // Delete removes a custom role nobody holds and no role inherits from.
@@ -595,7 +600,11 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if len(holders) > 0 || r.ChildCount > 0 {
-		return ErrInUse.WithDetails(map[string]any{"userCount": len(holders), "childRoleCount": r.ChildCount})
+		refusal := ErrInUse
+		if len(holders) == 0 {
+			refusal = ErrInherited // say what blocks it: only child roles
+		}
+		return refusal.WithDetails(map[string]any{"userCount": len(holders), "childRoleCount": r.ChildCount})
 	}
 	o := ownerOf(r)
 	tx := (&store.Tx{}).Add(
@@ -704,7 +713,7 @@ func (s *Service) userCount(ctx context.Context, p *authz.Principal, r *Role) (i
 
 // List returns the system roles of the owner's scope, then the owner's custom
 // roles by name, each with the number of the owner's users holding it. orgID is
-// for partner and system callers (DECISIONS.md).
+// for partner and system callers (the OrgIdQuery parameter).
 func (s *Service) List(ctx context.Context, orgID string) ([]View, error) {
 	p, err := authz.Require(ctx, authz.UsersRead)
 	if err != nil {
@@ -852,7 +861,7 @@ func (s *Service) Available(ctx context.Context) (resources, actions []string, e
 	if err := p.RequireFullPartnerAccess(); err != nil {
 		return nil, nil, err
 	}
-	return slices.Clone(authz.CatalogResources), slices.Clone(authz.CatalogActions), nil
+	return slices.Clone(authz.CatalogResources), authz.CatalogActions(), nil
 }
 
 // Catalog is GET /permissions/catalog: every assignable permission.

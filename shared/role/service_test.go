@@ -40,7 +40,6 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	w := &world{env: env}
 	w.p1, w.p2 = fixture.Partner(t, env, "P1"), fixture.Partner(t, env, "P2")
 	w.a, w.b = fixture.Org(t, env, w.p1.ID, "A"), fixture.Org(t, env, w.p1.ID, "B")

@@ -16,8 +16,15 @@ const MaxDepth = 10
 // Store reads and writes roles.
 type Store struct{ St *store.Store }
 
-// Get reads the role id of owner.
+// Get reads the role id of owner. System roles come from their Go definition
+// (SystemRoles), never from the table: one source, no seeding, no read.
 func (s Store) Get(ctx context.Context, owner, id string) (*Role, error) {
+	if owner == SystemOwner {
+		if r, ok := systemRole(id); ok {
+			return r, nil
+		}
+		return nil, fmt.Errorf("get role %s: %w", id, store.ErrNotFound)
+	}
 	var r Role
 	k := keys(owner, id)
 	if err := s.St.Get(ctx, k.PK, k.SK, &r); err != nil {
@@ -28,6 +35,9 @@ func (s Store) Get(ctx context.Context, owner, id string) (*Role, error) {
 
 // ByID finds a role by id alone (GSI1); callers check the owner is visible.
 func (s Store) ByID(ctx context.Context, id string) (*Role, error) {
+	if r, ok := systemRole(id); ok {
+		return r, nil
+	}
 	var rs []Role
 	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "ROLEREF#" + id}, &rs); err != nil {
 		return nil, fmt.Errorf("role %s: %w", id, err)
@@ -38,8 +48,15 @@ func (s Store) ByID(ctx context.Context, id string) (*Role, error) {
 	return &rs[0], nil
 }
 
-// ByOwner lists the roles of an owner.
+// ByOwner lists the roles of an owner (SystemOwner: the Go definitions).
 func (s Store) ByOwner(ctx context.Context, owner string) ([]Role, error) {
+	if owner == SystemOwner {
+		rs := SystemRoles()
+		for i := range rs {
+			rs[i].Keys = keys(SystemOwner, rs[i].ID)
+		}
+		return rs, nil
+	}
 	var rs []Role
 	if err := s.St.AllInto(ctx, store.Query{PK: "ROLES#" + owner, SKPrefix: "ROLE#"}, &rs); err != nil {
 		return nil, fmt.Errorf("roles of %s: %w", owner, err)
@@ -87,19 +104,6 @@ func (s Store) Effective(ctx context.Context, owner, id string) (authz.Set, bool
 		}
 	}
 	return set, force, grants, nil
-}
-
-// Seed writes the system roles (idempotent: their definitions are code, so a
-// newer definition replaces an older one).
-func (s Store) Seed(ctx context.Context, now string) error {
-	for _, r := range SystemRoles() {
-		r.Keys = keys(SystemOwner, r.ID)
-		r.CreatedAt, r.UpdatedAt = now, now
-		if err := s.St.Do(ctx, store.Put(r)); err != nil {
-			return fmt.Errorf("seed role %s: %w", r.Name, err)
-		}
-	}
-	return nil
 }
 
 // nameGuard reserves a role name (case-insensitively) within its owner.

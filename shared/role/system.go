@@ -4,7 +4,8 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 )
 
-// Fixed ids of the seeded system roles, so every environment agrees on them.
+// Fixed ids of the system roles, so every environment agrees on them. The roles
+// live in code only (SystemRoles): nothing writes them to the table.
 const (
 	SystemAdminID       = "00000000-0000-4000-8000-000000000001"
 	PartnerAdminID      = "00000000-0000-4000-8000-000000000002"
@@ -23,7 +24,7 @@ func perms(ps ...authz.Permission) []string {
 	return out
 }
 
-// SystemRoles are the immutable roles of DECISIONS.md, seeded at bootstrap.
+// SystemRoles are the immutable system roles; this table is their definition.
 func SystemRoles() []Role {
 	a := authz.AdminAll
 	orgAdmin := []authz.Permission{

@@ -26,7 +26,7 @@ type Group struct {
 // Groups lists every HTTP route group. Order is irrelevant: Lookup picks the
 // longest matching prefix.
 var Groups = []Group{
-	{Function: "health", Prefixes: []string{APIBase + "/health"}},
+	{Function: "health", Prefixes: []string{APIBase + "/health", APIBase + "/openapi.json"}},
 	{Function: "api-keys", Prefixes: []string{APIBase + "/api-keys"}},
 	{Function: "enrollment-keys", Prefixes: []string{APIBase + "/enrollment-keys"}},
 	{Function: "service-principals", Prefixes: []string{APIBase + "/service-principals"}},
@@ -88,6 +88,10 @@ var Schedules = []Schedule{
 	{Job: "deletion-grace", RateMinutes: 60},
 	{Job: "elevation-expiry", RateMinutes: 1},
 	{Job: "device-offline", RateMinutes: 1},
+	// bootstrap creates the configured system administrator when it is missing
+	// (one read when it exists): deploys need no manual step, and no function
+	// does it on a cold start.
+	{Job: "bootstrap", RateMinutes: 60},
 }
 
 // Workers are functions not behind API Gateway.

@@ -62,6 +62,7 @@ func TestEveryFunctionDirectoryHasAnEntryAndBack(t *testing.T) {
 func TestLookup(t *testing.T) {
 	cases := map[string]string{
 		"/api/v1/health":                      "health",
+		"/api/v1/openapi.json":                "health",
 		"/api/v1/users":                       "users",
 		"/api/v1/users/me":                    "users",
 		"/api/v1/users/9b1d/roles":            "users",

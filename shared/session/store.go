@@ -22,7 +22,7 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// Session is one refresh-token family (the Session resource of spec 2).
+// Session is one refresh-token family (one sign-in session).
 type Session struct {
 	store.Keys
 	ID        string      `dynamodbav:"id"`

@@ -11,6 +11,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -23,7 +24,7 @@ import (
 // Audience of every access token.
 const Audience = "gale-api"
 
-// Lifetimes of DECISIONS.md.
+// Lifetimes of the tokens (the OpenAPI document describes them under info).
 const (
 	AccessTTL  = 15 * time.Minute
 	RefreshTTL = 7 * 24 * time.Hour
@@ -37,6 +38,21 @@ type Claims struct {
 	OrgID     string      `json:"orgId,omitempty"`
 	MFA       bool        `json:"mfa"`
 	jwt.RegisteredClaims
+}
+
+// MarshalJSON writes the claims with `aud` as the single string "gale-api"
+// (the OpenAPI document's token description), not the one-element array
+// jwt.ClaimStrings writes by default. Parsing accepts either form.
+func (c Claims) MarshalJSON() ([]byte, error) {
+	type plain Claims // without this method
+	aud := ""
+	if len(c.Audience) > 0 {
+		aud = c.Audience[0]
+	}
+	return json.Marshal(struct {
+		plain
+		Audience string `json:"aud,omitempty"`
+	}{plain(c), aud})
 }
 
 // Signer issues and verifies access tokens.

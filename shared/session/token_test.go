@@ -1,6 +1,8 @@
 package session
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -99,5 +101,24 @@ func TestRefreshTokenFormat(t *testing.T) {
 		if _, _, ok := ParseRefresh(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// The audience is the string "gale-api", not a one-element array.
+func TestAudienceIsAString(t *testing.T) {
+	tok, err := signer(t0).Issue("11111111-1111-4111-8111-111111111111", goldenClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	if aud, ok := claims["aud"].(string); !ok || aud != "gale-api" {
+		t.Fatalf("aud = %#v, want the string gale-api", claims["aud"])
 	}
 }

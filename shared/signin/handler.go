@@ -9,7 +9,8 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
-// Cookie of the refresh token (DECISIONS.md).
+// Cookie of the refresh token and the CSRF header that must come with it
+// (documented on POST /auth/refresh in the OpenAPI document, shared/api).
 const (
 	CookieName = "service_refresh_token"
 	CookiePath = "/api/v1/auth"
@@ -25,7 +26,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		// Public by the spec: the credentials are in the body; rate limits guard it.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/login", Access: httpapi.Public, Handle: h.login},
-		// Public by the spec: the refresh token (cookie + CSRF header, or body) is the credential.
+		// Public by the spec: the refresh token (cookie + CSRF header) is the credential.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/refresh", Access: httpapi.Public, Handle: h.refresh},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/logout", Access: httpapi.User, Enrol: true, Handle: h.logout},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/me", Access: httpapi.User, Enrol: true, Handle: h.me},
@@ -94,24 +95,31 @@ func ClearRefreshCookie(w http.ResponseWriter) {
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 }
 
+// refresh rotates the pair. The refresh token travels only in the HttpOnly
+// cookie, always with the CSRF header: a token in a JSON body (readable by
+// scripts, and sendable cross-site without the header) is refused, so the
+// cookie's protections cannot be bypassed.
 func (h *Handler) refresh(w http.ResponseWriter, r *http.Request) error {
-	token := ""
-	if c, err := r.Cookie(CookieName); err == nil && c.Value != "" {
-		if strings.TrimSpace(r.Header.Get(CSRFHeader)) == "" {
-			return fault.Forbidden("CSRF header x-service-csrf is required").WithDetails(map[string]any{"header": CSRFHeader})
-		}
-		token = c.Value
-	} else if r.ContentLength != 0 {
+	if r.ContentLength != 0 {
 		var in struct {
-			RefreshToken string `json:"refreshToken"`
+			RefreshToken *string `json:"refreshToken"`
 		}
 		if err := httpapi.Decode(r, &in); err != nil {
 			return err
 		}
-		token = in.RefreshToken
+		if in.RefreshToken != nil {
+			return fault.Invalid("refreshToken", "is not accepted in the body; send the "+CookieName+" cookie with the "+CSRFHeader+" header")
+		}
+	}
+	token := ""
+	if c, err := r.Cookie(CookieName); err == nil {
+		token = c.Value
 	}
 	if token == "" {
 		return fault.Unauthorized("Refresh token required")
+	}
+	if strings.TrimSpace(r.Header.Get(CSRFHeader)) == "" {
+		return fault.Forbidden("CSRF header x-service-csrf is required").WithDetails(map[string]any{"header": CSRFHeader})
 	}
 	res, err := h.Svc.Refresh(r.Context(), token, ClientOf(r))
 	if err != nil {

@@ -26,7 +26,7 @@ var common = func() map[string]bool {
 // minEntropy rejects passwords that are long but trivially guessable ("aaaaaaaa").
 const minEntropy = 40
 
-// CheckPassword applies DECISIONS.md: 8-128 characters, common passwords refused,
+// CheckPassword applies the password rule: 8-128 characters, common passwords refused,
 // and a strength check. field names the JSON path in the error.
 func CheckPassword(field, pw string) error {
 	f := fault.Fields{}

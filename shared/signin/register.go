@@ -30,7 +30,7 @@ var (
 	ErrEmailTaken = fault.Conflict("Email is already registered")
 )
 
-// MaxName bounds user and partner names (spec 2: string up to 255).
+// MaxName bounds user and partner names (up to 255 characters).
 const MaxName = 255
 
 // PartnerAdminRoleName names the partner-owned copy of Partner Admin that

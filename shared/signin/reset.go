@@ -31,12 +31,12 @@ type Mailer interface {
 	SendEmail(ctx context.Context, e notify.Email) error
 }
 
-// ResetTTL is how long a password-reset link is valid (spec 2, Limits).
+// ResetTTL is how long a password-reset link is valid.
 const ResetTTL = time.Hour
 
 // ChangePasswordLimit bounds current-password guesses through change-password:
-// 5 attempts per 5 minutes per user, like the other password re-entries of
-// DECISIONS.md (account deletion, passkeys).
+// 5 attempts per 5 minutes per user, like the other password re-entries
+// (account deletion, passkeys).
 var ChangePasswordLimit = ratelimit.Rule{Name: "change-password-user", Limit: 5, Window: 5 * time.Minute}
 
 // Errors of password reset and change.

@@ -122,7 +122,8 @@ const (
 	LockDuration = 15 * time.Minute
 )
 
-// Result is the login, MFA-verify and SSO-exchange response of DECISIONS.md.
+// Result is the login, MFA-verify and SSO-exchange response (AuthLoginResponse
+// in the OpenAPI document).
 type Result struct {
 	User             *Account `json:"user,omitempty"`
 	Tokens           *Tokens  `json:"tokens,omitempty"`
@@ -220,7 +221,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	return s.Complete(ctx, u, m, false, c)
 }
 
-// maxEmail bounds an e-mail address (spec 2: up to 255 characters).
+// maxEmail bounds an e-mail address (up to 255 characters).
 const maxEmail = 255
 
 // lookup reads the user by e-mail and the lock in one batch. An address longer

@@ -32,8 +32,14 @@
 //	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey
 //	MFA temp token      MFATEMP#<sha256> / MFATEMP               -                                  -                        signin
 //	login lock          LOCK#<hash(e-mail)> / LOCK               -                                  -                        signin
-//	role                ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role
+//	role (custom)       ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role (system roles live in code only)
 //	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
+//	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
+//	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment
+//	device              ORG#<oid> / DEVICE#<id>                  -                                  DEVSEEN#<shard> / <minute>#<id> (online only)  device
+//	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
+//	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
+//	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
 //	rate-limit window   RL#<rule>#<subject> / <window start>     -                                  -                        ratelimit
@@ -42,8 +48,13 @@
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
 // query; a partner's organizations one GSI1 query; all organizations (system
 // scope) one GSI2 query; sites and device groups of an organization are prefix
-// queries of ORG#<oid>. Rows with a ttl (sessions, challenges, temp tokens,
-// locks, rate-limit windows, reset tokens) are also hidden by reads once expired.
+// queries of ORG#<oid>, and so are its enrollment keys, devices and software
+// chunks. A device or enrollment key by its own id goes through its agent row
+// (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the
+// sweeper finds expired enrollment keys in GSI2 EKEYEXP and stale devices in the
+// 16 GSI2 DEVSEEN shards, reading only what it changes. Rows with a ttl
+// (sessions, challenges, temp tokens, locks, rate-limit windows, reset tokens)
+// are also hidden by reads once expired.
 //
 // The outbox is spread over 16 partitions (OUTBOX#00..OUTBOX#15, by a hash of
 // the event id) so no partition takes every event write; the sweeper drains them

@@ -242,3 +242,85 @@ func TestDeleteDeviceGroup(t *testing.T) {
 		forbidden(t, w.call(t, w.sites, http.MethodDelete, groups+"/"+w.gA.ID, aViewer, nil))
 	})
 }
+
+func TestUpdateDeviceGroup(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	siteGroups := func(t *testing.T, orgID, siteID string) int {
+		t.Helper()
+		st, err := w.store().Site(t.Context(), orgID, siteID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.GroupCount
+	}
+
+	t.Run("rename and move between sites, counts follow", func(t *testing.T) {
+		a1, a2 := siteGroups(t, w.a.ID, w.a1.ID), siteGroups(t, w.a.ID, w.a2.ID)
+		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA2.ID, aAdmin,
+			map[string]any{"name": "  Moved  ", "siteId": w.a1.ID}), http.StatusOK)
+		exactly(t, res, 4)
+		var g tenant.DeviceGroup
+		res.Decode(t, &g)
+		if g.ID != w.gA2.ID || g.Name != "Moved" || g.SiteID == nil || *g.SiteID != w.a1.ID || g.OrgID != w.a.ID {
+			t.Fatalf("updated %+v", g)
+		}
+		if siteGroups(t, w.a.ID, w.a1.ID) != a1+1 || siteGroups(t, w.a.ID, w.a2.ID) != a2-1 {
+			t.Fatal("site groupCounts did not follow the move")
+		}
+		got := fixture.Expect(t, w.call(t, w.sites, http.MethodGet, groups+"/"+w.gA2.ID, aAdmin, nil), http.StatusOK).JSON(t)
+		if got["name"] != "Moved" || got["siteId"] != w.a1.ID {
+			t.Fatalf("stored %v", got)
+		}
+		audited(t, w, "ORG#"+w.a.ID, "device_group.update", w.gA2.ID)
+	})
+	t.Run("detach from its site with null, attach again", func(t *testing.T) {
+		a1 := siteGroups(t, w.a.ID, w.a1.ID)
+		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA1.ID, aAdmin, map[string]any{"siteId": nil}), http.StatusOK)
+		if res.JSON(t)["siteId"] != nil || siteGroups(t, w.a.ID, w.a1.ID) != a1-1 {
+			t.Fatalf("detached %s", res.Body)
+		}
+		fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA1.ID, aAdmin, map[string]any{"siteId": w.a1.ID}), http.StatusOK)
+		if siteGroups(t, w.a.ID, w.a1.ID) != a1 {
+			t.Fatal("attach did not count the group")
+		}
+	})
+	t.Run("partner caller", func(t *testing.T) {
+		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gB.ID, pxAdmin, map[string]any{"name": "B laptops"}), http.StatusOK)
+		exactly(t, res, 4)
+	})
+	t.Run("validation", func(t *testing.T) {
+		res := w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{})
+		if fixture.Expect(t, res, http.StatusBadRequest); res.JSON(t)["error"] != "No updates provided" {
+			t.Fatalf("answer %s", res.Body)
+		}
+		invalid(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"name": ""}), "name")
+		invalid(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"siteId": "nope"}), "siteId")
+		invalid(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"siteId": 7}), "siteId")
+		invalid(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"orgId": w.a.ID}), "orgId")
+		invalid(t, w.call(t, w.sites, http.MethodPatch, groups+"/nope", aAdmin, map[string]any{"name": "x"}), "id")
+	})
+	t.Run("tenancy", func(t *testing.T) {
+		// Another tenant's group, a site of another organization, an unknown site: 404.
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gB.ID, aAdmin, map[string]any{"name": "Mine"}))
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gC.ID, pxAdmin, map[string]any{"name": "Mine"}))
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, pxSelected, map[string]any{"siteId": w.b1.ID}))
+		res := w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"siteId": w.b1.ID})
+		if notFound(t, res); res.JSON(t)["error"] != "Site not found" {
+			t.Fatalf("answer %s", res.Body)
+		}
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aAdmin, map[string]any{"siteId": uuid.NewString()}))
+		if g, _ := w.store().Group(t.Context(), w.a.ID, w.gA.ID); g.SiteID != nil {
+			t.Fatalf("a refused move changed the group: %+v", g)
+		}
+	})
+	t.Run("restrictions and permissions", func(t *testing.T) {
+		forbidden(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aGroupOnly, map[string]any{"name": "x"}))
+		forbidden(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aDevicesOnly, map[string]any{"name": "x"}))
+		// A site-restricted user sees only groups of their sites, and cannot move one out of them.
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, aRestricted, map[string]any{"name": "x"}))
+		notFound(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA1.ID, aRestricted, map[string]any{"siteId": w.a2.ID}))
+		forbidden(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA1.ID, aRestricted, map[string]any{"siteId": nil}))
+		fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA1.ID, aRestricted, map[string]any{"name": "Mine"}), http.StatusOK)
+	})
+}

@@ -31,6 +31,7 @@ import (
 //	GET    /device-groups?orgId=                      org 3, others 4   as GET /sites
 //	POST   /device-groups                             3                 transaction (group, organization count, audit, site count)
 //	GET    /device-groups/:id                         partner 4, else 3 as GET /sites/:id
+//	PATCH  /device-groups/:id                         4                 GSI1 query, transaction (CAS update, audit, [organization check], [site counts])
 //	DELETE /device-groups/:id                         4 (409: 3)        GSI1 query, transaction (conditional delete, counts, audit)
 //
 // A refusal for another tenant's item never costs more than the success. A
@@ -71,6 +72,7 @@ func (h *Handler) SiteRoutes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodGet, Path: groupsPath, Access: httpapi.User, Handle: h.listGroups},
 		httpapi.Route{Method: http.MethodPost, Path: groupsPath, Access: httpapi.User, Handle: h.createGroup},
 		httpapi.Route{Method: http.MethodGet, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.getGroup},
+		httpapi.Route{Method: http.MethodPatch, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.updateGroup},
 		httpapi.Route{Method: http.MethodDelete, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.deleteGroup},
 	)
 }
@@ -80,7 +82,7 @@ type deleted struct {
 	Success bool `json:"success"`
 }
 
-// List defaults of DECISIONS.md.
+// List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
 	pageMax     = 100
@@ -248,6 +250,19 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
 	g, err := h.Svc.GetGroup(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, g)
+	return nil
+}
+
+func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request) error {
+	var in GroupPatch
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	g, err := h.Svc.UpdateGroup(r.Context(), r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}

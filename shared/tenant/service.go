@@ -3,6 +3,7 @@ package tenant
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -797,6 +798,131 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 		return nil, err
 	}
 	return g, nil
+}
+
+// GroupPatch is the body of PATCH /device-groups/:id: absent fields are
+// unchanged; siteId null or "" detaches the group from its site.
+type GroupPatch struct {
+	Name   *string    `json:"name"`
+	SiteID OptionalID `json:"siteId"`
+}
+
+// OptionalID is a JSON id field that tells absent (Set false) from null ("").
+type OptionalID struct {
+	Set bool
+	ID  string
+}
+
+// UnmarshalJSON records that the field was sent; null reads as "".
+func (o *OptionalID) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.ID); err != nil {
+		return fault.Invalid("siteId", "must be a UUID or null")
+	}
+	return nil
+}
+
+// ErrGroupChanged is a lost compare-and-swap on a device group's site.
+var ErrGroupChanged = fault.Conflict("Device group was changed by another request; retry").WithCode(fault.CodeRaceLost)
+
+// UpdateGroup renames a device group or moves it to another site of its
+// organization (or out of any site), with the tenancy of the other
+// device-group routes: devices:write; a group out of reach or invisible to the
+// caller's restrictions is 404; a device-group-restricted caller cannot change
+// groups; a site-restricted caller may only move a group between their sites.
+// The site's groupCount moves with the group in the same transaction, guarded
+// by a compare-and-swap on the group's current site.
+func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if groupRestricted(p) {
+		return nil, ErrGroupRestricted
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && !in.SiteID.Set {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	if in.SiteID.Set && in.SiteID.ID != "" {
+		valid.UUID(f, "siteId", in.SiteID.ID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if in.SiteID.Set && in.SiteID.ID == "" && p.SiteRestricted() {
+		return nil, ErrSiteRequired
+	}
+	if in.SiteID.ID != "" && !p.CanAccessSite(in.SiteID.ID) {
+		return nil, ErrSiteNotFound
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	owner, _ := reach(p, g.OrgID)
+	oldSite := ""
+	if g.SiteID != nil {
+		oldSite = *g.SiteID
+	}
+	newSite := oldSite
+	if in.SiteID.Set {
+		newSite = in.SiteID.ID
+	}
+	changes := map[string]any{}
+	next := *g
+	if in.Name != nil {
+		changes["name"] = map[string]string{"from": g.Name, "to": *in.Name}
+		next.Name = *in.Name
+	}
+	if newSite != oldSite {
+		changes["siteId"] = map[string]string{"from": oldSite, "to": newSite}
+		next.SiteID = nil
+		if newSite != "" {
+			next.SiteID = &newSite
+		}
+	}
+	tx := &store.Tx{}
+	upd := tx.Include(updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: next.Name, Details: map[string]any{"changes": changes}}))
+	var orgCheck, newCount *store.Write
+	if owner != "" {
+		orgCheck = tx.Include(CheckOrg(g.OrgID, owner))
+	}
+	if newSite != oldSite {
+		if newSite != "" {
+			newCount = tx.Include(CountSite(g.OrgID, newSite, CountGroups, 1))
+		}
+		if oldSite != "" {
+			tx.Add(CountSite(g.OrgID, oldSite, CountGroups, -1))
+		}
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case orgCheck != nil && failedOn(err, orgCheck):
+			return nil, ErrGroupNotFound
+		case newCount != nil && failedOn(err, newCount) && !failedOn(err, upd):
+			return nil, ErrSiteNotFound // a site of another organization, or gone
+		case !failedOn(err, upd):
+			return nil, fmt.Errorf("update device group %s: %w", id, err)
+		}
+		if _, rerr := s.St.Group(ctx, g.OrgID, g.ID); isNotFound(rerr) {
+			return nil, ErrGroupNotFound
+		}
+		return nil, ErrGroupChanged
+	}
+	return &next, nil
 }
 
 // DeleteGroup deletes a device group with no devices and uncounts it.

@@ -283,6 +283,24 @@ func deleteSite(orgID, id string) *store.Write {
 	return empty(store.Delete(k.PK, k.SK), CountGroups, CountDevices)
 }
 
+// updateGroup sets device group id's name and site, provided its site is still
+// oldSite ("" for none): a compare-and-swap, so the site counters moved in the
+// same transaction stay right when two moves race.
+func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
+	k := GroupKeys(orgID, id)
+	var site any // nil is stored as NULL
+	if newSite != "" {
+		site = newSite
+	}
+	upd := expression.Set(expression.Name("name"), expression.Value(name)).
+		Set(expression.Name("siteId"), expression.Value(site))
+	was := store.Is("siteId", oldSite)
+	if oldSite == "" {
+		was = expression.Name("siteId").AttributeNotExists().Or(expression.Name("siteId").AttributeType(expression.Null))
+	}
+	return store.Change(k.PK, k.SK, upd).When(was).Exists()
+}
+
 // deleteGroup removes a device group that has no devices.
 func deleteGroup(orgID, id string) *store.Write {
 	k := GroupKeys(orgID, id)

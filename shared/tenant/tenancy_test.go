@@ -201,6 +201,6 @@ func TestRoutesAreWired(t *testing.T) {
 		fixture.Expect(t, res, http.StatusNotFound)
 	}
 	fixture.Expect(t, w.call(t, w.orgs, http.MethodPut, orgs, sysAdmin, nil), http.StatusMethodNotAllowed)
-	fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA.ID, sysAdmin, nil), http.StatusMethodNotAllowed)
+	fixture.Expect(t, w.call(t, w.sites, http.MethodPut, groups+"/"+w.gA.ID, sysAdmin, nil), http.StatusMethodNotAllowed)
 	fixture.Expect(t, w.call(t, w.sites, http.MethodGet, sites, "", nil), http.StatusUnauthorized)
 }

@@ -66,7 +66,6 @@ const (
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	w := &world{env: env, tokens: map[string]string{}}
 	var err error
 	if w.orgs, err = tenancygroup.Organizations(env.Deps); err != nil {

@@ -10,7 +10,8 @@ import (
 type Handler struct{ Svc *Service }
 
 // Routes registers the users routes. /users/me is an enrolment route: a Force
-// MFA user may read and change their profile before enrolling (DECISIONS.md).
+// MFA user may read and change their profile before enrolling (Force MFA in
+// the OpenAPI document's conventions).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	const base = "/api/v1/users"
 	rt.Add(
@@ -63,14 +64,15 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
+	pg, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
 	rs, err := h.Svc.RolesInScope(r.Context(), r.URL.Query().Get("orgId"))
 	if err != nil {
 		return err
 	}
-	if rs == nil {
-		rs = []RoleInfo{}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"data": rs})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(rs, pg))
 	return nil
 }
 

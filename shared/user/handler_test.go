@@ -55,7 +55,6 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	fixture.SeedRoles(t, env)
 	h := fixture.API(t, env, "users", "auth")
 	w := &world{env: env}
 	w.do = func(method, path, token string, body any) fixture.Response {
@@ -298,7 +297,7 @@ func TestRoleAssignabilityAndEscalation(t *testing.T) {
 	fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("ok"), weaker)), 201)
 
 	// Another scope's system role: 403. Another tenant's custom role and unknown
-	// ids: 404, alike, so the other tenant's role is never revealed (DECISIONS.md).
+	// ids: 404, alike, so the other tenant's role is never revealed (see the OpenAPI document's conventions).
 	foreign := customRole(t, w.env, w.orgB.ID, authz.DevicesRead)
 	for _, rid := range []string{role.PartnerAdminID, role.SystemAdminID} {
 		if e := errorOf(t, fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(uniqueEmail("scope"), rid)), 403)); e != "Role cannot be assigned in this scope" {
@@ -514,6 +513,14 @@ func TestMeAndRoles(t *testing.T) {
 	roles := fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.adminA.Token, nil), 200)
 	fixture.Budget(t, roles, 3)
 	body := string(roles.Body)
+	var page struct {
+		Data       []struct{ ID string } `json:"data"`
+		Pagination struct{ Total int }   `json:"pagination"`
+	}
+	roles.Decode(t, &page)
+	if page.Pagination.Total != len(page.Data) || len(page.Data) < 4 {
+		t.Fatalf("roles envelope: %s", body)
+	}
 	for _, want := range []string{role.OrgAdminID, role.OrgTechnicianID, role.OrgViewerID, custom} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("roles lack %s: %s", want, body)

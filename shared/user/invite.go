@@ -15,7 +15,8 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// InviteTTL is how long an invitation link is valid (DECISIONS.md).
+// InviteTTL is how long an invitation link is valid (POST /auth/accept-invite
+// in the OpenAPI document).
 const InviteTTL = 7 * 24 * time.Hour
 
 // Invite is a user's pending invitation: one row per user (USER#<uid> / INVITE),

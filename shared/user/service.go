@@ -23,7 +23,7 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Bounds of a user's fields (spec 2: e-mail and name up to 255 characters).
+// Bounds of a user's fields (e-mail and name up to 255 characters).
 const (
 	MaxName   = 255
 	MaxEmail  = 255
@@ -70,7 +70,7 @@ type Mailer interface {
 	SendEmail(ctx context.Context, e notify.Email) error
 }
 
-// Service administers users and their memberships (spec 2, Users). Every method
+// Service administers users and their memberships (/api/v1/users). Every method
 // authorizes first; each change is written with its audit record in one
 // transaction.
 type Service struct {

@@ -1,5 +1,5 @@
 // Package user owns user accounts and their memberships: the User resource of
-// spec 2 (password hashed with Argon2id and never returned), e-mail uniqueness
+// the API (password hashed with Argon2id and never returned), e-mail uniqueness
 // across the platform (case-insensitive, enforced by a guard item written in the
 // same transaction), partner memberships (orgAccess all/selected/none) and
 // organization memberships (optional site and device-group restrictions).

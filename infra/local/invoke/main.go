@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"os"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -71,7 +72,7 @@ func run(fn, file string) error {
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return err
 		}
-		err = app.Sweeper(d).Handle(ctx, ev)
+		err = sweepgroup.Sweeper(d).Handle(ctx, ev)
 		out = map[string]string{"job": ev.Job, "result": "done"}
 	default:
 		build, ok := groups.Builders()[fn]

@@ -4,7 +4,6 @@
 package authgroup
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
@@ -15,13 +14,11 @@ import (
 	"github.com/gale-rmm/gale/shared/signin"
 )
 
-// Auth builds the /auth group. It also bootstraps the system roles and the
-// configured system administrator (idempotent) at cold start.
+// Auth builds the /auth group. Building it does no I/O: the system
+// administrator is created by the sweeper's bootstrap job (and by the local
+// runtime), never on a cold start.
 func Auth(d *app.Deps) (http.Handler, error) {
 	d.EnableNotify()
-	if err := app.Bootstrap(context.Background(), d); err != nil {
-		return nil, err
-	}
 	rt := d.Router()
 	(&signin.Handler{Svc: app.SignIn(d)}).Routes(rt)
 	mfaSvc, err := MFA(d)

@@ -6,7 +6,10 @@ package groups
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/agentsgroup"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/app/devicesgroup"
+	"github.com/gale-rmm/gale/shared/app/enrollgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
@@ -18,7 +21,7 @@ func Builders() map[string]app.Builder {
 	return map[string]app.Builder{
 		"health":             app.Health,
 		"api-keys":           app.NotBuilt("api-keys"),
-		"enrollment-keys":    app.NotBuilt("enrollment-keys"),
+		"enrollment-keys":    enrollgroup.EnrollmentKeys,
 		"service-principals": app.NotBuilt("service-principals"),
 		"filters":            app.NotBuilt("filters"),
 		"search":             app.NotBuilt("search"),
@@ -30,8 +33,8 @@ func Builders() map[string]app.Builder {
 		"access-reviews":     app.NotBuilt("access-reviews"),
 		"admin":              app.NotBuilt("admin"),
 		"pam":                app.NotBuilt("pam"),
-		"devices":            app.NotBuilt("devices"),
-		"agents":             app.NotBuilt("agents"),
+		"devices":            devicesgroup.Devices,
+		"agents":             agentsgroup.Agents,
 		"webhooks":           app.NotBuilt("webhooks"),
 		"organizations":      tenancygroup.Organizations,
 		"sites":              tenancygroup.Sites,

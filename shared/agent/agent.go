@@ -1,0 +1,102 @@
+// Package agent is the agent-facing surface (/api/v1/agents): enrollment with an
+// enrollment key, the agent bearer token check, heartbeats, inventory uploads
+// (hardware, software, network) and command results. It owns no rows of its
+// own: devices, agent credential rows and software chunks belong to
+// shared/device, enrollment keys to shared/enrollment.
+//
+// # Tokens
+//
+// An agent token is "agt_" + 64 hex characters (32 random bytes), returned once
+// at enrollment. The agent row keeps only its SHA-256, compared in constant
+// time. Decommissioning (or quarantining) the device blocks the token (403).
+//
+// # Budgets
+//
+// A heartbeat is at most 2 DynamoDB calls: the token check (GetItem of the agent
+// row, which also carries the device's status and its pending commands) and the
+// device update (one UpdateItem that sets the facts, the last-seen index keys
+// and one rate-limiter step, a GCRA over the item's "tat" attribute: 600 per
+// minute with a burst of 600). Two cases add a call: a burst faster than one a
+// second needs the limiter's second case (a second UpdateItem), and a status
+// transition (offline -> online) writes the device, the agent row and the outbox
+// event in one transaction, then clears the outbox row after the SQS send.
+// A heartbeat writes only the device item: no audit, no event, no software. If
+// the sweeper moves the device offline between the two calls, the update's
+// status condition fails and the heartbeat answers 429 once; the next one sees
+// the new status and takes the transition path.
+//
+// The other token routes (hardware, network, software, command results) are
+// rarer and count against the shared fixed-window limiter (shared/ratelimit,
+// rule agent-ingest-device, 600 a minute per device), one UpdateItem each.
+//
+// # Bodies
+//
+// Agent ingest bodies are limited to 32 KB (413 beyond), except PUT
+// /agents/:id/software, which takes up to MaxSoftwareBody (2 MiB): 10,000
+// entries of realistic size fit, and the list is stored gzipped in chunks.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/gale-rmm/gale/shared/device"
+)
+
+// Limits of agent ingest.
+const (
+	MaxBody         = 32 << 10
+	MaxSoftwareBody = 2 << 20
+	tokenPrefix     = "agt_"
+)
+
+// NewToken returns a fresh agent token and its stored hash.
+func NewToken() (token, hash string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("agent token: %w", err)
+	}
+	token = tokenPrefix + hex.EncodeToString(b[:])
+	return token, HashToken(token), nil
+}
+
+// HashToken is the stored form of an agent token.
+func HashToken(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
+
+// wellFormed reports whether token has the agt_ + 64 hex shape.
+func wellFormed(token string) bool {
+	if len(token) != len(tokenPrefix)+64 || token[:4] != tokenPrefix {
+		return false
+	}
+	for _, c := range token[4:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func sameHash(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// slot carries the agent row read by the token check to the handler, so the
+// heartbeat does not read it twice.
+type slot struct{ agent *device.Agent }
+
+type slotKey struct{}
+
+func withSlot(ctx context.Context) (context.Context, *slot) {
+	s := &slot{}
+	return context.WithValue(ctx, slotKey{}, s), s
+}
+
+func slotFrom(ctx context.Context) *slot {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	return s
+}

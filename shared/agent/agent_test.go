@@ -1,0 +1,510 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gale-rmm/gale/shared/agent"
+	"github.com/gale-rmm/gale/shared/app/agentsgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/sweep"
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+func beatPath(id string) string { return "/api/v1/agents/" + id + "/heartbeat" }
+
+func beat() map[string]any {
+	return map[string]any{"status": "ok", "agentVersion": "1.0.1", "metrics": map[string]any{"cpuPercent": 12.5, "ramPercent": 40, "diskPercent": 70}}
+}
+
+// events drains the events queue and returns the types seen.
+func events(t *testing.T, w *world) []string {
+	t.Helper()
+	var out []string
+	for {
+		res, err := w.env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(w.env.Cfg.EventsQueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Messages) == 0 {
+			return out
+		}
+		for _, m := range res.Messages {
+			var ev struct{ Type string }
+			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
+			out = append(out, ev.Type)
+			_, _ = w.env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(w.env.Cfg.EventsQueueURL), ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEnrollCreatesDeviceInKeysOrgAndSite(t *testing.T) {
+	w := newWorld(t)
+	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "laptops", "siteId": w.a1.ID, "maxUsage": 2})
+	res := fixture.Expect(t, w.enroll(t, raw, "host-1"), http.StatusCreated)
+	var e struct {
+		DeviceID, OrgID, AuthToken string
+		SiteID                     *string
+		Config                     struct{ HeartbeatIntervalSeconds int }
+	}
+	res.Decode(t, &e)
+	if e.OrgID != w.a.ID || e.SiteID == nil || *e.SiteID != w.a1.ID || e.Config.HeartbeatIntervalSeconds != 60 {
+		t.Fatalf("enrolled %+v", e)
+	}
+	if !strings.HasPrefix(e.AuthToken, "agt_") || len(e.AuthToken) != 68 {
+		t.Fatalf("token %q", e.AuthToken)
+	}
+	if !has(events(t, w), "device.enrolled") {
+		t.Fatal("no device.enrolled event")
+	}
+	k, err := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	if err != nil || k.UsageCount != 1 {
+		t.Fatalf("key after enrollment: %+v %v", k, err)
+	}
+	d := fixture.Expect(t, w.call(t, http.MethodGet, "/api/v1/devices/"+e.DeviceID, aAdmin, nil), http.StatusOK).JSON(t)
+	if d["status"] != "online" || d["hostname"] != "host-1" || d["siteId"] != w.a1.ID || d["osType"] != "windows" {
+		t.Fatalf("device %v", d)
+	}
+	// The second use is the last; the third is refused.
+	fixture.Expect(t, w.enroll(t, raw, "host-2"), http.StatusCreated)
+	expectError(t, w.enroll(t, raw, "host-3"), http.StatusUnauthorized, "unauthorized")
+	if body := w.enroll(t, raw, "host-3").JSON(t); body["error"] != "Invalid enrollment key" {
+		t.Fatalf("used-up key: %v", body)
+	}
+}
+
+func TestEnrollRefusesExpiredUnknownAndMalformedKeys(t *testing.T) {
+	w := newWorld(t)
+	_, raw := w.key(t, aAdmin, map[string]any{"name": "short"})
+	w.env.Clock.Advance(61 * time.Minute)
+	body := expectError(t, w.enroll(t, raw, "h"), http.StatusUnauthorized, "unauthorized")
+	if body["error"] != "Enrollment key expired" {
+		t.Fatalf("expired: %v", body)
+	}
+	for _, k := range []string{strings.Repeat("a", 64), "short", strings.ToUpper(raw)} {
+		if body := expectError(t, w.enroll(t, k, "h"), http.StatusUnauthorized, "unauthorized"); body["error"] != "Invalid enrollment key" {
+			t.Fatalf("key %q: %v", k, body)
+		}
+	}
+}
+
+func TestFiftyConcurrentEnrollmentsAgainstMaxUsageTen(t *testing.T) {
+	w := newWorld(t)
+	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "race", "maxUsage": 10})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
+				RemoteAddr: fmt.Sprintf("203.0.113.%d:1000", i), Body: enrollBody(raw, fmt.Sprintf("race-%d", i))})
+			mu.Lock()
+			codes[res.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if codes[http.StatusCreated] != 10 || codes[http.StatusUnauthorized] != 40 {
+		t.Fatalf("statuses %v, want 10 created and 40 refused", codes)
+	}
+	devs, err := device.Store{St: w.env.Store}.List(context.Background(), w.a.ID)
+	if err != nil || len(devs) != 10 {
+		t.Fatalf("%d devices (%v), want 10", len(devs), err)
+	}
+	k, _ := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	if k.UsageCount != 10 {
+		t.Fatalf("usageCount %d", k.UsageCount)
+	}
+}
+
+func TestPepperChangeInvalidatesKeys(t *testing.T) {
+	w := newWorld(t)
+	_, raw := w.key(t, aAdmin, map[string]any{"name": "before", "maxUsage": 5})
+	other := agentsgroup.Service(w.env.Deps)
+	other.Pepper = []byte("another pepper entirely")
+	_, err := other.Enroll(context.Background(), "192.0.2.1", agentInput(raw))
+	if err == nil || err.Error() != "Invalid enrollment key" {
+		t.Fatalf("enroll under a new pepper: %v", err)
+	}
+	// Under the pepper it was made with, the key works.
+	fixture.Expect(t, w.enroll(t, raw, "h"), http.StatusCreated)
+}
+
+func agentInput(raw string) agent.EnrollInput {
+	s := func(v string) *string { return &v }
+	return agent.EnrollInput{EnrollmentKey: s(raw), Hostname: s("h"), OSType: s("linux"), OSVersion: s("6"), Architecture: s("arm64"), AgentVersion: s("1")}
+}
+
+func TestEnrollRateLimitPerIP(t *testing.T) {
+	w := newWorld(t)
+	for i := range 11 {
+		res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
+			RemoteAddr: "192.0.2.7:5000", Body: enrollBody(strings.Repeat("0", 64), "h")})
+		want := http.StatusUnauthorized
+		if i == 10 {
+			want = http.StatusTooManyRequests
+		}
+		fixture.Expect(t, res, want)
+	}
+}
+
+func TestHeartbeatBudgetAndFacts(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "hb")
+	events(t, w)
+	w.env.Clock.Advance(time.Minute)
+	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	fixture.Budget(t, res, 2)
+	if res.DBCalls != 2 {
+		t.Fatalf("heartbeat made %d calls, documented 2", res.DBCalls)
+	}
+	var reply struct {
+		Commands []any
+		Config   struct {
+			HeartbeatIntervalSeconds int
+			PAM                      struct{ UACInterceptionEnabled bool }
+		}
+	}
+	res.Decode(t, &reply)
+	if reply.Commands == nil || len(reply.Commands) != 0 || reply.Config.HeartbeatIntervalSeconds != 60 {
+		t.Fatalf("reply %s", res.Body)
+	}
+	d, err := device.Store{St: w.env.Store}.Get(context.Background(), w.a.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.AgentVersion != "1.0.1" || d.Metrics.CPUPercent == nil || *d.Metrics.CPUPercent != 12.5 || *d.LastSeenAt != "2026-11-01T09:01:00.000Z" || d.HealthStatus != "ok" {
+		t.Fatalf("device after heartbeat: %+v", d)
+	}
+	if ev := events(t, w); len(ev) != 0 {
+		t.Fatalf("steady heartbeat raised %v", ev)
+	}
+	// A queued command comes back with the heartbeat, still within the budget.
+	cmd := device.Command{ID: "0b7f4a64-3a7c-4d5e-9a51-0b7c2a1d9e01", Type: "pam.actuate", CreatedAt: "2026-11-01T09:01:00.000Z"}
+	if err := w.env.Store.Do(context.Background(), device.EnqueueCommand(id, cmd)); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Clock.Advance(time.Minute)
+	res = fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	fixture.Budget(t, res, 2)
+	if !strings.Contains(string(res.Body), cmd.ID) {
+		t.Fatalf("command not returned: %s", res.Body)
+	}
+	// Its result is accepted once.
+	rp := "/api/v1/agents/" + id + "/commands/" + cmd.ID + "/result"
+	fixture.Expect(t, w.agentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed", "output": "done"}), http.StatusOK)
+	notFound(t, w.agentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed"}))
+}
+
+func TestHeartbeatRateLimit(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "rl")
+	// Put the limiter at the edge of its burst: the next request is the 601st.
+	now := w.env.Clock.Now().UnixMilli()
+	k := device.Keys(w.a.ID, id)
+	if err := w.env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+60000)); err != nil {
+		t.Fatal(err)
+	}
+	expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusTooManyRequests, "rate_limited")
+	// A burst under the limit passes through the limiter's second case.
+	if err := w.env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+30000)); err != nil {
+		t.Fatal(err)
+	}
+	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	fixture.Budget(t, res, 3)
+}
+
+func TestOfflineSweepAndOnlineTransition(t *testing.T) {
+	w := newWorld(t)
+	stale, staleTok := w.device(t, aAdmin, w.a.ID, "", "stale")
+	fresh, freshTok := w.device(t, bAdmin, w.b.ID, "", "fresh")
+	events(t, w)
+	sw := sweepgroup.Sweeper(w.env.Deps)
+	run := func() {
+		t.Helper()
+		if err := sw.Handle(context.Background(), sweep.Event{Job: "device-offline"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env.Clock.Advance(2 * time.Minute)
+	fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(fresh), freshTok, beat()), http.StatusOK)
+	w.env.Clock.Advance(60 * time.Second) // stale: 180 s since enrollment, not older than 3 intervals yet
+	run()
+	if d := getDevice(t, w, w.a.ID, stale); d.Status != "online" {
+		t.Fatalf("swept at exactly 3 intervals: %s", d.Status)
+	}
+	w.env.Clock.Advance(time.Second)
+	run()
+	if d := getDevice(t, w, w.a.ID, stale); d.Status != "offline" {
+		t.Fatalf("stale device is %s", d.Status)
+	}
+	if d := getDevice(t, w, w.b.ID, fresh); d.Status != "online" {
+		t.Fatalf("fresh device is %s", d.Status)
+	}
+	ev := events(t, w)
+	if len(ev) != 1 || ev[0] != "device.offline" {
+		t.Fatalf("events %v", ev)
+	}
+	// Idempotent: a second run finds nothing.
+	n, err := sw.Jobs["device-offline"](context.Background())
+	if err != nil || n != 0 {
+		t.Fatalf("second sweep handled %d (%v)", n, err)
+	}
+	// The next heartbeat brings it back online with device.online.
+	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(stale), staleTok, beat()), http.StatusOK)
+	fixture.Budget(t, res, 3)
+	if d := getDevice(t, w, w.a.ID, stale); d.Status != "online" {
+		t.Fatalf("after heartbeat: %s", d.Status)
+	}
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("events %v", ev)
+	}
+}
+
+func getDevice(t *testing.T, w *world, orgID, id string) *device.Device {
+	t.Helper()
+	d, err := device.Store{St: w.env.Store}.Get(context.Background(), orgID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestSoftwareOfTenThousandEntries(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "sw")
+	list := make([]map[string]any, device.MaxSoftware)
+	for i := range list {
+		list[i] = map[string]any{"name": fmt.Sprintf("Package %05d for a realistic length name", device.MaxSoftware-i),
+			"version": fmt.Sprintf("%d.%d.%d", i%7, i%13, i), "vendor": fmt.Sprintf("Vendor %d Corporation", i%50)}
+	}
+	path := "/api/v1/agents/" + id + "/software"
+	res := fixture.Expect(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
+	if body := res.JSON(t); body["changed"] != true || body["softwareCount"] != float64(10000) {
+		t.Fatalf("software reply %v", body)
+	}
+	d, err := device.Store{St: w.env.Store}.LoadWithSoftware(context.Background(), w.a.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Software) != device.MaxSoftware || d.Software[0].Name != "Package 00001 for a realistic length name" {
+		t.Fatalf("read back %d entries, first %+v", len(d.Software), d.Software[0])
+	}
+	all, err := device.Store{St: w.env.Store}.ListWithSoftware(context.Background(), w.a.ID)
+	if err != nil || len(all) != 1 || len(all[0].Software) != device.MaxSoftware {
+		t.Fatalf("list with software: %v", err)
+	}
+	// The same list again writes nothing.
+	res = fixture.Expect(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
+	if body := res.JSON(t); body["changed"] != false {
+		t.Fatalf("unchanged list: %v", body)
+	}
+	if res.DBCalls != 3 {
+		t.Fatalf("unchanged list made %d calls (token, rate limit, device read)", res.DBCalls)
+	}
+	// A body over 2 MiB is 413.
+	huge := `{"software": [{"name": "` + strings.Repeat("x", 2<<20) + `"}]}`
+	expectError(t, w.agentCall(t, http.MethodPut, path, tok, huge), http.StatusRequestEntityTooLarge, "payload_too_large")
+	// One entry too many is refused.
+	list = append(list, map[string]any{"name": "one more"})
+	invalid(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), "software")
+}
+
+func TestDecommissionStopsTheToken(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "dec")
+	events(t, w)
+	path := "/api/v1/devices/" + id + "/decommission"
+	expectError(t, w.call(t, http.MethodPost, path, aNoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
+	expectError(t, w.call(t, http.MethodPost, path, aViewer, nil), http.StatusForbidden, "forbidden")
+	notFound(t, w.call(t, http.MethodPost, path, bAdmin, nil))
+	notFound(t, w.call(t, http.MethodPost, path, pyAdmin, nil))
+	d := fixture.Expect(t, w.call(t, http.MethodPost, path, aAdmin, nil), http.StatusOK).JSON(t)
+	if d["status"] != "decommissioned" {
+		t.Fatalf("decommissioned %v", d)
+	}
+	expectError(t, w.call(t, http.MethodPost, path, aAdmin, nil), http.StatusConflict, "wrong_status")
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.decommissioned" {
+		t.Fatalf("events %v", ev)
+	}
+	for _, p := range []string{"heartbeat"} {
+		expectError(t, w.agentCall(t, http.MethodPost, "/api/v1/agents/"+id+"/"+p, tok, beat()), http.StatusForbidden, "forbidden")
+	}
+	expectError(t, w.agentCall(t, http.MethodPut, "/api/v1/agents/"+id+"/hardware", tok, map[string]any{}), http.StatusForbidden, "forbidden")
+}
+
+func TestAgentTokenChecks(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "one")
+	other, otherTok := w.device(t, bAdmin, w.b.ID, "", "two")
+	for name, c := range map[string]struct{ id, tok string }{
+		"no token":        {id, ""},
+		"another device":  {id, otherTok},
+		"altered":         {id, tok[:len(tok)-1] + "0"},
+		"wrong prefix":    {id, "svc_" + tok[4:]},
+		"unknown device":  {"7b0b5b6e-5a3a-4c1e-8f00-000000000000", tok},
+		"user token":      {id, w.tokens[aAdmin]},
+		"token for other": {other, tok},
+	} {
+		res := w.agentCall(t, http.MethodPost, beatPath(c.id), c.tok, beat())
+		if res.Status != http.StatusUnauthorized {
+			t.Fatalf("%s: status %d %s", name, res.Status, res.Body)
+		}
+	}
+	invalid(t, w.agentCall(t, http.MethodPost, beatPath("not-a-uuid"), tok, beat()), "id")
+}
+
+func TestAgentBadInputChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "bad")
+	before := getDevice(t, w, w.a.ID, id)
+	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "spare", "maxUsage": 5})
+	cases := []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{http.MethodPost, beatPath(id), map[string]any{"status": "great", "agentVersion": "1"}, "status"},
+		{http.MethodPost, beatPath(id), map[string]any{"agentVersion": "1"}, "status"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok"}, "agentVersion"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "metrics": map[string]any{"cpuPercent": 101}}, "metrics.cpuPercent"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "metrics": map[string]any{"cpuPercent": "high"}}, "metrics.cpuPercent"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "uptimeSeconds": -1}, "uptimeSeconds"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "Status": "ok"}, "Status"},
+		{http.MethodPost, beatPath(id), map[string]any{"status": "ok", "agentVersion": "1", "hostname": "a\u0000b"}, "hostname"},
+		{http.MethodPost, beatPath(id), `{"status": "ok", "agentVersion": 1}`, "agentVersion"},
+		{http.MethodPost, beatPath(id), `[1]`, "body"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/hardware", map[string]any{"cpuCores": -2}, "cpuCores"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/hardware", map[string]any{"ramTotalMb": "lots"}, "ramTotalMb"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/hardware", map[string]any{"color": "red"}, "color"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/network", map[string]any{"ipAddress": strings.Repeat("1", 65)}, "ipAddress"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/software", map[string]any{"software": []any{map[string]any{"name": ""}}}, "software.0.name"},
+		{http.MethodPut, "/api/v1/agents/" + id + "/software", map[string]any{}, "software"},
+		{http.MethodPost, "/api/v1/agents/" + id + "/commands/x/result", map[string]any{"status": "completed"}, "commandId"},
+		{http.MethodPost, "/api/v1/agents/" + id + "/commands/0b7f4a64-3a7c-4d5e-9a51-0b7c2a1d9e01/result", map[string]any{"status": "done"}, "status"},
+	}
+	for i, c := range cases {
+		t.Logf("case %d: %s %s", i, c.method, c.field)
+		invalid(t, w.agentCall(t, c.method, c.path, tok, c.body), c.field)
+	}
+	enrollCases := map[string]map[string]any{
+		"hostname":      {"enrollmentKey": raw, "osType": "windows", "osVersion": "11", "architecture": "x64", "agentVersion": "1"},
+		"osType":        {"enrollmentKey": raw, "hostname": "h", "osType": "beos", "osVersion": "11", "architecture": "x64", "agentVersion": "1"},
+		"architecture":  {"enrollmentKey": raw, "hostname": "h", "osType": "linux", "osVersion": "11", "architecture": "sparc", "agentVersion": "1"},
+		"deviceRole":    {"enrollmentKey": raw, "hostname": "h", "osType": "linux", "osVersion": "11", "architecture": "x64", "agentVersion": "1", "deviceRole": "toaster"},
+		"enrollmentKey": {"hostname": "h", "osType": "linux", "osVersion": "11", "architecture": "x64", "agentVersion": "1"},
+		"extra":         {"enrollmentKey": raw, "hostname": "h", "osType": "linux", "osVersion": "11", "architecture": "x64", "agentVersion": "1", "extra": true},
+	}
+	for field, body := range enrollCases {
+		invalid(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll", RemoteAddr: "192.0.2.99:1", Body: body}), field)
+	}
+	// A body over 32 KB is 413.
+	big := beat()
+	big["lastUser"] = strings.Repeat("x", 33<<10)
+	expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
+	after := getDevice(t, w, w.a.ID, id)
+	if snapshot(before) != snapshot(after) {
+		t.Fatalf("bad input changed the device:\n%+v\n%+v", before, after)
+	}
+	k, _ := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	if k.UsageCount != 0 {
+		t.Fatalf("bad enrollments consumed the key: %d", k.UsageCount)
+	}
+}
+
+// storeUpdateTAT sets a device's limiter state directly (test setup).
+func storeUpdateTAT(pk, sk string, tat int64) *store.Write {
+	return store.Update(pk, sk, "SET tat = :t").Value(":t", tat).Exists()
+}
+
+// snapshot is a device as comparable text (its JSON plus the stored-only fields).
+func snapshot(d *device.Device) string {
+	b, _ := json.Marshal(d)
+	return fmt.Sprintf("%s|%d|%s|%s", b, d.TAT, d.GSI2SK, d.SoftwareHash)
+}
+
+func TestTableHoldsNoRawKeyOrToken(t *testing.T) {
+	w := newWorld(t)
+	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "scan", "maxUsage": 3})
+	res := fixture.Expect(t, w.enroll(t, raw, "scan-1"), http.StatusCreated)
+	var e struct{ DeviceID, AuthToken string }
+	res.Decode(t, &e)
+	rotated := fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/enrollment-keys/"+keyID+"/rotate", aAdmin, map[string]any{}), http.StatusOK).JSON(t)
+	raw2, _ := rotated["key"].(string)
+	fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(e.DeviceID), e.AuthToken, beat()), http.StatusOK)
+	dump := w.scan(t)
+	for name, secret := range map[string]string{"enrollment key": raw, "rotated key": raw2, "agent token": e.AuthToken, "token body": e.AuthToken[4:]} {
+		if secret == "" || strings.Contains(dump, strings.ToLower(secret)) {
+			t.Fatalf("the table holds the raw %s", name)
+		}
+	}
+}
+
+// TestCallBudgets holds the documented DynamoDB call counts of the handler docs
+// (enrollment, devices and agents) to the code.
+func TestCallBudgets(t *testing.T) {
+	w := newWorld(t)
+	exactly := func(name string, res fixture.Response, status, n int) fixture.Response {
+		t.Helper()
+		fixture.Expect(t, res, status)
+		if res.DBCalls != n {
+			t.Fatalf("%s made %d DynamoDB calls, documented %d", name, res.DBCalls, n)
+		}
+		return res
+	}
+	var k struct{ ID, Key string }
+	exactly("create key", w.call(t, http.MethodPost, "/api/v1/enrollment-keys", aAdmin, map[string]any{"name": "x", "maxUsage": 5}), http.StatusCreated, 4).Decode(t, &k)
+	exactly("list keys (org)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys", aAdmin, nil), http.StatusOK, 3)
+	exactly("list keys (partner, 2 orgs)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys", pxAdmin, nil), http.StatusOK, 5)
+	exactly("get key (partner)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys/"+k.ID, pxAdmin, nil), http.StatusOK, 3)
+	var d struct{ DeviceID, AuthToken string }
+	exactly("enroll", w.enroll(t, k.Key, "h"), http.StatusCreated, 4).Decode(t, &d)
+	exactly("rotate", w.call(t, http.MethodPost, "/api/v1/enrollment-keys/"+k.ID+"/rotate", aAdmin, nil), http.StatusOK, 4)
+	dev := "/api/v1/devices/" + d.DeviceID
+	exactly("list devices (org)", w.call(t, http.MethodGet, "/api/v1/devices", aAdmin, nil), http.StatusOK, 3)
+	exactly("get device (org)", w.call(t, http.MethodGet, dev, aAdmin, nil), http.StatusOK, 3)
+	exactly("get device (partner)", w.call(t, http.MethodGet, dev, pxAdmin, nil), http.StatusOK, 4)
+	exactly("patch device", w.call(t, http.MethodPatch, dev, aAdmin, map[string]any{"groupId": w.gA}), http.StatusOK, 5)
+	exactly("hardware", w.agentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/hardware", d.AuthToken, map[string]any{"cpuCores": 4}), http.StatusOK, 3)
+	exactly("software", w.agentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/software", d.AuthToken, map[string]any{"software": []any{map[string]any{"name": "a"}}}), http.StatusOK, 4)
+	exactly("get device with software", w.call(t, http.MethodGet, dev, aAdmin, nil), http.StatusOK, 4)
+	exactly("decommission", w.call(t, http.MethodPost, dev+"/decommission", aAdmin, nil), http.StatusOK, 5)
+	exactly("delete key", w.call(t, http.MethodDelete, "/api/v1/enrollment-keys/"+k.ID, aAdmin, nil), http.StatusOK, 4)
+}
+
+func TestQuarantinedTokenIsRefused(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.device(t, aAdmin, w.a.ID, "", "q")
+	k := device.AgentKey(id)
+	if err := w.env.Store.Do(context.Background(), store.Update(k.PK, k.SK, "SET #s = :q").Name("#s", "status").Value(":q", "quarantined").Exists()); err != nil {
+		t.Fatal(err)
+	}
+	body := expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusForbidden, "forbidden")
+	if body["error"] != "Device is quarantined" {
+		t.Fatalf("quarantined: %v", body)
+	}
+}

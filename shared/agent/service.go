@@ -1,0 +1,556 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Errors of the agent routes.
+var (
+	ErrInvalidKey     = fault.Unauthorized("Invalid enrollment key")
+	ErrKeyExpired     = fault.Unauthorized("Enrollment key expired")
+	ErrToken          = fault.Unauthorized("Invalid agent token")
+	ErrDecommissioned = fault.Forbidden("Device is decommissioned")
+	ErrQuarantined    = fault.Forbidden("Device is quarantined")
+	ErrCommand        = fault.NotFound("Command not found")
+	ErrRate           = fault.RateLimited("Too many requests", 1)
+)
+
+// Keys finds enrollment keys by their hash; enrollment.Store satisfies it.
+type Keys interface {
+	Guard(ctx context.Context, hash string) (*enrollment.Guard, error)
+}
+
+// PAMPolicy answers whether UAC interception is enabled for a device (the PAM
+// policy feature); nil answers false, the platform default.
+type PAMPolicy func(ctx context.Context, a *device.Agent) (bool, error)
+
+// Service holds the agent rules.
+type Service struct {
+	Devices device.Store
+	Keys    Keys
+	Events  *event.Publisher
+	Limits  ratelimit.Limiter
+	Clock   clock.Clock
+	Pepper  []byte
+	PAM     PAMPolicy
+}
+
+// Config is what the agent is told at enrollment and on every heartbeat.
+type Config struct {
+	HeartbeatIntervalSeconds int        `json:"heartbeatIntervalSeconds"`
+	PAM                      *PAMConfig `json:"pam,omitempty"`
+}
+
+// PAMConfig is the agent's PAM settings.
+type PAMConfig struct {
+	UACInterceptionEnabled bool `json:"uacInterceptionEnabled"`
+}
+
+// EnrollInput is the enrollment body.
+type EnrollInput struct {
+	EnrollmentKey *string          `json:"enrollmentKey"`
+	Hostname      *string          `json:"hostname"`
+	OSType        *string          `json:"osType"`
+	OSVersion     *string          `json:"osVersion"`
+	OSBuild       *string          `json:"osBuild"`
+	Architecture  *string          `json:"architecture"`
+	AgentVersion  *string          `json:"agentVersion"`
+	DeviceRole    *string          `json:"deviceRole"`
+	IsHeadless    *bool            `json:"isHeadless"`
+	Hardware      *device.Hardware `json:"hardware"`
+	Network       *device.Network  `json:"network"`
+}
+
+// Enrolled is the enrollment answer.
+type Enrolled struct {
+	DeviceID  string  `json:"deviceId"`
+	OrgID     string  `json:"orgId"`
+	SiteID    *string `json:"siteId"`
+	AuthToken string  `json:"authToken"`
+	Config    Config  `json:"config"`
+}
+
+// Enroll consumes an enrollment key and creates the device, its token and the
+// device.enrolled event in one transaction. The key is the credential: the
+// route is public and limited per source IP before any lookup.
+func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrolled, error) {
+	if err := s.Limits.Allow(ctx, ratelimit.AgentEnroll, ip); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	raw := req(f, "enrollmentKey", in.EnrollmentKey, 1, 128)
+	host := req(f, "hostname", in.Hostname, 1, 255)
+	osType := req(f, "osType", in.OSType, 1, 32)
+	if in.OSType != nil {
+		valid.OneOf(f, "osType", osType, device.OSTypes...)
+	}
+	osVersion := req(f, "osVersion", in.OSVersion, 1, 100)
+	arch := req(f, "architecture", in.Architecture, 1, 32)
+	if in.Architecture != nil {
+		valid.OneOf(f, "architecture", arch, device.Architectures...)
+	}
+	agentVersion := req(f, "agentVersion", in.AgentVersion, 1, 50)
+	role := "unknown"
+	if in.DeviceRole != nil {
+		role = *in.DeviceRole
+		valid.OneOf(f, "deviceRole", role, device.Roles...)
+	}
+	opt(f, "osBuild", in.OSBuild, 100)
+	if in.Hardware != nil {
+		checkHardware(f, "hardware.", in.Hardware)
+	}
+	if in.Network != nil {
+		checkNetwork(f, "network.", in.Network)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if !enrollment.WellFormed(raw) {
+		return nil, ErrInvalidKey
+	}
+	g, err := s.Keys.Guard(ctx, enrollment.Hash(s.Pepper, raw))
+	switch {
+	case device.IsNotFound(err):
+		return nil, ErrInvalidKey
+	case err != nil:
+		return nil, err
+	}
+	now := s.Clock.Now()
+	ts := clock.Format(now)
+	if g.ExpiresAt <= ts {
+		return nil, ErrKeyExpired
+	}
+	token, hash, err := NewToken()
+	if err != nil {
+		return nil, err
+	}
+	d := &device.Device{ID: uuid.NewString(), OrgID: g.OrgID, PartnerID: g.PartnerID, SiteID: g.SiteID, GroupIDs: []string{},
+		Hostname: host, OSType: osType, OSVersion: osVersion, OSBuild: in.OSBuild, Architecture: arch,
+		AgentVersion: agentVersion, Status: device.StatusOnline, DeviceRole: role, EnrolledAt: ts, LastSeenAt: &ts,
+		Tags: []string{}, CustomFields: map[string]string{}, UpdatedAt: ts}
+	if in.IsHeadless != nil {
+		d.IsHeadless = *in.IsHeadless
+	}
+	if in.Hardware != nil {
+		d.Hardware = *in.Hardware
+	}
+	if in.Network != nil {
+		d.Network = *in.Network
+	}
+	d.Keys = device.Keys(d.OrgID, d.ID)
+	device.Seen(&d.Keys, d.OrgID, d.ID, now)
+	ev, err := event.New(s.Clock, "device.enrolled", d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname,
+		"siteId": d.SiteID, "osType": d.OSType, "enrollmentKeyId": g.KeyID})
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(enrollment.Consume(g.OrgID, g.KeyID, enrollment.Hash(s.Pepper, raw), ts))
+	tx.Add(device.EnrollWrites(d, hash)...)
+	tx.Add(tenant.CountOrg(d.OrgID, "", tenant.CountDevices, 1))
+	if d.SiteID != nil {
+		tx.Add(tenant.CountSite(d.OrgID, *d.SiteID, tenant.CountDevices, 1))
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: d.ID, Type: string(authz.KindAgent), IP: ip}, OrgID: d.OrgID,
+		Action: "device.enroll", ResourceType: "device", ResourceID: d.ID, ResourceName: d.Hostname,
+		Details: map[string]any{"enrollmentKeyId": g.KeyID}}))
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			// Used up, rotated, deleted, or its organization or site is gone.
+			return nil, ErrInvalidKey
+		}
+		return nil, fmt.Errorf("enroll device: %w", err)
+	}
+	return &Enrolled{DeviceID: d.ID, OrgID: d.OrgID, SiteID: d.SiteID, AuthToken: token,
+		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds())}}, nil
+}
+
+// AuthenticateAgent checks an agent token for the device in the path (one
+// GetItem) and implements auth.AgentAuthenticator.
+func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token string) (*authz.Principal, error) {
+	id := r.PathValue("id")
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if !wellFormed(token) {
+		return nil, ErrToken
+	}
+	a, err := s.Devices.Agent(ctx, id)
+	switch {
+	case device.IsNotFound(err):
+		return nil, ErrToken
+	case err != nil:
+		return nil, err
+	}
+	if !sameHash(HashToken(token), a.TokenHash) {
+		return nil, ErrToken
+	}
+	switch a.Status {
+	case device.StatusDecommissioned:
+		return nil, ErrDecommissioned
+	case device.StatusQuarantined:
+		return nil, ErrQuarantined
+	}
+	if sl := slotFrom(ctx); sl != nil {
+		sl.agent = a
+	}
+	p := &authz.Principal{Kind: authz.KindAgent, DeviceID: id, Scope: authz.ScopeOrg, OrgID: a.OrgID, PartnerID: a.PartnerID, Perms: authz.Set{}}
+	if a.SiteID != nil {
+		p.SiteIDs = []string{*a.SiteID}
+	}
+	return p, nil
+}
+
+// caller is the preamble of every token route: the authenticated agent of
+// device id, with its row.
+func (s *Service) caller(ctx context.Context, id string) (*device.Agent, error) {
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind != authz.KindAgent || p.DeviceID != id {
+		return nil, ErrToken
+	}
+	if sl := slotFrom(ctx); sl != nil && sl.agent != nil {
+		return sl.agent, nil
+	}
+	a, err := s.Devices.Agent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// HeartbeatInput is the heartbeat body.
+type HeartbeatInput struct {
+	Status        *string         `json:"status"`
+	AgentVersion  *string         `json:"agentVersion"`
+	Metrics       *device.Metrics `json:"metrics"`
+	LastUser      *string         `json:"lastUser"`
+	UptimeSeconds *int64          `json:"uptimeSeconds"`
+	Hostname      *string         `json:"hostname"`
+	OSVersion     *string         `json:"osVersion"`
+}
+
+// HeartbeatReply is the heartbeat answer.
+type HeartbeatReply struct {
+	Commands []device.Command `json:"commands"`
+	Config   Config           `json:"config"`
+}
+
+// Heartbeat records that device id is alive (see the package doc for its budget).
+func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (*HeartbeatReply, error) {
+	a, err := s.caller(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	health := req(f, "status", in.Status, 1, 16)
+	if in.Status != nil {
+		valid.OneOf(f, "status", health, "ok", "warning", "error")
+	}
+	av := req(f, "agentVersion", in.AgentVersion, 1, 50)
+	if in.Metrics != nil {
+		percent(f, "metrics.cpuPercent", in.Metrics.CPUPercent)
+		percent(f, "metrics.ramPercent", in.Metrics.RAMPercent)
+		percent(f, "metrics.diskPercent", in.Metrics.DiskPercent)
+	}
+	opt(f, "lastUser", in.LastUser, 255)
+	opt(f, "osVersion", in.OSVersion, 100)
+	if in.Hostname != nil {
+		req(f, "hostname", in.Hostname, 1, 255)
+	}
+	if in.UptimeSeconds != nil && *in.UptimeSeconds < 0 {
+		f.Add("uptimeSeconds", "must be at least 0")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	b := device.Beat{At: s.Clock.Now(), Health: health, AgentVersion: av, Metrics: in.Metrics, LastUser: in.LastUser,
+		UptimeSeconds: in.UptimeSeconds, Hostname: in.Hostname, OSVersion: in.OSVersion}
+	if to := device.BeatStatus(a.Status); to != a.Status {
+		err = s.transition(ctx, a, b, to)
+	} else {
+		err = s.beat(ctx, a, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	reply := &HeartbeatReply{Commands: []device.Command{}, Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds()), PAM: &PAMConfig{}}}
+	for _, c := range a.Commands {
+		reply.Commands = append(reply.Commands, c)
+	}
+	slices.SortFunc(reply.Commands, func(x, y device.Command) int {
+		if c := strings.Compare(x.CreatedAt, y.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	if s.PAM != nil {
+		on, err := s.PAM(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		reply.Config.PAM.UACInterceptionEnabled = on
+	}
+	return reply, nil
+}
+
+// beat is the steady-state update: one UpdateItem, a second one only for a
+// burst (the limiter's second case).
+func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat) error {
+	err := s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, false))
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	err = s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, true))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return ErrRate
+	}
+	return err
+}
+
+// transition moves the device (and its agent row) to status to with the event.
+func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string) error {
+	ev, err := event.New(s.Clock, "device."+to, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
+	if err != nil {
+		return err
+	}
+	for _, burst := range []bool{false, true} {
+		tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, burst), device.AgentStatusWrite(a.DeviceID, a.Status, to))
+		err = s.Events.Commit(ctx, tx, ev)
+		if !device.FailedAt(err, 0) {
+			break
+		}
+	}
+	if device.FailedAt(err, 0) {
+		return ErrRate
+	}
+	if device.FailedAt(err, 1) {
+		return fault.Conflict("Device status changed concurrently").WithCode(fault.CodeRaceLost)
+	}
+	return err
+}
+
+// Ingest checks the token route's caller and counts one request against the
+// device's ingest limit (600 a minute).
+func (s *Service) ingest(ctx context.Context, id string) (*device.Agent, error) {
+	a, err := s.caller(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Limits.Allow(ctx, ratelimit.AgentIngest, id); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// PutHardware replaces the device's hardware facts.
+func (s *Service) PutHardware(ctx context.Context, id string, h device.Hardware) error {
+	a, err := s.ingest(ctx, id)
+	if err != nil {
+		return err
+	}
+	f := fault.Fields{}
+	checkHardware(f, "", &h)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	return s.Devices.Do(ctx, device.HardwareWrite(a.OrgID, id, h, s.Clock.Now()))
+}
+
+// PutNetwork replaces the device's network facts.
+func (s *Service) PutNetwork(ctx context.Context, id string, n device.Network) error {
+	a, err := s.ingest(ctx, id)
+	if err != nil {
+		return err
+	}
+	f := fault.Fields{}
+	checkNetwork(f, "", &n)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	return s.Devices.Do(ctx, device.NetworkWrite(a.OrgID, id, n, s.Clock.Now()))
+}
+
+// SoftwareInput is the software body.
+type SoftwareInput struct {
+	Software *[]device.Software `json:"software"`
+}
+
+// SoftwareReply tells the agent what was stored.
+type SoftwareReply struct {
+	SoftwareCount int  `json:"softwareCount"`
+	Changed       bool `json:"changed"`
+}
+
+// PutSoftware replaces the device's software list; an unchanged list writes nothing.
+func (s *Service) PutSoftware(ctx context.Context, id string, in SoftwareInput) (*SoftwareReply, error) {
+	a, err := s.ingest(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.Software == nil {
+		f.Add("software", "is required")
+	} else if len(*in.Software) > device.MaxSoftware {
+		f.Addf("software", "must have at most %d entries", device.MaxSoftware)
+	} else {
+		for i, sw := range *in.Software {
+			p := fmt.Sprintf("software.%d.", i)
+			valid.Len(f, p+"name", sw.Name, 1, 255)
+			valid.Len(f, p+"version", sw.Version, 0, 100)
+			valid.Len(f, p+"vendor", sw.Vendor, 0, 255)
+			if len(f) > 20 {
+				break // enough to fix; do not answer megabytes of errors
+			}
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	parts, hash, err := device.EncodeSoftware(*in.Software)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Devices.Get(ctx, a.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	count := len(*in.Software)
+	if d.SoftwareHash == hash {
+		return &SoftwareReply{SoftwareCount: count, Changed: false}, nil
+	}
+	if len(parts) > store.MaxTxItems-1-d.SoftwareChunks {
+		return nil, fault.New(fault.KindTooLarge, "Request body too large")
+	}
+	tx := (&store.Tx{}).Add(device.SoftwareWrites(a.OrgID, id, parts, hash, count, d.SoftwareChunks, d.SoftwareHash, s.Clock.Now())...)
+	if err := s.Devices.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, fault.Conflict("Software list changed concurrently").WithCode(fault.CodeRaceLost)
+		}
+		return nil, fmt.Errorf("store software of %s: %w", id, err)
+	}
+	return &SoftwareReply{SoftwareCount: count, Changed: true}, nil
+}
+
+// ResultInput is a command result body.
+type ResultInput struct {
+	Status *string `json:"status"`
+	Output *string `json:"output"`
+}
+
+// CommandResult records the result of a queued command, once.
+func (s *Service) CommandResult(ctx context.Context, id, commandID string, in ResultInput) (*device.CommandResult, error) {
+	a, err := s.ingest(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("commandId", commandID); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	st := req(f, "status", in.Status, 1, 16)
+	if in.Status != nil {
+		valid.OneOf(f, "status", st, "completed", "failed")
+	}
+	if in.Output != nil && len(*in.Output) > MaxBody-1024 {
+		f.Addf("output", "must be at most %d bytes", MaxBody-1024)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	cmd, ok := a.Commands[commandID]
+	if !ok {
+		return nil, ErrCommand
+	}
+	r := &device.CommandResult{DeviceID: id, CommandID: commandID, Type: cmd.Type, Status: st, Output: in.Output,
+		ReportedAt: clock.Format(s.Clock.Now())}
+	tx := (&store.Tx{}).Add(device.ResultWrites(a.OrgID, r)...)
+	if err := s.Devices.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrCommand
+		}
+		return nil, fmt.Errorf("command result %s: %w", commandID, err)
+	}
+	return r, nil
+}
+
+// ---- validation ----------------------------------------------------------
+
+// req checks a required string field of min..max characters without control
+// characters and returns it.
+func req(f fault.Fields, path string, v *string, min, max int) string {
+	if v == nil {
+		f.Add(path, "is required")
+		return ""
+	}
+	valid.Len(f, path, *v, min, max)
+	noControls(f, path, *v)
+	return *v
+}
+
+// opt checks an optional string of at most max characters.
+func opt(f fault.Fields, path string, v *string, max int) {
+	if v != nil {
+		valid.Len(f, path, *v, 0, max)
+		noControls(f, path, *v)
+	}
+}
+
+func noControls(f fault.Fields, path, s string) {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			f.Add(path, "must not contain control characters")
+			return
+		}
+	}
+}
+
+func percent(f fault.Fields, path string, v *float64) {
+	if v != nil && (*v < 0 || *v > 100) {
+		f.Add(path, "must be between 0 and 100")
+	}
+}
+
+func nonNegative(f fault.Fields, path string, v *int) {
+	if v != nil && *v < 0 {
+		f.Add(path, "must be at least 0")
+	}
+}
+
+func checkHardware(f fault.Fields, prefix string, h *device.Hardware) {
+	opt(f, prefix+"manufacturer", h.Manufacturer, 255)
+	opt(f, prefix+"model", h.Model, 255)
+	opt(f, prefix+"serialNumber", h.SerialNumber, 255)
+	opt(f, prefix+"cpuModel", h.CPUModel, 255)
+	opt(f, prefix+"gpuModel", h.GPUModel, 255)
+	nonNegative(f, prefix+"cpuCores", h.CPUCores)
+	nonNegative(f, prefix+"ramTotalMb", h.RAMTotalMb)
+	nonNegative(f, prefix+"diskTotalGb", h.DiskTotalGb)
+}
+
+func checkNetwork(f fault.Fields, prefix string, n *device.Network) {
+	opt(f, prefix+"ipAddress", n.IPAddress, 64)
+	opt(f, prefix+"publicIp", n.PublicIP, 64)
+	opt(f, prefix+"macAddress", n.MACAddress, 64)
+}

@@ -1,0 +1,28 @@
+// Package agentsgroup wires the agents function and the agent-token check.
+package agentsgroup
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/agent"
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/ratelimit"
+)
+
+// Agents builds the agents group (/agents) and plugs the agent-token check into
+// the process's authenticator.
+func Agents(d *app.Deps) (http.Handler, error) {
+	svc := Service(d)
+	d.Auth.Agents = svc
+	rt := d.Router()
+	(&agent.Handler{Svc: svc}).Routes(rt)
+	return d.Edge(agent.Wrap(rt)), nil
+}
+
+// Service builds the agent service.
+func Service(d *app.Deps) *agent.Service {
+	return &agent.Service{Devices: device.Store{St: d.Store}, Keys: enrollment.Store{St: d.Store}, Events: d.Events,
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Pepper: d.Cfg.EnrollPepper}
+}

@@ -1,0 +1,22 @@
+// Package devicesgroup wires the devices function.
+package devicesgroup
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/tenant"
+)
+
+// Devices builds the devices group (/devices).
+func Devices(d *app.Deps) (http.Handler, error) {
+	rt := d.Router()
+	(&device.Handler{Svc: Service(d)}).Routes(rt)
+	return d.Edge(rt), nil
+}
+
+// Service builds the device service (also used by the sweeper).
+func Service(d *app.Deps) *device.Service {
+	return &device.Service{St: device.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events}
+}

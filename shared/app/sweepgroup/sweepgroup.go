@@ -1,0 +1,27 @@
+// Package sweepgroup wires the sweeper function with every built job: the
+// outbox drain (shared/app), enrollment-key expiry, device-offline detection and
+// the bootstrap of the configured system administrator (idempotent).
+package sweepgroup
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/devicesgroup"
+	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/sweep"
+)
+
+// Sweeper builds the scheduled-jobs dispatcher.
+func Sweeper(d *app.Deps) *sweep.Sweeper {
+	sw := app.Sweeper(d)
+	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
+	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
+	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return app.BootstrapCount(ctx, d) }
+	return sw
+}
+
+// Run starts the sweeper Lambda.
+func Run() { lambda.Start(Sweeper(app.Start()).Handle) }

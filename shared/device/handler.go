@@ -1,0 +1,87 @@
+package device
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/devices (user sessions).
+//
+// DynamoDB calls per request (authentication costs 2):
+//
+//	route                              MFA  calls                     what
+//	GET   /devices                          org 3; others 3 + orgs    partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
+//	GET   /devices/:id                      org 3; others 4 (+1)      others: agent row GetItem; device GetItem; +1 Query of software chunks when it has software
+//	PATCH /devices/:id                      org 5; others 6           read as GET, transaction (device CAS, group counts, agent row, audit), GetItem of the result
+//	POST  /devices/:id/decommission    yes  org 5; others 6           read as GET, transaction (device CAS, agent row, audit, outbox), outbox clear after the SQS send
+//
+// The two reads accept a bearer JWT or an X-API-Key with the devices:read scope
+// (httpapi.UserOrKey); until the API-keys group plugs its authenticator into
+// auth.Authenticator.Keys, a key is answered 401 `Invalid API key`. Writes need a
+// user session.
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/devices"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.patch},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
+	)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	devs, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), SiteID: q.Get("siteId")})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(devs, page))
+	return nil
+}
+
+// detail is GET /devices/:id's answer: the device with its software list
+// (lists leave software out).
+type detail struct {
+	*Device
+	Software []Software `json:"software"`
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, detail{Device: d, Software: d.Software})
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
+	var in PatchInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	d, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (h *Handler) decommission(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Svc.Decommission(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}

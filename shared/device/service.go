@@ -1,0 +1,447 @@
+package device
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Orgs reads organizations; tenant.Store satisfies it.
+type Orgs interface {
+	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
+	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
+	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+}
+
+// Service holds the inventory rules and the offline sweep.
+type Service struct {
+	St     Store
+	Orgs   Orgs
+	Clock  clock.Clock
+	Events *event.Publisher
+}
+
+// Limits of PATCH /devices/:id.
+const (
+	MaxTags        = 50
+	MaxTag         = 64
+	MaxCustom      = 50
+	MaxCustomValue = 1024
+)
+
+var customKey = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// ListFilter is the list query.
+type ListFilter struct{ OrgID, SiteID string }
+
+// List returns the devices the caller can see (site and device-group
+// restrictions apply), by hostname.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Device, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	fe := fault.Fields{}
+	if f.OrgID != "" {
+		valid.UUID(fe, "orgId", f.OrgID)
+	}
+	if f.SiteID != "" {
+		valid.UUID(fe, "siteId", f.SiteID)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	var orgIDs []string
+	if f.OrgID != "" {
+		o, err := s.org(ctx, p, f.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		orgIDs = []string{o.ID}
+	} else if orgIDs, err = s.visibleOrgs(ctx, p); err != nil {
+		return nil, err
+	}
+	out := []Device{}
+	for _, id := range orgIDs {
+		devs, err := s.St.List(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range devs {
+			if f.SiteID != "" && (d.SiteID == nil || *d.SiteID != f.SiteID) {
+				continue
+			}
+			if visible(p, &d) {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Device) int {
+		if c := strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// Get returns device id with its software.
+func (s *Service) Get(ctx context.Context, id string) (*Device, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	d, err := s.device(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	d.Software = []Software{}
+	if d.SoftwareChunks > 0 {
+		var chunks []chunk
+		if err := s.St.St.AllInto(ctx, store.Query{PK: "ORG#" + d.OrgID, SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
+			return nil, fmt.Errorf("software of device %s: %w", id, err)
+		}
+		if d.Software, err = decodeChunks(chunks, d.SoftwareHash); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// PatchInput is the PATCH body; groupId and displayName may be null (clear).
+type PatchInput struct {
+	DisplayName  Opt[string]            `json:"displayName"`
+	Tags         Opt[[]string]          `json:"tags"`
+	CustomFields Opt[map[string]string] `json:"customFields"`
+	GroupID      Opt[string]            `json:"groupId"`
+}
+
+// Opt is a body field that may be omitted, null or a value.
+type Opt[T any] struct {
+	Set   bool
+	Value *T
+	bad   bool
+}
+
+// UnmarshalJSON records presence; a wrong type is reported by the service
+// under the field's own name.
+func (o *Opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		o.bad = true
+		return nil
+	}
+	o.Value = &v
+	return nil
+}
+
+// Update applies PATCH /devices/:id.
+func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	var patch Patch
+	if in.DisplayName.bad {
+		f.Add("displayName", "must be a string or null")
+	} else if in.DisplayName.Set {
+		if in.DisplayName.Value == nil {
+			patch.ClearName = true
+		} else {
+			n := strings.TrimSpace(*in.DisplayName.Value)
+			valid.Name(f, "displayName", n, 255)
+			controls(f, "displayName", n)
+			patch.DisplayName = &n
+		}
+	}
+	if in.Tags.bad || (in.Tags.Set && in.Tags.Value == nil) {
+		f.Add("tags", "must be an array of strings")
+	} else if in.Tags.Set {
+		tags := []string{}
+		seen := map[string]bool{}
+		if len(*in.Tags.Value) > MaxTags {
+			f.Addf("tags", "must have at most %d entries", MaxTags)
+		}
+		for i, t := range *in.Tags.Value {
+			t = strings.TrimSpace(t)
+			path := fmt.Sprintf("tags.%d", i)
+			valid.Len(f, path, t, 1, MaxTag)
+			controls(f, path, t)
+			if !seen[t] {
+				seen[t] = true
+				tags = append(tags, t)
+			}
+		}
+		patch.Tags = &tags
+	}
+	if in.CustomFields.bad || (in.CustomFields.Set && in.CustomFields.Value == nil) {
+		f.Add("customFields", "must be an object of string values")
+	} else if in.CustomFields.Set {
+		cf := *in.CustomFields.Value
+		if len(cf) > MaxCustom {
+			f.Addf("customFields", "must have at most %d entries", MaxCustom)
+		}
+		for k, v := range cf {
+			if !customKey.MatchString(k) {
+				f.Add("customFields."+k, "key must be lowercase, start with a letter and hold only letters, digits and underscores (at most 64)")
+			}
+			if utf8.RuneCountInString(v) > MaxCustomValue {
+				f.Addf("customFields."+k, "must be at most %d characters", MaxCustomValue)
+			}
+		}
+		patch.CustomFields = &cf
+	}
+	if in.GroupID.bad {
+		f.Add("groupId", "must be a UUID or null")
+	} else if in.GroupID.Set {
+		patch.SetGroup = true
+		if in.GroupID.Value != nil {
+			valid.UUID(f, "groupId", *in.GroupID.Value)
+			patch.Group = *in.GroupID.Value
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if !in.DisplayName.Set && !in.Tags.Set && !in.CustomFields.Set && !in.GroupID.Set {
+		return nil, ErrNoUpdates
+	}
+	d, err := s.device(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	patch.OldGroup = d.GroupID
+	tx := &store.Tx{}
+	tx.Add(PatchWrite(d.OrgID, id, patch, now))
+	groupAt := -1
+	if patch.SetGroup && patch.Group != d.GroupID {
+		if groupRestricted(p) && (patch.Group == "" || !slices.Contains(p.DeviceGroupIDs, patch.Group)) {
+			return nil, ErrGroupScope
+		}
+		if patch.Group != "" {
+			groupAt = tx.Len()
+			tx.Add(tenant.CountGroup(d.OrgID, patch.Group, 1))
+		}
+		if d.GroupID != "" {
+			tx.Add(tenant.CountGroup(d.OrgID, d.GroupID, -1))
+		}
+		tx.Add(AgentGroupWrite(id, patch.Group))
+	} else {
+		patch.SetGroup = false
+		tx = (&store.Tx{}).Add(PatchWrite(d.OrgID, id, patch, now))
+	}
+	changed := []string{}
+	for name, set := range map[string]bool{"displayName": in.DisplayName.Set, "tags": in.Tags.Set, "customFields": in.CustomFields.Set, "groupId": in.GroupID.Set} {
+		if set {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID, Action: "device.update",
+		ResourceType: "device", ResourceID: id, ResourceName: d.Hostname, Details: map[string]any{"changed": changed}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case groupAt >= 0 && FailedAt(err, groupAt):
+			return nil, ErrGroupNotFound
+		case FailedAt(err, 0):
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("update device %s: %w", id, err)
+	}
+	return s.St.Get(ctx, d.OrgID, id)
+}
+
+// Decommission retires device id for good: its token stops working.
+func (s *Service) Decommission(ctx context.Context, id string) (*Device, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	d, err := s.device(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Status == StatusDecommissioned {
+		return nil, ErrDecommissioned
+	}
+	now := s.Clock.Now()
+	ev, err := event.New(s.Clock, "device.decommissioned", d.OrgID, map[string]any{"deviceId": id, "hostname": d.Hostname, "previousStatus": d.Status})
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(
+		DecommissionWrite(d.OrgID, id, now),
+		AgentDecommissionWrite(id),
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID, Action: "device.decommission",
+			ResourceType: "device", ResourceID: id, ResourceName: d.Hostname, Details: map[string]any{"previousStatus": d.Status}}),
+	)
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		if FailedAt(err, 0) {
+			return nil, ErrDecommissioned
+		}
+		return nil, fmt.Errorf("decommission device %s: %w", id, err)
+	}
+	d.Status, d.DecommissionedAt, d.UpdatedAt = StatusDecommissioned, clock.Format(now), clock.Format(now)
+	d.Software = nil
+	return d, nil
+}
+
+// SweepOffline marks offline every online device whose last heartbeat is older
+// than OfflineAfter, raising device.offline for each (the sweeper's
+// device-offline job). It reads only the stale part of each last-seen shard.
+func (s *Service) SweepOffline(ctx context.Context) (int, error) {
+	now := s.Clock.Now()
+	cutoff := now.Add(-OfflineAfter)
+	n := 0
+	for shard := range Shards {
+		stale, err := s.St.Stale(ctx, shard, cutoff)
+		if err != nil {
+			return n, err
+		}
+		for _, d := range stale {
+			ev, err := event.New(s.Clock, "device.offline", d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname, "lastSeenAt": d.LastSeenAt})
+			if err != nil {
+				return n, err
+			}
+			tx := (&store.Tx{}).Add(OfflineWrite(d.OrgID, d.ID, cutoff, now), AgentStatusWrite(d.ID, StatusOnline, StatusOffline))
+			err = s.Events.Commit(ctx, tx, ev)
+			switch {
+			case err == nil:
+				n++
+			case FailedAt(err, 0) || FailedAt(err, 1):
+				// A heartbeat or decommission won the race: nothing to do.
+			default:
+				return n, fmt.Errorf("mark device %s offline: %w", d.ID, err)
+			}
+		}
+	}
+	return n, nil
+}
+
+// device reads device id and checks that the caller can see it: organization
+// callers read their own partition; others read the agent row for the
+// organization first.
+func (s *Service) device(ctx context.Context, p *authz.Principal, id string) (*Device, error) {
+	orgID := p.OrgID
+	if p.Scope != authz.ScopeOrg {
+		a, err := s.St.Agent(ctx, id)
+		switch {
+		case IsNotFound(err):
+			return nil, ErrNotFound
+		case err != nil:
+			return nil, err
+		}
+		if !p.CanAccessOrg(authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}) {
+			return nil, ErrNotFound
+		}
+		orgID = a.OrgID
+	}
+	d, err := s.St.Get(ctx, orgID, id)
+	switch {
+	case IsNotFound(err):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	case !visible(p, d):
+		return nil, ErrNotFound
+	}
+	return d, nil
+}
+
+func visible(p *authz.Principal, d *Device) bool {
+	site := ""
+	if d.SiteID != nil {
+		site = *d.SiteID
+	}
+	return p.CanAccessDevice(authz.Org{ID: d.OrgID, PartnerID: d.PartnerID}, site, d.GroupIDs)
+}
+
+func groupRestricted(p *authz.Principal) bool {
+	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
+}
+
+// org reads organization id, or ErrOrgNotFound when absent or out of reach.
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
+	if p.Scope == authz.ScopeOrg && id != p.OrgID {
+		return nil, ErrOrgNotFound
+	}
+	o, err := s.Orgs.Org(ctx, id)
+	switch {
+	case IsNotFound(err):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return o, nil
+}
+
+// visibleOrgs lists the organizations a list without orgId covers.
+func (s *Service) visibleOrgs(ctx context.Context, p *authz.Principal) ([]string, error) {
+	v := p.Visible()
+	var orgs []tenant.Organization
+	var err error
+	switch {
+	case p.Scope == authz.ScopeOrg:
+		return v.OrgIDs, nil
+	case v.All:
+		orgs, err = s.Orgs.AllOrgs(ctx)
+	case v.PartnerID != "":
+		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
+	case len(v.OrgIDs) > 0:
+		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, o := range orgs {
+		if p.CanAccessOrg(o.Ref()) {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids, nil
+}
+
+// controls refuses control characters in a display value.
+func controls(f fault.Fields, path, s string) {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			f.Add(path, "must not contain control characters")
+			return
+		}
+	}
+}

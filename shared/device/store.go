@@ -1,0 +1,478 @@
+package device
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the rows of the package doc.
+type Store struct{ St *store.Store }
+
+// Get reads device id of organization orgID (consistent read).
+func (s Store) Get(ctx context.Context, orgID, id string) (*Device, error) {
+	var d Device
+	if err := s.St.Get(ctx, "ORG#"+orgID, "DEVICE#"+id, &d); err != nil {
+		return nil, fmt.Errorf("get device %s: %w", id, err)
+	}
+	return &d, nil
+}
+
+// Agent reads device id's credential row.
+func (s Store) Agent(ctx context.Context, id string) (*Agent, error) {
+	var a Agent
+	k := AgentKey(id)
+	if err := s.St.Get(ctx, k.PK, k.SK, &a); err != nil {
+		return nil, fmt.Errorf("get agent %s: %w", id, err)
+	}
+	return &a, nil
+}
+
+// List reads the devices of organization orgID (without software).
+func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
+	out := []Device{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DEVICE#"}, &out); err != nil {
+		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// LoadWithSoftware reads device id of orgID with its software list: the filter
+// engine's read of one device (GetItem, then one Query of its chunks when it
+// has software).
+func (s Store) LoadWithSoftware(ctx context.Context, orgID, id string) (*Device, error) {
+	d, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.SoftwareChunks > 0 {
+		if d.Software, err = s.Software(ctx, orgID, id); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// ListWithSoftware reads every device of orgID with its software: two Queries
+// of the organization's partition (devices, software chunks), whatever the fleet
+// size (paged by the store).
+func (s Store) ListWithSoftware(ctx context.Context, orgID string) ([]Device, error) {
+	devs, err := s.List(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	var chunks []chunk
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DEVSW#"}, &chunks); err != nil {
+		return nil, fmt.Errorf("software of %s: %w", orgID, err)
+	}
+	byDevice := map[string][]chunk{}
+	for _, c := range chunks {
+		byDevice[c.DeviceID] = append(byDevice[c.DeviceID], c)
+	}
+	for i := range devs {
+		d := &devs[i]
+		if d.SoftwareChunks == 0 {
+			continue
+		}
+		if d.Software, err = decodeChunks(byDevice[d.ID], d.SoftwareHash); err != nil {
+			return nil, fmt.Errorf("software of device %s: %w", d.ID, err)
+		}
+	}
+	return devs, nil
+}
+
+// Software reads device id's software list.
+func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, error) {
+	var chunks []chunk
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
+		return nil, fmt.Errorf("software of device %s: %w", id, err)
+	}
+	d, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return decodeChunks(chunks, d.SoftwareHash)
+}
+
+// Stale lists the online devices of one last-seen shard whose last heartbeat is
+// before cutoff (GSI2; a filter drops the cutoff minute's fresh ones).
+func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]Device, error) {
+	out := []Device{}
+	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("DEVSEEN#%02d", shard),
+		SKTo:   cutoff.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#~",
+		Filter: "lastSeenAt < :cut", Values: map[string]any{":cut": clock.Format(cutoff)}}
+	if err := s.St.AllInto(ctx, q, &out); err != nil {
+		return nil, fmt.Errorf("stale devices of shard %d: %w", shard, err)
+	}
+	return out, nil
+}
+
+// Do runs one write.
+func (s Store) Do(ctx context.Context, w *store.Write) error { return s.St.Do(ctx, w) }
+
+// Commit runs a transaction.
+func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Commit(ctx, tx) }
+
+// ---- writes ------------------------------------------------------------
+
+// EnrollWrites create device d and its agent row with token hash tokenHash.
+func EnrollWrites(d *Device, tokenHash string) []*store.Write {
+	k := AgentKey(d.ID)
+	a := &Agent{Keys: store.Keys{PK: k.PK, SK: k.SK}, DeviceID: d.ID, OrgID: d.OrgID, PartnerID: d.PartnerID,
+		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}}
+	return []*store.Write{store.PutNew(d), store.PutNew(a)}
+}
+
+// Beat is what a heartbeat sets on the device item.
+type Beat struct {
+	At            time.Time
+	Health        string
+	AgentVersion  string
+	Metrics       *Metrics
+	LastUser      *string
+	UptimeSeconds *int64
+	Hostname      *string
+	OSVersion     *string
+}
+
+// Rate of agent ingest on one device: a GCRA over the device item's tat.
+const (
+	emission  = 100 * time.Millisecond // 600 per minute
+	tolerance = time.Minute - emission // a burst of 600
+)
+
+// BeatWrite is the heartbeat's device update: the facts of b, the last-seen
+// index keys, and one rate-limit step. from is the status the caller saw (the
+// update requires it, so a concurrent transition is never overwritten);
+// burst selects the limiter's second case (tat already ahead of now).
+func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
+	to := BeatStatus(from)
+	set := []string{"#st = :to", "lastSeenAt = :at", "updatedAt = :at", "healthStatus = :hs"}
+	v := map[string]any{":to": to, ":at": clock.Format(b.At), ":hs": b.Health, ":from": from}
+	if to == StatusOnline {
+		var k store.Keys
+		Seen(&k, orgID, id, b.At)
+		set = append(set, "GSI2PK = :g2pk", "GSI2SK = :g2sk")
+		v[":g2pk"], v[":g2sk"] = k.GSI2PK, k.GSI2SK
+	}
+	names := map[string]string{}
+	opt := func(name, ph string, val any) {
+		set = append(set, "#"+name+" = "+ph)
+		names["#"+name] = name
+		v[ph] = val
+	}
+	if b.AgentVersion != "" {
+		opt("agentVersion", ":av", b.AgentVersion)
+	}
+	if b.Metrics != nil {
+		opt("mx", ":m", *b.Metrics)
+	}
+	if b.LastUser != nil {
+		opt("lastUser", ":lu", *b.LastUser)
+	}
+	if b.UptimeSeconds != nil {
+		opt("uptimeSeconds", ":up", *b.UptimeSeconds)
+	}
+	if b.Hostname != nil {
+		opt("hostname", ":hn", *b.Hostname)
+	}
+	if b.OSVersion != nil {
+		opt("osVersion", ":ov", *b.OSVersion)
+	}
+	now := b.At.UnixMilli()
+	v[":now"] = now
+	cond := "#st = :from AND (attribute_not_exists(tat) OR tat <= :now)"
+	if burst {
+		set = append(set, "tat = tat + :T")
+		v[":T"] = emission.Milliseconds()
+		cond = "#st = :from AND tat > :now AND tat <= :lim"
+		v[":lim"] = now + tolerance.Milliseconds()
+	} else {
+		set = append(set, "tat = :next")
+		v[":next"] = now + emission.Milliseconds()
+	}
+	w := bind(store.Update("ORG#"+orgID, "DEVICE#"+id, "SET "+strings.Join(set, ", ")), v)
+	for k, n := range names {
+		w.Name(k, n)
+	}
+	return w.Name("#st", "status").If(cond).Exists()
+}
+
+// BeatStatus is the status a heartbeat moves a device in status from to: online
+// from online, offline or pending; maintenance and updating are kept (people
+// set them), the blocked states never get here.
+func BeatStatus(from string) string {
+	switch from {
+	case StatusOnline, StatusOffline, StatusPending:
+		return StatusOnline
+	}
+	return from
+}
+
+// bind adds the values of v to w.
+func bind(w *store.Write, v map[string]any) *store.Write {
+	for k, x := range v {
+		w.Value(k, x)
+	}
+	return w
+}
+
+// AgentStatusWrite moves device id's agent row from status from to to.
+func AgentStatusWrite(id, from, to string) *store.Write {
+	k := AgentKey(id)
+	return store.Update(k.PK, k.SK, "SET #st = :to").Name("#st", "status").
+		If("#st = :from").Value(":to", to).Value(":from", from).Exists()
+}
+
+// OfflineWrite moves an online device last seen before cutoff offline and
+// takes it out of the last-seen index.
+func OfflineWrite(orgID, id string, cutoff, now time.Time) *store.Write {
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #st = :off, updatedAt = :now REMOVE GSI2PK, GSI2SK").
+		Name("#st", "status").If("#st = :on AND lastSeenAt < :cut").
+		Value(":off", StatusOffline).Value(":on", StatusOnline).Value(":cut", clock.Format(cutoff)).
+		Value(":now", clock.Format(now)).Exists()
+}
+
+// DecommissionWrite moves device id to decommissioned from any other status.
+func DecommissionWrite(orgID, id string, now time.Time) *store.Write {
+	ts := clock.Format(now)
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #st = :dec, decommissionedAt = :now, updatedAt = :now REMOVE GSI2PK, GSI2SK").
+		Name("#st", "status").If("#st <> :dec").Value(":dec", StatusDecommissioned).Value(":now", ts).Exists()
+}
+
+// AgentDecommissionWrite blocks device id's token.
+func AgentDecommissionWrite(id string) *store.Write {
+	k := AgentKey(id)
+	return store.Update(k.PK, k.SK, "SET #st = :dec").Name("#st", "status").Value(":dec", StatusDecommissioned).Exists()
+}
+
+// Patch is what PATCH /devices/:id may change; nil fields are kept.
+type Patch struct {
+	DisplayName  *string
+	ClearName    bool
+	Tags         *[]string
+	CustomFields *map[string]string
+	// Group: SetGroup true moves the device to Group ("" = no group).
+	SetGroup bool
+	Group    string
+	OldGroup string
+}
+
+// PatchWrite applies p to device id; a group move requires the group to be
+// unchanged since it was read.
+func PatchWrite(orgID, id string, p Patch, now time.Time) *store.Write {
+	set := []string{"updatedAt = :now"}
+	var remove []string
+	v := map[string]any{":now": clock.Format(now)}
+	if p.ClearName {
+		set = append(set, "displayName = :null")
+		v[":null"] = nil
+	} else if p.DisplayName != nil {
+		set = append(set, "displayName = :dn")
+		v[":dn"] = *p.DisplayName
+	}
+	if p.Tags != nil {
+		set = append(set, "tags = :tags")
+		v[":tags"] = *p.Tags
+	}
+	if p.CustomFields != nil {
+		set = append(set, "customFields = :cf")
+		v[":cf"] = *p.CustomFields
+	}
+	cond := ""
+	if p.SetGroup {
+		if p.Group == "" {
+			set = append(set, "groupIds = :noGroups")
+			remove = append(remove, "groupId")
+			v[":noGroups"] = []string{}
+		} else {
+			set = append(set, "groupIds = :groups", "groupId = :g")
+			v[":groups"], v[":g"] = []string{p.Group}, p.Group
+		}
+		if p.OldGroup == "" {
+			cond = "attribute_not_exists(groupId)"
+		} else {
+			cond = "groupId = :old"
+			v[":old"] = p.OldGroup
+		}
+	}
+	expr := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	w := bind(store.Update("ORG#"+orgID, "DEVICE#"+id, expr), v)
+	if cond != "" {
+		w.If(cond)
+	}
+	return w.Exists()
+}
+
+// AgentGroupWrite mirrors a group move on the agent row.
+func AgentGroupWrite(id, group string) *store.Write {
+	k := AgentKey(id)
+	if group == "" {
+		return store.Update(k.PK, k.SK, "REMOVE groupId").Exists()
+	}
+	return store.Update(k.PK, k.SK, "SET groupId = :g").Value(":g", group).Exists()
+}
+
+// HardwareWrite replaces device id's hardware facts.
+func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #hw = :h, updatedAt = :now").
+		Name("#hw", "hw").Value(":h", h).Value(":now", clock.Format(now)).Exists()
+}
+
+// NetworkWrite replaces device id's network facts.
+func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
+	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #nw = :n, updatedAt = :now").
+		Name("#nw", "net").Value(":n", n).Value(":now", clock.Format(now)).Exists()
+}
+
+// EnqueueCommand queues cmd for device id (for the features that send commands).
+func EnqueueCommand(id string, cmd Command) *store.Write {
+	k := AgentKey(id)
+	return store.Update(k.PK, k.SK, "SET commands.#c = :cmd").Name("#c", cmd.ID).Value(":cmd", cmd).
+		If("attribute_exists(commands)").Exists()
+}
+
+// CommandResult is an agent's report of a command.
+type CommandResult struct {
+	store.Keys
+	DeviceID   string  `dynamodbav:"deviceId" json:"deviceId"`
+	CommandID  string  `dynamodbav:"commandId" json:"commandId"`
+	Type       string  `dynamodbav:"type" json:"type"`
+	Status     string  `dynamodbav:"status" json:"status"`
+	Output     *string `dynamodbav:"output" json:"output"`
+	ReportedAt string  `dynamodbav:"reportedAt" json:"reportedAt"`
+}
+
+// ResultWrites record r and take its command off device id's queue (only if it
+// is still queued: a result is accepted once).
+func ResultWrites(orgID string, r *CommandResult) []*store.Write {
+	r.Keys = store.Keys{PK: "ORG#" + orgID, SK: "CMDRESULT#" + r.DeviceID + "#" + r.CommandID}
+	k := AgentKey(r.DeviceID)
+	return []*store.Write{
+		store.Update(k.PK, k.SK, "REMOVE commands.#c").Name("#c", r.CommandID).If("attribute_exists(commands.#c)"),
+		store.PutNew(r),
+	}
+}
+
+// ---- software chunks ---------------------------------------------------
+
+type chunk struct {
+	store.Keys
+	DeviceID string `dynamodbav:"deviceId"`
+	N        int    `dynamodbav:"n"`
+	Hash     string `dynamodbav:"hash"`
+	Data     []byte `dynamodbav:"data"`
+}
+
+// EncodeSoftware sorts list (by name, version, vendor), gzips its JSON and
+// returns the chunks' payloads and the list's hash.
+func EncodeSoftware(list []Software) ([][]byte, string, error) {
+	sorted := slices.Clone(list)
+	slices.SortFunc(sorted, func(a, b Software) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Vendor, b.Vendor)
+	})
+	raw, err := json.Marshal(sorted)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode software: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := zw.Write(raw); err != nil {
+		return nil, "", err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, "", err
+	}
+	data := buf.Bytes()
+	var parts [][]byte
+	for len(data) > 0 {
+		n := min(ChunkBytes, len(data))
+		parts = append(parts, data[:n])
+		data = data[n:]
+	}
+	return parts, hex.EncodeToString(sum[:16]), nil
+}
+
+func decodeChunks(chunks []chunk, hash string) ([]Software, error) {
+	slices.SortFunc(chunks, func(a, b chunk) int { return a.N - b.N })
+	var buf bytes.Buffer
+	for _, c := range chunks {
+		if c.Hash != hash {
+			continue // a stale chunk of an earlier list (never expected after a commit)
+		}
+		buf.Write(c.Data)
+	}
+	if buf.Len() == 0 {
+		return []Software{}, nil
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		return nil, fmt.Errorf("software chunks: %w", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("software chunks: %w", err)
+	}
+	var out []Software
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("software chunks: %w", err)
+	}
+	return out, nil
+}
+
+// SoftwareWrites replace device id's software with parts (hash, count entries):
+// the new chunks, deletes of chunks beyond the new count, and the device update,
+// which requires the hash it had when read (oldHash) so concurrent uploads
+// cannot interleave chunks.
+func SoftwareWrites(orgID, id string, parts [][]byte, hash string, count, oldChunks int, oldHash string, now time.Time) []*store.Write {
+	var ws []*store.Write
+	for i, p := range parts {
+		ws = append(ws, store.Put(&chunk{Keys: store.Keys{PK: "ORG#" + orgID, SK: fmt.Sprintf("%s%03d", softwarePrefix(id), i)},
+			DeviceID: id, N: i, Hash: hash, Data: p}))
+	}
+	for i := len(parts); i < oldChunks; i++ {
+		ws = append(ws, store.Delete("ORG#"+orgID, fmt.Sprintf("%s%03d", softwarePrefix(id), i)))
+	}
+	dw := store.Update("ORG#"+orgID, "DEVICE#"+id, "SET softwareHash = :h, softwareChunks = :n, softwareCount = :c, updatedAt = :now").
+		Value(":h", hash).Value(":n", len(parts)).Value(":c", count).Value(":now", clock.Format(now))
+	if oldHash == "" {
+		dw.If("attribute_not_exists(softwareHash)")
+	} else {
+		dw.If("softwareHash = :old").Value(":old", oldHash)
+	}
+	return append(ws, dw.Exists())
+}
+
+// IsNotFound reports a missing row.
+func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// FailedAt reports whether write i of a cancelled transaction failed its condition.
+func FailedAt(err error, i int) bool {
+	var te *store.TxError
+	if !errors.As(err, &te) {
+		return false
+	}
+	return te.FailedAt(i) || te.FailedAt(-1)
+}

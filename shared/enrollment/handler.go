@@ -1,0 +1,112 @@
+package enrollment
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/enrollment-keys. Every route needs a user session
+// (API keys are refused); writes need MFA.
+//
+// DynamoDB calls per request (authentication costs 2: one BatchGetItem of
+// profile, session and membership, one GetItem of the role):
+//
+//	route                                   MFA  calls        what
+//	GET    /enrollment-keys                      org 3; others 3 + orgs   partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
+//	POST   /enrollment-keys                 yes  4            GetItem organization, transaction (key, hash guard, site check, audit)
+//	GET    /enrollment-keys/:id                  3            GetItem (organization scope) or GSI1 query
+//	POST   /enrollment-keys/:id/rotate      yes  4            read as GET, transaction (key CAS on hash, old guard, new guard, audit)
+//	DELETE /enrollment-keys/:id             yes  4            read as GET, transaction (key, guard, audit)
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/enrollment-keys"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+	)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := ListFilter{OrgID: q.Get("orgId")}
+	if v, ok := q["expired"]; ok {
+		switch v[0] {
+		case "true":
+			t := true
+			f.Expired = &t
+		case "false":
+			b := false
+			f.Expired = &b
+		default:
+			return invalid("expired", "must be true or false")
+		}
+	}
+	keys, err := h.Svc.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(keys, page))
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in CreateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.Svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, k)
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) error {
+	var in RotateInput
+	if r.ContentLength != 0 {
+		if err := httpapi.Decode(r, &in); err != nil {
+			return err
+		}
+	}
+	k, err := h.Svc.Rotate(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+// deleted is the DELETE answer.
+type deleted struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true, Message: "Enrollment key deleted successfully"})
+	return nil
+}

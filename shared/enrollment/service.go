@@ -1,0 +1,437 @@
+package enrollment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Orgs reads organizations; tenant.Store satisfies it.
+type Orgs interface {
+	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
+	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
+	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+}
+
+// Service holds the enrollment-key rules.
+type Service struct {
+	St    Store
+	Orgs  Orgs
+	Clock clock.Clock
+	// Pepper is config.EnrollPepper; DefaultTTL is ENROLLMENT_KEY_DEFAULT_TTL_MINUTES.
+	Pepper     []byte
+	DefaultTTL time.Duration
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID     string     `json:"orgId"`
+	SiteID    *string    `json:"siteId"`
+	Name      *string    `json:"name"`
+	MaxUsage  UsageLimit `json:"maxUsage"`
+	ExpiresAt *string    `json:"expiresAt"`
+}
+
+// UsageLimit is rotate's maxUsage: omitted (Set false), null (unlimited) or a number.
+type UsageLimit struct {
+	Set   bool
+	Value *int
+}
+
+// UnmarshalJSON records that the field was present (null or an integer).
+func (n *UsageLimit) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		n.Value = nil
+		return nil
+	}
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fault.Invalid("maxUsage", "must be an integer or null")
+	}
+	n.Value = &v
+	return nil
+}
+
+// RotateInput is the rotate body: every field optional; maxUsage null means
+// unlimited, an omitted field keeps its value.
+type RotateInput struct {
+	MaxUsage  UsageLimit `json:"maxUsage"`
+	ExpiresAt *string    `json:"expiresAt"`
+}
+
+// ListFilter is the list query.
+type ListFilter struct {
+	OrgID   string
+	Expired *bool
+}
+
+// List returns the keys the caller can see, newest first.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	if f.OrgID != "" && !valid.IsUUID(f.OrgID) {
+		return nil, fault.Invalid("orgId", "must be a UUID")
+	}
+	var orgIDs []string
+	if f.OrgID != "" {
+		o, err := s.org(ctx, p, f.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		orgIDs = []string{o.ID}
+	} else if orgIDs, err = s.visibleOrgs(ctx, p); err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	out := []Key{}
+	for _, id := range orgIDs {
+		keys, err := s.St.OrgKeys(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if !siteVisible(p, k.SiteID) {
+				continue
+			}
+			if f.Expired != nil && *f.Expired != (k.ExpiresAt <= now) {
+				continue
+			}
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b Key) int {
+		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// Create issues a key in an organization the caller can reach.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	f := fault.Fields{}
+	orgID := in.OrgID
+	switch {
+	case orgID == "" && p.Scope == authz.ScopeOrg:
+		orgID = p.OrgID
+	case orgID == "":
+		f.Add("orgId", "is required for partner and system scope")
+	case !valid.IsUUID(orgID):
+		f.Add("orgId", "must be a UUID")
+	}
+	if in.SiteID != nil {
+		valid.UUID(f, "siteId", *in.SiteID)
+	}
+	name := ""
+	if in.Name == nil {
+		f.Add("name", "is required")
+	} else {
+		name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", name, MaxName)
+	}
+	maxUsage := DefaultUsage
+	switch {
+	case in.MaxUsage.Set && in.MaxUsage.Value == nil:
+		f.Add("maxUsage", "may be null (unlimited) only on rotation")
+	case in.MaxUsage.Set:
+		maxUsage = *in.MaxUsage.Value
+		valid.Range(f, "maxUsage", maxUsage, MinUsage, MaxUsage)
+	}
+	expires := now.Add(s.DefaultTTL)
+	if in.ExpiresAt != nil {
+		expires = futureTime(f, "expiresAt", *in.ExpiresAt, now)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if p.SiteRestricted() && (in.SiteID == nil || !p.CanAccessSite(*in.SiteID)) {
+		return nil, ErrSiteRequired
+	}
+	if p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 {
+		return nil, ErrGroupRestricted
+	}
+	o, err := s.org(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := NewRaw()
+	if err != nil {
+		return nil, err
+	}
+	ts := clock.Format(now)
+	k := &Key{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, SiteID: in.SiteID, Name: name, MaxUsage: &maxUsage,
+		ExpiresAt: clock.Format(expires), CreatedBy: p.UserID, CreatedAt: ts, UpdatedAt: ts, KeyHash: Hash(s.Pepper, raw)}
+	k.Keys = KeyKeys(k.OrgID, k.ID, k.ExpiresAt)
+	tx := (&store.Tx{}).Add(createWrites(k)...)
+	siteAt := -1
+	if k.SiteID != nil {
+		sk := tenant.SiteKeys(k.OrgID, *k.SiteID)
+		siteAt = tx.Len()
+		tx.Add(store.Check(sk.PK, sk.SK, "").Exists())
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, Action: "enrollment_key.create",
+		ResourceType: "enrollment_key", ResourceID: k.ID, ResourceName: k.Name,
+		Details: map[string]any{"keyPrefix": prefix(raw), "maxUsage": maxUsage, "expiresAt": k.ExpiresAt, "siteId": k.SiteID}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if siteAt >= 0 && failedAt(err, siteAt) {
+			return nil, ErrSite
+		}
+		return nil, fmt.Errorf("create enrollment key: %w", err)
+	}
+	return &Issued{Key: k, Raw: raw}, nil
+}
+
+// Get returns key id.
+func (s *Service) Get(ctx context.Context, id string) (*Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	return s.key(ctx, p, id)
+}
+
+// Rotate replaces key id's material in place and resets its usage.
+func (s *Service) Rotate(ctx context.Context, id string, in RotateInput) (*Issued, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	f := fault.Fields{}
+	if in.MaxUsage.Value != nil {
+		valid.Range(f, "maxUsage", *in.MaxUsage.Value, MinUsage, MaxUsage)
+	}
+	var expires time.Time
+	if in.ExpiresAt != nil {
+		expires = futureTime(f, "expiresAt", *in.ExpiresAt, now)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	old, err := s.key(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := NewRaw()
+	if err != nil {
+		return nil, err
+	}
+	next := *old
+	next.UsageCount = 0
+	next.KeyHash = Hash(s.Pepper, raw)
+	next.UpdatedAt = clock.Format(now)
+	if in.MaxUsage.Set {
+		next.MaxUsage = in.MaxUsage.Value
+	}
+	if in.ExpiresAt != nil {
+		next.ExpiresAt = clock.Format(expires)
+	}
+	next.Keys = KeyKeys(next.OrgID, next.ID, next.ExpiresAt)
+	details := map[string]any{"keyPrefix": prefix(raw), "previousUsageCount": old.UsageCount, "maxUsage": next.MaxUsage}
+	if next.ExpiresAt != old.ExpiresAt {
+		details["expiresAt"] = map[string]string{"from": old.ExpiresAt, "to": next.ExpiresAt}
+	}
+	tx := (&store.Tx{}).Add(rotateWrites(old, &next)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: next.OrgID, Action: "enrollment_key.rotate",
+		ResourceType: "enrollment_key", ResourceID: next.ID, ResourceName: next.Name, Details: details}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("rotate enrollment key %s: %w", id, err)
+	}
+	return &Issued{Key: &next, Raw: raw}, nil
+}
+
+// Delete removes key id for good.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return err
+	}
+	k, err := s.key(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	tx := (&store.Tx{}).Add(deleteWrites(k)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, Action: "enrollment_key.delete",
+		ResourceType: "enrollment_key", ResourceID: k.ID, ResourceName: k.Name,
+		Details: map[string]any{"usageCount": k.UsageCount}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return ErrNotFound
+		}
+		return fmt.Errorf("delete enrollment key %s: %w", id, err)
+	}
+	return nil
+}
+
+// Purge deletes keys that expired more than PurgeAfter seconds ago (the
+// sweeper's enrollment-key-expiry job), at most 25 per transaction round; it
+// returns how many it deleted. A key deleted or rotated meanwhile is skipped.
+func (s *Service) Purge(ctx context.Context) (int, error) {
+	// Strictly more than PurgeAfter ago: the bound itself is kept.
+	cutoff := clock.Format(s.Clock.Now().Add(-PurgeAfter*time.Second - time.Millisecond))
+	n := 0
+	for {
+		keys, err := s.St.ExpiredBefore(ctx, cutoff, 25)
+		if err != nil {
+			return n, err
+		}
+		if len(keys) == 0 {
+			return n, nil
+		}
+		done := 0
+		for _, k := range keys {
+			tx := (&store.Tx{}).Add(deleteWrites(&k)...)
+			tx.Add(audit.Put(s.Clock, audit.Entry{Actor: audit.SystemActor, OrgID: k.OrgID, Action: "enrollment_key.purge",
+				ResourceType: "enrollment_key", ResourceID: k.ID, ResourceName: k.Name,
+				Details: map[string]any{"expiresAt": k.ExpiresAt, "usageCount": k.UsageCount}}))
+			err := s.St.Commit(ctx, tx)
+			switch {
+			case err == nil:
+				n++
+				done++
+			case failedAt(err, 0):
+				// Gone or rotated since the index was read: nothing to purge.
+			default:
+				return n, fmt.Errorf("purge enrollment key %s: %w", k.ID, err)
+			}
+		}
+		if len(keys) < 25 || done == 0 {
+			return n, nil
+		}
+	}
+}
+
+// authorize is the preamble of every route: a user session holding perm.
+func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+// org reads organization id, or ErrOrgNotFound when absent or out of reach.
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
+	if p.Scope == authz.ScopeOrg && id != p.OrgID {
+		return nil, ErrOrgNotFound
+	}
+	o, err := s.Orgs.Org(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return o, nil
+}
+
+// visibleOrgs lists the organizations a list without orgId covers.
+func (s *Service) visibleOrgs(ctx context.Context, p *authz.Principal) ([]string, error) {
+	v := p.Visible()
+	var orgs []tenant.Organization
+	var err error
+	switch {
+	case v.All:
+		orgs, err = s.Orgs.AllOrgs(ctx)
+	case v.PartnerID != "":
+		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
+	case p.Scope == authz.ScopeOrg:
+		return v.OrgIDs, nil
+	case len(v.OrgIDs) > 0:
+		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, o := range orgs {
+		if p.CanAccessOrg(o.Ref()) {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids, nil
+}
+
+// key reads key id and checks that the caller can see it.
+func (s *Service) key(ctx context.Context, p *authz.Principal, id string) (*Key, error) {
+	var k *Key
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		k, err = s.St.Key(ctx, p.OrgID, id)
+	} else {
+		k, err = s.St.KeyByID(ctx, id)
+	}
+	switch {
+	case isNotFound(err):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	}
+	if p.Scope == authz.ScopePartner && !p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) {
+		return nil, ErrNotFound
+	}
+	if !siteVisible(p, k.SiteID) {
+		return nil, ErrNotFound
+	}
+	return k, nil
+}
+
+func siteVisible(p *authz.Principal, siteID *string) bool {
+	if siteID == nil {
+		return p.CanAccessSite("")
+	}
+	return p.CanAccessSite(*siteID)
+}
+
+// futureTime parses an RFC 3339 time that must lie after now.
+func futureTime(f fault.Fields, path, s string, now time.Time) time.Time {
+	before := len(f[path])
+	t := valid.Time(f, path, s)
+	if len(f[path]) == before && !t.After(now) {
+		f.Add(path, "must be in the future")
+	}
+	return t
+}

@@ -1,0 +1,124 @@
+package enrollment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the rows of the package doc.
+type Store struct{ St *store.Store }
+
+// Key reads key id of organization orgID (consistent read).
+func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
+	var k Key
+	if err := s.St.Get(ctx, "ORG#"+orgID, "EKEY#"+id, &k); err != nil {
+		return nil, fmt.Errorf("get enrollment key %s: %w", id, err)
+	}
+	return &k, nil
+}
+
+// KeyByID finds key id of whatever organization (GSI1, eventually consistent);
+// the caller decides whether the organization it names is visible.
+func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
+	var out []Key
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "EKEYREF#" + id, SKPrefix: "EKEY"}, &out); err != nil {
+		return nil, fmt.Errorf("enrollment key %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("enrollment key %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// OrgKeys lists the keys of organization orgID.
+func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
+	out := []Key{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "EKEY#"}, &out); err != nil {
+		return nil, fmt.Errorf("enrollment keys of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Guard reads the hash guard of hash; store.ErrNotFound when no key has it.
+func (s Store) Guard(ctx context.Context, hash string) (*Guard, error) {
+	var g Guard
+	k := GuardKey(hash)
+	if err := s.St.Get(ctx, k.PK, k.SK, &g); err != nil {
+		return nil, fmt.Errorf("enrollment key guard: %w", err)
+	}
+	return &g, nil
+}
+
+// ExpiredBefore lists keys whose expiresAt is at or before cutoff (GSI2, only
+// the expired keys are read), at most limit of them.
+func (s Store) ExpiredBefore(ctx context.Context, cutoff string, limit int32) ([]Key, error) {
+	res, err := s.St.Page(ctx, store.Query{Index: store.GSI2, PK: expiryPK, SKTo: cutoff + "#~", Limit: limit}, "")
+	if err != nil {
+		return nil, fmt.Errorf("expired enrollment keys: %w", err)
+	}
+	out := make([]Key, 0, len(res.Items))
+	for _, it := range res.Items {
+		var k Key
+		if err := store.Unmarshal(it, &k); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// Commit runs a transaction.
+func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Commit(ctx, tx) }
+
+// createWrites are the key and its guard, both new.
+func createWrites(k *Key) []*store.Write {
+	g := guardOf(k)
+	return []*store.Write{store.PutNew(k), store.PutNew(g)}
+}
+
+func guardOf(k *Key) *Guard {
+	gk := GuardKey(k.KeyHash)
+	return &Guard{Keys: store.Keys{PK: gk.PK, SK: gk.SK}, KeyID: k.ID, OrgID: k.OrgID, PartnerID: k.PartnerID, SiteID: k.SiteID, ExpiresAt: k.ExpiresAt}
+}
+
+// rotateWrites replace old's material with next's, in place, on condition that
+// the stored hash is still old's (a concurrent rotation loses).
+func rotateWrites(old, next *Key) []*store.Write {
+	og := GuardKey(old.KeyHash)
+	return []*store.Write{
+		store.Put(next).If("keyHash = :old").Value(":old", old.KeyHash),
+		store.Delete(og.PK, og.SK),
+		store.PutNew(guardOf(next)),
+	}
+}
+
+// deleteWrites remove key k and its guard; the key must still carry k's hash.
+func deleteWrites(k *Key) []*store.Write {
+	g := GuardKey(k.KeyHash)
+	return []*store.Write{
+		store.Delete(k.PK, k.SK).If("keyHash = :h").Value(":h", k.KeyHash),
+		store.Delete(g.PK, g.SK),
+	}
+}
+
+// Consume is the write agent enrollment adds to its transaction: one more use
+// of key keyID of orgID, only while the stored hash is hash, expiresAt is after
+// now and usageCount is below maxUsage (or maxUsage is absent: unlimited).
+func Consume(orgID, keyID, hash, now string) *store.Write {
+	return store.Update("ORG#"+orgID, "EKEY#"+keyID, "ADD usageCount :one").
+		If("keyHash = :h AND expiresAt > :now AND (attribute_not_exists(maxUsage) OR usageCount < maxUsage)").
+		Value(":one", 1).Value(":h", hash).Value(":now", now).Exists()
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+func failedAt(err error, i int) bool {
+	var te *store.TxError
+	if !errors.As(err, &te) {
+		return false
+	}
+	return te.FailedAt(i) || te.FailedAt(-1)
+}
