@@ -176,7 +176,7 @@ func Deadline(next http.Handler, budget time.Duration) http.Handler {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return deadline{inner: next, serve: func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		end := time.Now().Add(budget)
 		if d, ok := ctx.Deadline(); ok {
@@ -191,5 +191,16 @@ func Deadline(next http.Handler, budget time.Duration) http.Handler {
 		ctx, cancel := context.WithDeadline(ctx, end)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+	}}
 }
+
+// deadline is the handler Deadline returns; it keeps the wrapped handler for Unwrap.
+type deadline struct {
+	inner http.Handler
+	serve http.HandlerFunc
+}
+
+func (d deadline) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.serve(w, r) }
+
+// Unwrap returns the handler Deadline wrapped (for Patterns).
+func (d deadline) Unwrap() http.Handler { return d.inner }
