@@ -174,11 +174,13 @@ func TestStalledOrDownStoreAnswers503(t *testing.T) {
 	cfg := env.Cfg
 	cfg.Endpoint = "http://" + px.addr
 	// Small budgets keep the test short; the bounds asserted below are generous.
-	const budget = 4 * time.Second
+	// The response timeout leaves a loaded emulator room to answer the requests
+	// that must succeed; a stall spends the budget and answers 503.
+	const budget = 6 * time.Second
 	cfg.RequestTimeout = budget
-	cfg.AWSConnectTimeout = 500 * time.Millisecond
-	cfg.AWSResponseTimeout = time.Second
-	cfg.AWSMaxAttempts = 2
+	cfg.AWSConnectTimeout = time.Second
+	cfg.AWSResponseTimeout = 2 * time.Second
+	cfg.AWSMaxAttempts = 3
 	d, err := app.NewDeps(context.Background(), cfg, env.Clock)
 	if err != nil {
 		t.Fatal(err)
