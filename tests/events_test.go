@@ -251,9 +251,11 @@ func TestReplaySweeperEvents(t *testing.T) {
 				t.Fatalf("sweeper: %v", err)
 			}
 			if stuck != nil {
-				items, err := env.Store.All(context.Background(), store.Query{PK: "OUTBOX"})
-				if err != nil || len(items) != 0 {
-					t.Fatalf("outbox after the drain: %d items, %v; want empty", len(items), err)
+				for i := range event.Shards {
+					items, err := env.Store.All(context.Background(), store.Query{PK: event.ShardPK(i)})
+					if err != nil || len(items) != 0 {
+						t.Fatalf("outbox shard %d after the drain: %d items, %v; want empty", i, len(items), err)
+					}
 				}
 				out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 					QueueUrl: aws.String(env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})

@@ -112,8 +112,10 @@ func NewLogger(level string) *slog.Logger {
 type Builder func(d *Deps) (http.Handler, error)
 
 // Edge wraps a group router with the edge middleware (request ids, call
-// counting, recovery, access log).
-func (d *Deps) Edge(h http.Handler) http.Handler { return httpapi.Edge(h, d.Log) }
+// counting, recovery, access log, and the request's deadline).
+func (d *Deps) Edge(h http.Handler) http.Handler {
+	return httpapi.Edge(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Log)
+}
 
 // Health builds the health group.
 func Health(d *Deps) (http.Handler, error) {

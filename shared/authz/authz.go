@@ -132,7 +132,10 @@ var (
 )
 
 // Require returns the caller of ctx when they hold perm, and records that an
-// authorization decision was made.
+// authorization decision was made. Every route that calls it acts in a tenant,
+// so a caller with neither a partner nor an organization (and not system
+// scope) is refused with `Partner or organization context required` before the
+// permission is looked at (HasContext).
 func Require(ctx context.Context, perm Permission) (*Principal, error) {
 	return RequireAny(ctx, perm)
 }
@@ -144,6 +147,9 @@ func RequireAny(ctx context.Context, perms ...Permission) (*Principal, error) {
 		return nil, ErrUnauthenticated
 	}
 	p.mark()
+	if !p.HasContext() {
+		return nil, ErrContextRequired
+	}
 	if p.Kind == KindAPIKey {
 		for _, perm := range perms {
 			if p.keyAllows(perm) && p.Perms.Has(perm) {
@@ -270,6 +276,13 @@ func (p *Principal) CanAccessDeviceGroups(groupIDs []string) bool {
 // CanAccessDevice combines org, site and device-group restrictions.
 func (p *Principal) CanAccessDevice(o Org, siteID string, groupIDs []string) bool {
 	return p.CanAccessOrg(o) && p.CanAccessSite(siteID) && p.CanAccessDeviceGroups(groupIDs)
+}
+
+// HasContext reports whether the caller acts somewhere: system scope, or a
+// partner or an organization. A self-registered user with no membership has
+// none. Agents act for their device and always have one.
+func (p *Principal) HasContext() bool {
+	return p.Kind == KindAgent || p.Scope == ScopeSystem || p.PartnerID != "" || p.OrgID != ""
 }
 
 // RequireTenantContext enforces 403 `Partner or organization context required`.

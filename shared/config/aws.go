@@ -3,9 +3,15 @@ package config
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
@@ -30,5 +36,40 @@ func (c Config) AWS(ctx context.Context) (aws.Config, error) {
 	if c.Endpoint != "" {
 		cfg.BaseEndpoint = aws.String(c.Endpoint)
 	}
+	c.bound(&cfg)
 	return cfg, nil
+}
+
+// bound gives every AWS call timeouts and bounded retries, so a stalled or
+// unreachable dependency fails within the request's budget instead of holding
+// it: a dial or TLS handshake longer than AWSConnectTimeout, or a wait for
+// response headers longer than AWSResponseTimeout, fails the attempt (and
+// closes its connection); the SDK retries it on a fresh connection up to
+// AWSMaxAttempts in all, with a short backoff. The request's own deadline
+// (httpapi.Deadline) ends retrying when the budget is spent. Retries are not
+// rationed by the SDK's client-side token bucket: attempts are already bounded.
+func (c Config) bound(cfg *aws.Config) {
+	connect, resp, attempts := c.AWSConnectTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts
+	if connect <= 0 {
+		connect = time.Second
+	}
+	if resp <= 0 {
+		resp = 2 * time.Second
+	}
+	if attempts <= 0 {
+		attempts = 3
+	}
+	cfg.HTTPClient = awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
+		WithTransportOptions(func(t *http.Transport) {
+			t.TLSHandshakeTimeout = connect
+			t.ResponseHeaderTimeout = resp
+		})
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = attempts
+			o.MaxBackoff = 200 * time.Millisecond
+			o.RateLimiter = ratelimit.None
+		})
+	}
 }

@@ -55,6 +55,16 @@ type Config struct {
 	WebhookCAFile     string
 
 	LogLevel string
+
+	// RequestTimeout bounds every HTTP request (REQUEST_TIMEOUT_MS); in Lambda
+	// the invocation's deadline less a margin bounds it too, whichever is sooner.
+	RequestTimeout time.Duration
+	// AWSConnectTimeout, AWSResponseTimeout and AWSMaxAttempts bound each AWS
+	// call: dial and TLS handshake, wait for response headers, and attempts
+	// (first try included) of a failed call.
+	AWSConnectTimeout  time.Duration
+	AWSResponseTimeout time.Duration
+	AWSMaxAttempts     int
 }
 
 // Production reports whether this is a deployed production process.
@@ -109,6 +119,24 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		return c, err
 	}
 	if c.PAMPendingTTL, err = minutes(get, "PAM_PENDING_TTL_MINUTES", 30); err != nil {
+		return c, err
+	}
+
+	if c.RequestTimeout, err = millis(get, "REQUEST_TIMEOUT_MS", 10_000); err != nil {
+		return c, err
+	}
+	if c.AWSConnectTimeout, err = millis(get, "AWS_CONNECT_TIMEOUT_MS", 1_000); err != nil {
+		return c, err
+	}
+	// An emulator (one process serving every test) answers slower than AWS.
+	respDefault := 2_000
+	if c.Endpoint != "" {
+		respDefault = 30_000
+	}
+	if c.AWSResponseTimeout, err = millis(get, "AWS_RESPONSE_TIMEOUT_MS", respDefault); err != nil {
+		return c, err
+	}
+	if c.AWSMaxAttempts, err = count(get, "AWS_MAX_ATTEMPTS", 3); err != nil {
 		return c, err
 	}
 
@@ -217,6 +245,26 @@ func minutes(get Getenv, key string, d int) (time.Duration, error) {
 		return 0, fmt.Errorf("config: %s must be a positive whole number of minutes, got %q", key, v)
 	}
 	return time.Duration(n) * time.Minute, nil
+}
+
+func millis(get Getenv, key string, d int) (time.Duration, error) {
+	n, err := count(get, key, d)
+	if err != nil {
+		return 0, fmt.Errorf("config: %s must be a positive whole number of milliseconds, got %q", key, get(key))
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+func count(get Getenv, key string, d int) (int, error) {
+	v := get(key)
+	if v == "" {
+		return d, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("config: %s must be a positive whole number, got %q", key, v)
+	}
+	return n, nil
 }
 
 func def(v, d string) string {

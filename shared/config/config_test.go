@@ -81,6 +81,27 @@ func TestListsAreTrimmed(t *testing.T) {
 	}
 }
 
+func TestTimeoutsParseStrictly(t *testing.T) {
+	c, err := load(t, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RequestTimeout != 10*time.Second || c.AWSResponseTimeout != 2*time.Second || c.AWSMaxAttempts != 3 || c.AWSConnectTimeout != time.Second {
+		t.Fatalf("defaults: %v %v %v %v", c.RequestTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts, c.AWSConnectTimeout)
+	}
+	c, err = load(t, map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "REQUEST_TIMEOUT_MS": "1500"})
+	if err != nil || c.AWSResponseTimeout != 30*time.Second || c.RequestTimeout != 1500*time.Millisecond {
+		t.Fatalf("emulator: %v %v, %v", c.AWSResponseTimeout, c.RequestTimeout, err)
+	}
+	for _, k := range []string{"REQUEST_TIMEOUT_MS", "AWS_CONNECT_TIMEOUT_MS", "AWS_RESPONSE_TIMEOUT_MS", "AWS_MAX_ATTEMPTS"} {
+		for _, v := range []string{"10s", "0", "-1", "1.5"} {
+			if _, err := load(t, map[string]string{k: v}); err == nil || !strings.Contains(err.Error(), k) {
+				t.Fatalf("%s=%q: err = %v, want an error naming the setting", k, v, err)
+			}
+		}
+	}
+}
+
 func TestBooleansParseStrictly(t *testing.T) {
 	c, err := load(t, map[string]string{"ENABLE_REGISTRATION": "1", "ENABLE_2FA": "FALSE", "PAM_ACTUATOR_ENABLED": "t"})
 	if err != nil {

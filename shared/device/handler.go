@@ -8,7 +8,8 @@ import (
 
 // Handler serves /api/v1/devices (user sessions).
 //
-// DynamoDB calls per request (authentication costs 2):
+// DynamoDB calls per request (authentication costs 2 with a custom role; a
+// system role is resolved from code, so its holders make one call fewer):
 //
 //	route                              MFA  calls                     what
 //	GET   /devices                          org 3; others 3 + orgs    partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization

@@ -10,7 +10,8 @@ import (
 // (API keys are refused); writes need MFA.
 //
 // DynamoDB calls per request (authentication costs 2: one BatchGetItem of
-// profile, session and membership, one GetItem of the role):
+// profile, session and membership, one GetItem of a custom role; a system role is
+// resolved from code, so its holders make one call fewer):
 //
 //	route                                   MFA  calls        what
 //	GET    /enrollment-keys                      org 3; others 3 + orgs   partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization

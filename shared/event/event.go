@@ -6,8 +6,15 @@
 // outbox-drain job sends it later. Delivery is at least once: consumers dedupe on
 // the event id.
 //
-// Rows: PK OUTBOX, SK <time>#<id>, body (the event JSON). The partition is
-// platform-wide (not a tenant's) because only the sweeper reads it.
+// Rows: PK OUTBOX#NN (NN = 00..15, from a hash of the event id, so no partition
+// gets hot), SK <time>#<id>, body (the event JSON), and while a drain sends it
+// leaseUntil (epoch ms) and leaseId. The partitions are platform-wide (not a
+// tenant's) because only the sweeper reads them, one shard after another.
+//
+// A drain leases each due item with a conditional update before sending it and
+// deletes it (while it still holds the lease) after: overlapping drains send an
+// item once. A drain that dies after leasing leaves the item to a drain after
+// the lease expires.
 package event
 
 import (
@@ -34,17 +41,13 @@ type Event struct {
 	Data      any    `json:"data"`
 }
 
-// outboxPK is the outbox partition.
-const outboxPK = "OUTBOX"
-
-type outboxItem struct {
-	store.Keys
-	Body string `dynamodbav:"body"`
-}
+// LeaseFor is how long a drain holds an item while it sends it.
+const LeaseFor = 2 * time.Minute
 
 // Pending is an event raised in a transaction, not yet sent.
 type Pending struct {
 	Event Event
+	pk    string
 	sk    string
 	body  string
 }
@@ -57,12 +60,12 @@ func New(clk clock.Clock, typ, orgID string, data any) (*Pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("event %s: marshal: %w", typ, err)
 	}
-	return &Pending{Event: ev, sk: clock.Stamp(now) + "#" + ev.ID, body: string(body)}, nil
+	return &Pending{Event: ev, pk: ShardPK(shardOf(ev.ID)), sk: clock.Stamp(now) + "#" + ev.ID, body: string(body)}, nil
 }
 
 // Write is the outbox write to add to the change's transaction.
 func (p *Pending) Write() *store.Write {
-	return store.PutNew(outboxItem{Keys: store.Keys{PK: outboxPK, SK: p.sk}, Body: p.body})
+	return outbox{}.putWrite(p.pk, p.sk, p.body)
 }
 
 // Publisher commits changes with their events and sends them.
@@ -83,7 +86,7 @@ func (p *Publisher) Commit(ctx context.Context, tx *store.Tx, events ...*Pending
 		return err
 	}
 	for _, e := range events {
-		if err := p.send(ctx, e.sk, e.body); err != nil {
+		if err := p.send(ctx, e.pk, e.sk, e.body, ""); err != nil {
 			slog.WarnContext(ctx, "event left in outbox", "event", e.Event.Type, "eventId", e.Event.ID, "err", err)
 		}
 	}
@@ -95,33 +98,44 @@ func (p *Publisher) Raise(ctx context.Context, events ...*Pending) error {
 	return p.Commit(ctx, &store.Tx{}, events...)
 }
 
-func (p *Publisher) send(ctx context.Context, sk, body string) error {
+func (p *Publisher) send(ctx context.Context, pk, sk, body, leaseID string) error {
 	if p.QueueURL == "" {
 		return fmt.Errorf("event: no queue configured")
 	}
 	if _, err := p.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.QueueURL), MessageBody: aws.String(body)}); err != nil {
 		return fmt.Errorf("event: send: %w", err)
 	}
-	if err := p.Store.Do(ctx, store.Delete(outboxPK, sk)); err != nil {
+	if err := (outbox{st: p.Store}).clear(ctx, pk, sk, leaseID); err != nil {
 		return fmt.Errorf("event: clear outbox: %w", err)
 	}
 	return nil
 }
 
 // Drain sends outbox items older than grace (so in-flight requests finish their
-// own sends first) and returns how many it sent.
+// own sends first), shard by shard, and returns how many it sent. Each item is
+// leased before it is sent, so drains that overlap send it once.
 func (p *Publisher) Drain(ctx context.Context, grace time.Duration) (int, error) {
-	cutoff := clock.Stamp(p.Store.Clock.Now().Add(-grace))
-	var items []outboxItem
-	if err := p.Store.AllInto(ctx, store.Query{PK: outboxPK, SKTo: cutoff}, &items); err != nil {
-		return 0, fmt.Errorf("event: drain: %w", err)
-	}
+	ob := outbox{st: p.Store}
 	sent := 0
-	for _, it := range items {
-		if err := p.send(ctx, it.SK, it.Body); err != nil {
-			return sent, err
+	for i := range Shards {
+		now := p.Store.Clock.Now()
+		items, err := ob.due(ctx, i, clock.Stamp(now.Add(-grace)))
+		if err != nil {
+			return sent, fmt.Errorf("event: drain: %w", err)
 		}
-		sent++
+		for _, it := range items {
+			id, ok, err := ob.lease(ctx, it, p.Store.Clock.Now(), LeaseFor)
+			if err != nil {
+				return sent, fmt.Errorf("event: drain: lease: %w", err)
+			}
+			if !ok {
+				continue // sent or being sent by another drain
+			}
+			if err := p.send(ctx, it.PK, it.SK, it.Body, id); err != nil {
+				return sent, err
+			}
+			sent++
+		}
 	}
 	return sent, nil
 }

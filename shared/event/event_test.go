@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,13 +42,18 @@ func receive(t *testing.T, env *testenv.Env) []string {
 	return bodies
 }
 
+// outbox reads every shard of the outbox.
 func outbox(t *testing.T, env *testenv.Env) []store.Item {
 	t.Helper()
-	items, err := env.Store.All(context.Background(), store.Query{PK: "OUTBOX"})
-	if err != nil {
-		t.Fatal(err)
+	var all []store.Item
+	for i := range event.Shards {
+		items, err := env.Store.All(context.Background(), store.Query{PK: event.ShardPK(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, items...)
 	}
-	return items
+	return all
 }
 
 func TestCommitWithFailedConditionRaisesNothing(t *testing.T) {
@@ -172,6 +178,101 @@ func TestFailedSendIsDrainedLater(t *testing.T) {
 	if n, err := env.Events.Drain(ctx, grace); err != nil || n != 0 {
 		t.Fatalf("second Drain = %d, %v; want 0", n, err)
 	}
+}
+
+// TestConcurrentDrainsSendEachEventOnce strands events in every shard, runs
+// three drains at once, and checks that the queue receives each event exactly
+// once and that a later drain finds nothing.
+func TestConcurrentDrainsSendEachEventOnce(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	ctx := context.Background()
+	broken := &event.Publisher{Store: env.Store, SQS: env.SQS,
+		QueueURL: env.Resources.Queues["events"].URL + "-does-not-exist"}
+	want := map[string]bool{}
+	// Raise events in rounds of 32 until every shard holds at least one.
+	for round := 0; ; round++ {
+		if round == 10 {
+			t.Fatalf("%d events did not cover all %d shards", len(want), event.Shards)
+		}
+		for range 32 {
+			ev, err := event.New(env.Clock, "device.created", "org-1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := broken.Raise(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			want[ev.Event.ID] = true
+		}
+		if emptyShards(t, env) == 0 {
+			break
+		}
+	}
+	if got := len(outbox(t, env)); got != len(want) {
+		t.Fatalf("outbox holds %d items, want %d", got, len(want))
+	}
+	env.Clock.Advance(grace + time.Second)
+
+	var wg sync.WaitGroup
+	sent := make([]int, 3)
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() { sent[i], errs[i] = env.Events.Drain(ctx, grace) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("drain %d: %v", i, err)
+		}
+	}
+	if total := sent[0] + sent[1] + sent[2]; total != len(want) {
+		t.Fatalf("drains sent %v (total %d), want %d in all", sent, total, len(want))
+	}
+	seen := map[string]int{}
+	for {
+		bodies := receive(t, env)
+		if len(bodies) == 0 {
+			break
+		}
+		for _, b := range bodies {
+			var ev event.Event
+			if err := json.Unmarshal([]byte(b), &ev); err != nil {
+				t.Fatal(err)
+			}
+			seen[ev.ID]++
+		}
+	}
+	for id := range want {
+		if seen[id] != 1 {
+			t.Errorf("event %s received %d times, want 1", id, seen[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("received %d distinct events, want %d", len(seen), len(want))
+	}
+	if items := outbox(t, env); len(items) != 0 {
+		t.Fatalf("outbox holds %d items after the drains", len(items))
+	}
+	if n, err := env.Events.Drain(ctx, grace); err != nil || n != 0 {
+		t.Fatalf("later drain = %d, %v; want 0", n, err)
+	}
+}
+
+// emptyShards counts the outbox shards that hold no item.
+func emptyShards(t *testing.T, env *testenv.Env) int {
+	t.Helper()
+	n := 0
+	for i := range event.Shards {
+		items, err := env.Store.All(context.Background(), store.Query{PK: event.ShardPK(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func mustJSON(v any) string {

@@ -130,6 +130,17 @@ func Internal(cause error) *Error {
 	return &Error{Kind: KindInternal, Code: CodeInternal, Message: "Internal Server Error", Cause: cause}
 }
 
+// Unavailable is 503 `Service unavailable`: a dependency is down, stalled or
+// throttling. The client may retry after retryAfter seconds; cause is logged.
+func Unavailable(cause error, retryAfter int) *Error {
+	if retryAfter < 1 {
+		retryAfter = 1
+	}
+	e := New(KindUnavailable, "Service unavailable")
+	e.RetryAfter, e.Cause = retryAfter, cause
+	return e
+}
+
 // NotImplemented is 501 for route groups whose feature is not built yet.
 func NotImplemented() *Error { return New(KindNotImplemented, "Not implemented") }
 

@@ -1,9 +1,18 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/smithy-go"
 
 	"github.com/gale-rmm/gale/shared/fault"
 )
@@ -42,6 +51,10 @@ func Status(k fault.Kind) int {
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	reqID := RequestID(r.Context())
 	fe, ok := fault.As(err)
+	if (!ok || fe.Kind == fault.KindInternal) && DependencyFailed(err) {
+		slog.WarnContext(r.Context(), "dependency unavailable", "requestId", reqID, "method", r.Method, "path", r.URL.Path, "err", err)
+		fe, ok = fault.Unavailable(err, 1), true
+	}
 	if !ok || fe.Kind == fault.KindInternal {
 		slog.ErrorContext(r.Context(), "internal error", "requestId", reqID, "method", r.Method, "path", r.URL.Path, "err", err)
 		fe = fault.Internal(err)
@@ -53,9 +66,66 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	for k, v := range fe.Extra {
 		body[k] = v
 	}
-	if fe.Kind == fault.KindRateLimited {
+	switch fe.Kind {
+	case fault.KindRateLimited:
 		body["retryAfter"] = fe.RetryAfter
 		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
+	case fault.KindUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(max(fe.RetryAfter, 1)))
 	}
 	WriteJSON(w, Status(fe.Kind), body)
+}
+
+// throttleCodes are the AWS error codes of a throttled call.
+var throttleCodes = map[string]bool{
+	"ThrottlingException": true, "Throttling": true, "ThrottledException": true,
+	"ProvisionedThroughputExceededException": true, "RequestLimitExceeded": true,
+	"RequestThrottled": true, "RequestThrottledException": true, "TooManyRequestsException": true,
+	"SlowDown":           true,
+	"ServiceUnavailable": true, "ServiceUnavailableException": true, "InternalServerError": true,
+	"InternalFailure": true, "InternalError": true,
+}
+
+// DependencyFailed reports whether err is a dependency's failure rather than a
+// bug of ours: the request's deadline passed, a connection was refused, reset
+// or timed out, the SDK gave up retrying, or AWS answered a throttling error,
+// a 5xx, or a cancelled transaction whose reasons are throttling. The encoder
+// answers these with 503 `Service unavailable` and Retry-After.
+func DependencyFailed(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var timeout interface{ Timeout() bool }
+	if errors.As(err, &timeout) && timeout.Timeout() {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true
+	}
+	var quota ratelimit.QuotaExceededError
+	if errors.As(err, &quota) {
+		return true
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code := api.ErrorCode()
+		if throttleCodes[code] || api.ErrorFault() == smithy.FaultServer {
+			return true
+		}
+		if code == "TransactionCanceledException" {
+			msg := api.ErrorMessage()
+			return strings.Contains(msg, "ThrottlingError") || strings.Contains(msg, "ProvisionedThroughputExceeded")
+		}
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) && status.HTTPStatusCode() >= 500 {
+		return true
+	}
+	return false
 }

@@ -160,3 +160,47 @@ func UserAgent(r *http.Request) string {
 	}
 	return ua
 }
+
+// DeadlineMargin is kept back from a Lambda invocation's deadline, so the
+// function still answers (503) before the platform ends it.
+const DeadlineMargin = 500 * time.Millisecond
+
+// DefaultBudget is a request's budget when none is configured.
+const DefaultBudget = 10 * time.Second
+
+// Deadline runs every request under a deadline: budget from now, or the
+// incoming context's deadline (a Lambda invocation's) less DeadlineMargin,
+// whichever is sooner. AWS calls made with the request's context stop when it
+// passes, and the error encoder answers 503 `Service unavailable`.
+func Deadline(next http.Handler, budget time.Duration) http.Handler {
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	return deadline{inner: next, serve: func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		end := time.Now().Add(budget)
+		if d, ok := ctx.Deadline(); ok {
+			limit := d.Add(-DeadlineMargin)
+			if rest := time.Until(d); rest <= 2*DeadlineMargin {
+				limit = d.Add(-rest / 2)
+			}
+			if limit.Before(end) {
+				end = limit
+			}
+		}
+		ctx, cancel := context.WithDeadline(ctx, end)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	}}
+}
+
+// deadline is the handler Deadline returns; it keeps the wrapped handler for Unwrap.
+type deadline struct {
+	inner http.Handler
+	serve http.HandlerFunc
+}
+
+func (d deadline) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.serve(w, r) }
+
+// Unwrap returns the handler Deadline wrapped (for Patterns).
+func (d deadline) Unwrap() http.Handler { return d.inner }

@@ -167,8 +167,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
 	tx := (&store.Tx{}).Add(
 		user.SpendInviteWrite(inv),
-		store.Update(m.PK, m.SK, "SET #s = :active REMOVE invitedName").If("id = :id").Name("#s", "status").
-			Value(":active", user.MemberActive).Value(":id", m.ID),
+		acceptWrite(&m),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: inv.OrgID, PartnerID: inv.PartnerID, Action: "user.invite.accept",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email}))
 	newAccount := u.Status == user.StatusInvited
@@ -182,11 +181,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 			u.Name = *in.Name
 		}
 		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
-		pk := user.ProfileKey(u.ID)
-		tx.Add(store.Update(pk.PK, pk.SK, "SET #s = :active, #n = :n, passwordHash = :h, passwordChangedAt = :at, updatedAt = :at ADD #v :one").
-			If("#s = :invited").Exists().Name("#s", "status").Name("#n", "name").Name("#v", "version").
-			Value(":active", user.StatusActive).Value(":invited", user.StatusInvited).Value(":n", u.Name).
-			Value(":h", hash).Value(":at", u.UpdatedAt).Value(":one", 1))
+		tx.Add(activateWrite(u))
 	} else if !user.VerifyPassword(u.PasswordHash, in.Password) {
 		// An existing account proves itself with its own password; the
 		// invitation changes nothing of it.

@@ -265,12 +265,11 @@ func (s *Service) Enable(ctx context.Context, code string) (*Enabled, error) {
 	if err := json.Unmarshal(raw, &codes); err != nil {
 		return nil, fmt.Errorf("mfa setup of %s: %w", u.ID, err)
 	}
-	ch := s.change(u).
-		set("mfaSecret = :sec, mfaEnabled = :on, mfaMethod = :method, mfaRecoveryCodes = :codes, mfaLastStep = :step",
-			map[string]any{":sec": setup.Secret, ":on": true, ":method": methodTOTP, ":codes": s.hasher().recoveryHashes(codes), ":step": step})
+	ch := s.change(u).set("mfaSecret", setup.Secret).set("mfaEnabled", true).set("mfaMethod", methodTOTP).
+		set("mfaRecoveryCodes", s.hasher().recoveryHashes(codes)).set("mfaLastStep", step)
 	tx := (&store.Tx{}).Add(ch.write(u.ID),
 		// The setup confirmed is the one read: a setup replaced meanwhile fails the change.
-		store.Delete(sk.PK, sk.SK).If("secret = :sec").Value(":sec", setup.Secret),
+		spendSetupWrite(sk, setup.Secret),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.setup",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: map[string]any{"method": methodTOTP}}))
 	if err := s.commit(ctx, tx); err != nil {
@@ -300,9 +299,7 @@ func (s *Service) VerifyLogin(ctx context.Context, tempToken, code string, c sig
 	if err != nil {
 		return signin.Result{}, err
 	}
-	pc := signin.ProfileChange{Values: map[string]any{}}
-	pc.Cond = pr.cond(pc.Values)
-	pc.Set = pr.set(pc.Values)
+	pc := pr.profileChange()
 	return s.SignIn.CompleteWith(ctx, u, m, true, c, pc, signin.SpendTemp(tempToken), pr.write(u.ID))
 }
 
@@ -361,20 +358,15 @@ func (s *Service) Disable(ctx context.Context, code string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := s.change(u)
-	ch.conds = append(ch.conds, pr.cond(ch.values))
+	ch := s.change(u).guard(pr)
 	// shared/passkey moves passkeyCount by compare-and-swap; the decision holds
 	// only while the count is on the same side of zero.
-	if passkey {
-		ch.conds = append(ch.conds, "passkeyCount > :zero")
-	} else {
-		ch.conds = append(ch.conds, "attribute_not_exists(passkeyCount) OR passkeyCount = :zero")
-	}
-	ch.set("phoneVerified = :off, mfaEnabled = :enabled", map[string]any{":off": false, ":enabled": passkey, ":zero": 0})
+	ch.passkeys(passkey)
+	ch.set("phoneVerified", false).set("mfaEnabled", passkey)
 	ch.remove("mfaSecret", "mfaRecoveryCodes", "mfaLastStep", "phoneNumber", "mfaSmsEnabled")
 	st := &Status{MFAEnabled: passkey}
 	if passkey {
-		ch.set("mfaMethod = :method", map[string]any{":method": methodPasskey})
+		ch.set("mfaMethod", methodPasskey)
 		st.MFAMethod = methodPasskey
 	} else {
 		ch.remove("mfaMethod")
@@ -429,11 +421,10 @@ func (s *Service) RotateRecovery(ctx context.Context, code string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	ch := s.change(u)
-	ch.conds = append(ch.conds, pr.cond(ch.values))
-	ch.set("mfaRecoveryCodes = :codes", map[string]any{":codes": s.hasher().recoveryHashes(codes)})
+	ch := s.change(u).guard(pr)
+	ch.set("mfaRecoveryCodes", s.hasher().recoveryHashes(codes))
 	if pr.kind == methodTOTP {
-		ch.set(pr.set(ch.values), nil)
+		ch.spend(pr)
 	}
 	tx := (&store.Tx{}).Add(ch.write(u.ID), pr.write(u.ID),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.recovery_codes.rotate",
@@ -496,43 +487,6 @@ func (p proof) kindOr(def string) string {
 	return p.kind
 }
 
-// cond is the profile condition that the code is still unspent ("" when the
-// code is not kept on the profile); it adds its values to vals.
-func (p proof) cond(vals map[string]any) string {
-	switch p.kind {
-	case methodTOTP:
-		vals[":mfaStep"] = p.step
-		return "attribute_not_exists(mfaLastStep) OR mfaLastStep < :mfaStep"
-	case "recovery":
-		vals[":mfaCode"] = p.hash
-		return fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaCode", p.index)
-	}
-	return ""
-}
-
-// set is the profile assignment that spends the code ("" when it is not kept on
-// the profile); it adds its values to vals.
-func (p proof) set(vals map[string]any) string {
-	switch p.kind {
-	case methodTOTP:
-		vals[":mfaStep"] = p.step
-		return "mfaLastStep = :mfaStep"
-	case "recovery":
-		vals[":mfaUsed"] = usedCode
-		return fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaUsed", p.index)
-	}
-	return ""
-}
-
-// write spends an SMS code (its own item); nil for the other kinds.
-func (p proof) write(uid string) *store.Write {
-	if p.kind != methodSMS {
-		return nil
-	}
-	k := smsKey(uid)
-	return store.Delete(k.PK, k.SK).If("codeHash = :h").Value(":h", p.hash)
-}
-
 // verify counts an attempt against u's MFAVerify limit, then checks code
 // (check); a wrong, replayed or spent code answers wrong.
 func (s *Service) verify(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error), wrong error) (proof, error) {
@@ -587,63 +541,6 @@ func (s *Service) check(ctx context.Context, u *user.User, code string, sms func
 		return proof{}, false, nil
 	}
 	return proof{kind: "recovery", index: i, hash: h}, true, nil
-}
-
-// change builds one compare-and-swap update of a user's profile.
-type change struct {
-	sets, removes, conds []string
-	names                map[string]string
-	values               map[string]any
-}
-
-// change starts an update of u that bumps its version, under the conditions
-// that nobody changed it since it was read and that it is still active.
-func (s *Service) change(u *user.User) *change {
-	c := &change{names: map[string]string{"#ver": "version", "#st": "status"},
-		values: map[string]any{":ver": u.Version, ":one": 1, ":active": user.StatusActive, ":now": clock.Format(s.Clock.Now())}}
-	c.sets = []string{"updatedAt = :now"}
-	if u.Version == 0 {
-		c.conds = []string{"attribute_not_exists(#ver) OR #ver = :ver"}
-	} else {
-		c.conds = []string{"#ver = :ver"}
-	}
-	c.conds = append(c.conds, "#st = :active")
-	return c
-}
-
-func (c *change) set(expr string, vals map[string]any) *change {
-	if expr != "" {
-		c.sets = append(c.sets, expr)
-	}
-	for k, v := range vals {
-		c.values[k] = v
-	}
-	return c
-}
-
-func (c *change) remove(attrs ...string) *change { c.removes = append(c.removes, attrs...); return c }
-
-func (c *change) write(uid string) *store.Write {
-	expr := "SET " + strings.Join(c.sets, ", ")
-	if len(c.removes) > 0 {
-		expr += " REMOVE " + strings.Join(c.removes, ", ")
-	}
-	expr += " ADD #ver :one"
-	var conds []string
-	for _, x := range c.conds {
-		if x != "" {
-			conds = append(conds, "("+x+")")
-		}
-	}
-	k := user.ProfileKey(uid)
-	w := store.Update(k.PK, k.SK, expr).If(strings.Join(conds, " AND "))
-	for n, v := range c.names {
-		w.Name(n, v)
-	}
-	for n, v := range c.values {
-		w.Value(n, v)
-	}
-	return w
 }
 
 // commit runs a settings change; a failed condition is a concurrent change or a

@@ -99,8 +99,8 @@ func (s *Service) ConfirmPhone(ctx context.Context, code string) (*Phone, error)
 	if u.SMSEnrolled() {
 		return nil, ErrPhoneInUse
 	}
-	ch := s.change(u).set("phoneNumber = :phone, phoneVerified = :on", map[string]any{":phone": pending.PhoneNumber, ":on": true})
-	tx := (&store.Tx{}).Add(ch.write(u.ID), store.Delete(ck.PK, ck.SK).If("codeHash = :h").Value(":h", h))
+	ch := s.change(u).set("phoneNumber", pending.PhoneNumber).set("phoneVerified", true)
+	tx := (&store.Tx{}).Add(ch.write(u.ID), spendCodeWrite(ck, h))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, err
 	}
@@ -139,10 +139,10 @@ func (s *Service) EnableSMS(ctx context.Context) (*Enabled, error) {
 	if u.TOTPEnrolled() {
 		method = methodTOTP
 	}
-	ch := s.change(u).set("mfaSmsEnabled = :on, mfaEnabled = :on, mfaMethod = :method, mfaRecoveryCodes = :codes",
-		map[string]any{":on": true, ":method": method, ":codes": s.hasher().recoveryHashes(codes), ":phone": u.PhoneNumber})
+	ch := s.change(u).set("mfaSmsEnabled", true).set("mfaEnabled", true).set("mfaMethod", method).
+		set("mfaRecoveryCodes", s.hasher().recoveryHashes(codes))
 	// The phone enabled is the verified one read.
-	ch.conds = append(ch.conds, "phoneVerified = :on AND phoneNumber = :phone")
+	ch.when(store.Is("phoneVerified", true).And(store.Is("phoneNumber", u.PhoneNumber)))
 	tx := (&store.Tx{}).Add(ch.write(u.ID),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "auth.mfa.setup",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,

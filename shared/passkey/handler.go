@@ -14,8 +14,8 @@ import (
 // the login is their credential.
 //
 // DynamoDB calls per request, as asserted by the tests. Authentication costs 2 of
-// them (one BatchGetItem of profile, session and membership, one GetItem of the
-// role). "Policy" is the MFA policy of every organization the user belongs to:
+// them (one BatchGetItem of profile, session and membership, one GetItem of a
+// custom role; system roles are resolved from code: one call fewer). "Policy" is the MFA policy of every organization the user belongs to:
 // one query of the user's memberships plus one GetItem of security settings per
 // organization membership (usually one; none for partner and system users).
 //

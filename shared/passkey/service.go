@@ -192,19 +192,6 @@ func otherFactor(u *user.User) bool {
 	return u.MFASecret != "" || u.MFASMSEnabled || (u.MFAEnabled && u.MFAMethod == "sms")
 }
 
-// Conditions over the profile restating otherFactor, so that a profile update
-// decided on it fails when a concurrent change made it false (or true).
-const (
-	condOther = "((attribute_exists(mfaSecret) AND mfaSecret <> :empty) OR mfaSmsEnabled = :true" +
-		" OR (mfaEnabled = :true AND mfaMethod = :sms))"
-	condNoOther = "((attribute_not_exists(mfaSecret) OR mfaSecret = :empty) AND NOT (mfaSmsEnabled = :true)" +
-		" AND NOT (mfaEnabled = :true AND mfaMethod = :sms))"
-)
-
-func factorValues(w *store.Write) *store.Write {
-	return w.Value(":empty", "").Value(":true", true).Value(":sms", "sms")
-}
-
 // orgRules is the organization MFA policy binding userID's account (Policy:
 // every organization the user is a member of, strictest wins, read the same way
 // as shared/mfa reads it): whether MFA is required and whether passkeys are
@@ -359,27 +346,19 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	pk := newPasskey(u.ID, ch.Name, cred, stamp)
 	primary := !otherFactor(u)
 	method := u.MFAMethod
-	prof := user.ProfileKey(u.ID)
-	var upd *store.Write
 	if primary {
 		method = Method
-		upd = store.Update(prof.PK, prof.SK, "SET mfaEnabled = :true, mfaMethod = :pk, updatedAt = :now ADD passkeyCount :one").
-			If("#s = :active AND (attribute_not_exists(passkeyCount) OR passkeyCount < :max) AND "+condNoOther).
-			Value(":pk", Method)
-	} else {
-		upd = store.Update(prof.PK, prof.SK, "SET mfaEnabled = :true, updatedAt = :now ADD passkeyCount :one").
-			If("#s = :active AND (attribute_not_exists(passkeyCount) OR passkeyCount < :max) AND " + condOther)
 	}
-	upd = factorValues(upd.Exists().Name("#s", "status").Value(":active", user.StatusActive).
-		Value(":now", stamp).Value(":one", 1).Value(":max", MaxPerUser))
-	tx := (&store.Tx{}).Add(store.PutNew(pk), upd,
+	tx := &store.Tx{}
+	put := tx.Include(store.PutNew(pk))
+	tx.Add(addedWrite(u.ID, primary, stamp),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
 			Action: "auth.mfa.passkey.register", ResourceType: "passkey", ResourceID: pk.ID, ResourceName: pk.Name,
 			Details: map[string]any{"userId": u.ID, "aaguid": pk.AAGUID, "primary": primary}}))
 	if err := s.Store.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError
 		switch {
-		case errors.As(err, &te) && te.FailedAt(0):
+		case errors.As(err, &te) && te.FailedOn(put):
 			return nil, ErrDuplicate
 		case errors.As(err, &te):
 			return nil, ErrConcurrent
@@ -476,38 +455,34 @@ func (s *Service) Delete(ctx context.Context, id, currentPassword string) error 
 			return err
 		}
 	}
-	prof := user.ProfileKey(u.ID)
 	stamp := clock.Format(s.Clock.Now())
 	var upd *store.Write
 	switch {
 	case !last:
-		upd = store.Update(prof.PK, prof.SK, "SET updatedAt = :now ADD passkeyCount :minus").If("passkeyCount = :n")
+		upd = removedWrite(u.ID, n, "", stamp)
 	case !other:
-		upd = factorValues(store.Update(prof.PK, prof.SK,
-			"SET mfaEnabled = :false, updatedAt = :now REMOVE mfaMethod, mfaRecoveryCodes ADD passkeyCount :minus").
-			If("passkeyCount = :n AND "+condNoOther).Value(":false", false))
+		upd = lastFactorRemovedWrite(u.ID, n, stamp)
 	case u.MFAMethod == Method:
 		// The primary method goes with the last passkey: fall back to what remains.
 		next := "sms"
 		if u.MFASecret != "" {
 			next = "totp"
 		}
-		upd = factorValues(store.Update(prof.PK, prof.SK, "SET mfaMethod = :next, updatedAt = :now ADD passkeyCount :minus").
-			If("passkeyCount = :n AND mfaMethod = :pk AND "+condOther).Value(":next", next).Value(":pk", Method))
+		upd = removedWrite(u.ID, n, next, stamp)
 	default:
-		upd = factorValues(store.Update(prof.PK, prof.SK, "SET updatedAt = :now ADD passkeyCount :minus").
-			If("passkeyCount = :n AND " + condOther))
+		upd = removedWrite(u.ID, n, Method, stamp)
 	}
-	upd = upd.Exists().Value(":now", stamp).Value(":minus", -1).Value(":n", n)
 	k := Key(u.ID, target.ID)
-	tx := (&store.Tx{}).Add(store.Delete(k.PK, k.SK).Exists(), upd,
+	tx := &store.Tx{}
+	del := tx.Include(store.Delete(k.PK, k.SK).Exists())
+	tx.Add(upd,
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
 			Action: "auth.mfa.passkey.delete", ResourceType: "passkey", ResourceID: target.ID, ResourceName: target.Name,
 			Details: map[string]any{"userId": u.ID, "mfaDisabled": last && !other}}))
 	if err := s.Store.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError
 		switch {
-		case errors.As(err, &te) && te.FailedAt(0):
+		case errors.As(err, &te) && te.FailedOn(del):
 			return ErrNotFound
 		case errors.As(err, &te):
 			return ErrConcurrent
@@ -645,9 +620,7 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 		return signin.Result{}, err
 	}
 	k := Key(u.ID, id)
-	cas := store.Update(k.PK, k.SK, "SET signCount = :new, flags = :flags, lastUsedAt = :now").
-		If("signCount = :old").Exists().Value(":new", cred.Authenticator.SignCount).Value(":old", stored.SignCount).
-		Value(":flags", uint8(cred.Flags.ProtocolValue())).Value(":now", clock.Format(now))
+	cas := usedWrite(k, stored.SignCount, cred.Authenticator.SignCount, uint8(cred.Flags.ProtocolValue()), clock.Format(now))
 	res, err := s.SignIn.Complete(ctx, u, m, true, c, signin.SpendTemp(tempToken), cas)
 	if errors.Is(err, signin.ErrInvalidCredentials) {
 		// The temp token was spent or the sign count moved concurrently: one winner.

@@ -33,8 +33,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Passkey is one registered WebAuthn credential of a user.
@@ -81,7 +84,7 @@ func (s Store) List(ctx context.Context, userID string) ([]Passkey, error) {
 func (s Store) Rename(ctx context.Context, userID, credID, name string) (*Passkey, error) {
 	k := Key(userID, credID)
 	var pk Passkey
-	w := store.Update(k.PK, k.SK, "SET #n = :n").Exists().Name("#n", "name").Value(":n", name)
+	w := store.Change(k.PK, k.SK, expression.Set(expression.Name("name"), expression.Value(name))).Exists()
 	if err := s.St.UpdateReturn(ctx, w, &pk); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
 			return nil, store.ErrNotFound
@@ -168,4 +171,78 @@ func validID(id string) bool {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(id)
 	return err == nil && len(b) >= 1
+}
+
+// otherFactorCond restates otherFactor over the profile, so that a profile
+// update decided on it fails when a concurrent change made it false.
+func otherFactorCond() expression.ConditionBuilder {
+	secret := expression.Name("mfaSecret").AttributeExists().And(expression.Name("mfaSecret").NotEqual(expression.Value("")))
+	return secret.Or(store.Is("mfaSmsEnabled", true), store.Is("mfaEnabled", true).And(store.Is("mfaMethod", "sms")))
+}
+
+// noOtherFactorCond is otherFactorCond's negation, spelled out so an absent
+// attribute counts as "no factor".
+func noOtherFactorCond() expression.ConditionBuilder {
+	noSecret := expression.Name("mfaSecret").AttributeNotExists().Or(store.Is("mfaSecret", ""))
+	return noSecret.And(expression.Not(store.Is("mfaSmsEnabled", true)),
+		expression.Not(store.Is("mfaEnabled", true).And(store.Is("mfaMethod", "sms"))))
+}
+
+// addedWrite counts a new passkey on userID's profile and turns MFA on, while
+// the user is active, below MaxPerUser passkeys, and (primary: with no other
+// factor, making passkeys the method; else with another factor) as decided.
+func addedWrite(userID string, primary bool, stamp string) *store.Write {
+	prof := user.ProfileKey(userID)
+	upd := expression.Set(expression.Name("mfaEnabled"), expression.Value(true)).
+		Set(expression.Name("updatedAt"), expression.Value(stamp)).
+		Add(expression.Name("passkeyCount"), expression.Value(1))
+	room := expression.Name("passkeyCount").AttributeNotExists().Or(expression.Name("passkeyCount").LessThan(expression.Value(MaxPerUser)))
+	cond := store.Is("status", user.StatusActive).And(room)
+	if primary {
+		upd = upd.Set(expression.Name("mfaMethod"), expression.Value(Method))
+		cond = cond.And(noOtherFactorCond())
+	} else {
+		cond = cond.And(otherFactorCond())
+	}
+	return store.Change(prof.PK, prof.SK, upd).When(cond).Exists()
+}
+
+// removedWrite uncounts one of n passkeys on userID's profile (compare-and-swap
+// on the count). With method "" the user keeps other passkeys; with
+// method Method another factor remains and stays primary; with another method
+// (the last passkey was primary) that factor becomes primary.
+func removedWrite(userID string, n int, method, stamp string) *store.Write {
+	prof := user.ProfileKey(userID)
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(stamp)).
+		Add(expression.Name("passkeyCount"), expression.Value(-1))
+	cond := store.Is("passkeyCount", n)
+	switch method {
+	case "":
+	case Method:
+		cond = cond.And(otherFactorCond())
+	default:
+		upd = upd.Set(expression.Name("mfaMethod"), expression.Value(method))
+		cond = cond.And(store.Is("mfaMethod", Method), otherFactorCond())
+	}
+	return store.Change(prof.PK, prof.SK, upd).When(cond).Exists()
+}
+
+// lastFactorRemovedWrite uncounts the last passkey of an account with no other
+// factor: MFA goes off with its method and recovery codes.
+func lastFactorRemovedWrite(userID string, n int, stamp string) *store.Write {
+	prof := user.ProfileKey(userID)
+	upd := expression.Set(expression.Name("mfaEnabled"), expression.Value(false)).
+		Set(expression.Name("updatedAt"), expression.Value(stamp)).
+		Remove(expression.Name("mfaMethod")).Remove(expression.Name("mfaRecoveryCodes")).
+		Add(expression.Name("passkeyCount"), expression.Value(-1))
+	return store.Change(prof.PK, prof.SK, upd).When(store.Is("passkeyCount", n).And(noOtherFactorCond())).Exists()
+}
+
+// usedWrite records a sign-in with passkey k: the new signature counter and
+// flags, only while the counter is the one read (one winner of concurrent uses).
+func usedWrite(k store.KeyRef, oldCount, newCount uint32, flags uint8, now string) *store.Write {
+	upd := expression.Set(expression.Name("signCount"), expression.Value(newCount)).
+		Set(expression.Name("flags"), expression.Value(flags)).
+		Set(expression.Name("lastUsedAt"), expression.Value(now))
+	return store.Change(k.PK, k.SK, upd).When(store.Is("signCount", oldCount)).Exists()
 }

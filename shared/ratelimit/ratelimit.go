@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -65,10 +64,7 @@ func (l Limiter) Allow(ctx context.Context, r Rule, subject string) error {
 	now := l.Clock.Now()
 	start := now.Truncate(r.Window)
 	end := start.Add(r.Window)
-	w := store.Update("RL#"+r.Name+"#"+subject, strconv.FormatInt(start.Unix(), 10), "ADD n :one SET #ttl = :ttl").
-		If("attribute_not_exists(n) OR n < :limit").
-		Name("#ttl", "ttl").Value(":one", 1).Value(":ttl", store.TTL(end)).Value(":limit", r.Limit)
-	err := l.St.Do(ctx, w)
+	err := l.bump(ctx, r, subject, start, end)
 	if errors.Is(err, store.ErrConditionFailed) {
 		return fault.RateLimited(message, retryAfter(now, end))
 	}
@@ -80,21 +76,12 @@ func (l Limiter) Allow(ctx context.Context, r Rule, subject string) error {
 
 // Count returns the events counted for subject in the current window.
 func (l Limiter) Count(ctx context.Context, r Rule, subject string) (int, error) {
-	start := l.Clock.Now().Truncate(r.Window)
-	var it struct {
-		N int `dynamodbav:"n"`
-	}
-	err := l.St.Get(ctx, "RL#"+r.Name+"#"+subject, strconv.FormatInt(start.Unix(), 10), &it)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	return it.N, err
+	return l.count(ctx, r, subject, l.Clock.Now().Truncate(r.Window))
 }
 
 // Reset clears subject's current window (e.g. failures after a success).
 func (l Limiter) Reset(ctx context.Context, r Rule, subject string) error {
-	start := l.Clock.Now().Truncate(r.Window)
-	return l.St.Do(ctx, store.Delete("RL#"+r.Name+"#"+subject, strconv.FormatInt(start.Unix(), 10)))
+	return l.clear(ctx, r, subject, l.Clock.Now().Truncate(r.Window))
 }
 
 func retryAfter(now, end time.Time) int {

@@ -16,8 +16,9 @@ import (
 //
 // DynamoDB calls per request, each asserted by the tests (handler_test.go with
 // fixture.Budget). Authentication costs 2 of them (one BatchGetItem of profile,
-// session and membership, one GetItem of the caller's role; more when the
-// caller's own role inherits from custom roles). Role reads by id go through
+// session and membership, one GetItem of the caller's custom role, none for
+// a system role, which is resolved from code; more when the caller's own role
+// inherits from custom roles). Role reads by id go through
 // GSI1, holders through GSI2 (both eventually consistent). "+org" is one GetItem
 // of an organization: the orgId a partner or system caller names, or the
 // caller's own organization when its membership does not carry the partner

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -162,10 +163,12 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 		spent = spent[len(spent)-20:]
 	}
 	k := Key(s.UserID, s.ID)
-	w := store.Update(k.PK, k.SK, "SET tokenHash = :new, spent = :spent, rotations = rotations + :one, rotatedAt = :now").
-		If("tokenHash = :old AND attribute_not_exists(revokedAt)").
-		Value(":new", newHash).Value(":spent", spent).Value(":old", h).Value(":one", 1).Value(":now", clock.Stamp(m.Clock.Now()))
-	if err := m.St.Do(ctx, w); err != nil {
+	upd := expression.Set(expression.Name("tokenHash"), expression.Value(newHash)).
+		Set(expression.Name("spent"), expression.Value(spent)).
+		Set(expression.Name("rotations"), expression.Name("rotations").Plus(expression.Value(1))).
+		Set(expression.Name("rotatedAt"), expression.Value(clock.Stamp(m.Clock.Now())))
+	live := store.Is("tokenHash", h).And(expression.Name("revokedAt").AttributeNotExists())
+	if err := m.St.Do(ctx, store.Change(k.PK, k.SK, upd).When(live)); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
 			return Pair{}, ErrRefreshRace
 		}
@@ -184,9 +187,8 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 // Revoke ends one session (idempotent).
 func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
 	k := Key(userID, sessionID)
-	w := store.Update(k.PK, k.SK, "SET revokedAt = if_not_exists(revokedAt, :now)").Exists().
-		Value(":now", clock.Stamp(m.Clock.Now()))
-	if err := m.St.Do(ctx, w); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+	upd := expression.Set(expression.Name("revokedAt"), expression.Name("revokedAt").IfNotExists(expression.Value(clock.Stamp(m.Clock.Now()))))
+	if err := m.St.Do(ctx, store.Change(k.PK, k.SK, upd).Exists()); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("revoke session %s: %w", sessionID, err)
 	}
 	return nil

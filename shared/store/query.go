@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -23,10 +24,12 @@ type Query struct {
 	// SKFrom/SKTo bound the sort key inclusively when set (instead of SKPrefix).
 	SKFrom, SKTo string
 	Filter       string
-	Names        map[string]string
-	Values       map[string]any
-	Descending   bool
-	Limit        int32
+	// Where filters with a condition builder (instead of Filter/Names/Values).
+	Where      *expression.ConditionBuilder
+	Names      map[string]string
+	Values     map[string]any
+	Descending bool
+	Limit      int32
 }
 
 func (s *Store) input(q Query) (*dynamodb.QueryInput, error) {
@@ -77,6 +80,23 @@ func (s *Store) input(q Query) (*dynamodb.QueryInput, error) {
 	}
 	if q.Filter != "" {
 		in.FilterExpression = aws.String(q.Filter)
+	}
+	if q.Where != nil {
+		if q.Filter != "" {
+			return nil, fmt.Errorf("store: query %s has both Filter and Where", q.PK)
+		}
+		// The builder names its placeholders #0, :0...; they never meet #pk, :pk.
+		ex, err := expression.NewBuilder().WithFilter(*q.Where).Build()
+		if err != nil {
+			return nil, fmt.Errorf("store: query %s filter: %w", q.PK, err)
+		}
+		for k, v := range ex.Names() {
+			in.ExpressionAttributeNames[k] = v
+		}
+		for k, v := range ex.Values() {
+			in.ExpressionAttributeValues[k] = v
+		}
+		in.FilterExpression = ex.Filter()
 	}
 	if q.Limit > 0 {
 		in.Limit = aws.Int32(q.Limit)

@@ -41,7 +41,7 @@
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
-//	outbox event        OUTBOX / <time>#<id>                     -                                  -                        event
+//	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
 //	rate-limit window   RL#<rule>#<subject> / <window start>     -                                  -                        ratelimit
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
@@ -56,8 +56,25 @@
 // (sessions, challenges, temp tokens, locks, rate-limit windows, reset tokens)
 // are also hidden by reads once expired.
 //
+// The outbox is spread over 16 partitions (OUTBOX#00..OUTBOX#15, by a hash of
+// the event id) so no partition takes every event write; the sweeper drains them
+// one after another, leasing each item (leaseUntil, leaseId) before sending it.
+//
 // Every write that moves a state does so with a condition (compare-and-swap);
 // multi-item changes go through Tx.
+//
+// # Writing
+//
+// Domain store.go files build updates and conditions with
+// github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression and pass the builders
+// to Change (update), Assert (condition check), Write.When (condition) and
+// Query.Where (filter); Present, Absent and Is are the common conditions. No
+// domain code spells an expression string. (Update, Check, If, Name, Value and
+// Query.Filter are the older string form, kept for packages not yet converted.)
+// A write added with Tx.Include is its own handle: after a cancelled commit,
+// TxError.FailedOn(handle) tells whether that write failed its condition,
+// whatever its position. BatchGet takes any number of keys and makes one
+// BatchGetItem call per 100.
 package store
 
 import (
@@ -69,6 +86,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -176,6 +194,10 @@ func (s *Store) Get(ctx context.Context, pk, sk string, out any) error {
 }
 
 // Write is one conditional write: a Put, an Update, a Delete or a Check.
+//
+// Conditions and updates are built with the expression package (Change, Assert,
+// When, Where); the older string form (Update, Check, If, Name, Value) remains for
+// packages not yet converted. A write uses one form or the other.
 type Write struct {
 	put    any
 	key    Item
@@ -185,13 +207,16 @@ type Write struct {
 	cond   string
 	names  map[string]string
 	values map[string]any
+	exists bool
+	upd    *expression.UpdateBuilder
+	when   *expression.ConditionBuilder
 }
 
 // Put writes a whole record, optionally under a condition.
 func Put(record any) *Write { return &Write{put: record} }
 
 // PutNew writes record only if no item has its key (create, uniqueness guards).
-func PutNew(record any) *Write { return Put(record).If("attribute_not_exists(PK)") }
+func PutNew(record any) *Write { return Put(record).When(Absent()) }
 
 // Update applies expr (e.g. "SET #s = :s") to the item at pk/sk.
 func Update(pk, sk, expr string) *Write { return &Write{key: Key(pk, sk), update: expr} }
@@ -205,19 +230,9 @@ func Check(pk, sk, cond string) *Write { return &Write{key: Key(pk, sk), check: 
 // If sets the condition expression.
 func (w *Write) If(cond string) *Write { w.cond = cond; return w }
 
-// Exists requires the item to exist (updates and deletes of known records).
-func (w *Write) Exists() *Write {
-	switch {
-	case w.cond == "":
-		w.cond = "attribute_exists(PK)"
-	case parenthesized(w.cond):
-		// DynamoDB refuses "((...))" as redundant parentheses.
-		w.cond = "attribute_exists(PK) AND " + w.cond
-	default:
-		w.cond = "attribute_exists(PK) AND (" + w.cond + ")"
-	}
-	return w
-}
+// Exists requires the item to exist (updates and deletes of known records), in
+// addition to any other condition.
+func (w *Write) Exists() *Write { w.exists = true; return w }
 
 // parenthesized reports whether cond is one parenthesized term, "(...)".
 func parenthesized(cond string) bool {
@@ -257,20 +272,67 @@ func (w *Write) Value(placeholder string, v any) *Write {
 	return w
 }
 
-func (w *Write) exprParts() (*string, map[string]string, Item, error) {
-	vals, err := Values(w.values)
+// exprParts returns the condition, the update expression (for updates) and
+// their bound names and values.
+func (w *Write) exprParts() (cond, update *string, names map[string]string, vals Item, err error) {
+	if w.upd != nil || w.when != nil {
+		if w.update != "" || w.cond != "" || len(w.names) > 0 || len(w.values) > 0 {
+			return nil, nil, nil, nil, fmt.Errorf("store: write %s mixes expression builders and strings", w.describe())
+		}
+		b := expression.NewBuilder()
+		c := w.when
+		if w.exists {
+			e := Present()
+			if c != nil {
+				e = e.And(*c)
+			}
+			c = &e
+		}
+		if c != nil {
+			b = b.WithCondition(*c)
+		}
+		if w.upd != nil {
+			b = b.WithUpdate(*w.upd)
+		}
+		ex, err := b.Build()
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("store: write %s: expression: %w", w.describe(), err)
+		}
+		if len(ex.Names()) > 0 {
+			names = make(map[string]string, len(ex.Names()))
+			for k, v := range ex.Names() {
+				names[k] = v
+			}
+		}
+		return ex.Condition(), ex.Update(), names, ex.Values(), nil
+	}
+	vals, err = Values(w.values)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("store: values: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("store: values: %w", err)
 	}
-	var cond *string
-	if w.cond != "" {
-		cond = aws.String(w.cond)
+	c := w.cond
+	if w.exists {
+		switch {
+		case c == "":
+			c = "attribute_exists(PK)"
+		case parenthesized(c):
+			// DynamoDB refuses "((...))" as redundant parentheses.
+			c = "attribute_exists(PK) AND " + c
+		default:
+			c = "attribute_exists(PK) AND (" + c + ")"
+		}
 	}
-	names := w.names
+	if c != "" {
+		cond = aws.String(c)
+	}
+	if w.update != "" {
+		update = aws.String(w.update)
+	}
+	names = w.names
 	if len(names) == 0 {
 		names = nil
 	}
-	return cond, names, vals, nil
+	return cond, update, names, vals, nil
 }
 
 func (w *Write) describe() string {
@@ -289,7 +351,7 @@ func (w *Write) describe() string {
 
 // Do runs a single write. A failed condition is ErrConditionFailed.
 func (s *Store) Do(ctx context.Context, w *Write) error {
-	cond, names, vals, err := w.exprParts()
+	cond, update, names, vals, err := w.exprParts()
 	if err != nil {
 		return err
 	}
@@ -306,9 +368,9 @@ func (s *Store) Do(ctx context.Context, w *Write) error {
 		_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: w.key,
 			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
 		return mapErr(err, w)
-	case w.update != "":
+	case update != nil:
 		_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
-			UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+			UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
 		return mapErr(err, w)
 	}
 	return fmt.Errorf("store: write %s: nothing to do", w.describe())
@@ -316,12 +378,15 @@ func (s *Store) Do(ctx context.Context, w *Write) error {
 
 // UpdateReturn runs an update and unmarshals the item as it is after the update.
 func (s *Store) UpdateReturn(ctx context.Context, w *Write, out any) error {
-	cond, names, vals, err := w.exprParts()
+	cond, update, names, vals, err := w.exprParts()
 	if err != nil {
 		return err
 	}
+	if update == nil {
+		return fmt.Errorf("store: update %s: no update expression", w.describe())
+	}
 	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
-		UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names,
+		UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names,
 		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew})
 	if err := mapErr(err, w); err != nil {
 		return err
@@ -347,6 +412,7 @@ const MaxTxItems = 100
 type Tx struct{ writes []*Write }
 
 // Add appends writes; nil writes are skipped so callers can add optional parts.
+// It returns the transaction, so additions chain.
 func (t *Tx) Add(ws ...*Write) *Tx {
 	for _, w := range ws {
 		if w != nil {
@@ -356,14 +422,26 @@ func (t *Tx) Add(ws ...*Write) *Tx {
 	return t
 }
 
+// Include appends one write and returns its handle: after a cancelled commit,
+// TxError.FailedOn(handle) tells whether that write failed its condition. The
+// handle is the write itself, so a write built before Add is its own handle too.
+func (t *Tx) Include(w *Write) *Write {
+	t.Add(w)
+	return w
+}
+
 // Len is the number of writes so far.
 func (t *Tx) Len() int { return len(t.writes) }
 
-// TxError tells which write of a cancelled transaction failed its condition.
+// TxError tells which writes of a cancelled transaction failed their condition.
 type TxError struct {
-	// Failed holds the indexes of writes whose condition failed.
+	// Failed holds the positions of writes whose condition failed; -1 when the
+	// backend gave no reasons. Prefer FailedOn, which does not depend on order.
 	Failed []int
-	cause  error
+	failed []*Write
+	// unknown is set when the backend gave no reasons: every write may have failed.
+	unknown bool
+	cause   error
 }
 
 func (e *TxError) Error() string { return fmt.Sprintf("store: transaction cancelled: %v", e.cause) }
@@ -382,7 +460,23 @@ func (e *TxError) Is(target error) bool {
 	return len(e.Failed) > 0 && (target == ErrConditionFailed || target == fault.ErrConflict)
 }
 
-// FailedAt reports whether write i failed its condition.
+// FailedOn reports whether the write with handle w (the value Tx.Include
+// returned, or the write passed to Tx.Add) failed its condition. When the
+// backend gave no cancellation reasons it answers true for every write.
+func (e *TxError) FailedOn(w *Write) bool {
+	if e.unknown {
+		return true
+	}
+	for _, f := range e.failed {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+// FailedAt reports whether write i failed its condition (positional; kept for
+// packages not yet converted to FailedOn).
 func (e *TxError) FailedAt(i int) bool {
 	for _, f := range e.Failed {
 		if f == i {
@@ -402,7 +496,7 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 	case n == 1 && !t.writes[0].check:
 		err := s.Do(ctx, t.writes[0])
 		if errors.Is(err, ErrConditionFailed) {
-			return &TxError{Failed: []int{0}, cause: err}
+			return &TxError{Failed: []int{0}, failed: []*Write{t.writes[0]}, cause: err}
 		}
 		return err
 	case n > MaxTxItems:
@@ -410,7 +504,7 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 	}
 	items := make([]types.TransactWriteItem, 0, len(t.writes))
 	for _, w := range t.writes {
-		cond, names, vals, err := w.exprParts()
+		cond, update, names, vals, err := w.exprParts()
 		if err != nil {
 			return err
 		}
@@ -427,7 +521,7 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 		case w.check:
 			ti.ConditionCheck = &types.ConditionCheck{TableName: &s.Table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
 		default:
-			ti.Update = &types.Update{TableName: &s.Table, Key: w.key, UpdateExpression: &w.update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+			ti.Update = &types.Update{TableName: &s.Table, Key: w.key, UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
 		}
 		items = append(items, ti)
 	}
@@ -439,8 +533,9 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 	if errors.As(err, &tce) {
 		te := &TxError{cause: err}
 		for i, r := range tce.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" && i < len(t.writes) {
 				te.Failed = append(te.Failed, i)
+				te.failed = append(te.failed, t.writes[i])
 			}
 		}
 		if len(te.Failed) > 0 {
@@ -449,6 +544,7 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 		// Without reasons (some emulators), a cancelled transaction with conditions is a conflict.
 		if strings.Contains(err.Error(), "ConditionalCheckFailed") {
 			te.Failed = []int{-1}
+			te.unknown = true
 			return te
 		}
 	}
@@ -458,16 +554,14 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 // KeyRef names one item for BatchGet.
 type KeyRef struct{ PK, SK string }
 
-// BatchGet reads up to 100 items in one call (consistent reads) and returns the
-// live ones keyed by "PK|SK". Unprocessed keys are retried.
+// MaxBatchGet is DynamoDB's limit of keys for one BatchGetItem call.
+const MaxBatchGet = 100
+
+// BatchGet reads the items of refs (consistent reads), one BatchGetItem call per
+// 100 distinct keys, and returns the live ones keyed by "PK|SK". Unprocessed keys
+// are retried.
 func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, error) {
 	out := map[string]Item{}
-	if len(refs) == 0 {
-		return out, nil
-	}
-	if len(refs) > 100 {
-		return nil, fmt.Errorf("store: batch get of %d keys exceeds 100", len(refs))
-	}
 	keys := make([]Item, 0, len(refs))
 	seen := map[string]bool{}
 	for _, r := range refs {
@@ -476,11 +570,23 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 			keys = append(keys, Key(r.PK, r.SK))
 		}
 	}
+	for len(keys) > 0 {
+		n := min(len(keys), MaxBatchGet)
+		if err := s.batchGet(ctx, keys[:n], out); err != nil {
+			return nil, err
+		}
+		keys = keys[n:]
+	}
+	return out, nil
+}
+
+// batchGet reads at most 100 keys into out.
+func (s *Store) batchGet(ctx context.Context, keys []Item, out map[string]Item) error {
 	req := map[string]types.KeysAndAttributes{s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(req) > 0 && attempt < 5; attempt++ {
 		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 		if err != nil {
-			return nil, fmt.Errorf("store: batch get: %w", err)
+			return fmt.Errorf("store: batch get: %w", err)
 		}
 		for _, it := range res.Responses[s.Table] {
 			if s.expired(it) {
@@ -495,9 +601,9 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 		req = res.UnprocessedKeys
 	}
 	if len(req) > 0 {
-		return nil, fmt.Errorf("store: batch get: keys left unprocessed")
+		return fmt.Errorf("store: batch get: keys left unprocessed")
 	}
-	return out, nil
+	return nil
 }
 
 // Take deletes the item at pk/sk and unmarshals what it held into out: a

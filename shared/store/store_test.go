@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/testenv"
@@ -580,7 +582,107 @@ func TestBatchGet(t *testing.T) {
 	if calls.N() != 1 {
 		t.Fatalf("BatchGet made %d calls, want 1", calls.N())
 	}
-	if _, err := st.BatchGet(ctx, make([]store.KeyRef, 101)...); err == nil {
-		t.Fatal("BatchGet of 101 keys accepted")
+}
+
+func TestBatchGetChunksAt100(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	refs := make([]store.KeyRef, 0, 250)
+	for i := range 250 {
+		sk := fmt.Sprintf("THING#%03d", i)
+		if i%2 == 0 { // half exist
+			if err := st.Do(ctx, store.PutNew(rec("ORG#a", sk, sk))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		refs = append(refs, store.KeyRef{PK: "ORG#a", SK: sk})
+	}
+	cctx, calls := store.WithCalls(ctx)
+	got, err := st.BatchGet(cctx, refs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 125 {
+		t.Fatalf("BatchGet of 250 keys found %d items, want 125", len(got))
+	}
+	for i := 0; i < 250; i += 2 {
+		if got[fmt.Sprintf("ORG#a|THING#%03d", i)] == nil {
+			t.Fatalf("item %d missing", i)
+		}
+	}
+	if calls.N() != 3 {
+		t.Fatalf("BatchGet of 250 keys made %d calls, want 3", calls.N())
+	}
+}
+
+func TestExpressionBuilders(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	if err := st.Do(ctx, store.PutNew(thing{Keys: store.Keys{PK: "ORG#a", SK: "THING#1"}, Name: "one", Status: "pending"})); err != nil {
+		t.Fatal(err)
+	}
+	move := func(from, to string) error {
+		return st.Do(ctx, store.Change("ORG#a", "THING#1", expression.Set(expression.Name("status"), expression.Value(to))).
+			When(store.Is("status", from)).Exists())
+	}
+	if err := move("pending", "active"); err != nil {
+		t.Fatal(err)
+	}
+	if err := move("pending", "active"); !errors.Is(err, store.ErrConditionFailed) {
+		t.Fatalf("second move: err = %v, want ErrConditionFailed", err)
+	}
+	if err := st.Do(ctx, store.Change("ORG#a", "THING#none", expression.Set(expression.Name("status"), expression.Value("x"))).Exists()); !errors.Is(err, store.ErrConditionFailed) {
+		t.Fatalf("update of missing item: err = %v, want ErrConditionFailed", err)
+	}
+	var got thing
+	if err := st.UpdateReturn(ctx, store.Change("ORG#a", "THING#1", expression.Set(expression.Name("name"), expression.Value("uno"))), &got); err != nil || got.Name != "uno" || got.Status != "active" {
+		t.Fatalf("UpdateReturn = %+v, %v", got, err)
+	}
+	if err := st.Do(ctx, store.Put(rec("ORG#a", "THING#2", "two"))); err != nil {
+		t.Fatal(err)
+	}
+	where := store.Is("status", "active")
+	items, err := st.All(ctx, store.Query{PK: "ORG#a", SKPrefix: "THING#", Where: &where})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("filtered query = %d items, %v; want 1", len(items), err)
+	}
+}
+
+func TestTxFailureIsNamedByHandle(t *testing.T) {
+	t.Parallel()
+	st, _ := newStore(t)
+	ctx := context.Background()
+	for _, sk := range []string{"THING#taken", "THING#other"} {
+		if err := st.Do(ctx, store.PutNew(rec("ORG#a", sk, sk))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx := &store.Tx{}
+	fresh := tx.Include(store.PutNew(rec("ORG#a", "THING#fresh", "fresh")))
+	check := tx.Include(store.Assert("ORG#a", "THING#other", store.Present()))
+	dup := tx.Include(store.PutNew(rec("ORG#a", "THING#taken", "again")))
+	err := st.Commit(ctx, tx)
+	var te *store.TxError
+	if !errors.As(err, &te) {
+		t.Fatalf("Commit: err = %v, want *TxError", err)
+	}
+	if !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("Commit: err = %v, want it to match fault.ErrConflict", err)
+	}
+	if !te.FailedOn(dup) {
+		t.Fatal("FailedOn(dup) = false")
+	}
+	// Emulators that give no reasons make every handle report failure; DynamoDB
+	// and moto give them, so the others are clear.
+	if te.FailedOn(fresh) || te.FailedOn(check) {
+		t.Fatal("FailedOn names a write that did not fail")
+	}
+	// A lone write commits as a plain conditional write and keeps its handle.
+	one := &store.Tx{}
+	h := one.Include(store.PutNew(rec("ORG#a", "THING#taken", "again")))
+	if err := st.Commit(ctx, one); !errors.As(err, &te) || !te.FailedOn(h) {
+		t.Fatalf("lone write: err = %v, want TxError failing on its handle", err)
 	}
 }

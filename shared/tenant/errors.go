@@ -30,14 +30,11 @@ var (
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
-// failedAt reports whether write i of a cancelled transaction failed its
-// condition; an emulator that gives no reasons (index -1) counts as every write.
-func failedAt(err error, i int) bool {
+// failedOn reports whether write w (its handle) of a cancelled transaction
+// failed its condition; an emulator that gives no reasons counts as every write.
+func failedOn(err error, w *store.Write) bool {
 	var te *store.TxError
-	if !errors.As(err, &te) {
-		return false
-	}
-	return te.FailedAt(i) || te.FailedAt(-1)
+	return errors.As(err, &te) && te.FailedOn(w)
 }
 
 // conditionFailed reports whether err is a failed condition of a transaction.

@@ -11,7 +11,8 @@ import (
 //
 // DynamoDB calls per request, each asserted by the tests. Authentication costs 2
 // of them (one BatchGetItem of profile, session and membership, one GetItem of
-// the role). "org" is an organization-scope caller; "partner" a partner-scope
+// the role: a custom role's; a system role is resolved from code, so its holders
+// make one call fewer). "org" is an organization-scope caller; "partner" a partner-scope
 // one, whose access depends on the organization's partner; "system" the
 // platform administrator. Reads through GSI1 are eventually consistent.
 //

@@ -147,15 +147,15 @@ func (s *Service) CreateOrg(ctx context.Context, in OrgInput) (*Organization, er
 	now := clock.Format(s.Clock.Now())
 	o := &Organization{ID: uuid.NewString(), PartnerID: partnerID, Name: name, Status: status, CreatedAt: now, UpdatedAt: now}
 	o.Keys = OrgKeys(o.ID, partnerID)
-	pk := PartnerKeys(partnerID)
-	tx := (&store.Tx{}).Add(
-		store.PutNew(o),
-		store.Check(pk.PK, pk.SK, "attribute_exists(PK)"),
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(o))
+	partner := tx.Include(checkPartner(partnerID))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: partnerID, Action: "organization.create",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"status": status}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, partner) {
 			return nil, ErrPartnerNotFound
 		}
 		return nil, fmt.Errorf("create organization: %w", err)
@@ -207,32 +207,26 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 		return nil, ErrStatusScope
 	}
 	now := clock.Format(s.Clock.Now())
-	set := []string{"updatedAt = :u"}
+	set := map[string]any{}
 	changes := map[string]any{}
 	if in.Name != nil {
-		set = append(set, "#n = :n")
 		changes["name"] = map[string]string{"from": o.Name, "to": *in.Name}
 		o.Name = *in.Name
+		set["name"] = o.Name
 	}
 	if in.Status != nil {
-		set = append(set, "#s = :s")
 		changes["status"] = map[string]string{"from": o.Status, "to": *in.Status}
 		o.Status = *in.Status
-	}
-	k := OrgKey(id)
-	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
-	if in.Name != nil {
-		w.Name("#n", "name").Value(":n", o.Name)
-	}
-	if in.Status != nil {
-		w.Name("#s", "status").Value(":s", o.Status)
+		set["status"] = o.Status
 	}
 	o.UpdatedAt = now
-	tx := (&store.Tx{}).Add(w,
+	tx := &store.Tx{}
+	w := tx.Include(changeWrite(OrgKey(id), set, now))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID, Action: "organization.update",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"changes": changes}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
+		if failedOn(err, w) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("update organization %s: %w", id, err)
@@ -264,15 +258,15 @@ func (s *Service) DeleteOrg(ctx context.Context, id string) error {
 	if orgBusy(o) {
 		return orgNotEmpty(o)
 	}
-	sk := SecurityKey(id)
-	tx := (&store.Tx{}).Add(
-		deleteOrg(id),
-		store.Delete(sk.PK, sk.SK),
+	tx := &store.Tx{}
+	del := tx.Include(deleteOrg(id))
+	tx.Add(
+		deleteSecurity(id),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), PartnerID: o.PartnerID, Action: "organization.delete",
 			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if !failedAt(err, 0) {
+		if !failedOn(err, del) {
 			return fmt.Errorf("delete organization %s: %w", id, err)
 		}
 		// A child was created (or the organization deleted) since the read.
@@ -359,15 +353,16 @@ func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInpu
 		return !slices.Contains(in.AllowedMFAMethods, m)
 	})
 	sec.UpdatedAt = now
-	tx := (&store.Tx{}).Add(
-		store.Put(sec),
-		CheckOrg(orgID, owner),
+	tx := &store.Tx{}
+	tx.Add(store.Put(sec))
+	org := tx.Include(CheckOrg(orgID, owner))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "organization.security_settings.update",
 			ResourceType: "organization", ResourceID: orgID,
 			Details: map[string]any{"requireMfa": sec.RequireMFA, "allowedMfaMethods": sec.AllowedMFAMethods}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, org) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("security settings of %s: %w", orgID, err)
@@ -408,6 +403,9 @@ func reach(p *authz.Principal, orgID string) (owner string, ok bool) {
 // by reading it (so an unknown id is 404 for them too), organization callers by
 // their own id.
 func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
+	if err := orgContext(p, orgID); err != nil {
+		return "", err
+	}
 	f := fault.Fields{}
 	orgID = orgParam(f, p, orgID)
 	if err := f.Err(); err != nil {
@@ -443,6 +441,16 @@ func (s *Service) orgOfItem(ctx context.Context, p *authz.Principal, orgID strin
 	return err
 }
 
+// orgContext refuses a system caller that names no organization on a route that
+// acts in one (sites, device groups) with `Partner or organization context
+// required`, as /roles does: system scope is no organization's context.
+func orgContext(p *authz.Principal, orgID string) error {
+	if orgID == "" && p.Scope == authz.ScopeSystem {
+		return authz.ErrContextRequired
+	}
+	return nil
+}
+
 // orgParam resolves the organization a site or device-group request acts in:
 // organization callers default to their own; partner and system callers name it.
 func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
@@ -450,7 +458,7 @@ func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
 	case orgID == "" && p.Scope == authz.ScopeOrg && p.OrgID != "":
 		return p.OrgID
 	case orgID == "":
-		f.Add("orgId", "is required for partner and system scope")
+		f.Add("orgId", "is required for partner scope")
 	case !valid.IsUUID(orgID):
 		f.Add("orgId", "must be a UUID")
 	}
@@ -495,6 +503,9 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	if p.SiteRestricted() {
 		return nil, ErrSiteRestricted
 	}
+	if err := orgContext(p, in.OrgID); err != nil {
+		return nil, err
+	}
 	f := fault.Fields{}
 	orgID := orgParam(f, p, in.OrgID)
 	name := strings.TrimSpace(in.Name)
@@ -514,14 +525,15 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	now := clock.Format(s.Clock.Now())
 	st := &Site{ID: uuid.NewString(), OrgID: orgID, Name: name, Timezone: tz, CreatedAt: now, UpdatedAt: now}
 	st.Keys = SiteKeys(orgID, st.ID)
-	tx := (&store.Tx{}).Add(
-		store.PutNew(st),
-		CountOrg(orgID, owner, CountSites, 1),
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(st))
+	org := tx.Include(CountOrg(orgID, owner, CountSites, 1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "site.create",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"timezone": tz}}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 1) {
+		if failedOn(err, org) {
 			return nil, ErrOrgNotFound
 		}
 		return nil, fmt.Errorf("create site: %w", err)
@@ -577,28 +589,21 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 	}
 	owner, _ := reach(p, st.OrgID)
 	now := clock.Format(s.Clock.Now())
-	set := []string{"updatedAt = :u"}
+	set := map[string]any{}
 	changes := map[string]any{}
 	if in.Name != nil {
-		set = append(set, "#n = :n")
 		changes["name"] = map[string]string{"from": st.Name, "to": *in.Name}
 		st.Name = *in.Name
+		set["name"] = st.Name
 	}
 	if in.Timezone != nil {
-		set = append(set, "#tz = :tz")
 		changes["timezone"] = map[string]string{"from": st.Timezone, "to": *in.Timezone}
 		st.Timezone = *in.Timezone
+		set["timezone"] = st.Timezone
 	}
 	st.UpdatedAt = now
 	k := SiteKeys(st.OrgID, st.ID)
-	w := store.Update(k.PK, k.SK, "SET "+strings.Join(set, ", ")).Value(":u", now).Exists()
-	if in.Name != nil {
-		w.Name("#n", "name").Value(":n", st.Name)
-	}
-	if in.Timezone != nil {
-		w.Name("#tz", "timezone").Value(":tz", st.Timezone)
-	}
-	tx := (&store.Tx{}).Add(w,
+	tx := (&store.Tx{}).Add(changeWrite(store.KeyRef{PK: k.PK, SK: k.SK}, set, now),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.update",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"changes": changes}}))
 	if owner != "" {
@@ -635,17 +640,18 @@ func (s *Service) DeleteSite(ctx context.Context, id string) error {
 		return siteNotEmpty(st)
 	}
 	owner, _ := reach(p, st.OrgID)
-	tx := (&store.Tx{}).Add(
-		deleteSite(st.OrgID, st.ID),
-		CountOrg(st.OrgID, owner, CountSites, -1),
+	tx := &store.Tx{}
+	del := tx.Include(deleteSite(st.OrgID, st.ID))
+	org := tx.Include(CountOrg(st.OrgID, owner, CountSites, -1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.delete",
 			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name}),
 	)
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return ErrSiteNotFound
-		case !failedAt(err, 0):
+		case !failedOn(err, del):
 			return fmt.Errorf("delete site %s: %w", id, err)
 		}
 		now, rerr := s.St.Site(ctx, st.OrgID, st.ID)
@@ -723,6 +729,9 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	if groupRestricted(p) {
 		return nil, ErrGroupRestricted
 	}
+	if err := orgContext(p, in.OrgID); err != nil {
+		return nil, err
+	}
 	f := fault.Fields{}
 	orgID := orgParam(f, p, in.OrgID)
 	name := strings.TrimSpace(in.Name)
@@ -751,20 +760,20 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 		g.SiteID = &in.SiteID
 		details["siteId"] = in.SiteID
 	}
-	tx := (&store.Tx{}).Add(
-		store.PutNew(g),
-		CountOrg(orgID, owner, CountGroups, 1),
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
-			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}),
-	)
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(g))
+	org := tx.Include(CountOrg(orgID, owner, CountGroups, 1))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}))
+	var site *store.Write
 	if in.SiteID != "" {
-		tx.Add(CountSite(orgID, in.SiteID, CountGroups, 1))
+		site = tx.Include(CountSite(orgID, in.SiteID, CountGroups, 1))
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return nil, ErrOrgNotFound
-		case failedAt(err, 3):
+		case site != nil && failedOn(err, site):
 			return nil, ErrSiteNotFound
 		}
 		return nil, fmt.Errorf("create device group: %w", err)
@@ -883,20 +892,17 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 			next.SiteID = &newSite
 		}
 	}
-	tx := (&store.Tx{}).Add(
-		updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite),
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
-			ResourceType: "device_group", ResourceID: g.ID, ResourceName: next.Name, Details: map[string]any{"changes": changes}}),
-	)
-	orgCheck, newCount := -1, -1
+	tx := &store.Tx{}
+	upd := tx.Include(updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: next.Name, Details: map[string]any{"changes": changes}}))
+	var orgCheck, newCount *store.Write
 	if owner != "" {
-		orgCheck = tx.Len()
-		tx.Add(CheckOrg(g.OrgID, owner))
+		orgCheck = tx.Include(CheckOrg(g.OrgID, owner))
 	}
 	if newSite != oldSite {
 		if newSite != "" {
-			newCount = tx.Len()
-			tx.Add(CountSite(g.OrgID, newSite, CountGroups, 1))
+			newCount = tx.Include(CountSite(g.OrgID, newSite, CountGroups, 1))
 		}
 		if oldSite != "" {
 			tx.Add(CountSite(g.OrgID, oldSite, CountGroups, -1))
@@ -904,11 +910,11 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case orgCheck >= 0 && failedAt(err, orgCheck):
+		case orgCheck != nil && failedOn(err, orgCheck):
 			return nil, ErrGroupNotFound
-		case newCount >= 0 && failedAt(err, newCount) && !failedAt(err, 0):
+		case newCount != nil && failedOn(err, newCount) && !failedOn(err, upd):
 			return nil, ErrSiteNotFound // a site of another organization, or gone
-		case !failedAt(err, 0):
+		case !failedOn(err, upd):
 			return nil, fmt.Errorf("update device group %s: %w", id, err)
 		}
 		if _, rerr := s.St.Group(ctx, g.OrgID, g.ID); isNotFound(rerr) {
@@ -939,9 +945,10 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 		return groupNotEmpty(g)
 	}
 	owner, _ := reach(p, g.OrgID)
-	tx := (&store.Tx{}).Add(
-		deleteGroup(g.OrgID, g.ID),
-		CountOrg(g.OrgID, owner, CountGroups, -1),
+	tx := &store.Tx{}
+	del := tx.Include(deleteGroup(g.OrgID, g.ID))
+	org := tx.Include(CountOrg(g.OrgID, owner, CountGroups, -1))
+	tx.Add(
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.delete",
 			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name}),
 	)
@@ -950,9 +957,9 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		switch {
-		case failedAt(err, 1):
+		case failedOn(err, org):
 			return ErrGroupNotFound
-		case !failedAt(err, 0):
+		case !failedOn(err, del):
 			return fmt.Errorf("delete device group %s: %w", id, err)
 		}
 		now, rerr := s.St.Group(ctx, g.OrgID, g.ID)

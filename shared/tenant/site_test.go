@@ -22,14 +22,14 @@ func TestListSites(t *testing.T) {
 		want          []string
 		calls         int
 	}{
-		{aAdmin, "", []string{w.a1.ID, w.a2.ID}, 3},
-		{aViewer, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
-		{aRestricted, "", []string{w.a1.ID}, 3},
-		{pxAdmin, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 4},
-		{pxSelected, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 4},
-		{pxViewer, "?orgId=" + w.b.ID, []string{w.b1.ID}, 4},
-		{sysAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 4},
-		{pyAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 4},
+		{aAdmin, "", []string{w.a1.ID, w.a2.ID}, 2},
+		{aViewer, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 2},
+		{aRestricted, "", []string{w.a1.ID}, 2},
+		{pxAdmin, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
+		{pxSelected, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
+		{pxViewer, "?orgId=" + w.b.ID, []string{w.b1.ID}, 3},
+		{sysAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 3},
+		{pyAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.caller+tc.query, func(t *testing.T) {
@@ -53,10 +53,21 @@ func TestListSites(t *testing.T) {
 	})
 	t.Run("partner without orgId", func(t *testing.T) {
 		invalid(t, w.call(t, w.sites, http.MethodGet, sites, pxAdmin, nil), "orgId")
-		invalid(t, w.call(t, w.sites, http.MethodGet, sites, sysAdmin, nil), "orgId")
+	})
+	t.Run("system without orgId", func(t *testing.T) {
+		res := fixture.Expect(t, w.call(t, w.sites, http.MethodGet, sites, sysAdmin, nil), http.StatusForbidden)
+		if res.JSON(t)["error"] != "Partner or organization context required" {
+			t.Fatalf("body %s", res.Body)
+		}
 	})
 	t.Run("malformed orgId", func(t *testing.T) {
 		invalid(t, w.call(t, w.sites, http.MethodGet, sites+"?orgId=abc", aAdmin, nil), "orgId")
+	})
+	t.Run("system without orgId", func(t *testing.T) {
+		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPost, sites, sysAdmin, map[string]any{"name": "X"}), http.StatusForbidden)
+		if res.JSON(t)["error"] != "Partner or organization context required" {
+			t.Fatalf("body %s", res.Body)
+		}
 	})
 	t.Run("organizations out of reach are 404", func(t *testing.T) {
 		notFound(t, w.call(t, w.sites, http.MethodGet, sites+"?orgId="+w.a.ID, bAdmin, nil))
@@ -76,7 +87,7 @@ func TestCreateSite(t *testing.T) {
 
 	t.Run("organization admin, own organization by default", func(t *testing.T) {
 		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPost, sites, aAdmin, map[string]any{"name": "HQ", "timezone": "Europe/Berlin"}), http.StatusCreated)
-		exactly(t, res, 3)
+		exactly(t, res, 2)
 		var st tenant.Site
 		res.Decode(t, &st)
 		if st.OrgID != w.a.ID || st.Name != "HQ" || st.Timezone != "Europe/Berlin" || st.CreatedAt != "2026-11-01T09:00:00.000Z" {
@@ -90,7 +101,7 @@ func TestCreateSite(t *testing.T) {
 	})
 	t.Run("timezone defaults to UTC", func(t *testing.T) {
 		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPost, sites, pxAdmin, map[string]any{"orgId": w.b.ID, "name": "Depot"}), http.StatusCreated)
-		exactly(t, res, 3)
+		exactly(t, res, 2)
 		if res.JSON(t)["timezone"] != "UTC" || res.JSON(t)["orgId"] != w.b.ID {
 			t.Fatalf("created %s", res.Body)
 		}
@@ -104,7 +115,6 @@ func TestCreateSite(t *testing.T) {
 		field  string
 	}{
 		"partner without orgId":  {pxAdmin, map[string]any{"name": "X"}, "orgId"},
-		"system without orgId":   {sysAdmin, map[string]any{"name": "X"}, "orgId"},
 		"malformed orgId":        {aAdmin, map[string]any{"orgId": "1", "name": "X"}, "orgId"},
 		"name missing":           {aAdmin, map[string]any{}, "name"},
 		"name too long":          {aAdmin, map[string]any{"name": strings.Repeat("n", 256)}, "name"},
@@ -151,7 +161,7 @@ func TestGetSite(t *testing.T) {
 	for _, tc := range []struct {
 		caller string
 		calls  int
-	}{{aAdmin, 3}, {aViewer, 3}, {aRestricted, 3}, {sysAdmin, 3}, {pxAdmin, 4}, {pxSelected, 4}} {
+	}{{aAdmin, 2}, {aViewer, 2}, {aRestricted, 2}, {sysAdmin, 2}, {pxAdmin, 3}, {pxSelected, 3}} {
 		t.Run(tc.caller, func(t *testing.T) {
 			res := fixture.Expect(t, w.call(t, w.sites, http.MethodGet, sites+"/"+w.a1.ID, tc.caller, nil), http.StatusOK)
 			exactly(t, res, tc.calls)
@@ -189,7 +199,7 @@ func TestUpdateSite(t *testing.T) {
 		w.env.Clock.Advance(61 * time.Second)
 		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, path, aAdmin,
 			map[string]any{"name": "A first", "timezone": "America/New_York"}), http.StatusOK)
-		exactly(t, res, 4)
+		exactly(t, res, 3)
 		var st tenant.Site
 		res.Decode(t, &st)
 		if st.Name != "A first" || st.Timezone != "America/New_York" || st.UpdatedAt != "2026-11-01T09:01:01.000Z" || st.CreatedAt != w.a1.CreatedAt {
@@ -203,7 +213,7 @@ func TestUpdateSite(t *testing.T) {
 	})
 	t.Run("partner caller", func(t *testing.T) {
 		res := fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, path, pxAdmin, map[string]any{"timezone": "Asia/Tokyo"}), http.StatusOK)
-		exactly(t, res, 4)
+		exactly(t, res, 3)
 		if res.JSON(t)["name"] != "A first" {
 			t.Fatalf("answer %s", res.Body)
 		}
@@ -254,7 +264,7 @@ func TestDeleteSite(t *testing.T) {
 		st := fixture.Site(t, w.env, w.a.ID, "Temp")
 		before := w.org(t, w.a.ID).SiteCount
 		res := fixture.Expect(t, w.call(t, w.sites, http.MethodDelete, sites+"/"+st.ID, aAdmin, nil), http.StatusOK)
-		exactly(t, res, 4)
+		exactly(t, res, 3)
 		if res.JSON(t)["success"] != true {
 			t.Fatalf("answer %s", res.Body)
 		}
@@ -266,7 +276,7 @@ func TestDeleteSite(t *testing.T) {
 	})
 	t.Run("partner caller", func(t *testing.T) {
 		st := fixture.Site(t, w.env, w.b.ID, "Temp")
-		exactly(t, fixture.Expect(t, w.call(t, w.sites, http.MethodDelete, sites+"/"+st.ID, pxAdmin, nil), http.StatusOK), 4)
+		exactly(t, fixture.Expect(t, w.call(t, w.sites, http.MethodDelete, sites+"/"+st.ID, pxAdmin, nil), http.StatusOK), 3)
 	})
 	t.Run("site with device groups is 409", func(t *testing.T) {
 		res := w.call(t, w.sites, http.MethodDelete, sites+"/"+w.a1.ID, aAdmin, nil)
@@ -274,7 +284,7 @@ func TestDeleteSite(t *testing.T) {
 		if d, _ := body["details"].(map[string]any); d["deviceGroupCount"] != 1.0 {
 			t.Fatalf("answer %s", res.Body)
 		}
-		exactly(t, res, 3)
+		exactly(t, res, 2)
 	})
 	t.Run("site with devices is 409", func(t *testing.T) {
 		st := fixture.Site(t, w.env, w.a.ID, "Devices")

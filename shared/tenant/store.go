@@ -3,7 +3,8 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -65,26 +66,24 @@ func (s Store) AllOrgs(ctx context.Context) ([]Organization, error) {
 	return out, nil
 }
 
-// OrgsByID reads the organizations of ids that exist (one BatchGetItem per 100 ids).
+// OrgsByID reads the organizations of ids that exist (store.BatchGet makes one
+// BatchGetItem per 100 ids).
 func (s Store) OrgsByID(ctx context.Context, ids []string) ([]Organization, error) {
 	out := []Organization{}
-	for start := 0; start < len(ids); start += 100 {
-		chunk := ids[start:min(start+100, len(ids))]
-		refs := make([]store.KeyRef, len(chunk))
-		for i, id := range chunk {
-			refs[i] = OrgKey(id)
+	refs := make([]store.KeyRef, len(ids))
+	for i, id := range ids {
+		refs[i] = OrgKey(id)
+	}
+	items, err := s.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return nil, fmt.Errorf("organizations by id: %w", err)
+	}
+	for _, it := range items {
+		var o Organization
+		if err := store.Unmarshal(it, &o); err != nil {
+			return nil, err
 		}
-		items, err := s.St.BatchGet(ctx, refs...)
-		if err != nil {
-			return nil, fmt.Errorf("organizations by id: %w", err)
-		}
-		for _, it := range items {
-			var o Organization
-			if err := store.Unmarshal(it, &o); err != nil {
-				return nil, err
-			}
-			out = append(out, o)
-		}
+		out = append(out, o)
 	}
 	return out, nil
 }
@@ -203,53 +202,73 @@ func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Com
 // when the organization is gone (or is not the caller's).
 func CountOrg(orgID, partnerID string, c Counter, delta int) *store.Write {
 	k := OrgKey(orgID)
-	w := store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(c)).Value(":d", delta)
-	return ownedBy(w, partnerID).Exists()
+	return ownedBy(store.Change(k.PK, k.SK, add(c, delta)), partnerID).Exists()
 }
 
 // CheckOrg asserts, inside a transaction, that organization orgID exists and,
 // when partnerID is not "", belongs to that partner.
 func CheckOrg(orgID, partnerID string) *store.Write {
 	k := OrgKey(orgID)
-	return ownedBy(store.Check(k.PK, k.SK, ""), partnerID).Exists()
+	return ownedBy(store.Assert(k.PK, k.SK, store.Present()), partnerID).Exists()
 }
 
 // CountSite adds delta to counter c of site siteID of organization orgID; the
 // site must exist (so a child cannot land in a deleted or foreign site).
 func CountSite(orgID, siteID string, c Counter, delta int) *store.Write {
 	k := SiteKeys(orgID, siteID)
-	return store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(c)).Value(":d", delta).Exists()
+	return store.Change(k.PK, k.SK, add(c, delta)).Exists()
 }
 
 // CountGroup adds delta to the device count of device group groupID; the group
 // must exist.
 func CountGroup(orgID, groupID string, delta int) *store.Write {
 	k := GroupKeys(orgID, groupID)
-	return store.Update(k.PK, k.SK, "ADD #c :d").Name("#c", string(CountDevices)).Value(":d", delta).Exists()
+	return store.Change(k.PK, k.SK, add(CountDevices, delta)).Exists()
+}
+
+func add(c Counter, delta int) expression.UpdateBuilder {
+	return expression.Add(expression.Name(string(c)), expression.Value(delta))
 }
 
 func ownedBy(w *store.Write, partnerID string) *store.Write {
 	if partnerID == "" {
 		return w
 	}
-	return w.If("partnerId = :owner").Value(":owner", partnerID)
+	return w.When(store.Is("partnerId", partnerID))
 }
 
 // empty is the condition that every named counter is zero (or was never set).
 func empty(w *store.Write, counters ...Counter) *store.Write {
-	terms := make([]string, len(counters))
-	for i, c := range counters {
-		n := fmt.Sprintf("#c%d", i)
-		terms[i] = fmt.Sprintf("attribute_not_exists(%s) OR %s = :zero", n, n)
-		w.Name(n, string(c))
+	zero := func(c Counter) expression.ConditionBuilder {
+		return expression.Name(string(c)).AttributeNotExists().Or(store.Is(string(c), 0))
 	}
-	// Exists wraps the condition in parentheses; DynamoDB refuses redundant ones,
-	// so a single term goes in bare.
-	cond := terms[0]
-	if len(terms) > 1 {
-		cond = "(" + strings.Join(terms, ") AND (") + ")"
+	cond := zero(counters[0])
+	for _, c := range counters[1:] {
+		cond = cond.And(zero(c))
 	}
-	return w.If(cond).Value(":zero", 0).Exists()
+	return w.When(cond).Exists()
+}
+
+// changeWrite applies the non-empty assignments of set (attribute → value) and
+// updatedAt to the item at k, which must exist.
+func changeWrite(k store.KeyRef, set map[string]any, updatedAt string) *store.Write {
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(updatedAt))
+	for n, v := range set {
+		upd = upd.Set(expression.Name(n), expression.Value(v))
+	}
+	return store.Change(k.PK, k.SK, upd).Exists()
+}
+
+// checkPartner asserts, inside a transaction, that partner id exists.
+func checkPartner(id string) *store.Write {
+	k := PartnerKeys(id)
+	return store.Assert(k.PK, k.SK, store.Present())
+}
+
+// deleteSecurity removes an organization's security settings (if any).
+func deleteSecurity(orgID string) *store.Write {
+	k := SecurityKey(orgID)
+	return store.Delete(k.PK, k.SK)
 }
 
 // deleteOrg removes an organization that has no children.
@@ -269,18 +288,17 @@ func deleteSite(orgID, id string) *store.Write {
 // same transaction stay right when two moves race.
 func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
 	k := GroupKeys(orgID, id)
-	w := store.Update(k.PK, k.SK, "SET #n = :n, #s = :s").Name("#n", "name").Name("#s", "siteId").Value(":n", name)
-	if newSite == "" {
-		w.Value(":s", nil)
-	} else {
-		w.Value(":s", newSite)
+	var site any // nil is stored as NULL
+	if newSite != "" {
+		site = newSite
 	}
+	upd := expression.Set(expression.Name("name"), expression.Value(name)).
+		Set(expression.Name("siteId"), expression.Value(site))
+	was := store.Is("siteId", oldSite)
 	if oldSite == "" {
-		w.If("attribute_not_exists(#s) OR attribute_type(#s, :null)").Value(":null", "NULL")
-	} else {
-		w.If("#s = :old").Value(":old", oldSite)
+		was = expression.Name("siteId").AttributeNotExists().Or(expression.Name("siteId").AttributeType(expression.Null))
 	}
-	return w.Exists()
+	return store.Change(k.PK, k.SK, upd).When(was).Exists()
 }
 
 // deleteGroup removes a device group that has no devices.

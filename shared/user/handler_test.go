@@ -401,9 +401,9 @@ func TestPartnerCallers(t *testing.T) {
 	}
 	fixture.Expect(t, w.invite(t, sel.Token, b), 403)
 
-	// No scope at all.
+	// No scope at all: the context error of shared/authz, before the permission.
 	lone := fixture.User(t, w.env, fixture.Member{})
-	if e := errorOf(t, fixture.Expect(t, w.do("GET", "/api/v1/users/roles", lone.Token, nil), 403)); e != "Insufficient permissions" {
+	if e := errorOf(t, fixture.Expect(t, w.do("GET", "/api/v1/users/roles", lone.Token, nil), 403)); e != "Partner or organization context required" {
 		t.Fatalf("error %q", e)
 	}
 	sys := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})

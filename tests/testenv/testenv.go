@@ -55,6 +55,9 @@ func New(t testing.TB, vars ...string) *Env {
 		"AWS_ENDPOINT_URL": endpoint,
 		"AWS_REGION":       "us-east-1",
 		"LOG_LEVEL":        "error",
+		// One emulator serves every test of the machine: a generous budget keeps
+		// a loaded machine from failing requests (tests of the budget set their own).
+		"REQUEST_TIMEOUT_MS": "60000",
 	}
 	for i := 0; i+1 < len(vars); i += 2 {
 		env[vars[i]] = vars[i+1]
