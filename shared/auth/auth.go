@@ -192,6 +192,10 @@ func (a *Authenticator) Load(ctx context.Context, c *session.Claims) (*authz.Pri
 		if err := store.Unmarshal(mi, &m); err != nil {
 			return nil, false, false, err
 		}
+		if !m.Active() {
+			// Suspended by its tenant, or an invitation not yet accepted.
+			return nil, false, false, ErrDisabled
+		}
 		p.PartnerID, p.OrgID, p.OrgAccess, p.OrgIDs = m.PartnerID, m.OrgID, m.OrgAccess, m.OrgIDs
 		p.SiteIDs, p.DeviceGroupIDs, p.RoleID = m.SiteIDs, m.GroupIDs, m.RoleID
 		perms, f, _, err := a.Roles.Effective(ctx, m.RoleOwner, m.RoleID)

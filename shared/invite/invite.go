@@ -3,13 +3,19 @@
 // signs them in. It sits apart from shared/user, which issues invitations,
 // because finishing one ends in signin.Complete and signin imports user.
 //
-// Acceptance is two transactions. The first spends the token (conditional
-// delete on its hash: single use), sets the password, the optional name and
-// status active (conditioned on status invited) and records
-// user.invite.accept; the second is signin.Complete in the invited membership.
-// They cannot be one: Complete's own profile update requires status active.
-// Should the second fail, the account is active with its password and the user
-// signs in normally.
+// A token names a user and a scope; each scope's invitation is its own row, so
+// one tenant's invitation never revokes another's. Acceptance is two
+// transactions. The first spends the token (conditional delete on its hash:
+// single use), turns the membership from invited to active and records
+// user.invite.accept; for a new account it also sets the password, the
+// optional name and status active (conditioned on status invited). An account
+// that already exists accepts with its own current password (checked with the
+// same Argon2id work as a sign-in) and keeps its name and credentials: the
+// inviter never changes them. The second transaction is signin.Complete in
+// the invited membership, which answers the login response (or the MFA step
+// when the account has a second factor). They cannot be one: Complete's own
+// profile update requires status active. Should the second fail, the
+// membership is active and the user signs in normally.
 //
 // An unknown, replaced (re-invited), used or expired (7 days, injected clock)
 // token is 400 `Invalid or expired invitation`, for both routes. Acceptance is
@@ -40,6 +46,9 @@ import (
 // ErrToken answers every unusable invitation token.
 var ErrToken = fault.BadRequest("Invalid or expired invitation")
 
+// ErrPassword answers an existing account's acceptance with a wrong password.
+var ErrPassword = fault.Unauthorized("Invalid password")
+
 // Service previews and accepts invitations.
 type Service struct {
 	St     *store.Store
@@ -52,39 +61,45 @@ type Service struct {
 type pending struct {
 	u   *user.User
 	inv *user.Invite
+	m   *user.Membership
 }
 
-// find reads the invitation a token names (one BatchGet of profile and
-// invitation row) and checks hash, expiry and that the user is still invited.
+// find reads the invitation a token names (one BatchGet of invitation row,
+// profile and membership) and checks hash, expiry, that the membership still
+// awaits acceptance and that the account is not disabled.
 func (s *Service) find(ctx context.Context, token string) (*pending, error) {
-	uid, ok := user.ParseInviteToken(token)
+	ref, ok := user.ParseInviteToken(token)
 	if !ok {
 		return nil, ErrToken
 	}
-	pk, ik := user.ProfileKey(uid), user.InviteKey(uid)
-	items, err := s.St.BatchGet(ctx, pk, ik)
+	ik, pk, mk := ref.Keys()
+	items, err := s.St.BatchGet(ctx, ik, pk, mk)
 	if err != nil {
 		return nil, err
 	}
-	pi, ok1 := items[pk.PK+"|"+pk.SK]
-	ii, ok2 := items[ik.PK+"|"+ik.SK]
-	if !ok1 || !ok2 {
+	ii, ok1 := items[ik.PK+"|"+ik.SK]
+	pi, ok2 := items[pk.PK+"|"+pk.SK]
+	mi, ok3 := items[mk.PK+"|"+mk.SK]
+	if !ok1 || !ok2 || !ok3 {
 		return nil, ErrToken
 	}
 	var u user.User
 	var inv user.Invite
-	if err := store.Unmarshal(pi, &u); err != nil {
-		return nil, err
-	}
-	if err := store.Unmarshal(ii, &inv); err != nil {
-		return nil, err
+	var m user.Membership
+	for _, d := range []struct {
+		item store.Item
+		out  any
+	}{{pi, &u}, {ii, &inv}, {mi, &m}} {
+		if err := store.Unmarshal(d.item, d.out); err != nil {
+			return nil, err
+		}
 	}
 	h := user.HashToken(token)
 	if subtle.ConstantTimeCompare([]byte(h), []byte(inv.TokenHash)) != 1 || !inv.Live(s.Clock.Now()) ||
-		u.Status != user.StatusInvited {
+		!m.Pending(&u) || u.Status == user.StatusDisabled {
 		return nil, ErrToken
 	}
-	return &pending{u: &u, inv: &inv}, nil
+	return &pending{u: &u, inv: &inv, m: &m}, nil
 }
 
 // Preview is the answer of POST /auth/invite/preview.
@@ -147,30 +162,31 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 	if err != nil {
 		return signin.Result{}, err
 	}
-	u, inv := pd.u, pd.inv
-	var m user.Membership
-	mk := user.MembershipKey(u.ID, inv.Scope, inv.PartnerID, inv.OrgID)
-	if err := s.St.Get(ctx, mk.PK, mk.SK, &m); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return signin.Result{}, ErrToken // removed from the scope since
-		}
-		return signin.Result{}, err
-	}
-	hash, err := user.HashPassword(in.Password)
-	if err != nil {
-		return signin.Result{}, err
-	}
+	u, inv, m := pd.u, pd.inv, *pd.m
 	now := s.Clock.Now()
-	if in.Name != nil {
-		u.Name = *in.Name
-	}
-	u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
 	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
 	tx := (&store.Tx{}).Add(
-		user.SpendInviteWrite(u.ID, inv.TokenHash),
-		activateWrite(u),
+		user.SpendInviteWrite(inv),
+		acceptWrite(&m),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: inv.OrgID, PartnerID: inv.PartnerID, Action: "user.invite.accept",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email}))
+	newAccount := u.Status == user.StatusInvited
+	if newAccount {
+		// A new account: the invitation sets its password and name.
+		hash, err := user.HashPassword(in.Password)
+		if err != nil {
+			return signin.Result{}, err
+		}
+		if in.Name != nil {
+			u.Name = *in.Name
+		}
+		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
+		tx.Add(activateWrite(u))
+	} else if !user.VerifyPassword(u.PasswordHash, in.Password) {
+		// An existing account proves itself with its own password; the
+		// invitation changes nothing of it.
+		return signin.Result{}, ErrPassword
+	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError
 		if errors.As(err, &te) {
@@ -178,7 +194,10 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		}
 		return signin.Result{}, fmt.Errorf("accept invitation of %s: %w", u.ID, err)
 	}
-	u.Version++
+	if newAccount {
+		u.Version++
+	}
+	m.Status, m.InvitedName = user.MemberActive, ""
 	return s.SignIn.Complete(ctx, u, &m, false, c)
 }
 

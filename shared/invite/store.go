@@ -20,3 +20,11 @@ func activateWrite(u *user.User) *store.Write {
 		Add(expression.Name("version"), expression.Value(1))
 	return store.Change(pk.PK, pk.SK, upd).When(store.Is("status", user.StatusInvited)).Exists()
 }
+
+// acceptWrite turns the invited membership m active (and drops the name the
+// inviter gave), only while it is the same membership (compare-and-swap on id).
+func acceptWrite(m *user.Membership) *store.Write {
+	upd := expression.Set(expression.Name("status"), expression.Value(user.MemberActive)).
+		Remove(expression.Name("invitedName"))
+	return store.Change(m.PK, m.SK, upd).When(store.Is("id", m.ID))
+}

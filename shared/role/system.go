@@ -58,3 +58,11 @@ func SystemRoles() []Role {
 			authz.DevicesRead, authz.ScriptsRead, authz.AlertsRead, authz.SitesRead),
 	}
 }
+
+// OrgAdminSet is the permission set of the Org Admin system role: holding all
+// of it makes a member an administrator of its organization (the last one of
+// whom cannot be removed).
+func OrgAdminSet() authz.Set {
+	r, _ := systemRole(OrgAdminID)
+	return authz.NewSet(r.PermissionList()...)
+}

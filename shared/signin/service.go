@@ -73,6 +73,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -271,11 +272,17 @@ func (s *Service) countFailure(ctx context.Context, subject string) {
 }
 
 // primaryMembership picks the scope a password sign-in acts in: system, then
-// partner, then the oldest organization membership; nil when the user has none.
+// partner, then the oldest organization membership, among the active ones
+// (pending invitations and suspended memberships grant nothing); nil when the
+// user has none.
 func (s *Service) primaryMembership(ctx context.Context, userID string) (*user.Membership, error) {
 	ms, err := s.Users.Memberships(ctx, userID)
-	if err != nil || len(ms) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	ms = slices.DeleteFunc(ms, func(m user.Membership) bool { return !m.Active() })
+	if len(ms) == 0 {
+		return nil, nil
 	}
 	rank := map[authz.Scope]int{authz.ScopeSystem: 0, authz.ScopePartner: 1, authz.ScopeOrg: 2}
 	sort.SliceStable(ms, func(i, j int) bool {

@@ -215,10 +215,11 @@ func TestInviteConflictsAndExistingAccounts(t *testing.T) {
 		t.Fatalf("second scope %v", res)
 	}
 
-	// A registered account with no scope gets the membership and no invitation.
+	// A registered account gets an invited membership and an invitation, the
+	// same answer as a new address: nothing of the account is revealed.
 	reg := fixture.User(t, w.env, fixture.Member{Email: uniqueEmail("reg"), Password: strongPassword})
 	res = fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(reg.Email, role.OrgViewerID)), 201).JSON(t)
-	if res["id"] != reg.UserID || res["status"] != "active" || res["inviteEmailSent"] != false {
+	if res["id"] != reg.UserID || res["status"] != "invited" || res["name"] != "New Person" || res["inviteEmailSent"] != true {
 		t.Fatalf("existing account %v", res)
 	}
 	org, err := tenant.Store{St: w.env.Store}.Org(t.Context(), w.orgA.ID)

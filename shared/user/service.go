@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -83,6 +81,9 @@ type Service struct {
 	Mail Mailer
 	// AppURL is the web application's base URL, for the acceptance link.
 	AppURL string
+	// OrgAdmin is the permission set that makes an organization administrator
+	// (the Org Admin system role's), for the last-administrator rule.
+	OrgAdmin authz.Set
 }
 
 // Errors of user administration, with the spec's texts where it gives one.
@@ -99,6 +100,11 @@ var (
 	ErrNoUpdates     = fault.BadRequest("No updates provided")
 	ErrActivateGuest = fault.BadRequest("An invited user becomes active by accepting the invitation")
 	ErrChanged       = fault.Conflict("User was changed by another request; retry").WithCode(fault.CodeRaceLost)
+	ErrAccountWide   = fault.Forbidden("Cannot change account-wide fields of a user who also belongs to other tenants")
+	ErrAboveLevel    = fault.Forbidden("Cannot manage a user who holds permissions you do not hold")
+	ErrOutside       = fault.Forbidden("Cannot manage a user outside your site or device group restriction")
+	ErrWiderInvite   = fault.Forbidden("Cannot invite a user with wider site or device group access than your own")
+	ErrLastAdmin     = fault.Conflict("Cannot remove the last administrator")
 )
 
 // Target is the scope a request administers: the caller's own, or the
@@ -150,6 +156,11 @@ func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) 
 		return Target{Scope: authz.ScopeOrg, PartnerID: p.PartnerID, OrgID: p.OrgID}, nil
 	case authz.ScopePartner, authz.ScopeSystem:
 		if orgID == "" {
+			if p.Scope == authz.ScopeSystem {
+				// The system scope is no tenant: system callers name the
+				// organization they administer.
+				return Target{}, authz.ErrContextRequired
+			}
 			return Target{Scope: p.Scope, PartnerID: p.PartnerID}, nil
 		}
 		o, err := s.Orgs.Org(ctx, orgID)
@@ -199,8 +210,24 @@ type Member struct {
 	UpdatedAt      string          `json:"updatedAt"`
 }
 
-// NewMember renders u with membership m.
+// NewMember renders u with membership m. Until the person accepts an
+// invitation the tenant sees only what it sent (the address and the name it
+// gave), never the account's own name, status or activity; a membership its
+// tenant suspended shows as disabled there.
 func NewMember(u *User, m *Membership) Member {
+	if m.Pending(u) {
+		return Member{ID: u.ID, Email: u.Email, Name: cmp.Or(m.InvitedName, u.Name), Status: StatusInvited,
+			RoleID: m.RoleID, Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, OrgAccess: m.OrgAccess,
+			OrgIDs: m.OrgIDs, SiteIDs: m.SiteIDs, DeviceGroupIDs: m.GroupIDs, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt}
+	}
+	v := newMember(u, m)
+	if m.Status == MemberSuspended {
+		v.Status = StatusDisabled
+	}
+	return v
+}
+
+func newMember(u *User, m *Membership) Member {
 	return Member{ID: u.ID, Email: u.Email, Name: u.Name, Status: u.Status, AvatarURL: u.AvatarURL,
 		MFAEnabled: u.MFAEnabled, LastLoginAt: u.LastLoginAt, RoleID: m.RoleID, Scope: m.Scope,
 		PartnerID: m.PartnerID, OrgID: m.OrgID, OrgAccess: m.OrgAccess, OrgIDs: m.OrgIDs, SiteIDs: m.SiteIDs,
@@ -455,85 +482,6 @@ type Invited struct {
 	InviteEmailSent bool   `json:"inviteEmailSent"`
 }
 
-// Invite adds a membership of the caller's scope (or of the organization named
-// by orgId) for an e-mail: a new address becomes an invited user with an
-// invitation e-mail; an existing account gets the membership (and a new
-// invitation when it is still invited).
-func (s *Service) Invite(ctx context.Context, in InviteInput) (*Invited, error) {
-	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	email := NormalizeEmail(in.Email)
-	name := strings.TrimSpace(in.Name)
-	f := fault.Fields{}
-	valid.Email(f, "email", email)
-	valid.Name(f, "name", name, MaxName)
-	valid.UUID(f, "roleId", in.RoleID)
-	access := s.checkRestrictions(f, t, &in)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	r, err := s.assignable(ctx, p, t, in.RoleID)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkRefs(ctx, t, in, access); err != nil {
-		return nil, err
-	}
-	now := s.Clock.Now()
-	stamp := clock.Format(now)
-	// An organization membership names only its organization (as the key does).
-	m := &Membership{ID: uuid.NewString(), Scope: t.Scope, OrgID: t.OrgID, RoleID: r.ID,
-		RoleOwner: r.Owner, SiteIDs: in.SiteIDs, GroupIDs: in.DeviceGroupIDs, CreatedAt: stamp}
-	if t.Scope == authz.ScopePartner {
-		m.PartnerID, m.OrgAccess, m.OrgIDs = t.PartnerID, access, in.OrgIDs
-	}
-	existing, err := s.Users.ByEmail(ctx, email)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	tx := &store.Tx{}
-	u := existing
-	memberAt := 0
-	if u == nil {
-		u = &User{ID: uuid.NewString(), Email: email, Name: name, Status: StatusInvited, CreatedAt: stamp, UpdatedAt: stamp}
-		tx.Add(CreateWrites(u)...)
-		memberAt = 2
-	}
-	m.UserID = u.ID
-	tx.Add(AddMembershipWrite(m))
-	if t.OrgID != "" {
-		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, 1))
-	}
-	token := ""
-	if u.Status == StatusInvited {
-		var inv *Invite
-		token, inv, err = NewInvite(m, p.UserID, now)
-		if err != nil {
-			return nil, err
-		}
-		tx.Add(store.Put(inv))
-	}
-	tx.Add(s.record(p, t, "user.invite", u, map[string]any{"roleId": r.ID, "newAccount": existing == nil,
-		"scope": t.Scope, "orgAccess": m.OrgAccess}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		var te *store.TxError
-		if errors.As(err, &te) && te.FailedAt(memberAt) {
-			return nil, ErrExists
-		}
-		if errors.As(err, &te) {
-			return nil, ErrChanged
-		}
-		return nil, fmt.Errorf("invite %s: %w", email, err)
-	}
-	sent := false
-	if token != "" {
-		sent = s.sendInvite(ctx, p, t, u, token)
-	}
-	return &Invited{ID: u.ID, Email: u.Email, Name: u.Name, Status: u.Status, RoleID: r.ID, InviteEmailSent: sent}, nil
-}
-
 // checkRestrictions validates the scope-specific fields of an invitation and
 // returns the partner orgAccess (default none).
 func (s *Service) checkRestrictions(f fault.Fields, t Target, in *InviteInput) authz.OrgAccess {
@@ -637,7 +585,7 @@ func (s *Service) checkRefs(ctx context.Context, t Target, in InviteInput, acces
 
 // sendInvite e-mails the acceptance link; a failure is logged and reported as
 // inviteEmailSent false, never as a failed invitation (the row is written).
-func (s *Service) sendInvite(ctx context.Context, p *authz.Principal, t Target, u *User, token string) bool {
+func (s *Service) sendInvite(ctx context.Context, p *authz.Principal, t Target, email, name, token string) bool {
 	if s.Mail == nil {
 		return false
 	}
@@ -647,13 +595,14 @@ func (s *Service) sendInvite(ctx context.Context, p *authz.Principal, t Target, 
 		inviter = p.Email
 	}
 	link := strings.TrimRight(s.AppURL, "/") + "/accept-invite?token=" + url.QueryEscape(token)
-	err := s.Mail.SendEmail(ctx, notify.Email{To: u.Email, Subject: "You are invited to " + scopeName + " on Gale", Text: fmt.Sprintf(
+	err := s.Mail.SendEmail(ctx, notify.Email{To: email, Subject: "You are invited to " + scopeName + " on Gale", Text: fmt.Sprintf(
 		"Hello %s,\n\n%s invited you to join %s on Gale.\n\n"+
-			"Open this link within 7 days to set your password and sign in:\n\n%s\n\n"+
+			"Open this link within 7 days to accept: a new account sets its password there, an existing\n"+
+			"account confirms with its own password. Then sign in as usual:\n\n%s\n\n"+
 			"The link works once. If you did not expect this invitation, ignore this e-mail.\n",
-		u.Name, inviter, scopeName, link)})
+		name, inviter, scopeName, link)})
 	if err != nil {
-		slog.ErrorContext(ctx, "invitation e-mail not sent", "userId", u.ID, "err", err)
+		slog.ErrorContext(ctx, "invitation e-mail not sent", "scope", t.Tenant(), "err", err)
 		return false
 	}
 	return true
@@ -703,191 +652,10 @@ type Resent struct {
 	InviteEmailSent bool   `json:"inviteEmailSent"`
 }
 
-// ResendInvite issues a new invitation token to a user of the caller's scope
-// who is still invited; the previous token stops working.
-func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, error) {
-	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	f := fault.Fields{}
-	valid.UUID(f, "userId", in.UserID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	u, m, err := s.load(ctx, t, in.UserID)
-	if err != nil {
-		return nil, err
-	}
-	if u.Status != StatusInvited {
-		return nil, ErrNotInvited
-	}
-	token, inv, err := NewInvite(m, p.UserID, s.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
-	pk := ProfileKey(u.ID)
-	tx := (&store.Tx{}).Add(
-		store.Check(pk.PK, pk.SK, "#s = :invited").Name("#s", "status").Value(":invited", StatusInvited),
-		store.Put(inv),
-		s.record(p, t, "user.invite.resend", u, nil))
-	if err := s.commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("resend invitation of %s: %w", u.ID, err)
-	}
-	return &Resent{ID: u.ID, Email: u.Email, InviteEmailSent: s.sendInvite(ctx, p, t, u, token)}, nil
-}
-
 // UpdateInput is the body of PATCH /users/:id; nil fields are left unchanged.
 type UpdateInput struct {
 	// OrgID names the organization for partner and system callers.
 	OrgID  string  `json:"orgId"`
 	Name   *string `json:"name"`
 	Status *string `json:"status"`
-}
-
-// Update changes the name or status (active, disabled) of a member of the
-// caller's scope. Disabling ends every session and token of the user in the
-// same write, so their access token is refused at once.
-func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
-	p, t, err := s.admin(ctx, authz.UsersWrite, in.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	if in.Name == nil && in.Status == nil {
-		return nil, ErrNoUpdates
-	}
-	f := fault.Fields{}
-	if in.Name != nil {
-		n := strings.TrimSpace(*in.Name)
-		in.Name = &n
-		valid.Name(f, "name", n, MaxName)
-	}
-	if in.Status != nil {
-		valid.OneOf(f, "status", *in.Status, string(StatusActive), string(StatusDisabled))
-	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	u, m, err := s.load(ctx, t, id)
-	if err != nil {
-		return nil, err
-	}
-	var changed []string
-	details := map[string]any{}
-	now := s.Clock.Now()
-	expr := "SET #n = :n, #s = :s, updatedAt = :u"
-	if in.Name != nil && *in.Name != u.Name {
-		details["name"] = map[string]any{"from": u.Name, "to": *in.Name}
-		u.Name = *in.Name
-		changed = append(changed, "name")
-	}
-	if in.Status != nil && Status(*in.Status) != u.Status {
-		next := Status(*in.Status)
-		switch {
-		case next == StatusDisabled && u.ID == p.UserID:
-			return nil, ErrDisableSelf
-		case next == StatusActive && u.Status == StatusInvited:
-			return nil, ErrActivateGuest
-		}
-		details["status"] = map[string]any{"from": u.Status, "to": next}
-		u.Status = next
-		changed = append(changed, "status")
-		if next == StatusDisabled {
-			// The same update revokes every session and token (signin.RevokeAllWrite's
-			// tokensValidAfter): one transaction cannot write the profile twice.
-			expr += ", tokensValidAfter = :tva"
-			details["sessionsRevoked"] = true
-		}
-	}
-	u.UpdatedAt = clock.Format(now)
-	pk := ProfileKey(u.ID)
-	w := store.Update(pk.PK, pk.SK, expr+" ADD #v :one").If("#v = :v").Exists().
-		Name("#n", "name").Name("#s", "status").Name("#v", "version").
-		Value(":n", u.Name).Value(":s", u.Status).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
-	if slices.Contains(changed, "status") && u.Status == StatusDisabled {
-		w.Value(":tva", clock.Stamp(now))
-	}
-	details["changes"] = changed
-	tx := (&store.Tx{}).Add(w, s.record(p, t, "user.update", u, details))
-	if err := s.commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("update user %s: %w", u.ID, err)
-	}
-	u.Version++
-	v := NewMember(u, m)
-	return &v, nil
-}
-
-// Remove deletes the membership of a user in the caller's scope; the account
-// survives and can be invited again. A pending invitation for this scope is
-// revoked with it.
-func (s *Service) Remove(ctx context.Context, id, orgID string) error {
-	p, t, err := s.admin(ctx, authz.UsersDelete, orgID)
-	if err != nil {
-		return err
-	}
-	u, m, err := s.load(ctx, t, id)
-	if err != nil {
-		return err
-	}
-	if u.ID == p.UserID {
-		return ErrRemoveSelf
-	}
-	tx := (&store.Tx{}).Add(store.Delete(m.PK, m.SK).If("id = :id").Value(":id", m.ID))
-	if t.OrgID != "" {
-		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, -1))
-	}
-	if u.Status == StatusInvited {
-		var inv Invite
-		k := InviteKey(u.ID)
-		err := s.St.Get(ctx, k.PK, k.SK, &inv)
-		switch {
-		case err == nil && TenantKey(inv.Scope, inv.PartnerID, inv.OrgID) == t.Tenant():
-			tx.Add(SpendInviteWrite(u.ID, inv.TokenHash))
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-	}
-	tx.Add(s.record(p, t, "user.remove", u, map[string]any{"roleId": m.RoleID}))
-	if err := s.commit(ctx, tx); err != nil {
-		return fmt.Errorf("remove user %s from %s: %w", u.ID, t.Tenant(), err)
-	}
-	return nil
-}
-
-// AssignRole gives a member of the caller's scope another role, under the same
-// rules as an invitation (assignable in the scope, no escalation).
-func (s *Service) AssignRole(ctx context.Context, id, orgID, roleID string) (*Member, error) {
-	p, t, err := s.admin(ctx, authz.UsersWrite, orgID)
-	if err != nil {
-		return nil, err
-	}
-	f := fault.Fields{}
-	valid.UUID(f, "roleId", roleID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	u, m, err := s.load(ctx, t, id)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.assignable(ctx, p, t, roleID)
-	if err != nil {
-		return nil, err
-	}
-	from := m.RoleID
-	if from == r.ID {
-		v := NewMember(u, m)
-		return &v, nil
-	}
-	next := *m
-	next.RoleID, next.RoleOwner = r.ID, r.Owner
-	next.SetKeys()
-	tx := (&store.Tx{}).Add(
-		store.Put(&next).If("roleId = :from AND id = :id").Value(":from", from).Value(":id", m.ID),
-		s.record(p, t, "user.role.assign", u, map[string]any{"fromRoleId": from, "toRoleId": r.ID}))
-	if err := s.commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("assign role %s to %s: %w", r.ID, u.ID, err)
-	}
-	v := NewMember(u, &next)
-	return &v, nil
 }

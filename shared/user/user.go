@@ -9,16 +9,25 @@
 //	user          USER#<id> / PROFILE                   -                                   -
 //	e-mail guard  EMAIL#<lower e-mail> / EMAIL          -                                   -           holds userId
 //	membership    USER#<uid> / MEMBER#<scope>#<tenant>  MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<roleId> / <uid>
-//	invitation    USER#<uid> / INVITE                   -                                   -           tokenHash, scope, ttl 7 days
+//	invitation    USER#<uid> / INVITE#<scope>#<tenant>  -                                   -           tokenHash, ttl 7 days
 //
 // <scope>#<tenant> is SYSTEM#-, PARTNER#<partnerId> or ORG#<orgId>. A user's
 // memberships are one query of their partition; a tenant's users are one GSI1
 // query; a role's holders are one GSI2 query.
 //
+// Account-wide fields (name, status, credentials) belong to the account; each
+// membership has a status of its own (invited, active, suspended). A tenant
+// changes the account only when it holds every membership of it; otherwise its
+// status changes suspend or restore its own membership, and name changes are
+// refused (Service.Update). Inviting an address creates an invited membership
+// whether or not the account exists; the inviter sees only what it sent until
+// the person accepts, and an existing account accepts with its own password.
+//
 // The Service (service.go, handler.go) administers users under /api/v1/users:
-// own profile, listing, invitation (invite.go: one token per user, stored as
-// its SHA-256, so re-inviting revokes the previous one), status, removal from
-// a scope and role assignment. Roles and organizations come through narrow
+// own profile, listing, invitation (invite.go: one token per user and scope,
+// stored as its SHA-256, so re-inviting into a scope revokes that scope's
+// previous token and no other tenant's), status, removal from a scope and role
+// assignment. Roles and organizations come through narrow
 // interfaces (role.Store, tenant.Store satisfy them), since role imports user.
 // Accepting an invitation ends in a sign-in and lives in shared/invite.
 package user
@@ -73,6 +82,18 @@ func (u *User) SMSEnrolled() bool {
 	return u.MFAEnabled && u.MFASMSEnabled && u.PhoneVerified && u.PhoneNumber != ""
 }
 
+// MemberStatus is a membership's own state. A membership written before it
+// existed has none and is active.
+type MemberStatus string
+
+const (
+	// MemberInvited: invited, not yet accepted; it grants nothing.
+	MemberInvited MemberStatus = "invited"
+	MemberActive  MemberStatus = "active"
+	// MemberSuspended: its tenant disabled the person there; it grants nothing.
+	MemberSuspended MemberStatus = "suspended"
+)
+
 // Membership links a user to a scope with a role.
 type Membership struct {
 	store.Keys
@@ -87,7 +108,20 @@ type Membership struct {
 	OrgIDs    []string        `dynamodbav:"orgIds,omitempty" json:"orgIds,omitempty"`
 	SiteIDs   []string        `dynamodbav:"siteIds,omitempty" json:"siteIds,omitempty"`
 	GroupIDs  []string        `dynamodbav:"deviceGroupIds,omitempty" json:"deviceGroupIds,omitempty"`
-	CreatedAt string          `dynamodbav:"createdAt" json:"createdAt"`
+	Status    MemberStatus    `dynamodbav:"status,omitempty" json:"-"`
+	// InvitedName is the name the inviter gave; until acceptance the inviter
+	// sees it instead of the account's own.
+	InvitedName string `dynamodbav:"invitedName,omitempty" json:"-"`
+	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+}
+
+// Active reports whether the membership grants its role.
+func (m *Membership) Active() bool { return m.Status == "" || m.Status == MemberActive }
+
+// Pending reports whether the membership awaits acceptance (memberships of
+// accounts invited before membership status existed count by the account).
+func (m *Membership) Pending(u *User) bool {
+	return m.Status == MemberInvited || (m.Status == "" && u.Status == StatusInvited)
 }
 
 // Tenant returns the membership's <scope>#<tenant> key part.

@@ -1,0 +1,570 @@
+package user
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// The rules every change of a member obeys, before anything is written:
+//
+//   - Level: the caller holds every permission the member's role grants
+//     (inherited ones included); a *:* holder is managed only by a *:* holder.
+//   - Restriction: a site- or device-group-restricted caller manages only
+//     members restricted within its own sites or groups, and invites only
+//     within them.
+//   - Account-wide fields (name, status of the account) change only when the
+//     caller's tenant holds every membership of the account, or from system
+//     scope. Otherwise a status change suspends or restores the membership in
+//     the caller's scope, and a name change is 403.
+//   - The last administrator of a partner (*:*) or organization (every
+//     permission of Org Admin) is never disabled, suspended, removed or
+//     demoted: 409 `Cannot remove the last administrator`. Every change that
+//     could remove an administrator bumps the tenant's admin epoch in its own
+//     transaction, on the condition that it still has the value read before
+//     the administrators were counted, so two concurrent demotions cannot both
+//     pass the count.
+
+// Invite adds an invited membership of the caller's scope (or of the
+// organization named by orgId) for an e-mail. A new address becomes an account
+// awaiting its password; an existing account is not read, changed or revealed:
+// it gets the same invited membership and answer as a new one, and accepts
+// with its own password. Invitations are per user and scope.
+func (s *Service) Invite(ctx context.Context, in InviteInput) (*Invited, error) {
+	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	email := NormalizeEmail(in.Email)
+	name := strings.TrimSpace(in.Name)
+	f := fault.Fields{}
+	valid.Email(f, "email", email)
+	valid.Name(f, "name", name, MaxName)
+	valid.UUID(f, "roleId", in.RoleID)
+	access := s.checkRestrictions(f, t, &in)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if !withinRestriction(p, in.SiteIDs, in.DeviceGroupIDs) {
+		return nil, ErrWiderInvite
+	}
+	r, err := s.assignable(ctx, p, t, in.RoleID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRefs(ctx, t, in, access); err != nil {
+		return nil, err
+	}
+	now := s.Clock.Now()
+	stamp := clock.Format(now)
+	// An organization membership names only its organization (as the key does).
+	m := &Membership{ID: uuid.NewString(), Scope: t.Scope, OrgID: t.OrgID, RoleID: r.ID, RoleOwner: r.Owner,
+		SiteIDs: in.SiteIDs, GroupIDs: in.DeviceGroupIDs, Status: MemberInvited, InvitedName: name, CreatedAt: stamp}
+	if t.Scope == authz.ScopePartner {
+		m.PartnerID, m.OrgAccess, m.OrgIDs = t.PartnerID, access, in.OrgIDs
+	}
+	existing, err := s.Users.ByEmail(ctx, email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	tx := &store.Tx{}
+	u := existing
+	if u == nil {
+		u = &User{ID: uuid.NewString(), Email: email, Name: name, Status: StatusInvited, CreatedAt: stamp, UpdatedAt: stamp}
+		tx.Add(CreateWrites(u)...)
+	}
+	m.UserID = u.ID
+	memberAt := tx.Len()
+	tx.Add(AddMembershipWrite(m))
+	if t.OrgID != "" {
+		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, 1))
+	}
+	token, inv, err := NewInvite(m, p.UserID, now)
+	if err != nil {
+		return nil, err
+	}
+	tx.Add(store.Put(inv))
+	// The audit record says nothing of whether the account existed.
+	tx.Add(s.record(p, t, "user.invite", &User{ID: u.ID, Email: email}, map[string]any{"roleId": r.ID,
+		"scope": t.Scope, "orgAccess": m.OrgAccess}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) && te.FailedAt(memberAt) {
+			return nil, ErrExists
+		}
+		if errors.As(err, &te) {
+			return nil, ErrChanged
+		}
+		return nil, fmt.Errorf("invite %s: %w", email, err)
+	}
+	sent := s.sendInvite(ctx, p, t, email, name, token)
+	return &Invited{ID: u.ID, Email: email, Name: name, Status: StatusInvited, RoleID: r.ID, InviteEmailSent: sent}, nil
+}
+
+// ResendInvite issues a new invitation token for a pending membership of the
+// caller's scope; that scope's previous token stops working, no other's does.
+func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, error) {
+	p, t, err := s.admin(ctx, authz.UsersInvite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	valid.UUID(f, "userId", in.UserID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, in.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Pending(u) {
+		return nil, ErrNotInvited
+	}
+	if err := s.manageable(ctx, p, m); err != nil {
+		return nil, err
+	}
+	token, inv, err := NewInvite(m, p.UserID, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(
+		store.Check(m.PK, m.SK, "id = :id").Value(":id", m.ID),
+		store.Put(inv),
+		s.record(p, t, "user.invite.resend", &User{ID: u.ID, Email: u.Email}, nil))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("resend invitation of %s: %w", u.ID, err)
+	}
+	name := NewMember(u, m).Name
+	return &Resent{ID: u.ID, Email: u.Email, InviteEmailSent: s.sendInvite(ctx, p, t, u.Email, name, token)}, nil
+}
+
+// Update changes the name or status (active, disabled) of a member of the
+// caller's scope, under the rules above. Disabling an account ends every
+// session and token of it in the same write; suspending a membership takes
+// effect on the member's next request (authentication reads the membership).
+func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
+	p, t, err := s.admin(ctx, authz.UsersWrite, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.Status == nil {
+		return nil, ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+		valid.Name(f, "name", n, MaxName)
+	}
+	if in.Status != nil {
+		valid.OneOf(f, "status", *in.Status, string(StatusActive), string(StatusDisabled))
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.manageable(ctx, p, m); err != nil {
+		return nil, err
+	}
+	disable := in.Status != nil && Status(*in.Status) == StatusDisabled
+	if disable && u.ID == p.UserID {
+		return nil, ErrDisableSelf
+	}
+	if m.Pending(u) {
+		return s.updatePending(ctx, p, t, u, m, in)
+	}
+	owner, err := s.holdsAccount(ctx, p, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !owner {
+		if in.Name != nil && *in.Name != u.Name {
+			return nil, ErrAccountWide
+		}
+		if in.Status == nil {
+			v := NewMember(u, m)
+			return &v, nil
+		}
+		return s.setMemberStatus(ctx, p, t, u, m, disable)
+	}
+	return s.updateAccount(ctx, p, t, u, m, in)
+}
+
+// updatePending edits an invitation not yet accepted: its name is the one the
+// tenant gave (the account's own stays), and disabling it suspends the
+// membership, which kills the invitation.
+func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput) (*Member, error) {
+	if in.Status != nil && Status(*in.Status) == StatusActive {
+		return nil, ErrActivateGuest
+	}
+	next := *m
+	if in.Name != nil {
+		next.InvitedName = *in.Name
+	}
+	if in.Status != nil {
+		next.Status = MemberSuspended
+	}
+	tx := (&store.Tx{}).Add(
+		store.Put(&next).If("id = :id AND roleId = :r").Value(":id", m.ID).Value(":r", m.RoleID),
+		s.record(p, t, "user.update", &User{ID: u.ID, Email: u.Email}, map[string]any{"pending": true,
+			"suspended": next.Status == MemberSuspended}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("update invitation of %s: %w", u.ID, err)
+	}
+	v := NewMember(u, &next)
+	return &v, nil
+}
+
+// setMemberStatus suspends or restores the membership in t only.
+func (s *Service) setMemberStatus(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, disable bool) (*Member, error) {
+	from, to := m.Status, MemberActive
+	if disable {
+		to = MemberSuspended
+	}
+	if (to == MemberActive && m.Active()) || from == to {
+		v := NewMember(u, m)
+		return &v, nil
+	}
+	tx := &store.Tx{}
+	if disable {
+		if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
+			return nil, err
+		}
+	}
+	w := store.Update(m.PK, m.SK, "SET #s = :to").If("id = :id").Name("#s", "status").Value(":to", to).Value(":id", m.ID)
+	tx.Add(w, s.record(p, t, "user.membership."+map[bool]string{true: "suspend", false: "restore"}[disable],
+		u, map[string]any{"scope": t.Scope}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("set membership status of %s: %w", u.ID, err)
+	}
+	next := *m
+	next.Status = to
+	v := NewMember(u, &next)
+	return &v, nil
+}
+
+// updateAccount changes the account itself: the caller's tenant holds every
+// membership of it (or the caller is system scope).
+func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput) (*Member, error) {
+	var changed []string
+	details := map[string]any{}
+	now := s.Clock.Now()
+	expr := "SET #n = :n, #s = :s, updatedAt = :u"
+	tx := &store.Tx{}
+	if in.Name != nil && *in.Name != u.Name {
+		details["name"] = map[string]any{"from": u.Name, "to": *in.Name}
+		u.Name = *in.Name
+		changed = append(changed, "name")
+	}
+	restore := in.Status != nil && Status(*in.Status) == StatusActive && m.Status == MemberSuspended
+	if in.Status != nil && Status(*in.Status) != u.Status {
+		next := Status(*in.Status)
+		if next == StatusDisabled {
+			if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
+				return nil, err
+			}
+			// The same update revokes every session and token (signin.RevokeAllWrite's
+			// tokensValidAfter): one transaction cannot write the profile twice.
+			expr += ", tokensValidAfter = :tva"
+			details["sessionsRevoked"] = true
+		}
+		details["status"] = map[string]any{"from": u.Status, "to": next}
+		u.Status = next
+		changed = append(changed, "status")
+	}
+	if len(changed) == 0 && !restore {
+		v := NewMember(u, m)
+		return &v, nil
+	}
+	u.UpdatedAt = clock.Format(now)
+	pk := ProfileKey(u.ID)
+	w := store.Update(pk.PK, pk.SK, expr+" ADD #v :one").If("#v = :v").Exists().
+		Name("#n", "name").Name("#s", "status").Name("#v", "version").
+		Value(":n", u.Name).Value(":s", u.Status).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
+	if slices.Contains(changed, "status") && u.Status == StatusDisabled {
+		w.Value(":tva", clock.Stamp(now))
+	}
+	tx.Add(w)
+	next := *m
+	if restore {
+		next.Status = MemberActive
+		tx.Add(store.Update(m.PK, m.SK, "SET #s = :a").If("id = :id").Name("#s", "status").
+			Value(":a", MemberActive).Value(":id", m.ID))
+		details["membershipRestored"] = true
+	}
+	details["changes"] = changed
+	tx.Add(s.record(p, t, "user.update", u, details))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("update user %s: %w", u.ID, err)
+	}
+	u.Version++
+	v := NewMember(u, &next)
+	return &v, nil
+}
+
+// Remove deletes the membership of a user in the caller's scope; the account
+// survives and can be invited again. A pending invitation for this scope is
+// revoked with it.
+func (s *Service) Remove(ctx context.Context, id, orgID string) error {
+	p, t, err := s.admin(ctx, authz.UsersDelete, orgID)
+	if err != nil {
+		return err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return err
+	}
+	if u.ID == p.UserID {
+		return ErrRemoveSelf
+	}
+	if err := s.manageable(ctx, p, m); err != nil {
+		return err
+	}
+	tx := &store.Tx{}
+	if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
+		return err
+	}
+	tx.Add(store.Delete(m.PK, m.SK).If("id = :id").Value(":id", m.ID))
+	if t.OrgID != "" {
+		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, -1))
+	}
+	ik := InviteKey(u.ID, m.Scope, m.PartnerID, m.OrgID)
+	tx.Add(store.Delete(ik.PK, ik.SK))
+	tx.Add(s.record(p, t, "user.remove", &User{ID: u.ID, Email: u.Email}, map[string]any{"roleId": m.RoleID}))
+	if err := s.commit(ctx, tx); err != nil {
+		return fmt.Errorf("remove user %s from %s: %w", u.ID, t.Tenant(), err)
+	}
+	return nil
+}
+
+// AssignRole gives a member of the caller's scope another role, under the same
+// rules as an invitation (assignable in the scope, no escalation) and the
+// rules above (the member's current role is within the caller's level, and
+// the last administrator is not demoted).
+func (s *Service) AssignRole(ctx context.Context, id, orgID, roleID string) (*Member, error) {
+	p, t, err := s.admin(ctx, authz.UsersWrite, orgID)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	valid.UUID(f, "roleId", roleID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	u, m, err := s.load(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.manageable(ctx, p, m); err != nil {
+		return nil, err
+	}
+	r, err := s.assignable(ctx, p, t, roleID)
+	if err != nil {
+		return nil, err
+	}
+	from := m.RoleID
+	if from == r.ID {
+		v := NewMember(u, m)
+		return &v, nil
+	}
+	tx := &store.Tx{}
+	if !s.isAdmin(t.Scope, r.Effective) {
+		if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
+			return nil, err
+		}
+	}
+	next := *m
+	next.RoleID, next.RoleOwner = r.ID, r.Owner
+	next.SetKeys()
+	tx.Add(
+		store.Put(&next).If("roleId = :from AND id = :id").Value(":from", from).Value(":id", m.ID),
+		s.record(p, t, "user.role.assign", u, map[string]any{"fromRoleId": from, "toRoleId": r.ID}))
+	if err := s.commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("assign role %s to %s: %w", r.ID, u.ID, err)
+	}
+	v := NewMember(u, &next)
+	return &v, nil
+}
+
+// manageable applies the level and restriction rules to member m.
+func (s *Service) manageable(ctx context.Context, p *authz.Principal, m *Membership) error {
+	if !withinRestriction(p, m.SiteIDs, m.GroupIDs) || (p.SiteRestricted() && len(m.SiteIDs) == 0) ||
+		(len(p.DeviceGroupIDs) > 0 && len(m.GroupIDs) == 0) {
+		return ErrOutside
+	}
+	r, err := s.Roles.Assignee(ctx, m.RoleID)
+	if err != nil {
+		return fmt.Errorf("role of member %s: %w", m.UserID, err)
+	}
+	if !HoldsAll(p, r.Effective) {
+		return ErrAboveLevel
+	}
+	return nil
+}
+
+// HoldsAll reports whether p holds every permission of set (*:* only by
+// holding *:* itself).
+func HoldsAll(p *authz.Principal, set authz.Set) bool {
+	for perm := range set {
+		if !p.Holds(perm) {
+			return false
+		}
+	}
+	return true
+}
+
+// withinRestriction reports whether sites and groups lie inside p's own
+// restriction (an unrestricted caller has none).
+func withinRestriction(p *authz.Principal, sites, groups []string) bool {
+	if p.SiteRestricted() {
+		if len(sites) == 0 {
+			return false
+		}
+		for _, id := range sites {
+			if !slices.Contains(p.SiteIDs, id) {
+				return false
+			}
+		}
+	}
+	if p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 {
+		if len(groups) == 0 {
+			return false
+		}
+		for _, id := range groups {
+			if !slices.Contains(p.DeviceGroupIDs, id) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// holdsAccount reports whether p's authority covers every membership of the
+// account (one query of the account's memberships, plus one BatchGetItem of
+// organizations for a partner caller). Site- or group-restricted callers
+// never hold an account.
+func (s *Service) holdsAccount(ctx context.Context, p *authz.Principal, userID string) (bool, error) {
+	if p.Scope == authz.ScopeSystem {
+		return true, nil
+	}
+	if p.SiteRestricted() || len(p.DeviceGroupIDs) > 0 {
+		return false, nil
+	}
+	ms, err := s.Users.Memberships(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	var orgIDs []string
+	for _, m := range ms {
+		switch {
+		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopeOrg && m.OrgID == p.OrgID:
+		case m.Scope == authz.ScopePartner && p.Scope == authz.ScopePartner && m.PartnerID == p.PartnerID:
+		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopePartner:
+			orgIDs = append(orgIDs, m.OrgID)
+		default:
+			return false, nil
+		}
+	}
+	if len(orgIDs) == 0 {
+		return true, nil
+	}
+	orgs, err := s.Orgs.OrgsByID(ctx, orgIDs)
+	if err != nil {
+		return false, err
+	}
+	if len(orgs) != len(orgIDs) {
+		return false, nil
+	}
+	for _, o := range orgs {
+		if o.PartnerID != p.PartnerID {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// isAdmin reports whether set makes its holder an administrator of a scope:
+// *:* for a partner (and the system), every permission of the Org Admin
+// system role for an organization.
+func (s *Service) isAdmin(scope authz.Scope, set authz.Set) bool {
+	if set[authz.AdminAll] {
+		return true
+	}
+	if scope != authz.ScopeOrg || len(s.OrgAdmin) == 0 {
+		return false
+	}
+	for perm := range s.OrgAdmin {
+		if !set.Has(perm) {
+			return false
+		}
+	}
+	return true
+}
+
+// adminEpoch is a tenant's administrator epoch: every change that could remove
+// an administrator moves it, conditioned on the value it read.
+type adminEpoch struct {
+	store.Keys
+	Epoch int `dynamodbav:"epoch"`
+}
+
+func epochKey(t Target) store.KeyRef {
+	if t.Scope == authz.ScopeOrg {
+		return store.KeyRef{PK: "ORG#" + t.OrgID, SK: "ADMINS"}
+	}
+	return store.KeyRef{PK: "PARTNER#" + t.PartnerID, SK: "ADMINS"}
+}
+
+// keepAnAdmin refuses a change that would leave t without an administrator
+// when m holds the last one, and otherwise adds the epoch move to tx. It costs
+// nothing when m is not an administrator.
+func (s *Service) keepAnAdmin(ctx context.Context, t Target, m *Membership, tx *store.Tx) error {
+	r, err := s.Roles.Assignee(ctx, m.RoleID)
+	if err != nil {
+		return fmt.Errorf("role of member %s: %w", m.UserID, err)
+	}
+	if !m.Active() || !s.isAdmin(t.Scope, r.Effective) {
+		return nil
+	}
+	k := epochKey(t)
+	var e adminEpoch
+	switch err := s.St.Get(ctx, k.PK, k.SK, &e); {
+	case errors.Is(err, store.ErrNotFound):
+		tx.Add(store.Put(adminEpoch{Keys: store.Keys{PK: k.PK, SK: k.SK}, Epoch: 1}).If("attribute_not_exists(PK)"))
+	case err != nil:
+		return err
+	default:
+		tx.Add(store.Update(k.PK, k.SK, "SET epoch = :next").If("epoch = :e").Value(":e", e.Epoch).Value(":next", e.Epoch+1))
+	}
+	ms, err := s.Users.Members(ctx, t.Scope, t.PartnerID, t.OrgID)
+	if err != nil {
+		return err
+	}
+	for _, other := range ms {
+		if other.UserID == m.UserID || !other.Active() {
+			continue
+		}
+		ro, err := s.Roles.Assignee(ctx, other.RoleID)
+		if err != nil {
+			continue
+		}
+		if s.isAdmin(t.Scope, ro.Effective) {
+			return nil
+		}
+	}
+	return ErrLastAdmin
+}

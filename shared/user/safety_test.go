@@ -1,0 +1,233 @@
+package user_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+// victim is an account of organization B, with its own name and password.
+func (w *world) victim(t *testing.T) fixture.Caller {
+	t.Helper()
+	return fixture.User(t, w.env, fixture.Member{Email: uniqueEmail("victim"), Name: "Victim Real Name",
+		Password: strongPassword, Scope: authz.ScopeOrg, OrgID: w.orgB.ID, RoleID: role.OrgViewerID})
+}
+
+func (w *world) profile(t *testing.T, id string) *user.User {
+	t.Helper()
+	u, err := user.Store{St: w.env.Store}.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// Finding 1: inviting an existing account claims nothing, reveals nothing, and
+// lets the inviter change nothing of the account.
+func TestInvitingAnExistingAccountRevealsAndChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	v := w.victim(t)
+	res := fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "Whoever", "roleId": role.OrgViewerID}), 201).JSON(t)
+	if res["name"] != "Whoever" || res["status"] != "invited" {
+		t.Fatalf("invite answer reveals the account: %v", res)
+	}
+	got := fixture.Expect(t, w.do("GET", "/api/v1/users/"+v.UserID, w.adminA.Token, nil), 200).JSON(t)
+	if got["name"] != "Whoever" || got["status"] != "invited" || got["lastLoginAt"] != nil {
+		t.Fatalf("pending member shows the account: %v", got)
+	}
+	// Disabling and renaming the pending member touch only the invitation.
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"name": "Renamed"}), 200)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"status": "disabled"}), 200)
+	u := w.profile(t, v.UserID)
+	if u.Name != "Victim Real Name" || u.Status != user.StatusActive {
+		t.Fatalf("the account changed: name %q status %q", u.Name, u.Status)
+	}
+	fixture.Expect(t, w.do("GET", "/api/v1/users/me", v.Token, nil), 200)
+	fixture.Expect(t, w.do("POST", "/api/v1/auth/login", "", map[string]any{"email": v.Email, "password": strongPassword}), 200)
+}
+
+// accept accepts the newest invitation sent to email with password.
+func (w *world) accept(t *testing.T, email, password string) fixture.Response {
+	t.Helper()
+	toks := tokens(t, email)
+	if len(toks) == 0 {
+		t.Fatal("no invitation sent")
+	}
+	return w.do("POST", "/api/v1/auth/accept-invite", "", map[string]any{"token": toks[len(toks)-1], "password": password})
+}
+
+// Finding 1: once an account belongs to two tenants, neither changes what is
+// account-wide; a status change suspends only its own membership.
+func TestAccountWideFieldsNeedEveryMembership(t *testing.T) {
+	w := newWorld(t)
+	v := w.victim(t)
+	fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "V", "roleId": role.OrgViewerID}), 201)
+	// An existing account accepts with its own password only.
+	fixture.Expect(t, w.accept(t, v.Email, "Some-Other-Password-9!"), 401)
+	fixture.Expect(t, w.accept(t, v.Email, strongPassword), 200)
+	if u := w.profile(t, v.UserID); u.Name != "Victim Real Name" {
+		t.Fatalf("acceptance renamed the account to %q", u.Name)
+	}
+	got := fixture.Expect(t, w.do("GET", "/api/v1/users/"+v.UserID, w.adminA.Token, nil), 200).JSON(t)
+	if got["status"] != "active" || got["name"] != "Victim Real Name" {
+		t.Fatalf("accepted member %v", got)
+	}
+
+	res := w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"name": "Pwned"})
+	if fixture.Expect(t, res, 403); errorOf(t, res) != user.ErrAccountWide.Message {
+		t.Fatalf("rename: %s", res.Body)
+	}
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminB.Token, map[string]any{"name": "Pwned"}), 403)
+	got = fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"status": "disabled"}), 200).JSON(t)
+	if got["status"] != "disabled" {
+		t.Fatalf("suspended member shows %v", got["status"])
+	}
+	u := w.profile(t, v.UserID)
+	if u.Name != "Victim Real Name" || u.Status != user.StatusActive || u.TokensValidAfter != "" {
+		t.Fatalf("the account changed: %+v", u)
+	}
+	// Organization B's session still works; B sees an active member.
+	fixture.Expect(t, w.do("GET", "/api/v1/users/me", v.Token, nil), 200)
+	if s := fixture.Expect(t, w.do("GET", "/api/v1/users/"+v.UserID, w.adminB.Token, nil), 200).JSON(t)["status"]; s != "active" {
+		t.Fatalf("B sees %v", s)
+	}
+	// A restores its own membership.
+	got = fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"status": "active"}), 200).JSON(t)
+	if got["status"] != "active" {
+		t.Fatalf("restored member shows %v", got["status"])
+	}
+}
+
+// The usual case stays as the spec writes it: an account whose every
+// membership is the caller's is renamed and disabled account-wide.
+func TestOwnAccountIsChangedAccountWide(t *testing.T) {
+	w := newWorld(t)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.memberA.UserID, w.adminA.Token, map[string]any{"name": "Renamed", "status": "disabled"}), 200)
+	u := w.profile(t, w.memberA.UserID)
+	if u.Name != "Renamed" || u.Status != user.StatusDisabled {
+		t.Fatalf("account %q %q", u.Name, u.Status)
+	}
+	fixture.Expect(t, w.do("GET", "/api/v1/users/me", w.memberA.Token, nil), 401)
+}
+
+// A suspended membership is refused at authentication.
+func TestSuspendedMembershipIsRefused(t *testing.T) {
+	w := newWorld(t)
+	v := w.victim(t)
+	fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "V", "roleId": role.OrgViewerID}), 201)
+	acc := fixture.Expect(t, w.accept(t, v.Email, strongPassword), 200).JSON(t)
+	tokens, _ := acc["tokens"].(map[string]any)
+	access, _ := tokens["accessToken"].(string)
+	if access == "" {
+		t.Fatalf("accept answered %v", acc)
+	}
+	fixture.Expect(t, w.do("GET", "/api/v1/users/me", access, nil), 200)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"status": "disabled"}), 200)
+	if e := errorOf(t, fixture.Expect(t, w.do("GET", "/api/v1/users/me", access, nil), 401)); e != "Account is disabled" {
+		t.Fatalf("suspended membership: %q", e)
+	}
+}
+
+// Finding 4: one tenant's invitation never revokes another's.
+func TestInvitationsArePerScope(t *testing.T) {
+	w := newWorld(t)
+	email := uniqueEmail("twice")
+	fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(email, role.OrgViewerID)), 201)
+	first := tokens(t, email)[0]
+	fixture.Expect(t, w.invite(t, w.adminB.Token, orgBody(email, role.OrgViewerID)), 201)
+	fixture.Expect(t, w.do("POST", "/api/v1/auth/invite/preview", "", map[string]any{"token": first}), 200)
+	fixture.Expect(t, w.do("POST", "/api/v1/auth/accept-invite", "", map[string]any{"token": first, "password": strongPassword}), 200)
+	// B's invitation is still open for the now existing account.
+	fixture.Expect(t, w.accept(t, email, strongPassword), 200)
+}
+
+// Finding 3: a user administrator acts only on members within its level.
+func TestNoActingAboveYourLevel(t *testing.T) {
+	w := newWorld(t)
+	rid := customRole(t, w.env, w.orgA.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)
+	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: rid,
+		RoleOwner: role.OrgOwner(w.orgA.ID)})
+	for _, tc := range []struct{ method, path string }{
+		{"PATCH", "/api/v1/users/" + w.adminA.UserID},
+		{"DELETE", "/api/v1/users/" + w.adminA.UserID},
+		{"POST", "/api/v1/users/" + w.adminA.UserID + "/role"},
+	} {
+		body := map[string]any{"status": "disabled"}
+		if tc.method == "POST" {
+			body = map[string]any{"roleId": role.OrgViewerID}
+		}
+		if tc.method == "DELETE" {
+			body = nil
+		}
+		res := w.do(tc.method, tc.path, usersAdmin.Token, body)
+		if res.Status != http.StatusForbidden || errorOf(t, res) != user.ErrAboveLevel.Message {
+			t.Fatalf("%s %s: %d %s", tc.method, tc.path, res.Status, res.Body)
+		}
+	}
+	if u := w.profile(t, w.adminA.UserID); u.Status != user.StatusActive {
+		t.Fatalf("admin status %s", u.Status)
+	}
+	// The viewer holds device, script and alert reads the caller lacks.
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.memberA.UserID, usersAdmin.Token, map[string]any{"status": "disabled"}), 403)
+	// Within its level it still works.
+	weaker := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID,
+		RoleID: customRole(t, w.env, w.orgA.ID, authz.UsersRead), RoleOwner: role.OrgOwner(w.orgA.ID)})
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+weaker.UserID, usersAdmin.Token, map[string]any{"status": "disabled"}), 200)
+}
+
+// Finding 2: a site-restricted admin stays inside its restriction.
+func TestRestrictedAdminStaysInside(t *testing.T) {
+	w := newWorld(t)
+	site := fixture.Site(t, w.env, w.orgA.ID, "HQ")
+	other := fixture.Site(t, w.env, w.orgA.ID, "Branch")
+	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}})
+	res := w.invite(t, restricted.Token, orgBody(uniqueEmail("wide"), role.OrgViewerID))
+	if fixture.Expect(t, res, 403); errorOf(t, res) != user.ErrWiderInvite.Message {
+		t.Fatalf("unrestricted invite: %s", res.Body)
+	}
+	body := orgBody(uniqueEmail("other"), role.OrgViewerID)
+	body["siteIds"] = []string{other.ID}
+	fixture.Expect(t, w.invite(t, restricted.Token, body), 403)
+	body["siteIds"] = []string{site.ID}
+	fixture.Expect(t, w.invite(t, restricted.Token, body), 201)
+	// The unrestricted admin and viewer are outside its reach.
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.adminA.UserID, restricted.Token, map[string]any{"status": "disabled"}), 403)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.memberA.UserID, restricted.Token, map[string]any{"status": "disabled"}), 403)
+	fixture.Expect(t, w.do("DELETE", "/api/v1/users/"+w.memberA.UserID, restricted.Token, nil), 403)
+}
+
+// The last administrator stays; two admins demoting each other at once: one wins.
+func TestLastAdministratorStays(t *testing.T) {
+	w := newWorld(t)
+	res := w.do("POST", "/api/v1/users/"+w.adminA.UserID+"/role", w.partnerAdmin.Token, map[string]any{"roleId": role.OrgViewerID, "orgId": w.orgA.ID})
+	if fixture.Expect(t, res, 409); errorOf(t, res) != user.ErrLastAdmin.Message {
+		t.Fatalf("demoting the last admin: %s", res.Body)
+	}
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.adminA.UserID, w.partnerAdmin.Token, map[string]any{"status": "disabled", "orgId": w.orgA.ID}), 409)
+
+	second := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID})
+	var wg sync.WaitGroup
+	statuses := make([]int, 2)
+	for i, pair := range [][2]fixture.Caller{{w.adminA, second}, {second, w.adminA}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = w.do("PATCH", "/api/v1/users/"+pair[1].UserID, pair[0].Token, map[string]any{"status": "disabled"}).Status
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, s := range statuses {
+		if s == http.StatusOK {
+			ok++
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("concurrent demotions answered %v; want exactly one 200", statuses)
+	}
+}
