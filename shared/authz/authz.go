@@ -129,7 +129,17 @@ var (
 	ErrOrgContextRequired = fault.Forbidden("Organization context required")
 	ErrMFARequired        = fault.Forbidden("MFA required").WithCode(fault.CodeMFARequired)
 	ErrUserSessionOnly    = fault.Forbidden("This route requires a user session")
+	ErrRestrictedWide     = fault.Forbidden("Site- or device-group-restricted users cannot change organization-wide settings")
 )
+
+// RequireUnrestricted refuses a site- or device-group-restricted caller on a
+// change that reaches the whole organization (its settings, its roles).
+func (p *Principal) RequireUnrestricted() error {
+	if p.SiteRestricted() || (p.Scope == ScopeOrg && len(p.DeviceGroupIDs) > 0) {
+		return ErrRestrictedWide
+	}
+	return nil
+}
 
 // Require returns the caller of ctx when they hold perm, and records that an
 // authorization decision was made. Every route that calls it acts in a tenant,

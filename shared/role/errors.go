@@ -16,6 +16,9 @@ var (
 	ErrWildcard = fault.Forbidden("Only a holder of *:* can assign the *:* permission")
 	// ErrCeiling refuses permissions the caller does not hold themselves.
 	ErrCeiling = fault.Forbidden("Cannot grant permissions you do not hold")
+	// ErrAboveLevel: editing, deleting or re-parenting a role that (or whose
+	// inheriting roles) holds a permission the caller lacks.
+	ErrAboveLevel = fault.Forbidden("Cannot change a role that holds permissions you do not hold")
 
 	// ErrInUse (users hold the role) and ErrInherited (no user, but child roles
 	// inherit from it) carry details {userCount, childRoleCount}.

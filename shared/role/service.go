@@ -221,6 +221,64 @@ func (s *Service) authorizeRole(ctx context.Context, perm authz.Permission, id s
 	return p, r, nil
 }
 
+// withinLevel refuses a change of custom role r unless p holds every
+// permission r grants (its parent chain included) and every permission of the
+// roles that inherit from it: taking a permission away is as much above your
+// level as granting it. Restricted callers change no role (organization-wide).
+func (s *Service) withinLevel(ctx context.Context, p *authz.Principal, r *Role) error {
+	if err := p.RequireUnrestricted(); err != nil {
+		return err
+	}
+	fam, err := s.family(ctx, ownerOf(r))
+	if err != nil {
+		return err
+	}
+	set := authz.NewSet(r.PermissionList()...)
+	// Ancestors: the owner's own roles are in fam; a parent outside it (a
+	// system role, or another owner's) is resolved with its own chain.
+	for c, depth := r, 0; c.ParentRoleID != nil && depth < MaxDepth; depth++ {
+		parent, ok := fam[*c.ParentRoleID]
+		if !ok {
+			inherited, _, _, err := s.Roles.Effective(ctx, c.ParentOwner, *c.ParentRoleID)
+			if err != nil {
+				return err
+			}
+			for perm := range inherited {
+				set[perm] = true
+			}
+			break
+		}
+		for _, perm := range parent.PermissionList() {
+			set[perm] = true
+		}
+		c = parent
+	}
+	for _, c := range fam {
+		if inheritsFrom(fam, c, r.ID) {
+			for _, perm := range c.PermissionList() {
+				set[perm] = true
+			}
+		}
+	}
+	for perm := range set {
+		if !p.Holds(perm) {
+			return ErrAboveLevel
+		}
+	}
+	return nil
+}
+
+// inheritsFrom reports whether c has ancestor id within fam.
+func inheritsFrom(fam map[string]*Role, c *Role, id string) bool {
+	for depth := 0; c != nil && c.ParentRoleID != nil && depth < MaxDepth; depth++ {
+		if *c.ParentRoleID == id {
+			return true
+		}
+		c = fam[*c.ParentRoleID]
+	}
+	return false
+}
+
 // load reads role id (a path parameter) for p: unknown and invisible roles are
 // both 404.
 func (s *Service) load(ctx context.Context, p *authz.Principal, id string) (*Role, error) {
@@ -419,6 +477,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
 	o, err := s.writeOwner(ctx, p, in.OrgID)
 	if err != nil {
 		return nil, err
@@ -481,6 +542,9 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	}
 	if r.IsSystem {
 		return nil, ErrModifySystem
+	}
+	if err := s.withinLevel(ctx, p, r); err != nil {
+		return nil, err
 	}
 	if in.Name == nil && in.Description == nil && in.Permissions == nil && in.ParentRoleID == nil {
 		return nil, ErrNoUpdates
@@ -594,6 +658,9 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	}
 	if r.IsSystem {
 		return ErrDeleteSystem
+	}
+	if err := s.withinLevel(ctx, p, r); err != nil {
+		return err
 	}
 	holders, err := s.Users.RoleHolders(ctx, r.ID)
 	if err != nil {

@@ -182,6 +182,9 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 	if err != nil {
 		return nil, err
 	}
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
 	if err := valid.PathID("id", id); err != nil {
 		return nil, err
 	}
@@ -319,6 +322,9 @@ func (s *Service) GetSecurity(ctx context.Context, orgID string) (*SecuritySetti
 func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInput) (*SecuritySettings, error) {
 	p, err := authz.Require(ctx, authz.OrgsWrite)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireUnrestricted(); err != nil {
 		return nil, err
 	}
 	if err := valid.PathID("id", orgID); err != nil {

@@ -231,3 +231,42 @@ func TestLastAdministratorStays(t *testing.T) {
 		t.Fatalf("concurrent demotions answered %v; want exactly one 200", statuses)
 	}
 }
+
+// Finding 3 for roles: a user administrator cannot strip or delete a role that
+// holds more than it does; finding 2: a restricted admin changes nothing
+// organization-wide.
+func TestRolesAndSettingsStayAboveLowerCallers(t *testing.T) {
+	w := newWorld(t)
+	api := fixture.API(t, w.env, "roles", "organizations")
+	do := func(method, path, token string, body any) fixture.Response {
+		return fixture.Do(t, api, fixture.Request{Method: method, Path: path, Token: token, Body: body})
+	}
+	strong := customRole(t, w.env, w.orgA.ID, authz.DevicesRead, authz.DevicesWrite, authz.UsersRead)
+	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleOwner: role.OrgOwner(w.orgA.ID),
+		RoleID: customRole(t, w.env, w.orgA.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)})
+	strip := map[string]any{"permissions": []any{map[string]string{"resource": "users", "action": "read"}}}
+	for _, res := range []fixture.Response{
+		do("PATCH", "/api/v1/roles/"+strong, usersAdmin.Token, strip),
+		do("DELETE", "/api/v1/roles/"+strong, usersAdmin.Token, nil),
+	} {
+		if fixture.Expect(t, res, 403); errorOf(t, res) != role.ErrAboveLevel.Message {
+			t.Fatalf("role change above level: %s", res.Body)
+		}
+	}
+	// The org admin, who holds all of it, may.
+	fixture.Expect(t, do("PATCH", "/api/v1/roles/"+strong, w.adminA.Token, strip), 200)
+
+	site := fixture.Site(t, w.env, w.orgA.ID, "HQ")
+	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID,
+		SiteIDs: []string{site.ID}, MFA: true})
+	for _, res := range []fixture.Response{
+		do("PATCH", "/api/v1/organizations/"+w.orgA.ID, restricted.Token, map[string]any{"name": "Mine now"}),
+		do("PUT", "/api/v1/organizations/"+w.orgA.ID+"/security-settings", restricted.Token, map[string]any{"requireMfa": false, "allowedMfaMethods": []string{"sms"}}),
+		do("POST", "/api/v1/roles", restricted.Token, map[string]any{"name": "Wide", "permissions": []any{map[string]string{"resource": "devices", "action": "read"}}}),
+		do("DELETE", "/api/v1/roles/"+strong, restricted.Token, nil),
+	} {
+		if fixture.Expect(t, res, 403); errorOf(t, res) != authz.ErrRestrictedWide.Message {
+			t.Fatalf("organization-wide change by a restricted admin: %s", res.Body)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/google/uuid"
 	"strings"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -71,7 +72,8 @@ func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
 			Status: tenant.OrgActive, SiteCount: len(o.sites), CreatedAt: now, UpdatedAt: now}
 		tx.Add(store.PutNew(org))
 		for i, name := range o.sites {
-			id := fmt.Sprintf("%s%d", o.id[:len(o.id)-1], i+5)
+			// Name-based ids: stable across runs, distinct across organizations.
+			id := uuid.NewSHA1(uuid.MustParse(o.id), []byte(fmt.Sprintf("site-%d-%s", i, name))).String()
 			tx.Add(store.PutNew(tenant.Site{Keys: tenant.SiteKeys(o.id, id), ID: id, OrgID: o.id, Name: name, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}))
 		}
 	}
