@@ -56,7 +56,7 @@ type Config struct {
 
 	// CORSOrigins are the browser origins allowed to call the API (none by default).
 	CORSOrigins []string
-	LogLevel string
+	LogLevel    string
 
 	// RequestTimeout bounds every HTTP request (REQUEST_TIMEOUT_MS); in Lambda
 	// the invocation's deadline less a margin bounds it too, whichever is sooner.
