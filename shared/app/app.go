@@ -114,7 +114,7 @@ type Builder func(d *Deps) (http.Handler, error)
 // Edge wraps a group router with the edge middleware (request ids, call
 // counting, recovery, access log, and the request's deadline).
 func (d *Deps) Edge(h http.Handler) http.Handler {
-	return httpapi.Edge(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Log)
+	return httpapi.Edge(httpapi.CORS(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Cfg.CORSOrigins), d.Log)
 }
 
 // Health builds the health group.

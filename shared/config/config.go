@@ -54,7 +54,9 @@ type Config struct {
 	WebhookAllowCIDRs []string
 	WebhookCAFile     string
 
-	LogLevel string
+	// CORSOrigins are the browser origins allowed to call the API (none by default).
+	CORSOrigins []string
+	LogLevel    string
 
 	// RequestTimeout bounds every HTTP request (REQUEST_TIMEOUT_MS); in Lambda
 	// the invocation's deadline less a margin bounds it too, whichever is sooner.
@@ -100,6 +102,10 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 	}
 	c.WebAuthnOrigins = list(def(get("WEBAUTHN_ORIGINS"), c.AppURL))
 	c.WebhookAllowCIDRs = list(get("WEBHOOK_ALLOW_CIDRS"))
+	c.CORSOrigins = list(get("CORS_ALLOWED_ORIGINS"))
+	for i, o := range c.CORSOrigins {
+		c.CORSOrigins[i] = strings.TrimRight(o, "/")
+	}
 
 	var err error
 	for _, b := range []struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"strings"
@@ -32,8 +33,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // trailing data and bodies over MaxBody are client errors naming the field.
 func Decode(r *http.Request, v any) error { return DecodeLimit(r, v, MaxBody) }
 
-// DecodeLimit is Decode with a body limit in bytes (413 beyond it).
+// DecodeLimit is Decode with a body limit in bytes (413 beyond it). A body
+// must be sent as application/json: a form or text body is refused rather than
+// guessed at.
 func DecodeLimit(r *http.Request, v any, limit int64) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		if r.ContentLength != 0 {
+			return fault.Invalid("Content-Type", "must be application/json")
+		}
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return fault.BadRequest("Could not read request body").Wrap(err)
@@ -52,6 +60,9 @@ func DecodeBytes(body []byte, v any) error {
 	}
 	if trimmed[0] != '{' {
 		return fault.Invalid("body", "must be a JSON object")
+	}
+	if path, dup := duplicateKey(trimmed); dup {
+		return fault.Invalid(path, "appears more than once")
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,7 +39,7 @@ func fieldErrors(t *testing.T, err error) map[string][]string {
 
 func decode(body string) (createReq, error) {
 	var v createReq
-	r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body))
+	r := jsonRequest(strings.NewReader(body))
 	return v, httpapi.Decode(r, &v)
 }
 
@@ -94,19 +95,19 @@ func TestDecodeNamesTheField(t *testing.T) {
 func TestDecodeBodyLimit(t *testing.T) {
 	var v createReq
 	body := `{"name":"` + strings.Repeat("x", 100) + `"}`
-	err := httpapi.DecodeLimit(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body)), &v, 64)
+	err := httpapi.DecodeLimit(jsonRequest(strings.NewReader(body)), &v, 64)
 	fe, ok := fault.As(err)
 	if !ok || httpapi.Status(fe.Kind) != http.StatusRequestEntityTooLarge {
 		t.Fatalf("over the limit: err = %v, want 413", err)
 	}
 	// Exactly at the limit is fine.
-	err = httpapi.DecodeLimit(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body)), &v, int64(len(body)))
+	err = httpapi.DecodeLimit(jsonRequest(strings.NewReader(body)), &v, int64(len(body)))
 	if err != nil {
 		t.Fatalf("at the limit: %v", err)
 	}
 	// The default limit is MaxBody.
 	big := `{"name":"` + strings.Repeat("x", httpapi.MaxBody) + `"}`
-	err = httpapi.Decode(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(big)), &v)
+	err = httpapi.Decode(jsonRequest(strings.NewReader(big)), &v)
 	if fe, ok := fault.As(err); !ok || httpapi.Status(fe.Kind) != http.StatusRequestEntityTooLarge {
 		t.Fatalf("over MaxBody: err = %v, want 413", err)
 	}
@@ -118,7 +119,7 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connectio
 
 func TestDecodeUnreadableBody(t *testing.T) {
 	var v createReq
-	err := httpapi.Decode(httptest.NewRequest(http.MethodPost, "/x", failingReader{}), &v)
+	err := httpapi.Decode(jsonRequest(failingReader{}), &v)
 	fe, ok := fault.As(err)
 	if !ok || httpapi.Status(fe.Kind) != http.StatusBadRequest {
 		t.Fatalf("unreadable body: err = %v, want 400", err)
@@ -136,7 +137,7 @@ func TestDecodeErrorEnvelope(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}), quietLog())
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(`{"name":"x","extra":true}`)))
+	h.ServeHTTP(rec, jsonRequest(strings.NewReader(`{"name":"x","extra":true}`)))
 	if rec.Code != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", rec.Code)
 	}
@@ -149,4 +150,56 @@ func TestDecodeErrorEnvelope(t *testing.T) {
 	if _, ok := fields["extra"]; !ok {
 		t.Fatalf("details.fieldErrors = %v, want extra named", details)
 	}
+}
+
+func TestDuplicateKeysAreRefusedByPath(t *testing.T) {
+	type inner struct {
+		A string `json:"a"`
+	}
+	var v struct {
+		Name  string  `json:"name"`
+		Items []inner `json:"items"`
+		In    inner   `json:"in"`
+	}
+	for body, path := range map[string]string{
+		`{"name":"a","name":"b"}`:                        "name",
+		`{"in":{"a":"x","a":"y"}}`:                       "in.a",
+		`{"items":[{"a":"x"},{"a":"y","a":"z"}]}`:        "items.1.a",
+		`{"name":"a","in":{"a":"[\"name\"]"},"name":""}`: "name",
+	} {
+		f := fieldErrors(t, httpapi.DecodeBytes([]byte(body), &v))
+		if _, ok := f[path]; !ok {
+			t.Errorf("%s: fieldErrors %v, want %s", body, f, path)
+		}
+	}
+	if err := httpapi.DecodeBytes([]byte(`{"name":"a","in":{"a":"name"},"items":[{"a":"1"},{"a":"2"}]}`), &v); err != nil {
+		t.Fatalf("distinct keys refused: %v", err)
+	}
+}
+
+func TestBodiesMustBeJSON(t *testing.T) {
+	var v struct {
+		Name string `json:"name"`
+	}
+	for _, ct := range []string{"text/plain", "", "application/x-www-form-urlencoded"} {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"name":"a"}`))
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+		if _, ok := fieldErrors(t, httpapi.Decode(r, &v))["Content-Type"]; !ok {
+			t.Errorf("Content-Type %q accepted", ct)
+		}
+	}
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"name":"a"}`))
+	r.Header.Set("Content-Type", "application/json; charset=utf-8")
+	if err := httpapi.Decode(r, &v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonRequest is a POST whose body is declared as JSON.
+func jsonRequest(body io.Reader) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/x", body)
+	r.Header.Set("Content-Type", "application/json")
+	return r
 }

@@ -86,6 +86,7 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 		}
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", st.requestID)
+		securityHeaders(w.Header())
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {

@@ -110,3 +110,12 @@ func TestMembershipsAreScopedByTenant(t *testing.T) {
 		t.Fatalf("duplicate membership: %v", err)
 	}
 }
+
+func TestLookAlikeAddressesAreOneAddress(t *testing.T) {
+	if got := user.NormalizeEmail("ａｌｉｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ"); got != "alice@example.com" {
+		t.Fatalf("full-width address normalised to %q", got)
+	}
+	if got := user.NormalizeEmail(" Alice@Example.COM "); got != "alice@example.com" {
+		t.Fatalf("got %q", got)
+	}
+}

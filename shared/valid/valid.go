@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -25,10 +26,16 @@ func Len(f fault.Fields, path, s string, min, max int) {
 	}
 }
 
-// Name checks a trimmed display name of 1..max characters.
+// Name checks a trimmed display name of 1..max characters without control
+// characters (NUL, escapes, line breaks): names end up in e-mails, logs and
+// other people's screens.
 func Name(f fault.Fields, path, s string, max int) {
 	if strings.TrimSpace(s) == "" {
 		f.Add(path, "is required")
+		return
+	}
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		f.Add(path, "must not contain control characters")
 		return
 	}
 	Len(f, path, s, 1, max)
