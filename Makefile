@@ -6,21 +6,34 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUNCTIONS := $(notdir $(wildcard functions/*))
 CDK := infra/cdk/node_modules/.bin/cdk
 
-.PHONY: run test build synth bench deps moto-check fmt-check vet test-go test-cdk clean
+GOIMPORTS_VERSION := v0.41.0
+GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
+
+.PHONY: run test build synth bench deps moto-check fmt-check tidy-check vet test-go test-cdk clean
 
 run: moto-check
 	$(GO) run ./infra/local
 
-## test: gofmt, vet, every Go test against one moto_server, and the CDK assertions.
-test: moto-check fmt-check vet test-go test-cdk
+## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
+test: moto-check fmt-check tidy-check vet test-go test-cdk
 
 moto-check:
 	@command -v moto_server >/dev/null || pip install "moto[server]==5.2.1" || \
 	  { echo "moto_server is required (pip install 'moto[server]')"; exit 1; }
 
-fmt-check:
-	@out=$$(gofmt -l $$(find . -name '*.go' -not -path '*/node_modules/*' -not -path './cdk.out/*')); \
-	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+fmt-check: $(GOIMPORTS)
+	@files=$$(find . -name '*.go' -not -path '*/node_modules/*' -not -path './cdk.out/*'); \
+	  out=$$(gofmt -l $$files); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi; \
+	  out=$$($(GOIMPORTS) -local github.com/gale-rmm/gale -l $$files); \
+	  if [ -n "$$out" ]; then echo "goimports -local github.com/gale-rmm/gale needed:"; echo "$$out"; exit 1; fi
+
+$(GOIMPORTS):
+	@mkdir -p bin && GOBIN=$(CURDIR)/bin/tmp-goimports $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION) && \
+	  mv bin/tmp-goimports/goimports $@ && rmdir bin/tmp-goimports
+
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 
 vet:
 	$(GO) vet ./...

@@ -3,8 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"testing"
+
+	"github.com/gale-rmm/gale/shared/app/authgroup"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gale-rmm/gale/shared/app/groups"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app/groups"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +16,9 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/emulator"

@@ -364,7 +364,7 @@ func TestAgentTokenChecks(t *testing.T) {
 	for name, c := range map[string]struct{ id, tok string }{
 		"no token":        {id, ""},
 		"another device":  {id, otherTok},
-		"altered":         {id, tok[:len(tok)-1] + "0"},
+		"altered":         {id, altered(tok)},
 		"wrong prefix":    {id, "svc_" + tok[4:]},
 		"unknown device":  {"7b0b5b6e-5a3a-4c1e-8f00-000000000000", tok},
 		"user token":      {id, w.tokens[aAdmin]},
@@ -507,4 +507,13 @@ func TestQuarantinedTokenIsRefused(t *testing.T) {
 	if body["error"] != "Device is quarantined" {
 		t.Fatalf("quarantined: %v", body)
 	}
+}
+
+// altered changes the token's last hex digit (always to a different one).
+func altered(tok string) string {
+	last := "0"
+	if strings.HasSuffix(tok, "0") {
+		last = "1"
+	}
+	return tok[:len(tok)-1] + last
 }

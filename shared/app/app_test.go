@@ -1,8 +1,9 @@
 package app_test
 
 import (
-	"github.com/gale-rmm/gale/shared/app/groups"
 	"testing"
+
+	"github.com/gale-rmm/gale/shared/app/groups"
 
 	"github.com/gale-rmm/gale/shared/routes"
 )

@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -55,6 +56,24 @@ func Provision(ctx context.Context, cfg aws.Config, prefix string) (Resources, e
 		res.Queues[rq.Name] = Queue{URL: url, ARN: arn, DLQURL: dlqURL, DLQARN: dlqARN}
 	}
 	return res, nil
+}
+
+// Remove deletes what Provision made (tests clean up after themselves, so one
+// emulator serves a whole run without growing).
+func (r Resources) Remove(ctx context.Context, cfg aws.Config) error {
+	var errs []error
+	if _, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(r.Table)}); err != nil {
+		errs = append(errs, fmt.Errorf("delete table %s: %w", r.Table, err))
+	}
+	q := sqs.NewFromConfig(cfg)
+	for name, qs := range r.Queues {
+		for _, url := range []string{qs.URL, qs.DLQURL} {
+			if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				errs = append(errs, fmt.Errorf("delete queue %s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Apply points cfg at the provisioned table and at the queues the functions

@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app/authgroup"
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"math/big"
 	"net/http"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"

@@ -1,11 +1,12 @@
 package mfa_test
 
 import (
+	"slices"
+	"testing"
+
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
-	"slices"
-	"testing"
 
 	"github.com/google/uuid"
 

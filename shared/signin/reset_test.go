@@ -3,13 +3,14 @@ package signin_test
 import (
 	"context"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gale-rmm/gale/shared/app"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"

@@ -3,14 +3,15 @@ package signin_test
 import (
 	"context"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app/authgroup"
-	"github.com/gale-rmm/gale/shared/fault"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gale-rmm/gale/shared/app/authgroup"
+	"github.com/gale-rmm/gale/shared/fault"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/audit"

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 	// The IANA database is compiled in: a Lambda image has no /usr/share/zoneinfo,
 	// and a site's timezone must validate the same everywhere.
 

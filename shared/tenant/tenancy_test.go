@@ -3,13 +3,14 @@ package tenant_test
 import (
 	"errors"
 	"fmt"
-	appgroups "github.com/gale-rmm/gale/shared/app/groups"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	appgroups "github.com/gale-rmm/gale/shared/app/groups"
 
 	"github.com/google/uuid"
 

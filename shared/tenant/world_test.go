@@ -2,12 +2,13 @@ package tenant_test
 
 import (
 	"context"
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"net/http"
 	"os"
 	"slices"
 	"testing"
 	_ "time/tzdata" // site timezones are validated with time.LoadLocation
+
+	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 
 	"github.com/google/uuid"
 

@@ -73,6 +73,11 @@ func New(t testing.TB, vars ...string) *Env {
 		t.Fatal(err)
 	}
 	res, err := emulator.Provision(ctx, awsCfg, prefix)
+	t.Cleanup(func() {
+		if err := res.Remove(context.Background(), awsCfg); err != nil {
+			t.Logf("testenv: cleanup: %v", err)
+		}
+	})
 	if err != nil {
 		t.Fatalf("testenv: provision: %v", err)
 	}

@@ -12,9 +12,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
+
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"

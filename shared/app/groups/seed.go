@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gale-rmm/gale/shared/app"
-	"github.com/google/uuid"
 	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/app"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
