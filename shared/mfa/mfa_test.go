@@ -39,17 +39,20 @@ const pw = "Correct-Horse-Battery-9"
 // Call budgets (DynamoDB calls) per route. An authenticated call starts with
 // two: the BatchGetItem of profile, session and membership, and the role read.
 const (
-	budgetSetup       = 6 // auth 2, profile, memberships, security settings, put setup
-	budgetEnable      = 7 // auth 2, profile+setup, memberships, settings, rate limit, transaction
-	budgetVerifyTOTP  = 6 // temp token, profile, rate limit, memberships, transaction, outbox clear after the event is sent
-	budgetVerifySMS   = 7 // ... plus the SMS code
-	budgetDisable     = 7 // auth 2, profile+SMS code, memberships, settings, rate limit, transaction
-	budgetRotate      = 5 // auth 2, profile+SMS code, rate limit, transaction
-	budgetPhoneVerify = 6 // auth 2, profile, two rate limits, put
-	budgetPhoneConf   = 5 // auth 2, profile+pending phone, rate limit, transaction
-	budgetSMSEnable   = 6 // auth 2, profile, memberships, settings, update
+	budgetSetup       = 6 // auth, profile, memberships, security settings, put setup
+	budgetEnable      = 7 // auth, profile+setup, memberships, settings, rate limit, transaction
+	// The rate limit is a sliding window (shared/ratelimit): one update when the
+	// caller's bucket is idle, two when an earlier MFA event still counts, as in
+	// these flows, where setup and sign-in follow within seconds.
+	budgetVerifyTOTP  = 7 // temp token, profile, rate limit (2), memberships, transaction, outbox clear after the event is sent
+	budgetVerifySMS   = 8 // ... plus the SMS code
+	budgetDisable     = 7 // auth, profile+SMS code, memberships, settings, rate limit, transaction
+	budgetRotate      = 5 // auth, profile+SMS code, rate limit, transaction
+	budgetPhoneVerify = 7 // auth, profile, two rate limits (a second one when a bucket is busy), put
+	budgetPhoneConf   = 5 // auth, profile+pending phone, rate limit, transaction
+	budgetSMSEnable   = 6 // auth, profile, memberships, settings, update
 	budgetSMSSend     = 7 // temp token, profile, memberships, settings, two rate limits, put
-	budgetSMSStepUp   = 8 // auth 2, profile, memberships, settings, two rate limits, put
+	budgetSMSStepUp   = 8 // auth, profile, memberships, settings, two rate limits, put
 )
 
 type world struct {

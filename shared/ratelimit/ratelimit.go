@@ -1,9 +1,17 @@
-// Package ratelimit counts requests in fixed windows stored in DynamoDB: one
-// conditional UpdateItem per check, so concurrent Lambdas share the count and
-// the limit holds exactly (the condition refuses the increment past the limit).
+// Package ratelimit limits events per subject with a sliding window: the
+// generic cell rate algorithm (GCRA). A rule of Limit events per Window is a
+// bucket of Limit cells that refills one cell every Window/Limit; each subject
+// keeps one value, its theoretical arrival time (tat). An event is allowed when
+// tat <= now + Window - Window/Limit, and moves tat to max(tat, now) +
+// Window/Limit. No window boundary exists to split a burst across: at most
+// Limit events pass in any interval of length Window.
 //
-// Rows: RL#<rule>#<subject> / <window start unix>, attribute n, ttl at window end.
-// Subjects that hold personal data (e-mail, phone) are hashed first.
+// Storage: one row per rule and subject, RL#<rule>#<subject> / GCRA, with tat
+// (unix milliseconds) and a ttl once the bucket is full again. A check is one
+// conditional UpdateItem when the bucket was idle (tat <= now) and a second
+// one when it was not; both are compare-and-swap, so concurrent Lambdas share
+// the count exactly. Subjects that hold personal data (e-mail, phone) are
+// hashed first.
 package ratelimit
 
 import (
@@ -58,31 +66,51 @@ type Limiter struct {
 // ErrLimited is the 429 message.
 const message = "Too many requests"
 
+// interval is the time one cell takes to refill.
+func (r Rule) interval() time.Duration { return r.Window / time.Duration(r.Limit) }
+
 // Allow counts one event for subject and refuses it past the rule's limit with a
-// 429 carrying retryAfter (seconds to the window's end).
+// 429 carrying retryAfter (seconds until a cell is free again).
 func (l Limiter) Allow(ctx context.Context, r Rule, subject string) error {
+	_, err := l.Take(ctx, r, subject)
+	return err
+}
+
+// Take is Allow that also answers how many events the subject may still make
+// right away (0 when this one used the last cell).
+func (l Limiter) Take(ctx context.Context, r Rule, subject string) (int, error) {
 	now := l.Clock.Now()
-	start := now.Truncate(r.Window)
-	end := start.Add(r.Window)
-	err := l.bump(ctx, r, subject, start, end)
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.RateLimited(message, retryAfter(now, end))
+	tat, err := l.take(ctx, r, subject, now)
+	var limited *limitedError
+	if errors.As(err, &limited) {
+		return 0, fault.RateLimited(message, retryAfter(now, limited.tat.Add(-(r.Window - r.interval()))))
 	}
 	if err != nil {
-		return fmt.Errorf("rate limit %s: %w", r.Name, err)
+		return 0, fmt.Errorf("rate limit %s: %w", r.Name, err)
 	}
-	return nil
+	return int(now.Add(r.Window).Sub(tat) / r.interval()), nil
 }
 
-// Count returns the events counted for subject in the current window.
+// Count returns the events that count against subject now (the cells in use).
 func (l Limiter) Count(ctx context.Context, r Rule, subject string) (int, error) {
-	return l.count(ctx, r, subject, l.Clock.Now().Truncate(r.Window))
+	now := l.Clock.Now()
+	tat, err := l.tat(ctx, r, subject)
+	if err != nil || !tat.After(now) {
+		return 0, err
+	}
+	iv := r.interval()
+	return int((tat.Sub(now) + iv - 1) / iv), nil
 }
 
-// Reset clears subject's current window (e.g. failures after a success).
+// Reset empties subject's bucket (e.g. failures after a success).
 func (l Limiter) Reset(ctx context.Context, r Rule, subject string) error {
-	return l.clear(ctx, r, subject, l.Clock.Now().Truncate(r.Window))
+	return l.clear(ctx, r, subject)
 }
+
+// limitedError is take's refusal, with the subject's tat.
+type limitedError struct{ tat time.Time }
+
+func (e *limitedError) Error() string { return "rate limited" }
 
 func retryAfter(now, end time.Time) int {
 	s := int(end.Sub(now).Round(time.Second) / time.Second)

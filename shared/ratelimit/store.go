@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -11,36 +10,67 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// window is the key of subject's window of r that starts at start.
-func window(r Rule, subject string, start time.Time) (pk, sk string) {
-	return "RL#" + r.Name + "#" + subject, strconv.FormatInt(start.Unix(), 10)
-}
+// bucket is the key of subject's GCRA row for r.
+func bucket(r Rule, subject string) (pk, sk string) { return "RL#" + r.Name + "#" + subject, "GCRA" }
 
-// bump adds one to the window's count unless it has reached r.Limit (then
-// store.ErrConditionFailed); the row expires at end.
-func (l Limiter) bump(ctx context.Context, r Rule, subject string, start, end time.Time) error {
-	pk, sk := window(r, subject, start)
-	upd := expression.Add(expression.Name("n"), expression.Value(1)).
-		Set(expression.Name("ttl"), expression.Value(store.TTL(end)))
-	room := expression.Name("n").AttributeNotExists().Or(expression.Name("n").LessThan(expression.Value(r.Limit)))
-	return l.St.Do(ctx, store.Change(pk, sk, upd).When(room))
-}
+// take spends one cell of subject's bucket at now and answers the new tat, or
+// a *limitedError carrying the current tat when no cell is free. An idle bucket
+// (tat <= now) costs one conditional update; a busy one a second.
+func (l Limiter) take(ctx context.Context, r Rule, subject string, now time.Time) (time.Time, error) {
+	pk, sk := bucket(r, subject)
+	iv := r.interval()
+	nowMs := now.UnixMilli()
+	// The row outlives its tat by nothing: once tat is past, an absent row and
+	// an idle one mean the same.
+	ttl := func(tat time.Time) int64 { return store.TTL(tat.Add(time.Second)) }
 
-// count reads the window's count (0 when it has none).
-func (l Limiter) count(ctx context.Context, r Rule, subject string, start time.Time) (int, error) {
-	pk, sk := window(r, subject, start)
-	var it struct {
-		N int `dynamodbav:"n"`
+	idleTat := now.Add(iv)
+	idle := expression.Name("tat").AttributeNotExists().Or(expression.Name("tat").LessThanEqual(expression.Value(nowMs)))
+	err := l.St.Do(ctx, store.Change(pk, sk, expression.Set(expression.Name("tat"), expression.Value(idleTat.UnixMilli())).
+		Set(expression.Name("ttl"), expression.Value(ttl(idleTat)))).When(idle))
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return idleTat, err
 	}
-	err := l.St.Get(ctx, pk, sk, &it)
+
+	var row struct {
+		TAT int64 `dynamodbav:"tat"`
+	}
+	limit := now.Add(r.Window - iv).UnixMilli()
+	busy := expression.Name("tat").GreaterThan(expression.Value(nowMs)).
+		And(expression.Name("tat").LessThanEqual(expression.Value(limit)))
+	err = l.St.UpdateReturn(ctx, store.Change(pk, sk, expression.Add(expression.Name("tat"), expression.Value(iv.Milliseconds())).
+		Set(expression.Name("ttl"), expression.Value(ttl(now.Add(r.Window))))).When(busy), &row)
+	if errors.Is(err, store.ErrConditionFailed) {
+		tat, rerr := l.tat(ctx, r, subject)
+		if rerr != nil {
+			return time.Time{}, rerr
+		}
+		return time.Time{}, &limitedError{tat: tat}
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(row.TAT), nil
+}
+
+// tat reads subject's theoretical arrival time (the zero time when it has none).
+func (l Limiter) tat(ctx context.Context, r Rule, subject string) (time.Time, error) {
+	pk, sk := bucket(r, subject)
+	var row struct {
+		TAT int64 `dynamodbav:"tat"`
+	}
+	err := l.St.Get(ctx, pk, sk, &row)
 	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
+		return time.Time{}, nil
 	}
-	return it.N, err
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(row.TAT), nil
 }
 
-// clear deletes the window.
-func (l Limiter) clear(ctx context.Context, r Rule, subject string, start time.Time) error {
-	pk, sk := window(r, subject, start)
+// clear deletes subject's bucket.
+func (l Limiter) clear(ctx context.Context, r Rule, subject string) error {
+	pk, sk := bucket(r, subject)
 	return l.St.Do(ctx, store.Delete(pk, sk))
 }

@@ -259,9 +259,10 @@ func lockKey(subject string) store.KeyRef { return store.KeyRef{PK: "LOCK#" + su
 // for 15 minutes. Errors are logged by the caller's absence: a failed count must
 // not turn a 401 into a 500.
 func (s *Service) countFailure(ctx context.Context, subject string) {
-	err := s.Limits.Allow(ctx, ratelimit.LoginFailures, subject)
-	n, cerr := s.Limits.Count(ctx, ratelimit.LoginFailures, subject)
-	if err != nil || (cerr == nil && n >= ratelimit.LoginFailures.Limit) {
+	// The sliding window holds the fifth failure in any 15 minutes: a split
+	// across a clock boundary does not reset it.
+	left, err := s.Limits.Take(ctx, ratelimit.LoginFailures, subject)
+	if err != nil || left == 0 {
 		k := lockKey(subject)
 		until := s.Clock.Now().Add(LockDuration)
 		_ = s.St.Do(ctx, store.Put(struct {

@@ -172,6 +172,20 @@ func TestLockoutAfterFiveFailures(t *testing.T) {
 	fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.201"), 200)
 }
 
+// Four failures just before a 15-minute boundary and four just after, then the
+// right password: still locked (the window slides; there is no boundary).
+func TestLockoutSurvivesAWindowBoundary(t *testing.T) {
+	s := newSetup(t)
+	s.env.Clock.Set(time.Date(2026, 11, 1, 9, 14, 40, 0, time.UTC))
+	for i := 0; i < 8; i++ {
+		if i == 4 {
+			s.env.Clock.Set(time.Date(2026, 11, 1, 9, 15, 5, 0, time.UTC))
+		}
+		fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", fmt.Sprintf("192.0.2.%d", 100+i)), 401)
+	}
+	fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.200"), 401)
+}
+
 func doRefresh(t *testing.T, s setup, cookie string, csrf bool) fixture.Response {
 	h := map[string]string{"Cookie": signin.CookieName + "=" + cookie}
 	if csrf {
