@@ -39,8 +39,8 @@ const pw = "Correct-Horse-Battery-9"
 // Call budgets (DynamoDB calls) per route. An authenticated call starts with
 // two: the BatchGetItem of profile, session and membership, and the role read.
 const (
-	budgetSetup       = 6 // auth, profile, memberships, security settings, put setup
-	budgetEnable      = 7 // auth, profile+setup, memberships, settings, rate limit, transaction
+	budgetSetup  = 6 // auth, profile, memberships, security settings, put setup
+	budgetEnable = 7 // auth, profile+setup, memberships, settings, rate limit, transaction
 	// The rate limit is a sliding window (shared/ratelimit): one update when the
 	// caller's bucket is idle, two when an earlier MFA event still counts, as in
 	// these flows, where setup and sign-in follow within seconds.

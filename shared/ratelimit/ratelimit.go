@@ -83,7 +83,7 @@ func (l Limiter) Take(ctx context.Context, r Rule, subject string) (int, error) 
 	tat, err := l.take(ctx, r, subject, now)
 	var limited *limitedError
 	if errors.As(err, &limited) {
-		return 0, fault.RateLimited(message, retryAfter(now, limited.tat.Add(-(r.Window - r.interval()))))
+		return 0, fault.RateLimited(message, retryAfter(now, limited.tat.Add(-(r.Window-r.interval()))))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("rate limit %s: %w", r.Name, err)
