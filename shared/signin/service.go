@@ -73,6 +73,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -471,7 +472,16 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	if u.Status != user.StatusActive || !sess.Live(s.Clock.Now(), u.TokensValidAfter) {
 		return Result{}, session.ErrRefreshInvalid
 	}
-	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil)
+	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil, session.Fingerprint(c.SourceIP, c.UserAgent))
+	if errors.Is(err, session.ErrRefreshRace) || errors.Is(err, session.ErrRefreshReused) {
+		// A spent token came back: a suspicious event either way.
+		actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
+		if aerr := audit.Log(ctx, s.St, audit.Entry{Actor: actor, OrgID: sess.OrgID, PartnerID: sess.PartnerID,
+			Action: "auth.refresh.reuse", ResourceType: "session", ResourceID: sess.ID,
+			Details: map[string]any{"familyRevoked": errors.Is(err, session.ErrRefreshReused)}}); aerr != nil {
+			slog.WarnContext(ctx, "refresh reuse not audited", "err", aerr)
+		}
+	}
 	if err != nil {
 		return Result{}, err
 	}
