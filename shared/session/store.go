@@ -209,6 +209,22 @@ func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
 	return nil
 }
 
+// Others lists the user's sessions other than keep that are not revoked (one
+// query of the user's partition).
+func (m *Manager) Others(ctx context.Context, userID, keep string) ([]Session, error) {
+	var all []Session
+	if err := m.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: "SESSION#"}, &all); err != nil {
+		return nil, fmt.Errorf("sessions of %s: %w", userID, err)
+	}
+	return slices.DeleteFunc(all, func(s Session) bool { return s.ID == keep || s.RevokedAt != "" }), nil
+}
+
+// RevokeWrite is the write that ends session s at now (for a transaction).
+func (m *Manager) RevokeWrite(s *Session) *store.Write {
+	upd := expression.Set(expression.Name("revokedAt"), expression.Name("revokedAt").IfNotExists(expression.Value(clock.Stamp(m.Clock.Now()))))
+	return store.Change(s.PK, s.SK, upd).Exists()
+}
+
 func (m *Manager) withinGrace(rotatedAt string) bool {
 	t, err := time.Parse(time.RFC3339Nano, rotatedAt)
 	return err == nil && m.Clock.Now().Sub(t) < RaceGrace

@@ -499,6 +499,40 @@ func RevokeAllWrite(userID string, now time.Time) *store.Write {
 	return store.Update(pk.PK, pk.SK, "SET tokensValidAfter = :now").Exists().Value(":now", clock.Stamp(now))
 }
 
+// RevokeOthers ends every session of the caller but the current one: their
+// refresh tokens stop working and their access tokens are refused at once
+// (authentication reads the session). Offered after a factor or the password
+// changes. It answers how many sessions it ended.
+func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.UserSession(); err != nil {
+		return 0, err
+	}
+	others, err := s.Sessions.Others(ctx, p.UserID, p.SessionID)
+	if err != nil {
+		return 0, err
+	}
+	// A transaction holds 100 writes; the audit record is one of them.
+	for start := 0; start < len(others); start += store.MaxTxItems - 1 {
+		tx := &store.Tx{}
+		for i := start; i < min(start+store.MaxTxItems-1, len(others)); i++ {
+			tx.Add(s.Sessions.RevokeWrite(&others[i]))
+		}
+		if start == 0 {
+			tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
+				Action: "user.sessions.revoke_others", ResourceType: "user", ResourceID: p.UserID, ResourceName: p.Email,
+				Details: map[string]any{"sessions": len(others)}}))
+		}
+		if err := s.St.Commit(ctx, tx); err != nil {
+			return 0, fmt.Errorf("revoke other sessions of %s: %w", p.UserID, err)
+		}
+	}
+	return len(others), nil
+}
+
 // Logout revokes every token of the caller.
 func (s *Service) Logout(ctx context.Context) error {
 	p, err := authz.Authenticated(ctx)

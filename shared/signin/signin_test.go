@@ -395,3 +395,27 @@ func TestRefreshReplayWithinGraceFromAnotherClient(t *testing.T) {
 		t.Fatalf("%d auth.refresh.reuse records, want 2", n)
 	}
 }
+
+// Ending the other sessions kills their refresh and access tokens, not the
+// caller's own.
+func TestRevokeOtherSessions(t *testing.T) {
+	s := newSetup(t)
+	signIn := func(ip string) (access, refresh string) {
+		res := fixture.Expect(t, login(t, s, "alice@example.com", pw, ip), 200)
+		return res.JSON(t)["tokens"].(map[string]any)["accessToken"].(string), refreshCookie(t, res).Value
+	}
+	laptop, _ := signIn("192.0.2.21")
+	phone, phoneRefresh := signIn("192.0.2.22")
+	me, err := authgroup.Auth(s.env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "POST", Path: "/api/v1/auth/sessions/revoke-others", Token: laptop}), 200)
+	// The phone's session and the one the test fixture signed in with.
+	if res.JSON(t)["revoked"] != float64(2) {
+		t.Fatalf("answer %s", res.Body)
+	}
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: phone}), 401)
+	fixture.Expect(t, doRefresh(t, s, phoneRefresh, true), 401)
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: laptop}), 200)
+}
