@@ -40,11 +40,23 @@ type Session struct {
 	RevokedAt string      `dynamodbav:"revokedAt,omitempty"`
 	Rotations int         `dynamodbav:"rotations"`
 	RotatedAt string      `dynamodbav:"rotatedAt,omitempty"`
+	// RotatedBy is the client (source IP and user agent) of the last rotation:
+	// only that client's concurrent double-submit is a race, not reuse.
+	RotatedBy string `dynamodbav:"rotatedBy,omitempty"`
 }
 
-// RaceGrace is how long after a rotation the token it spent is treated as a
-// concurrent request that lost (409) rather than as reuse (family revoked).
+// RaceGrace is how long after a rotation the token it spent, presented again by
+// the same client (source IP and user agent), is treated as a concurrent
+// double-submit that lost (409 race_lost, no tokens) rather than as reuse.
+// Any other replay of a spent token revokes the family. The caller records
+// both in the audit log (auth.refresh.reuse).
 const RaceGrace = 5 * time.Second
+
+// Fingerprint names a client for the race rule of RaceGrace.
+func Fingerprint(sourceIP, userAgent string) string {
+	sum := sha256.Sum256([]byte(sourceIP + "\x00" + userAgent))
+	return hex.EncodeToString(sum[:12])
+}
 
 // Key of a session item.
 func Key(userID, sessionID string) store.KeyRef {
@@ -138,13 +150,15 @@ func ParseRefresh(token string) (userID, sessionID string, ok bool) {
 	return parts[0], parts[1], true
 }
 
-// Rotate spends token on session s (read by the caller with the user) and returns
-// a fresh pair. A token already spent revokes the family; a lost race is 409.
-func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *bool) (Pair, error) {
+// Rotate spends token on session s (read by the caller with the user) for the
+// client fingerprinted by client and returns a fresh pair. A token already
+// spent revokes the family, except the same client's double-submit within
+// RaceGrace, which is a lost race (409).
+func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *bool, client string) (Pair, error) {
 	h := hashToken(token)
 	if subtle.ConstantTimeCompare([]byte(h), []byte(s.TokenHash)) != 1 {
 		if slices.Contains(s.Spent, h) {
-			if len(s.Spent) > 0 && s.Spent[len(s.Spent)-1] == h && m.withinGrace(s.RotatedAt) {
+			if len(s.Spent) > 0 && s.Spent[len(s.Spent)-1] == h && m.withinGrace(s.RotatedAt) && s.RotatedBy == client {
 				return Pair{}, ErrRefreshRace
 			}
 			if err := m.Revoke(ctx, s.UserID, s.ID); err != nil {
@@ -166,7 +180,8 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 	upd := expression.Set(expression.Name("tokenHash"), expression.Value(newHash)).
 		Set(expression.Name("spent"), expression.Value(spent)).
 		Set(expression.Name("rotations"), expression.Name("rotations").Plus(expression.Value(1))).
-		Set(expression.Name("rotatedAt"), expression.Value(clock.Stamp(m.Clock.Now())))
+		Set(expression.Name("rotatedAt"), expression.Value(clock.Stamp(m.Clock.Now()))).
+		Set(expression.Name("rotatedBy"), expression.Value(client))
 	live := store.Is("tokenHash", h).And(expression.Name("revokedAt").AttributeNotExists())
 	if err := m.St.Do(ctx, store.Change(k.PK, k.SK, upd).When(live)); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
@@ -192,6 +207,22 @@ func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
 		return fmt.Errorf("revoke session %s: %w", sessionID, err)
 	}
 	return nil
+}
+
+// Others lists the user's sessions other than keep that are not revoked (one
+// query of the user's partition).
+func (m *Manager) Others(ctx context.Context, userID, keep string) ([]Session, error) {
+	var all []Session
+	if err := m.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: "SESSION#"}, &all); err != nil {
+		return nil, fmt.Errorf("sessions of %s: %w", userID, err)
+	}
+	return slices.DeleteFunc(all, func(s Session) bool { return s.ID == keep || s.RevokedAt != "" }), nil
+}
+
+// RevokeWrite is the write that ends session s at now (for a transaction).
+func (m *Manager) RevokeWrite(s *Session) *store.Write {
+	upd := expression.Set(expression.Name("revokedAt"), expression.Name("revokedAt").IfNotExists(expression.Value(clock.Stamp(m.Clock.Now()))))
+	return store.Change(s.PK, s.SK, upd).Exists()
 }
 
 func (m *Manager) withinGrace(rotatedAt string) bool {

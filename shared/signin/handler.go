@@ -29,6 +29,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		// Public by the spec: the refresh token (cookie + CSRF header) is the credential.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/refresh", Access: httpapi.Public, Handle: h.refresh},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/logout", Access: httpapi.User, Enrol: true, Handle: h.logout},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/sessions/revoke-others", Access: httpapi.User, Enrol: true, Handle: h.revokeOthers},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/me", Access: httpapi.User, Enrol: true, Handle: h.me},
 		// Public by the spec (only with ENABLE_REGISTRATION=true); per-IP limits guard them.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/register", Access: httpapi.Public, Handle: h.register},
@@ -138,6 +139,15 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	}
 	ClearRefreshCookie(w)
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true})
+	return nil
+}
+
+func (h *Handler) revokeOthers(w http.ResponseWriter, r *http.Request) error {
+	n, err := h.Svc.RevokeOthers(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true, "revoked": n})
 	return nil
 }
 

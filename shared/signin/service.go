@@ -73,6 +73,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -471,7 +472,16 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	if u.Status != user.StatusActive || !sess.Live(s.Clock.Now(), u.TokensValidAfter) {
 		return Result{}, session.ErrRefreshInvalid
 	}
-	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil)
+	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil, session.Fingerprint(c.SourceIP, c.UserAgent))
+	if errors.Is(err, session.ErrRefreshRace) || errors.Is(err, session.ErrRefreshReused) {
+		// A spent token came back: a suspicious event either way.
+		actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
+		if aerr := audit.Log(ctx, s.St, audit.Entry{Actor: actor, OrgID: sess.OrgID, PartnerID: sess.PartnerID,
+			Action: "auth.refresh.reuse", ResourceType: "session", ResourceID: sess.ID,
+			Details: map[string]any{"familyRevoked": errors.Is(err, session.ErrRefreshReused)}}); aerr != nil {
+			slog.WarnContext(ctx, "refresh reuse not audited", "err", aerr)
+		}
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -487,6 +497,40 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 func RevokeAllWrite(userID string, now time.Time) *store.Write {
 	pk := user.ProfileKey(userID)
 	return store.Update(pk.PK, pk.SK, "SET tokensValidAfter = :now").Exists().Value(":now", clock.Stamp(now))
+}
+
+// RevokeOthers ends every session of the caller but the current one: their
+// refresh tokens stop working and their access tokens are refused at once
+// (authentication reads the session). Offered after a factor or the password
+// changes. It answers how many sessions it ended.
+func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
+	p, err := authz.Authenticated(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.UserSession(); err != nil {
+		return 0, err
+	}
+	others, err := s.Sessions.Others(ctx, p.UserID, p.SessionID)
+	if err != nil {
+		return 0, err
+	}
+	// A transaction holds 100 writes; the audit record is one of them.
+	for start := 0; start < len(others); start += store.MaxTxItems - 1 {
+		tx := &store.Tx{}
+		for i := start; i < min(start+store.MaxTxItems-1, len(others)); i++ {
+			tx.Add(s.Sessions.RevokeWrite(&others[i]))
+		}
+		if start == 0 {
+			tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
+				Action: "user.sessions.revoke_others", ResourceType: "user", ResourceID: p.UserID, ResourceName: p.Email,
+				Details: map[string]any{"sessions": len(others)}}))
+		}
+		if err := s.St.Commit(ctx, tx); err != nil {
+			return 0, fmt.Errorf("revoke other sessions of %s: %w", p.UserID, err)
+		}
+	}
+	return len(others), nil
 }
 
 // Logout revokes every token of the caller.

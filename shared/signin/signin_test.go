@@ -361,3 +361,61 @@ func TestPasswordLoginRefusedWhenOrganizationEnforcesSSO(t *testing.T) {
 		t.Fatalf("login without enforcement: %v", err)
 	}
 }
+
+// A spent token replayed within the grace window counts as a lost race only
+// for the client that rotated it; from anyone else it revokes the family. Both
+// are audited as auth.refresh.reuse, and neither issues tokens.
+func TestRefreshReplayWithinGraceFromAnotherClient(t *testing.T) {
+	s := newSetup(t)
+	first := refreshCookie(t, fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.4"), 200)).Value
+	res := fixture.Expect(t, doRefresh(t, s, first, true), 200)
+	second := refreshCookie(t, res).Value
+
+	// The same client's double-submit: 409, no tokens, family alive.
+	race := fixture.Expect(t, doRefresh(t, s, first, true), 409)
+	if strings.Contains(string(race.Body), "accessToken") {
+		t.Fatalf("a lost race issued tokens: %s", race.Body)
+	}
+	// Another client within the grace window: reuse, the family dies.
+	h := map[string]string{"Cookie": signin.CookieName + "=" + first, "x-service-csrf": "1", "User-Agent": "curl/8.0"}
+	fixture.Expect(t, fixture.Do(t, s.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/refresh", Header: h}), 401)
+	fixture.Expect(t, doRefresh(t, s, second, true), 401)
+
+	recs, err := audit.List(t.Context(), s.env.Store, audit.Tenant(s.org, ""), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Action == "auth.refresh.reuse" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d auth.refresh.reuse records, want 2", n)
+	}
+}
+
+// Ending the other sessions kills their refresh and access tokens, not the
+// caller's own.
+func TestRevokeOtherSessions(t *testing.T) {
+	s := newSetup(t)
+	signIn := func(ip string) (access, refresh string) {
+		res := fixture.Expect(t, login(t, s, "alice@example.com", pw, ip), 200)
+		return res.JSON(t)["tokens"].(map[string]any)["accessToken"].(string), refreshCookie(t, res).Value
+	}
+	laptop, _ := signIn("192.0.2.21")
+	phone, phoneRefresh := signIn("192.0.2.22")
+	me, err := authgroup.Auth(s.env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "POST", Path: "/api/v1/auth/sessions/revoke-others", Token: laptop}), 200)
+	// The phone's session and the one the test fixture signed in with.
+	if res.JSON(t)["revoked"] != float64(2) {
+		t.Fatalf("answer %s", res.Body)
+	}
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: phone}), 401)
+	fixture.Expect(t, doRefresh(t, s, phoneRefresh, true), 401)
+	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: laptop}), 200)
+}
