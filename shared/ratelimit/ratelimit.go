@@ -55,6 +55,10 @@ var (
 	BadAPIKeyIP      = Rule{"bad-api-key-ip", 300, time.Minute}
 	AgentEnroll      = Rule{"agent-enroll-ip", 10, time.Minute}
 	AgentIngest      = Rule{"agent-ingest-device", 600, time.Minute}
+	// Invitations carry platform e-mail to any address: bounded per inviter
+	// and per address within one tenant (invites and resends alike).
+	InviteInviter = Rule{"invite-inviter", 20, time.Hour}
+	InviteAddress = Rule{"invite-address", 3, 24 * time.Hour}
 )
 
 // Limiter checks rules.

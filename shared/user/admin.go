@@ -12,6 +12,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -58,6 +59,9 @@ func (s *Service) Invite(ctx context.Context, in InviteInput) (*Invited, error) 
 	}
 	if !withinRestriction(p, in.SiteIDs, in.DeviceGroupIDs) {
 		return nil, ErrWiderInvite
+	}
+	if err := s.inviteLimits(ctx, p, t, email); err != nil {
+		return nil, err
 	}
 	r, err := s.assignable(ctx, p, t, in.RoleID)
 	if err != nil {
@@ -112,6 +116,15 @@ func (s *Service) Invite(ctx context.Context, in InviteInput) (*Invited, error) 
 	return &Invited{ID: u.ID, Email: email, Name: name, Status: StatusInvited, RoleID: r.ID, InviteEmailSent: sent}, nil
 }
 
+// inviteLimits counts one invitation e-mail: at most 20 an hour per inviter and
+// 3 a day per address within the tenant (429 with Retry-After beyond).
+func (s *Service) inviteLimits(ctx context.Context, p *authz.Principal, t Target, email string) error {
+	if err := s.Limits.Allow(ctx, ratelimit.InviteInviter, p.UserID); err != nil {
+		return err
+	}
+	return s.Limits.Allow(ctx, ratelimit.InviteAddress, ratelimit.Hash(t.Tenant(), email))
+}
+
 // ResendInvite issues a new invitation token for a pending membership of the
 // caller's scope; that scope's previous token stops working, no other's does.
 func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, error) {
@@ -132,6 +145,9 @@ func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, er
 		return nil, ErrNotInvited
 	}
 	if err := s.manageable(ctx, p, m); err != nil {
+		return nil, err
+	}
+	if err := s.inviteLimits(ctx, p, t, u.Email); err != nil {
 		return nil, err
 	}
 	token, inv, err := NewInvite(m, p.UserID, s.Clock.Now())

@@ -12,7 +12,7 @@ package user_test
 //	GET    /users/roles         3   auth + custom roles query (system roles are code)
 //	POST   /users/invite        6   auth + e-mail guard + profile (existing) + role (custom only)
 //	                                + transaction + scope name; +1 BatchGet with siteIds/deviceGroupIds
-//	POST   /users/resend-invite 5   auth + BatchGet + transaction + scope name
+//	POST   /users/resend-invite 8   auth + BatchGet + two invitation limits (1-2 each) + transaction + scope name
 //	PATCH  /users/{id}          4   auth + BatchGet + transaction
 //	DELETE /users/{id}          5   auth + BatchGet + invitation (invited users) + transaction
 //	POST   /users/{id}/role     5   auth + BatchGet + role (custom only) + transaction
@@ -180,7 +180,7 @@ func TestResendRevokesPreviousToken(t *testing.T) {
 	email := uniqueEmail("again")
 	id := fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(email, role.OrgViewerID)), 201).JSON(t)["id"].(string)
 	res := fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.adminA.Token, map[string]any{"userId": id}), 200)
-	fixture.Budget(t, res, 5)
+	fixture.Budget(t, res, 8) // auth, BatchGet, two invitation limits (the address's bucket is busy: 2), transaction, scope name
 	if res.JSON(t)["inviteEmailSent"] != true {
 		t.Fatalf("resend %s", res.Body)
 	}

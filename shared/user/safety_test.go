@@ -2,6 +2,7 @@ package user_test
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
 )
 
 // victim is an account of organization B, with its own name and password.
@@ -269,4 +271,37 @@ func TestRolesAndSettingsStayAboveLowerCallers(t *testing.T) {
 			t.Fatalf("organization-wide change by a restricted admin: %s", res.Body)
 		}
 	}
+}
+
+// Finding 11: invitations are bounded per address and inviter, and the e-mail
+// carries none of the inviter's markup or links.
+func TestInvitationLimitsAndPlainMail(t *testing.T) {
+	w := newWorld(t)
+	email := uniqueEmail("spam")
+	inviter := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID,
+		Name: `<a href="https://evil.example/x">Click</a> http://evil.example`})
+	body := map[string]any{"email": email, "name": `<b>x</b> https://phish.example`, "roleId": role.OrgViewerID}
+	res := fixture.Expect(t, w.invite(t, inviter.Token, body), 201).JSON(t)
+	id := res["id"].(string)
+	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", inviter.Token, map[string]any{"userId": id}), 200)
+	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", inviter.Token, map[string]any{"userId": id}), 200)
+	limited := fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", inviter.Token, map[string]any{"userId": id}), 429)
+	if limited.Header.Get("Retry-After") == "" {
+		t.Fatalf("no Retry-After: %v", limited.Header)
+	}
+	mails := testenv.SentEmails(t, email)
+	if len(mails) != 3 {
+		t.Fatalf("%d e-mails sent, want 3", len(mails))
+	}
+	for _, m := range mails {
+		if strings.Contains(m.Body, "<") || strings.Contains(m.Body, "evil") || strings.Contains(m.Body, "phish") ||
+			strings.Count(m.Body, "://") != 1 {
+			t.Fatalf("inviter-chosen markup reached the e-mail:\n%s", m.Body)
+		}
+	}
+	// Per inviter: 20 an hour (four used above, the refused resend included).
+	for i := 0; i < 16; i++ {
+		fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("many"), role.OrgViewerID)), 201)
+	}
+	fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("many"), role.OrgViewerID)), 429)
 }

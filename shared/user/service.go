@@ -10,12 +10,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/notify"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -81,6 +83,8 @@ type Service struct {
 	Mail Mailer
 	// AppURL is the web application's base URL, for the acceptance link.
 	AppURL string
+	// Limits bounds invitations per inviter and per address (ratelimit.Invite*).
+	Limits ratelimit.Limiter
 	// OrgAdmin is the permission set that makes an organization administrator
 	// (the Org Admin system role's), for the last-administrator rule.
 	OrgAdmin authz.Set
@@ -589,23 +593,44 @@ func (s *Service) sendInvite(ctx context.Context, p *authz.Principal, t Target, 
 	if s.Mail == nil {
 		return false
 	}
-	scopeName := s.scopeName(ctx, t)
-	inviter := p.Name
-	if inviter == "" {
-		inviter = p.Email
-	}
+	// A fixed plain-text template: nothing the inviter typed reaches the mail
+	// (not its name, not the invitee's), the organization's or partner's name
+	// passes through plainLabel (no markup, address or link survives), and the
+	// only link points at the application.
+	scopeName := plainLabel(s.scopeName(ctx, t))
 	link := strings.TrimRight(s.AppURL, "/") + "/accept-invite?token=" + url.QueryEscape(token)
 	err := s.Mail.SendEmail(ctx, notify.Email{To: email, Subject: "You are invited to " + scopeName + " on Gale", Text: fmt.Sprintf(
-		"Hello %s,\n\n%s invited you to join %s on Gale.\n\n"+
+		"Hello,\n\nYou have been invited to join %s on Gale.\n\n"+
 			"Open this link within 7 days to accept: a new account sets its password there, an existing\n"+
 			"account confirms with its own password. Then sign in as usual:\n\n%s\n\n"+
 			"The link works once. If you did not expect this invitation, ignore this e-mail.\n",
-		name, inviter, scopeName, link)})
+		scopeName, link)})
 	if err != nil {
 		slog.ErrorContext(ctx, "invitation e-mail not sent", "scope", t.Tenant(), "err", err)
 		return false
 	}
 	return true
+}
+
+// plainLabel keeps a tenant-chosen name safe to print in an e-mail: letters,
+// digits, spaces and a little punctuation, no dots, slashes, colons or angle
+// brackets (so nothing in it reads as markup, an address or a link), at most 80
+// characters.
+func plainLabel(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), r == ' ', r == '-', r == '\'', r == '&', r == '(', r == ')', r == ',':
+			b.WriteRune(r)
+		default:
+			b.WriteRune(' ')
+		}
+	}
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if r := []rune(out); len(r) > 80 {
+		out = string(r[:80])
+	}
+	return out
 }
 
 // scopeName names t for an e-mail: the organization's or partner's name.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
@@ -22,5 +23,6 @@ func Users(d *app.Deps) (http.Handler, error) {
 // Service builds the users service; it sends invitation e-mails through SES.
 func Service(d *app.Deps) *user.Service {
 	return &user.Service{St: d.Store, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store}, OrgAdmin: role.OrgAdminSet(),
-		Clock: d.Clock, Mail: d.EnableNotify(), AppURL: d.Cfg.AppURL}
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
+		Clock:  d.Clock, Mail: d.EnableNotify(), AppURL: d.Cfg.AppURL}
 }
