@@ -22,6 +22,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/emulator"
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/routes"
 )
 
@@ -35,7 +36,8 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := httpapi.NewLogger(os.Stderr, slog.LevelInfo)
+	slog.SetDefault(log)
 
 	setDefault("APP_ENV", "development")
 	setDefault("PAM_ACTUATOR_ENABLED", "true")

@@ -99,13 +99,17 @@ func (d *Deps) Router() *httpapi.Router {
 	return rt
 }
 
-// NewLogger returns the JSON logger of every function.
+// NewLogger returns the JSON logger of every function (request ids on every
+// line of a request) and makes it the process default, so code that logs
+// through slog's package functions writes the same JSON.
 func NewLogger(level string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: l}))
+	log := httpapi.NewLogger(os.Stdout, l)
+	slog.SetDefault(log)
+	return log
 }
 
 // Builder assembles one route group's handler.

@@ -90,7 +90,7 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
-				log.ErrorContext(ctx, "panic", "requestId", st.requestID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				log.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					WriteError(sw, r, errString("panic"))
 				}
@@ -99,7 +99,7 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 			caller, tenant := st.caller, st.tenant
 			st.mu.Unlock()
 			log.InfoContext(ctx, "request",
-				"requestId", st.requestID, "method", r.Method, "path", r.URL.Path,
+				"method", r.Method, "path", r.URL.Path,
 				"status", sw.status, "durationMs", time.Since(start).Milliseconds(),
 				"dbCalls", calls.N(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
 		}()

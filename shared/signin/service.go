@@ -199,7 +199,9 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	}
 	ok := user.VerifyPassword(hash, password) // always one Argon2id run
 	if !ok || u == nil || locked || u.Status != user.StatusActive {
-		if u != nil && !ok && !locked {
+		// Failures count for unknown addresses too: the same store work on
+		// both paths, so timing and call counts do not tell them apart.
+		if !ok && !locked {
 			s.countFailure(ctx, subject)
 		}
 		return Result{}, ErrInvalidCredentials
@@ -239,20 +241,25 @@ func (s *Service) lookup(ctx context.Context, email, subject string) (*user.User
 		return nil, false, err
 	}
 	_, locked := items[lk.PK+"|"+lk.SK]
-	gi, ok := items[ek.PK+"|"+ek.SK]
-	if !ok {
-		return nil, locked, nil
+	// An unknown address reads a profile that cannot exist, so both paths
+	// make the same calls.
+	id := unknownUserID
+	if gi, ok := items[ek.PK+"|"+ek.SK]; ok {
+		var g user.EmailGuard
+		if err := store.Unmarshal(gi, &g); err != nil {
+			return nil, false, err
+		}
+		id = g.UserID
 	}
-	var g user.EmailGuard
-	if err := store.Unmarshal(gi, &g); err != nil {
-		return nil, false, err
-	}
-	u, err := s.Users.Get(ctx, g.UserID)
+	u, err := s.Users.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, locked, nil
 	}
 	return u, locked, err
 }
+
+// unknownUserID is no account's id (ids are random v4 UUIDs; this is not one).
+const unknownUserID = "00000000-0000-0000-0000-000000000000"
 
 func lockKey(subject string) store.KeyRef { return store.KeyRef{PK: "LOCK#" + subject, SK: "LOCK"} }
 
