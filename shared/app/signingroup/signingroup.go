@@ -6,10 +6,11 @@
 package signingroup
 
 import (
-	"github.com/gale-rmm/gale/shared/passhash"
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/gale-rmm/gale/shared/passhash"
 
 	"github.com/gale-rmm/gale/shared/app"
 
