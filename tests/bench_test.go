@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
-	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
@@ -68,7 +69,7 @@ func ipFor(i int) string { return fmt.Sprintf("10.%d.%d.%d:1", i/65536%256, i/25
 
 func BenchmarkPasswordHash(b *testing.B) {
 	for b.Loop() {
-		if _, err := user.HashPassword("Correct-Horse-Battery-9"); err != nil {
+		if _, err := passhash.Hash("Correct-Horse-Battery-9"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/app/notifygroup"
+
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 
@@ -68,8 +70,9 @@ func run() error {
 		return err
 	}
 
-	d.EnableNotify().Echo = os.Stdout
-	if err := d.Notify.VerifySender(ctx); err != nil {
+	n := notifygroup.Enable(d)
+	n.Echo = os.Stdout
+	if err := n.VerifySender(ctx); err != nil {
 		return err
 	}
 

@@ -16,17 +16,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/gale-rmm/gale/shared/api"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/event"
-	"github.com/gale-rmm/gale/shared/health"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/notify"
 	"github.com/gale-rmm/gale/shared/role"
@@ -50,9 +46,9 @@ type Deps struct {
 	Auth     *auth.Authenticator
 	Roles    role.Store
 	Users    user.Store
-	// Notify is nil until EnableNotify: only the groups that send e-mail or SMS
-	// link the SES and SNS clients, which keeps the other binaries small.
-	Notify *notify.Notifier
+	// Notify is nil until notifygroup.Enable: only the groups that send e-mail
+	// or SMS link the SES and SNS clients, which keeps the other binaries small.
+	Notify Notifier
 	// Strict makes routes that skip their authorization check panic (tests).
 	Strict bool
 }
@@ -83,12 +79,10 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 	}, nil
 }
 
-// EnableNotify builds the SES and SNS clients (idempotent).
-func (d *Deps) EnableNotify() *notify.Notifier {
-	if d.Notify == nil {
-		d.Notify = &notify.Notifier{SES: sesv2.NewFromConfig(d.AWS), SNS: sns.NewFromConfig(d.AWS), From: d.Cfg.EmailFrom}
-	}
-	return d.Notify
+// Notifier sends e-mail and SMS (awsnotify.Notifier, built by notifygroup).
+type Notifier interface {
+	SendEmail(ctx context.Context, e notify.Email) error
+	SendSMS(ctx context.Context, phone, text string) error
 }
 
 // Router returns a router that authenticates with d.Auth and, in tests, fails a
@@ -119,28 +113,6 @@ type Builder func(d *Deps) (http.Handler, error)
 // counting, recovery, access log, and the request's deadline).
 func (d *Deps) Edge(h http.Handler) http.Handler {
 	return httpapi.Edge(httpapi.CORS(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Cfg.CORSOrigins), d.Log)
-}
-
-// Health builds the health group.
-func Health(d *Deps) (http.Handler, error) {
-	h := &health.Handler{Version: d.Cfg.Version, Checks: map[string]health.Check{
-		"table": d.Store.Ping,
-		"queues": func(ctx context.Context) error {
-			for _, u := range []string{d.Cfg.EventsQueueURL, d.Cfg.DeliveryQueueURL} {
-				if u == "" {
-					return fmt.Errorf("queue url not configured")
-				}
-				if _, err := d.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u)}); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}}
-	rt := httpapi.NewRouter(nil, nil)
-	h.Routes(rt)
-	api.Routes(rt)
-	return d.Edge(rt), nil
 }
 
 // NotBuilt answers every route of a group whose feature is not built yet with

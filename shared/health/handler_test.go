@@ -4,7 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/healthgroup"
+
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
@@ -13,7 +14,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 func TestHealthy(t *testing.T) {
 	env := testenv.New(t)
-	h, err := app.Health(env.Deps)
+	h, err := healthgroup.Health(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestDegradedIs503(t *testing.T) {
 	env := testenv.New(t)
 	env.Cfg.DeliveryQueueURL = env.Cfg.DeliveryQueueURL + "-gone"
 	env.Store.Table = env.Store.Table + "-gone"
-	h, err := app.Health(env.Deps)
+	h, err := healthgroup.Health(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestDegradedIs503(t *testing.T) {
 
 func TestOpenAPIDocumentIsPublic(t *testing.T) {
 	env := testenv.New(t)
-	h, err := app.Health(env.Deps)
+	h, err := healthgroup.Health(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -173,7 +175,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 	newAccount := u.Status == user.StatusInvited
 	if newAccount {
 		// A new account: the invitation sets its password and name.
-		hash, err := user.HashPassword(in.Password)
+		hash, err := passhash.Hash(in.Password)
 		if err != nil {
 			return signin.Result{}, err
 		}
@@ -182,7 +184,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		}
 		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
 		tx.Add(activateWrite(u))
-	} else if !user.VerifyPassword(u.PasswordHash, in.Password) {
+	} else if !passhash.Verify(u.PasswordHash, in.Password) {
 		// An existing account proves itself with its own password; the
 		// invitation changes nothing of it.
 		return signin.Result{}, ErrPassword

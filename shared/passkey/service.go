@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
@@ -230,7 +232,7 @@ func (s *Service) stepUp(ctx context.Context, userID, password string) (*user.Us
 	if err != nil {
 		return nil, err
 	}
-	if !user.VerifyPassword(u.PasswordHash, password) {
+	if !passhash.Verify(u.PasswordHash, password) {
 		return nil, ErrPassword
 	}
 	return u, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/audit"
@@ -66,7 +68,7 @@ func (in Registration) check(f fault.Fields) (email, name string) {
 // newUser builds an active user with a hashed password (one Argon2id run, on
 // the success and the duplicate path alike).
 func (s *Service) newUser(email, name, password string) (*user.User, error) {
-	h, err := user.HashPassword(password)
+	h, err := passhash.Hash(password)
 	if err != nil {
 		return nil, err
 	}

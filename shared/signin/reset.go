@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -209,7 +211,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, c C
 		u.Status != user.StatusActive {
 		return ErrResetToken
 	}
-	hash, err := user.HashPassword(password)
+	hash, err := passhash.Hash(password)
 	if err != nil {
 		return err
 	}
@@ -268,7 +270,7 @@ func (s *Service) ChangePassword(ctx context.Context, current, next string, c Cl
 	if err != nil {
 		return Result{}, err
 	}
-	if !user.VerifyPassword(u.PasswordHash, current) {
+	if !passhash.Verify(u.PasswordHash, current) {
 		if err := audit.Log(ctx, s.St, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
 			Action: "user.password.change", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
 			Details: map[string]any{"reason": "wrong current password"}, Denied: true}); err != nil {
@@ -276,7 +278,7 @@ func (s *Service) ChangePassword(ctx context.Context, current, next string, c Cl
 		}
 		return Result{}, ErrCurrentPassword
 	}
-	hash, err := user.HashPassword(next)
+	hash, err := passhash.Hash(next)
 	if err != nil {
 		return Result{}, err
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/signingroup"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -61,7 +61,7 @@ func (m *mailbox) to(address string) []string {
 func resetSetup(t *testing.T) (setup, fixture.Caller, *mailbox) {
 	t.Helper()
 	s := newSetup(t, "APP_URL", appURL)
-	svc := app.SignIn(s.env.Deps)
+	svc := signingroup.SignIn(s.env.Deps)
 	mb := &mailbox{next: svc.Mail}
 	svc.Mail = mb
 	rt := s.env.Router()

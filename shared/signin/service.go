@@ -79,6 +79,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -197,7 +199,7 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if u != nil {
 		hash = u.PasswordHash
 	}
-	ok := user.VerifyPassword(hash, password) // always one Argon2id run
+	ok := passhash.Verify(hash, password) // always one Argon2id run
 	if !ok || u == nil || locked || u.Status != user.StatusActive {
 		// Failures count for unknown addresses too: the same store work on
 		// both paths, so timing and call counts do not tell them apart.

@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/fault"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
@@ -132,9 +135,9 @@ func TestLoginWithOverlongEmail(t *testing.T) {
 func TestLoginHashesOnceForKnownAndUnknown(t *testing.T) {
 	s := newSetup(t)
 	hashes := func(email, ip string) int64 {
-		before := user.Verifications()
+		before := passhash.Verifications()
 		fixture.Expect(t, login(t, s, email, "wrong-password-1", ip), 401)
-		return user.Verifications() - before
+		return passhash.Verifications() - before
 	}
 	known, unknown := hashes("alice@example.com", "192.0.2.10"), hashes("ghost@example.com", "192.0.2.11")
 	if known != 1 || unknown != 1 {
@@ -343,7 +346,7 @@ func TestPendingMFASignInDiesWithPasswordChange(t *testing.T) {
 		t.Fatalf("login = %v", body)
 	}
 	temp := body["tempToken"].(string)
-	svc := app.SignIn(s.env.Deps)
+	svc := signingroup.SignIn(s.env.Deps)
 	u, err := svc.PendingUser(t.Context(), temp)
 	if err != nil || u.Email != "mfa@example.com" {
 		t.Fatalf("pending user: %v", err)
@@ -364,7 +367,7 @@ func (e enforced) Enforced(_ context.Context, orgID string) (bool, error) { retu
 
 func TestPasswordLoginRefusedWhenOrganizationEnforcesSSO(t *testing.T) {
 	s := newSetup(t)
-	svc := app.SignIn(s.env.Deps)
+	svc := signingroup.SignIn(s.env.Deps)
 	svc.SSO = enforced{s.org: true}
 	_, err := svc.Login(t.Context(), "alice@example.com", pw, signin.Client{IP: "192.0.2.60", SourceIP: "192.0.2.60"})
 	fe, ok := fault.As(err)

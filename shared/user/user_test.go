@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gale-rmm/gale/shared/passhash"
+
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -54,17 +56,17 @@ func TestEmailUniqueCaseInsensitiveUnderConcurrency(t *testing.T) {
 }
 
 func TestPasswordHashIsArgon2idAndVerifies(t *testing.T) {
-	h, err := user.HashPassword("Correct-Horse-Battery-9")
+	h, err := passhash.Hash("Correct-Horse-Battery-9")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Fatalf("hash %q does not use the OWASP parameters", h)
 	}
-	if !user.VerifyPassword(h, "Correct-Horse-Battery-9") || user.VerifyPassword(h, "correct-horse-battery-9") {
+	if !passhash.Verify(h, "Correct-Horse-Battery-9") || passhash.Verify(h, "correct-horse-battery-9") {
 		t.Fatal("verification wrong")
 	}
-	if user.VerifyPassword("", "anything") || user.VerifyPassword("$argon2id$garbage", "x") {
+	if passhash.Verify("", "anything") || passhash.Verify("$argon2id$garbage", "x") {
 		t.Fatal("empty or malformed hash must not verify")
 	}
 }
@@ -73,10 +75,10 @@ func TestPasswordGoldenVector(t *testing.T) {
 	// Recorded from golang.org/x/crypto/argon2 (IDKey "password", salt "saltsaltsaltsalt",
 	// t=2, m=19456, p=1): guards the PHC encoding and its parsing across changes.
 	const golden = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$T95q7S205tf9WI4HhYOZDIQmMMAbntacGXTIku0gXT8"
-	if !user.VerifyPassword(golden, "password") {
+	if !passhash.Verify(golden, "password") {
 		t.Fatal("golden Argon2id vector does not verify")
 	}
-	if user.VerifyPassword(golden, "Password") {
+	if passhash.Verify(golden, "Password") {
 		t.Fatal("golden vector verified a different password")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/app/notifygroup"
+
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/config"
@@ -88,7 +90,7 @@ func New(t testing.TB, vars ...string) *Env {
 		t.Fatalf("testenv: deps: %v", err)
 	}
 	d.Strict = true
-	if err := d.EnableNotify().VerifySender(ctx); err != nil {
+	if err := notifygroup.Enable(d).VerifySender(ctx); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return &Env{Deps: d, Clock: clk, Resources: res}

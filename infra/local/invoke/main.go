@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 
@@ -57,7 +59,7 @@ func run(fn, file string) error {
 	if err != nil {
 		return err
 	}
-	if err := app.Bootstrap(ctx, d); err != nil {
+	if err := signingroup.Bootstrap(ctx, d); err != nil {
 		return err
 	}
 	var out any

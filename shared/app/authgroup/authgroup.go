@@ -6,6 +6,9 @@ package authgroup
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/app/notifygroup"
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/invite"
 	"github.com/gale-rmm/gale/shared/mfa"
@@ -18,9 +21,9 @@ import (
 // administrator is created by the sweeper's bootstrap job (and by the local
 // runtime), never on a cold start.
 func Auth(d *app.Deps) (http.Handler, error) {
-	d.EnableNotify()
+	notifygroup.Enable(d)
 	rt := d.Router()
-	(&signin.Handler{Svc: app.SignIn(d)}).Routes(rt)
+	(&signin.Handler{Svc: signingroup.SignIn(d)}).Routes(rt)
 	mfaSvc, err := MFA(d)
 	if err != nil {
 		return nil, err
@@ -36,7 +39,7 @@ func Auth(d *app.Deps) (http.Handler, error) {
 
 // Invite builds the accept-invite and invitation preview service.
 func Invite(d *app.Deps) *invite.Service {
-	return &invite.Service{St: d.Store, SignIn: app.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock}
+	return &invite.Service{St: d.Store, SignIn: signingroup.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock}
 }
 
 // MFA builds the TOTP, SMS and recovery-code service.
@@ -45,7 +48,7 @@ func MFA(d *app.Deps) (*mfa.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: app.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: d.EnableNotify(),
+	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: signingroup.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
+		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: notifygroup.Enable(d),
 		Policy: app.NewMFAPolicy(d), Enable2FA: d.Cfg.Enable2FA}, nil
 }

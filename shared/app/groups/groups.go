@@ -10,6 +10,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/app/healthgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
@@ -19,7 +20,7 @@ import (
 // Builders maps each HTTP function of routes.Groups to its builder.
 func Builders() map[string]app.Builder {
 	return map[string]app.Builder{
-		"health":             app.Health,
+		"health":             healthgroup.Health,
 		"api-keys":           app.NotBuilt("api-keys"),
 		"enrollment-keys":    enrollgroup.EnrollmentKeys,
 		"service-principals": app.NotBuilt("service-principals"),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/app"
@@ -41,7 +43,7 @@ func (s Seeded) Banner() string {
 // partner with an administrator, two organizations with sites, and an
 // organization administrator. It is for local runs only.
 func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
-	if err := app.Bootstrap(ctx, d); err != nil {
+	if err := signingroup.Bootstrap(ctx, d); err != nil {
 		return Seeded{}, err
 	}
 	pw := d.Cfg.SystemAdminPassword
@@ -82,13 +84,13 @@ func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
 	if err := d.Store.Commit(ctx, tx); err != nil {
 		return Seeded{}, fmt.Errorf("seed tenants: %w", err)
 	}
-	for _, n := range []app.NewUser{
+	for _, n := range []signingroup.NewUser{
 		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Password: pw, Scope: authz.ScopePartner,
 			PartnerID: DemoPartnerID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll},
 		{Email: "acme-admin@gale.local", Name: "Acme Admin", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgAcmeID, RoleID: role.OrgAdminID},
 		{Email: "beta-tech@gale.local", Name: "Beta Technician", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgBetaID, RoleID: role.OrgTechnicianID},
 	} {
-		if _, err := app.CreateUser(ctx, d, n); err != nil && !errors.Is(err, app.ErrEmailTaken) {
+		if _, err := signingroup.CreateUser(ctx, d, n); err != nil && !errors.Is(err, signingroup.ErrEmailTaken) {
 			return Seeded{}, err
 		}
 	}

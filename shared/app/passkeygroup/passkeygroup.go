@@ -6,6 +6,8 @@ package passkeygroup
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/passkey"
 	"github.com/gale-rmm/gale/shared/ratelimit"
@@ -29,7 +31,7 @@ func Passkeys(d *app.Deps) (*passkey.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &passkey.Service{Store: passkey.Store{St: d.Store}, Users: d.Users, SignIn: app.SignIn(d),
+	return &passkey.Service{Store: passkey.Store{St: d.Store}, Users: d.Users, SignIn: signingroup.SignIn(d),
 		Policy: app.NewMFAPolicy(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
 		Clock: d.Clock, RP: rp}, nil
 }

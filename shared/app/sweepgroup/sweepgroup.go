@@ -6,6 +6,8 @@ package sweepgroup
 import (
 	"context"
 
+	"github.com/gale-rmm/gale/shared/app/signingroup"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/gale-rmm/gale/shared/app"
@@ -19,7 +21,7 @@ func Sweeper(d *app.Deps) *sweep.Sweeper {
 	sw := app.Sweeper(d)
 	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
 	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
-	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return app.BootstrapCount(ctx, d) }
+	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return signingroup.BootstrapCount(ctx, d) }
 	return sw
 }
 

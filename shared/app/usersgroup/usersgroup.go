@@ -5,6 +5,8 @@ package usersgroup
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/app/notifygroup"
+
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
@@ -24,5 +26,5 @@ func Users(d *app.Deps) (http.Handler, error) {
 func Service(d *app.Deps) *user.Service {
 	return &user.Service{St: d.Store, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store}, OrgAdmin: role.OrgAdminSet(),
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock:  d.Clock, Mail: d.EnableNotify(), AppURL: d.Cfg.AppURL}
+		Clock:  d.Clock, Mail: notifygroup.Enable(d), AppURL: d.Cfg.AppURL}
 }

@@ -1,9 +1,18 @@
-package app
+// Package signingroup wires the sign-in service and creates accounts outside
+// the invitation flow: the configured system administrator (Bootstrap, run by
+// the sweeper's bootstrap job and the local runtime, never on a cold start) and
+// the demo users. Only the functions that sign people in or create accounts
+// import it, so only they link password hashing and the password rules.
+package signingroup
 
 import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/gale-rmm/gale/shared/passhash"
+
+	"github.com/gale-rmm/gale/shared/app"
 
 	"github.com/google/uuid"
 
@@ -19,7 +28,7 @@ import (
 )
 
 // SignIn builds the sign-in service (used by the auth and auth-passkeys groups).
-func SignIn(d *Deps) *signin.Service {
+func SignIn(d *app.Deps) *signin.Service {
 	var mail signin.Mailer
 	if d.Notify != nil { // never a typed nil
 		mail = d.Notify
@@ -32,14 +41,14 @@ func SignIn(d *Deps) *signin.Service {
 // Bootstrap creates the system administrator named by
 // SYSTEM_ADMIN_EMAIL / SYSTEM_ADMIN_PASSWORD if that e-mail is not taken. In
 // production a weak or missing password is refused.
-func Bootstrap(ctx context.Context, d *Deps) error {
+func Bootstrap(ctx context.Context, d *app.Deps) error {
 	_, err := BootstrapCount(ctx, d)
 	return err
 }
 
 // BootstrapCount is Bootstrap as a sweeper job: it answers 1 when it created the
 // administrator, 0 when there was nothing to do.
-func BootstrapCount(ctx context.Context, d *Deps) (int, error) {
+func BootstrapCount(ctx context.Context, d *app.Deps) (int, error) {
 	email, pw := user.NormalizeEmail(d.Cfg.SystemAdminEmail), d.Cfg.SystemAdminPassword
 	if email == "" {
 		return 0, nil
@@ -79,8 +88,8 @@ type NewUser struct {
 var ErrEmailTaken = errors.New("e-mail already registered")
 
 // CreateUser creates an active user with one membership and its audit record.
-func CreateUser(ctx context.Context, d *Deps, n NewUser) (*user.User, error) {
-	h, err := user.HashPassword(n.Password)
+func CreateUser(ctx context.Context, d *app.Deps, n NewUser) (*user.User, error) {
+	h, err := passhash.Hash(n.Password)
 	if err != nil {
 		return nil, err
 	}

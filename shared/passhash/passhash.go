@@ -1,4 +1,7 @@
-package user
+// Package passhash hashes passwords with Argon2id (m=19 MiB, t=2, p=1; the PHC
+// string format) and verifies them in constant time. It is its own package so
+// that only the functions that check or set passwords link Argon2id.
+package passhash
 
 import (
 	"crypto/rand"
@@ -22,8 +25,8 @@ const (
 	saltLen      = 16
 )
 
-// HashPassword returns the PHC string of an Argon2id hash of pw.
-func HashPassword(pw string) (string, error) {
+// Hash returns the PHC string of an Argon2id hash of pw.
+func Hash(pw string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
@@ -45,9 +48,9 @@ var dummyHash = sync.OnceValue(func() string {
 	return encodeHash("gale-dummy-password", []byte("gale-dummy-salt!"), argonMemory, argonTime, argonThreads)
 })
 
-// VerifyPassword reports whether pw matches hash in constant time. An empty hash
+// Verify reports whether pw matches hash in constant time. An empty hash
 // (SSO-only users, unknown users) is checked against a dummy hash and fails.
-func VerifyPassword(hash, pw string) bool {
+func Verify(hash, pw string) bool {
 	if hash == "" {
 		_, _ = verify(dummyHash(), pw)
 		return false
@@ -56,7 +59,7 @@ func VerifyPassword(hash, pw string) bool {
 	return ok && err == nil
 }
 
-var errBadHash = errors.New("user: malformed password hash")
+var errBadHash = errors.New("passhash: malformed password hash")
 
 // verifications counts Argon2id verifications, so tests can hold login to the
 // same hashing work for known and unknown addresses without timing it.

@@ -1,0 +1,56 @@
+// Package coldstart holds each function's binary to what its group needs: a
+// function links a heavy or sensitive dependency only when its own routes use
+// it, which keeps binaries small and cold starts short.
+package coldstart
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// links names the packages that only some functions may link, and which.
+var links = map[string][]string{
+	"github.com/aws/aws-sdk-go-v2/service/sesv2":       {"auth", "users"},
+	"github.com/aws/aws-sdk-go-v2/service/sns":         {"auth", "users"},
+	"golang.org/x/crypto/argon2":                       {"auth", "auth-passkeys", "sweeper"},
+	"github.com/wagslane/go-password-validator":        {"auth", "auth-passkeys", "sweeper"},
+	"github.com/gale-rmm/gale/shared/signin":           {"auth", "auth-passkeys", "sweeper"},
+	"github.com/go-webauthn/webauthn/webauthn":         {"auth-passkeys"},
+	"gopkg.in/yaml.v3":                                 {"health"},
+	"github.com/getkin/kin-openapi/openapi3":           {},
+	"github.com/gale-rmm/gale/tests/fixture":           {},
+	"github.com/gale-rmm/gale/shared/app/groups":       {},
+	"github.com/gale-rmm/gale/shared/emulator":         {},
+	"github.com/gale-rmm/gale/shared/notify/awsnotify": {"auth", "users"},
+}
+
+func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "functions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		fn := d.Name()
+		cmd := exec.Command("go", "list", "-deps", "./functions/"+fn)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", fn, err)
+		}
+		deps := strings.Fields(string(out))
+		for pkg, allowed := range links {
+			if slices.Contains(deps, pkg) && !slices.Contains(allowed, fn) {
+				t.Errorf("%s links %s (only %v may)", fn, pkg, allowed)
+			}
+		}
+	}
+}
