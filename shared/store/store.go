@@ -20,13 +20,14 @@
 //	partner             PARTNER#<id> / PARTNER                   -                                  PARTNERS / <id>          tenant
 //	organization        ORG#<id> / ORG                           PARTNER#<pid>#ORGS / <id>          ORGS / <id>              tenant
 //	security settings   ORG#<id> / SECURITY                      -                                  -                        tenant
+//	admin epoch         ORG#<id> or PARTNER#<id> / ADMINS        -                                  -                        user (last-administrator guard)
 //	site                ORG#<oid> / SITE#<id>                    SITEREF#<id> / SITE                -                        tenant
 //	device group        ORG#<oid> / DGROUP#<id>                  DGROUPREF#<id> / DGROUP            -                        tenant
 //	user                USER#<id> / PROFILE                      -                                  -                        user
 //	e-mail guard        EMAIL#<lower e-mail> / EMAIL             -                                  -                        user
 //	membership          USER#<uid> / MEMBER#<scope>#<tenant>     MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<role> / <uid>  user
 //	session             USER#<uid> / SESSION#<sid>               -                                  -                        session
-//	invitation          USER#<uid> / INVITE                      -                                  -                        user
+//	invitation          USER#<uid> / INVITE#<scope>#<tenant>     -                                  -                        user
 //	reset token         USER#<uid> / PWRESET                     -                                  -                        signin
 //	passkey             USER#<uid> / PASSKEY#<credential id>     -                                  -                        passkey
 //	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey
@@ -42,7 +43,7 @@
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
-//	rate-limit window   RL#<rule>#<subject> / <window start>     -                                  -                        ratelimit
+//	rate-limit bucket   RL#<rule>#<subject> / GCRA               -                                  -                        ratelimit
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
@@ -53,7 +54,7 @@
 // (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the
 // sweeper finds expired enrollment keys in GSI2 EKEYEXP and stale devices in the
 // 16 GSI2 DEVSEEN shards, reading only what it changes. Rows with a ttl
-// (sessions, challenges, temp tokens, locks, rate-limit windows, reset tokens)
+// (sessions, challenges, temp tokens, locks, rate-limit buckets, reset tokens)
 // are also hidden by reads once expired.
 //
 // The outbox is spread over 16 partitions (OUTBOX#00..OUTBOX#15, by a hash of

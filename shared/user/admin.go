@@ -570,15 +570,32 @@ func (s *Service) keepAnAdmin(ctx context.Context, t Target, m *Membership, tx *
 	if err != nil {
 		return err
 	}
+	// Another administrator counts only with an active membership and an
+	// active account: a disabled account's membership grants nothing.
+	var refs []store.KeyRef
 	for _, other := range ms {
 		if other.UserID == m.UserID || !other.Active() {
 			continue
 		}
 		ro, err := s.Roles.Assignee(ctx, other.RoleID)
-		if err != nil {
+		if err != nil || !s.isAdmin(t.Scope, ro.Effective) {
 			continue
 		}
-		if s.isAdmin(t.Scope, ro.Effective) {
+		refs = append(refs, ProfileKey(other.UserID))
+	}
+	if len(refs) == 0 {
+		return ErrLastAdmin
+	}
+	items, err := s.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		var u User
+		if err := store.Unmarshal(it, &u); err != nil {
+			return err
+		}
+		if u.Status == StatusActive {
 			return nil
 		}
 	}

@@ -10,6 +10,7 @@
 //	e-mail guard  EMAIL#<lower e-mail> / EMAIL          -                                   -           holds userId
 //	membership    USER#<uid> / MEMBER#<scope>#<tenant>  MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<roleId> / <uid>
 //	invitation    USER#<uid> / INVITE#<scope>#<tenant>  -                                   -           tokenHash, ttl 7 days
+//	admin epoch   ORG#<id> | PARTNER#<id> / ADMINS      -                                   -           epoch (admin.go: last-administrator rule)
 //
 // <scope>#<tenant> is SYSTEM#-, PARTNER#<partnerId> or ORG#<orgId>. A user's
 // memberships are one query of their partition; a tenant's users are one GSI1
