@@ -60,10 +60,6 @@ func New(t testing.TB, vars ...string) *Env {
 		// One emulator serves every test of the machine: a generous budget keeps
 		// a loaded machine from failing requests (tests of the budget set their own).
 		"REQUEST_TIMEOUT_MS": "60000",
-		// No SDK retries against the shared emulator: a conditional write
-		// retried after the emulator applied it fails its own condition, and a
-		// test would read that as a lost race. A failure here is a failure.
-		"AWS_MAX_ATTEMPTS": "1",
 	}
 	for i := 0; i+1 < len(vars); i += 2 {
 		env[vars[i]] = vars[i+1]
