@@ -289,7 +289,7 @@ func TestPatchKeepsMaskedValuesAndClears(t *testing.T) {
 	path := base + "/" + wh.ID
 	// Send back what GET showed, change the name: the stored URL and header values stay.
 	res := fixture.Expect(t, w.call(t, http.MethodPatch, path, aAdmin, map[string]any{"name": "Renamed", "url": wh.URL,
-		"headers": []map[string]string{{"key": "X-Token", "value": webhook.MaskedValue}, {"key": "X-New", "value": "n-1"}},
+		"headers":     []map[string]string{{"key": "X-Token", "value": webhook.MaskedValue}, {"key": "X-New", "value": "n-1"}},
 		"retryPolicy": map[string]any{"maxRetries": 2}}), http.StatusOK)
 	fixture.Budget(t, res, 4)
 	var got webhook.Webhook
