@@ -103,12 +103,15 @@ func (q *DLQ) Inspect(ctx context.Context, limit int) (*DLQView, error) {
 		return nil, err
 	}
 	out, err := q.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-		MaxNumberOfMessages: int32(limit), VisibilityTimeout: 0,
+		MaxNumberOfMessages: int32(limit),
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
 	if err != nil {
 		return nil, fmt.Errorf("webhook dlq: receive: %w", err)
 	}
 	v := &DLQView{Count: max(n, len(out.Messages)), Sample: []DLQEntry{}}
+	if err := q.release(ctx, out.Messages); err != nil {
+		return nil, err
+	}
 	for _, m := range out.Messages {
 		e := DLQEntry{MessageID: aws.ToString(m.MessageId)}
 		e.ReceiveCount, _ = strconv.Atoi(m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
@@ -120,6 +123,23 @@ func (q *DLQ) Inspect(ctx context.Context, limit int) (*DLQView, error) {
 		v.Sample = append(v.Sample, e)
 	}
 	return v, nil
+}
+
+// release makes sampled messages visible again at once (a receive without a
+// visibility timeout takes the queue's default).
+func (q *DLQ) release(ctx context.Context, ms []sqstypes.Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	in := &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(q.URL)}
+	for i, m := range ms {
+		in.Entries = append(in.Entries, sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)),
+			ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+	}
+	if _, err := q.SQS.ChangeMessageVisibilityBatch(ctx, in); err != nil {
+		return fmt.Errorf("webhook dlq: release sample: %w", err)
+	}
+	return nil
 }
 
 // Redrive moves up to limit jobs back: each becomes a new pending delivery of

@@ -293,11 +293,30 @@ func (g *Guard) Validate(ctx context.Context, raw string) error {
 	return nil
 }
 
-// Check applies the form rules without DNS (each delivery attempt; the dialer
-// checks the resolved addresses).
-func (g *Guard) Check(raw string) error {
-	_, err := g.parse(raw)
-	return err
+// CheckNow is the check before each delivery attempt: the form rules, then the
+// host's current addresses. A blocked answer (or a URL the rules refuse) is an
+// UnsafeError; a failed lookup is returned as is (the attempt fails and is
+// retried). The dialer checks again the address it connects to, so a new
+// connection made after this lookup cannot reach a blocked address either;
+// a kept-alive connection goes to an address checked when it was dialled.
+func (g *Guard) CheckNow(ctx context.Context, raw string) error {
+	t, err := g.parse(raw)
+	if err != nil {
+		return &UnsafeError{Addr: "url"}
+	}
+	if t.ip.IsValid() {
+		return nil
+	}
+	addrs, err := g.resolver().LookupNetIP(ctx, "ip", t.host)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if g.Blocked(a) {
+			return &UnsafeError{Addr: a.String()}
+		}
+	}
+	return nil
 }
 
 // DialContext resolves addr's host once, refuses the dial when any answer is

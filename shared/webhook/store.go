@@ -57,7 +57,8 @@ func (s Store) Delivery(ctx context.Context, orgID, webhookID, id string) (*Deli
 // Deliveries reads the page-th page (from 1) of limit deliveries of a webhook,
 // newest first, optionally only those with status.
 func (s Store) Deliveries(ctx context.Context, orgID, webhookID, status string, page, limit int) ([]Delivery, error) {
-	q := store.Query{PK: "ORG#" + orgID, SKPrefix: deliveryPrefix(webhookID), Descending: true, Limit: int32(min(limit, 100))}
+	// One read covers the skipped pages and this one when they fit.
+	q := store.Query{PK: "ORG#" + orgID, SKPrefix: deliveryPrefix(webhookID), Descending: true, Limit: int32(min(page*limit, 500))}
 	if status != "" {
 		c := store.Is("status", status)
 		q.Where = &c

@@ -345,12 +345,19 @@ func sealContext(id, field string) string { return "webhook:" + id + ":" + field
 // 2xx, failed when the destination is unsafe (no request was made), and left
 // empty for the retry policy otherwise.
 func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, r *result) {
-	if err := w.Guard.Check(h.url); err != nil {
-		r.to, r.errorMessage = DeliveryFailed, ptr(msgUnsafe)
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
+	start := time.Now()
+	if err := w.Guard.CheckNow(ctx, h.url); err != nil {
+		var unsafe *UnsafeError
+		if errors.As(err, &unsafe) {
+			r.to, r.errorMessage = DeliveryFailed, ptr(msgUnsafe)
+			return
+		}
+		r.responseTimeMs = time.Since(start).Milliseconds()
+		r.errorMessage = ptr("DNS resolution failed")
+		return
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader([]byte(d.Body)))
 	if err != nil {
 		r.to, r.errorMessage = DeliveryFailed, ptr(msgUnsafe)
@@ -370,7 +377,6 @@ func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, 
 	for _, hd := range h.headers {
 		req.Header.Set(hd.Key, hd.Value)
 	}
-	start := time.Now()
 	resp, err := w.HTTP.Do(req)
 	r.responseTimeMs = time.Since(start).Milliseconds()
 	if err != nil {

@@ -315,13 +315,18 @@ func (w *world) pump(t testing.TB) int {
 // dlq receives what the deliveries' dead-letter queue holds (and leaves it).
 func (w *world) dlq(t testing.TB) []webhook.Job {
 	t.Helper()
-	out, err := w.env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(w.env.Cfg.DeliveryDLQURL), MaxNumberOfMessages: 10, VisibilityTimeout: 0})
+	ctx := context.Background()
+	out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(w.env.Cfg.DeliveryDLQURL), MaxNumberOfMessages: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var jobs []webhook.Job
 	for _, m := range out.Messages {
+		if _, err := w.env.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.env.Cfg.DeliveryDLQURL),
+			ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+			t.Fatal(err)
+		}
 		var j webhook.Job
 		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &j); err != nil {
 			t.Fatal(err)
