@@ -103,7 +103,7 @@ func (q *DLQ) Inspect(ctx context.Context, limit int) (*DLQView, error) {
 		return nil, err
 	}
 	out, err := q.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL),
-		MaxNumberOfMessages: int32(limit),
+		MaxNumberOfMessages:         int32(limit),
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount}})
 	if err != nil {
 		return nil, fmt.Errorf("webhook dlq: receive: %w", err)
