@@ -380,3 +380,44 @@ func TestCountersStayExactUnderConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// A worker that dies holding an attempt loses nothing: a duplicate receipt
+// while its claim lives sends nothing, and the message's next receipt after
+// the claim lapses (the visibility timeout is longer) makes the attempt.
+func TestAWorkerKilledMidDeliveryLosesNothing(t *testing.T) {
+	rc := newReceiver(t, 200)
+	w := newWorld(t, rc)
+	wh := w.create(t, aAdmin, hookBody(map[string]any{"url": rc.url("/in")}))
+	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+wh.ID+"/test", aAdmin, nil), http.StatusAccepted)
+	ctx := context.Background()
+	out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.env.Cfg.DeliveryQueueURL), MaxNumberOfMessages: 1})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive: %v %v", out, err)
+	}
+	msg := out.Messages[0]
+	var j webhook.Job
+	if err := json.Unmarshal([]byte(aws.ToString(msg.Body)), &j); err != nil {
+		t.Fatal(err)
+	}
+	// The dying worker claimed the attempt, then vanished.
+	if _, err := webhook.Claim(ctx, webhook.Store{St: w.env.Store}, j, w.env.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w.send(t, w.env.Cfg.DeliveryQueueURL, aws.ToString(msg.Body))
+	w.pump(t)
+	if rc.count() != 0 {
+		t.Fatalf("a duplicate receipt sent while the claim lived")
+	}
+	// The visibility timeout (60 s) outlasts the claim (45 s): the message
+	// comes back after the claim has lapsed.
+	w.env.Clock.Advance(61 * time.Second)
+	if _, err := w.env.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.env.Cfg.DeliveryQueueURL),
+		ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		t.Fatal(err)
+	}
+	w.pump(t)
+	d := w.deliveries(t, wh.ID, "").Data[0]
+	if rc.count() != 1 || d.Status != "delivered" || d.Attempt != 1 {
+		t.Errorf("%d requests; delivery %+v", rc.count(), d)
+	}
+}

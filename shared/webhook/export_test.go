@@ -1,6 +1,11 @@
 package webhook
 
-import "github.com/gale-rmm/gale/shared/secret"
+import (
+	"context"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/secret"
+)
 
 // Open unseals a stored webhook as the worker does (tests only).
 func Open(box *secret.Box, r *record) (url string, sec []byte, headers []Header, err error) {
@@ -9,4 +14,10 @@ func Open(box *secret.Box, r *record) (url string, sec []byte, headers []Header,
 		return "", nil, nil, err
 	}
 	return h.url, h.secret, h.headers, nil
+}
+
+// Claim takes an attempt as a worker does before sending (tests of a worker
+// that dies holding it).
+func Claim(ctx context.Context, st Store, j Job, now time.Time) (*Delivery, error) {
+	return st.claim(ctx, j, newClaimID(), now.UnixMilli(), now.Add(claimFor).UnixMilli())
 }

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"github.com/gale-rmm/gale/shared/routes"
+
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +72,19 @@ func TestMaskURLStripsCredentialsQueryAndFragment(t *testing.T) {
 			t.Errorf("maskURL(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// A claim must outlast an attempt and lapse before the queue shows the message
+// again, or a dead worker's attempt would wait for nothing or run twice at once.
+func TestClaimFitsBetweenTimeoutAndVisibility(t *testing.T) {
+	for _, q := range routes.Queues {
+		if q.Name != "webhook-deliveries" {
+			continue
+		}
+		if vis := time.Duration(q.VisibilityTimeoutSeconds) * time.Second; claimFor <= Timeout || claimFor >= vis {
+			t.Errorf("claim %v, attempt timeout %v, visibility %v", claimFor, Timeout, vis)
+		}
+		return
+	}
+	t.Fatal("no webhook-deliveries queue")
 }
