@@ -61,7 +61,8 @@ func TestCreateGetListShowNoSecretsAndMask(t *testing.T) {
 		}
 	}
 	// A partner caller names the organization.
-	w.create(t, pxAdmin, hookBody(map[string]any{"orgId": w.a.ID, "name": "Partner hook"}))
+	cr := fixture.Expect(t, w.call(t, http.MethodPost, base, pxAdmin, hookBody(map[string]any{"orgId": w.a.ID, "name": "Partner hook"})), http.StatusCreated)
+	fixture.Budget(t, cr, 4)
 	list := fixture.Expect(t, w.call(t, http.MethodGet, base, aAdmin, nil), http.StatusOK)
 	fixture.Budget(t, list, 3)
 	var l struct {
@@ -148,6 +149,8 @@ func TestTenancyAndPermissions(t *testing.T) {
 	}
 	fixture.Expect(t, w.call(t, http.MethodDelete, path, aNoMFA, nil), http.StatusForbidden)
 	fixture.Expect(t, w.call(t, http.MethodPost, base, aRestricted, hookBody(nil)), http.StatusForbidden)
+	fixture.Expect(t, w.call(t, http.MethodPost, path+"/test", aRestricted, nil), http.StatusForbidden)
+	fixture.Expect(t, w.call(t, http.MethodDelete, path, aRestricted, nil), http.StatusForbidden)
 	fixture.Expect(t, w.call(t, http.MethodGet, path, aRestricted, nil), http.StatusOK)
 	// Nothing changed.
 	var d webhook.Webhook

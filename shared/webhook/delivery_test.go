@@ -253,7 +253,8 @@ func TestRebindingFailsUnsafeWithoutARequest(t *testing.T) {
 	rc := newReceiver(t, 200)
 	w := newWorld(t, rc)
 	wh := w.create(t, aAdmin, hookBody(map[string]any{"url": "https://example.com:" + rc.port() + "/in"}))
-	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+wh.ID+"/test", aAdmin, nil), http.StatusAccepted)
+	res := fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+wh.ID+"/test", aAdmin, nil), http.StatusAccepted)
+	fixture.Budget(t, res, 4)
 	w.pump(t)
 	if rc.count() != 1 {
 		t.Fatalf("first delivery: receiver saw %d", rc.count())

@@ -516,6 +516,9 @@ func (s *Service) Test(ctx context.Context, id string, in TestInput) (*Queued, e
 	if err != nil {
 		return nil, err
 	}
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
 	r, err := s.webhook(ctx, p, id, false)
 	if err != nil {
 		return nil, err
@@ -561,6 +564,9 @@ func (s *Service) Test(ctx context.Context, id string, in TestInput) (*Queued, e
 func (s *Service) Retry(ctx context.Context, id, deliveryID string) (*Queued, error) {
 	p, err := s.authorize(ctx, authz.OrgsWrite)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireUnrestricted(); err != nil {
 		return nil, err
 	}
 	if err := valid.PathID("deliveryId", deliveryID); err != nil {
