@@ -64,12 +64,6 @@ func (c Config) bound(cfg *aws.Config) {
 		WithTransportOptions(func(t *http.Transport) {
 			t.TLSHandshakeTimeout = connect
 			t.ResponseHeaderTimeout = resp
-			// Against an emulator, a fresh connection per call: its development
-			// server drops idle keep-alive connections, and a write sent on one
-			// it is dropping comes back as a connection error that the SDK
-			// retries after the write may have been applied (a conditional
-			// create then fails its own condition).
-			t.DisableKeepAlives = c.Endpoint != ""
 		})
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
