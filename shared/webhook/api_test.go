@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/uuid"
@@ -60,7 +61,8 @@ func TestCreateGetListShowNoSecretsAndMask(t *testing.T) {
 			}
 		}
 	}
-	// A partner caller names the organization.
+	// A partner caller names the organization (a second later: lists are newest first).
+	w.env.Clock.Advance(time.Second)
 	cr := fixture.Expect(t, w.call(t, http.MethodPost, base, pxAdmin, hookBody(map[string]any{"orgId": w.a.ID, "name": "Partner hook"})), http.StatusCreated)
 	fixture.Budget(t, cr, 4)
 	list := fixture.Expect(t, w.call(t, http.MethodGet, base, aAdmin, nil), http.StatusOK)
