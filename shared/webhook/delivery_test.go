@@ -422,3 +422,37 @@ func TestAWorkerKilledMidDeliveryLosesNothing(t *testing.T) {
 		t.Errorf("%d requests; delivery %+v", rc.count(), d)
 	}
 }
+
+// A wait longer than SQS's 900 s delay limit hops: the job comes back early,
+// is sent on again with the rest of the wait, and the attempt happens at its
+// time, with no DynamoDB work on the hops.
+func TestLongWaitsHopOverTheSQSDelayLimit(t *testing.T) {
+	rc := newReceiver(t, 200)
+	w := newWorld(t, rc)
+	wh := w.create(t, aAdmin, hookBody(map[string]any{"url": rc.url("/in")}))
+	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+wh.ID+"/test", aAdmin, nil), http.StatusAccepted)
+	ctx := context.Background()
+	out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.env.Cfg.DeliveryQueueURL), MaxNumberOfMessages: 1})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("receive: %v", err)
+	}
+	if _, err := w.env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(w.env.Cfg.DeliveryQueueURL), ReceiptHandle: out.Messages[0].ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+	var j webhook.Job
+	if err := json.Unmarshal([]byte(aws.ToString(out.Messages[0].Body)), &j); err != nil {
+		t.Fatal(err)
+	}
+	due := w.env.Clock.Now().Add(2000 * time.Second)
+	j.NotBefore = due.UnixMilli()
+	body, _ := json.Marshal(j)
+	w.send(t, w.env.Cfg.DeliveryQueueURL, string(body))
+	w.pump(t)
+	if got := w.delays(); !slices.Equal(got, []int32{900, 900, 200}) {
+		t.Errorf("hops %v, want [900 900 200]", got)
+	}
+	r, _ := rc.request(0)
+	if rc.count() != 1 || r.Header.Get("X-Service-Timestamp") != strconv.FormatInt(due.UnixMilli(), 10) {
+		t.Errorf("%d requests, at %s, want one at %d", rc.count(), r.Header.Get("X-Service-Timestamp"), due.UnixMilli())
+	}
+}
