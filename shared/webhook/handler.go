@@ -1,11 +1,10 @@
 package webhook
 
 import (
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
-
-	"encoding/json"
 
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
@@ -14,18 +13,18 @@ import (
 // Handler serves /api/v1/webhooks (bearer JWT; organization, partner or system
 // scope; reads organizations:read, writes organizations:write + MFA).
 //
-// DynamoDB calls per request (authentication costs 2 with a custom role, 1
-// with a system role):
+// DynamoDB calls per request besides authentication (which costs 1 with a
+// system role, 2 with a custom one); the handler tests assert the totals:
 //
-//	route                                     MFA  calls             what
-//	GET    /webhooks                               org 2; others 3   others: organization GetItem; webhooks Query
-//	POST   /webhooks                          yes  3                 organization GetItem; transaction (webhook, audit)
-//	GET    /webhooks/:id                           2                 webhook GetItem (org) or GSI1 Query (others)
-//	PATCH  /webhooks/:id                      yes  3                 webhook read; transaction (CAS on updatedAt, audit)
-//	DELETE /webhooks/:id                      yes  4 + n/100         read; transaction (hide, audit); deliveries Query; n/100 transactions; row delete
-//	GET    /webhooks/:id/deliveries                3                 read; deliveries Query (one page per limit read)
-//	POST   /webhooks/:id/test                 yes  3 (+1 SQS)        read; transaction (delivery, count, audit); SendMessage
-//	POST   /webhooks/:id/retry/:deliveryId    yes  4 (+1 SQS)        read; delivery GetItem; transaction; SendMessage
+//	route                                     MFA  calls              what
+//	GET    /webhooks                               org 1; others 2    others: organization GetItem; webhooks Query
+//	POST   /webhooks                          yes  2                  organization GetItem; transaction (webhook, audit)
+//	GET    /webhooks/:id                           1                  webhook GetItem (organization callers) or GSI1 Query
+//	PATCH  /webhooks/:id                      yes  2                  webhook read; transaction (CAS on updatedAt, audit)
+//	DELETE /webhooks/:id                      yes  4 + n/100          read; transaction (hide, audit); deliveries Query; a transaction per 100 deliveries; row delete
+//	GET    /webhooks/:id/deliveries                2                  webhook read; deliveries Query (one page covers page*limit up to 500)
+//	POST   /webhooks/:id/test                 yes  2 (+1 SQS)         webhook read; transaction (delivery, count, audit); SendMessage
+//	POST   /webhooks/:id/retry/:deliveryId    yes  3 (+1 SQS)         webhook read; delivery GetItem; transaction; SendMessage
 type Handler struct{ Svc *Service }
 
 const basePath = "/api/v1/webhooks"
