@@ -15,13 +15,13 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/store"
@@ -194,7 +194,10 @@ func TestReplayWebhookWorkerEvents(t *testing.T) {
 	for name, q := range env.Resources.Queues {
 		arns[":gale-"+name] = q.ARN
 	}
-	w := app.WebhookWorker(env.Deps)
+	w, err := webhookgroup.Worker(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, path := range files(t, "webhook-worker") {
 		if strings.HasSuffix(path, ".response.json") {

@@ -1,6 +1,6 @@
 // Command webhook-worker is the webhook-worker Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import "github.com/gale-rmm/gale/shared/app/webhookgroup"
 
-func main() { app.RunWebhookWorker() }
+func main() { webhookgroup.RunWorker() }

@@ -1,6 +1,9 @@
 // Command webhooks serves the webhooks route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("webhooks")) }
+func main() { app.RunHTTP(webhookgroup.Webhooks) }

@@ -157,6 +157,13 @@ func TestGaleStack(t *testing.T) {
 					t.Errorf("%s: env %s missing", name, v)
 				}
 			}
+			// Test and local-run settings only: a deployed worker never trusts an
+			// extra CA or exempts an address range.
+			for _, v := range []string{"WEBHOOK_ALLOW_CIDRS", "WEBHOOK_CA_FILE"} {
+				if _, ok := vars[v]; ok {
+					t.Errorf("%s: env %s is set", name, v)
+				}
+			}
 			if vars["APP_ENV"] != "production" || vars["APP_URL"] != "https://app.example.com" {
 				t.Errorf("%s: APP_ENV=%v APP_URL=%v", name, vars["APP_ENV"], vars["APP_URL"])
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/emulator"
@@ -89,7 +90,10 @@ func run() error {
 		return fmt.Errorf("seed: %w", err)
 	}
 
-	worker := app.WebhookWorker(d)
+	worker, err := webhookgroup.Worker(d)
+	if err != nil {
+		return err
+	}
 	for _, q := range routes.Queues {
 		go poll(ctx, d.SQS, q, res.Queues[q.Name], worker.Handle, log)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/sweep"
-	"github.com/gale-rmm/gale/shared/webhook"
 )
 
 // Start loads config and deps once per cold start or exits with the reason
@@ -47,14 +46,6 @@ func RunHTTP(b Builder) {
 	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
 }
 
-// RunWebhookWorker starts the SQS consumer.
-func RunWebhookWorker() { lambda.Start(WebhookWorker(start()).Handle) }
-
-// WebhookWorker builds the queue consumer.
-func WebhookWorker(d *Deps) *webhook.Worker {
-	return &webhook.Worker{EventsQueueName: queueName(d.Cfg.EventsQueueURL), Log: d.Log}
-}
-
 // Sweeper builds the scheduled-jobs dispatcher with the platform's own job (the
 // outbox drain); shared/app/sweepgroup adds the domain jobs.
 func Sweeper(d *Deps) *sweep.Sweeper {
@@ -63,7 +54,9 @@ func Sweeper(d *Deps) *sweep.Sweeper {
 	}}
 }
 
-func queueName(url string) string {
+// QueueName is the name of the queue at url (its last path segment), which is
+// also the last part of its ARN.
+func QueueName(url string) string {
 	if i := strings.LastIndex(url, "/"); i >= 0 {
 		return url[i+1:]
 	}

@@ -41,6 +41,8 @@
 //	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
+//	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
+//	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
 //	rate-limit bucket   RL#<rule>#<subject> / GCRA               -                                  -                        ratelimit
@@ -50,8 +52,9 @@
 // query; a partner's organizations one GSI1 query; all organizations (system
 // scope) one GSI2 query; sites and device groups of an organization are prefix
 // queries of ORG#<oid>, and so are its enrollment keys, devices and software
-// chunks. A device or enrollment key by its own id goes through its agent row
-// (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the
+// chunks, its webhooks, and (newest first, by time-ordered ids) a webhook's
+// deliveries. A device, enrollment key or webhook by its own id goes through its
+// agent row (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the
 // sweeper finds expired enrollment keys in GSI2 EKEYEXP and stale devices in the
 // 16 GSI2 DEVSEEN shards, reading only what it changes. Rows with a ttl
 // (sessions, challenges, temp tokens, locks, rate-limit buckets, reset tokens)

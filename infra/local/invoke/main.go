@@ -18,6 +18,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -69,7 +70,11 @@ func run(fn, file string) error {
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return err
 		}
-		out, err = app.WebhookWorker(d).Handle(ctx, ev)
+		w, werr := webhookgroup.Worker(d)
+		if werr != nil {
+			return werr
+		}
+		out, err = w.Handle(ctx, ev)
 	case "sweeper":
 		var ev sweep.Event
 		if err := json.Unmarshal(raw, &ev); err != nil {

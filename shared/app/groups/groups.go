@@ -6,6 +6,7 @@ package groups
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/admingroup"
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
@@ -15,6 +16,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"github.com/gale-rmm/gale/shared/app/usersgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
 )
 
 // Builders maps each HTTP function of routes.Groups to its builder.
@@ -32,11 +34,11 @@ func Builders() map[string]app.Builder {
 		"auth-passkeys":      passkeygroup.AuthPasskeys,
 		"sso":                app.NotBuilt("sso"),
 		"access-reviews":     app.NotBuilt("access-reviews"),
-		"admin":              app.NotBuilt("admin"),
+		"admin":              admingroup.Admin,
 		"pam":                app.NotBuilt("pam"),
 		"devices":            devicesgroup.Devices,
 		"agents":             agentsgroup.Agents,
-		"webhooks":           app.NotBuilt("webhooks"),
+		"webhooks":           webhookgroup.Webhooks,
 		"organizations":      tenancygroup.Organizations,
 		"sites":              tenancygroup.Sites,
 		"scripts":            app.NotBuilt("scripts"),

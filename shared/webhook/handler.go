@@ -1,0 +1,172 @@
+package webhook
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/webhooks (bearer JWT; organization, partner or system
+// scope; reads organizations:read, writes organizations:write + MFA).
+//
+// DynamoDB calls per request besides authentication (which costs 1 with a
+// system role, 2 with a custom one); the handler tests assert the totals:
+//
+//	route                                     MFA  calls              what
+//	GET    /webhooks                               org 1; others 2    others: organization GetItem; webhooks Query
+//	POST   /webhooks                          yes  2                  organization GetItem; transaction (webhook, audit)
+//	GET    /webhooks/:id                           1                  webhook GetItem (organization callers) or GSI1 Query
+//	PATCH  /webhooks/:id                      yes  2                  webhook read; transaction (CAS on updatedAt, audit)
+//	DELETE /webhooks/:id                      yes  4 + n/100          read; transaction (hide, audit); deliveries Query; a transaction per 100 deliveries; row delete
+//	GET    /webhooks/:id/deliveries                2                  webhook read; deliveries Query (one page covers page*limit up to 500)
+//	POST   /webhooks/:id/test                 yes  2 (+1 SQS)         webhook read; transaction (delivery, count, audit); SendMessage
+//	POST   /webhooks/:id/retry/:deliveryId    yes  3 (+1 SQS)         webhook read; delivery GetItem; transaction; SendMessage
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/webhooks"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}/deliveries", Access: httpapi.User, Handle: h.deliveries},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/retry/{deliveryId}", Access: httpapi.User, MFA: true, Handle: h.retry},
+	)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	hooks, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status")})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(hooks, page))
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in CreateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	wh, err := h.Svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, wh)
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var in PatchInput
+	if err := httpapi.DecodeBytes(body, &in); err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(body, &raw)
+	in.Present, in.Null = map[string]bool{}, map[string]bool{}
+	for k, v := range raw {
+		in.Present[k] = true
+		in.Null[k] = string(v) == "null"
+	}
+	wh, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, wh)
+	return nil
+}
+
+// readBody reads a JSON body as httpapi.Decode does (media type, size), for
+// PATCH, which also needs to see which fields were named.
+func readBody(r *http.Request) ([]byte, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		if r.ContentLength != 0 {
+			return nil, fault.Invalid("Content-Type", "must be application/json")
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBody+1))
+	if err != nil {
+		return nil, fault.BadRequest("Could not read request body").Wrap(err)
+	}
+	if len(body) > httpapi.MaxBody {
+		return nil, fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": httpapi.MaxBody})
+	}
+	return body, nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
+	return nil
+}
+
+func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	l, err := h.Svc.Deliveries(r.Context(), r.PathValue("id"), r.URL.Query().Get("status"), page.Page, page.Limit)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Delivery]{Data: l.Data,
+		Pagination: httpapi.Pagination{Page: page.Page, Limit: page.Limit, Total: l.Total}})
+	return nil
+}
+
+func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var in TestInput
+	if len(body) > 0 {
+		if err := httpapi.DecodeBytes(body, &in); err != nil {
+			return err
+		}
+	}
+	q, err := h.Svc.Test(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, q)
+	return nil
+}
+
+func (h *Handler) retry(w http.ResponseWriter, r *http.Request) error {
+	q, err := h.Svc.Retry(r.Context(), r.PathValue("id"), r.PathValue("deliveryId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, q)
+	return nil
+}

@@ -1,0 +1,337 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gale-rmm/gale/shared/app/admingroup"
+	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/webhook"
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const (
+	sysAdmin    = "system admin"
+	pxAdmin     = "partner X admin"
+	pxTech      = "partner X technician"
+	pxSelectedB = "partner X admin, selected B"
+	pyAdmin     = "partner Y admin"
+	aAdmin      = "org A admin"
+	aNoMFA      = "org A admin without mfa"
+	aViewer     = "org A viewer"
+	aRestricted = "org A admin restricted to a site"
+	bAdmin      = "org B admin"
+	cAdmin      = "org C admin"
+)
+
+// dns is a resolver whose answers a test changes (rebinding).
+type dns struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (d *dns) set(host string, addrs ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.m[host] = addrs
+}
+
+func (d *dns) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	d.mu.Lock()
+	r := resolver(d.m)
+	d.mu.Unlock()
+	return r.LookupNetIP(ctx, network, host)
+}
+
+// receiver is a local HTTPS endpoint answering a script of statuses (the last
+// one repeats) and recording every request.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	script []int
+	got    []*http.Request
+	bodies [][]byte
+	// handler, when set, answers instead of the script.
+	handler http.HandlerFunc
+}
+
+func newReceiver(t testing.TB, script ...int) *receiver {
+	rc := &receiver{script: script}
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.got = append(rc.got, r)
+		rc.bodies = append(rc.bodies, body)
+		n := len(rc.got)
+		h := rc.handler
+		status := http.StatusOK
+		if len(rc.script) > 0 {
+			status = rc.script[min(n, len(rc.script))-1]
+		}
+		rc.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"received":` + strconv.Itoa(n) + `}`))
+	}))
+	rc.srv.Config.ErrorLog = nil
+	rc.srv.StartTLS()
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.got)
+}
+
+func (rc *receiver) request(i int) (*http.Request, []byte) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.got[i], rc.bodies[i]
+}
+
+func (rc *receiver) port() string { return strconv.Itoa(rc.srv.Listener.Addr().(*net.TCPAddr).Port) }
+
+// url is the receiver's URL at path, by IP literal.
+func (rc *receiver) url(path string) string { return "https://127.0.0.1:" + rc.port() + path }
+
+// caFile writes the receivers' certificates as a PEM bundle (WEBHOOK_CA_FILE).
+func caFile(t testing.TB, rcs ...*receiver) string {
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	var out []byte
+	for _, rc := range rcs {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})...)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// recordingQueue sends through SQS without the delay (the test moves the fake
+// clock instead) and records the DelaySeconds each message asked for.
+type recordingQueue struct {
+	inner  webhook.Queue
+	mu     sync.Mutex
+	delays map[string][]int32 // by queue URL
+}
+
+func (q *recordingQueue) Send(ctx context.Context, url string, msgs ...webhook.Message) error {
+	q.mu.Lock()
+	for i := range msgs {
+		q.delays[url] = append(q.delays[url], msgs[i].DelaySeconds)
+		msgs[i].DelaySeconds = 0
+	}
+	q.mu.Unlock()
+	return q.inner.Send(ctx, url, msgs...)
+}
+
+func (q *recordingQueue) recorded(url string) []int32 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]int32(nil), q.delays[url]...)
+}
+
+// world is two partners (X with organizations A and B, Y with C), one caller
+// per role, the webhooks and admin routes, the worker, a resolver the test
+// controls and receivers.
+type world struct {
+	env    *testenv.Env
+	api    http.Handler
+	worker *webhook.Worker
+	queue  *recordingQueue
+	dns    *dns
+	px, py tenant.Partner
+	a, b   tenant.Organization
+	c      tenant.Organization
+	tokens map[string]string
+}
+
+func newWorld(t testing.TB, rcs ...*receiver) *world {
+	t.Helper()
+	vars := []string{"WEBHOOK_ALLOW_CIDRS", "127.0.0.1/32"}
+	if len(rcs) > 0 {
+		vars = append(vars, "WEBHOOK_CA_FILE", caFile(t, rcs...))
+	}
+	env := testenv.New(t, vars...)
+	w := &world{env: env, tokens: map[string]string{}, dns: &dns{m: map[string][]string{
+		"hooks.example.com": {"93.184.216.34"}, "example.com": {"127.0.0.1"}}}}
+	svc, err := webhookgroup.Service(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Guard.Resolver = w.dns
+	rt := env.Router()
+	(&webhook.Handler{Svc: svc}).Routes(rt)
+	hooks := env.Edge(rt)
+	admin, err := admingroup.Admin(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.api = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if len(r.URL.Path) >= len("/api/v1/webhooks") && r.URL.Path[:len("/api/v1/webhooks")] == "/api/v1/webhooks" {
+			hooks.ServeHTTP(rw, r)
+			return
+		}
+		admin.ServeHTTP(rw, r)
+	})
+	if w.worker, err = webhookgroup.Worker(env.Deps); err != nil {
+		t.Fatal(err)
+	}
+	w.worker.Guard.Resolver = w.dns
+	w.queue = &recordingQueue{inner: w.worker.Queue, delays: map[string][]int32{}}
+	w.worker.Queue = w.queue
+
+	w.px = fixture.Partner(t, env, "Partner X")
+	w.py = fixture.Partner(t, env, "Partner Y")
+	w.a = fixture.Org(t, env, w.px.ID, "Alpha")
+	w.b = fixture.Org(t, env, w.px.ID, "Bravo")
+	w.c = fixture.Org(t, env, w.py.ID, "Charlie")
+	site := fixture.Site(t, env, w.a.ID, "A one")
+	users := map[string]fixture.Member{
+		sysAdmin:    {Scope: authz.ScopeSystem, RoleID: role.SystemAdminID, MFA: true},
+		pxAdmin:     {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
+		pxTech:      {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerTechnicianID, OrgAccess: authz.OrgAccessAll, MFA: true},
+		pxSelectedB: {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.b.ID}, MFA: true, TOTP: true},
+		pyAdmin:     {Scope: authz.ScopePartner, PartnerID: w.py.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
+		aAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, MFA: true},
+		aNoMFA:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID},
+		aViewer:     {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID, MFA: true},
+		aRestricted: {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}, MFA: true},
+		bAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.b.ID, RoleID: role.OrgAdminID, MFA: true},
+		cAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgAdminID, MFA: true},
+	}
+	for name, m := range users {
+		w.tokens[name] = fixture.User(t, env, m).Token
+	}
+	return w
+}
+
+// call serves one request as caller.
+func (w *world) call(t testing.TB, method, path, caller string, body any) fixture.Response {
+	t.Helper()
+	tok, ok := w.tokens[caller]
+	if !ok {
+		t.Fatalf("no caller %q", caller)
+	}
+	return fixture.Do(t, w.api, fixture.Request{Method: method, Path: path, Token: tok, Body: body})
+}
+
+// create makes a webhook as caller and returns it.
+func (w *world) create(t testing.TB, caller string, body map[string]any) webhook.Webhook {
+	t.Helper()
+	var wh webhook.Webhook
+	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/webhooks", caller, body), http.StatusCreated).Decode(t, &wh)
+	return wh
+}
+
+// pump feeds the emulator's events and deliveries queues to the worker, as
+// the Lambda event sources would (batches of up to 10, failed records left in
+// the queue), until both are empty. After each round it moves the fake clock
+// by the longest delay that round asked for, so attempts happen at the
+// schedule's times. It returns the number of records handled.
+func (w *world) pump(t testing.TB) int {
+	t.Helper()
+	ctx := context.Background()
+	total := 0
+	for round := 0; round < 200; round++ {
+		before := len(w.queue.recorded(w.env.Cfg.DeliveryQueueURL))
+		n := 0
+		for _, name := range []string{"events", "webhook-deliveries"} {
+			q := w.env.Resources.Queues[name]
+			out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10,
+				MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Messages) == 0 {
+				continue
+			}
+			batch := events.SQSEvent{}
+			for _, m := range out.Messages {
+				batch.Records = append(batch.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId),
+					ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body), Attributes: m.Attributes,
+					EventSource: "aws:sqs", EventSourceARN: q.ARN, AWSRegion: "us-east-1"})
+			}
+			resp, err := w.worker.Handle(ctx, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed := map[string]bool{}
+			for _, f := range resp.BatchItemFailures {
+				failed[f.ItemIdentifier] = true
+			}
+			if len(failed) > 0 {
+				t.Fatalf("worker failed %d records of %s", len(failed), name)
+			}
+			for _, m := range out.Messages {
+				if _, err := w.env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n += len(out.Messages)
+		}
+		if n == 0 {
+			return total
+		}
+		total += n
+		var longest int32
+		for _, d := range w.queue.recorded(w.env.Cfg.DeliveryQueueURL)[before:] {
+			longest = max(longest, d)
+		}
+		w.env.Clock.Advance(time.Duration(longest) * time.Second)
+	}
+	t.Fatal("queues never drained")
+	return total
+}
+
+// dlq receives what the deliveries' dead-letter queue holds (and leaves it).
+func (w *world) dlq(t testing.TB) []webhook.Job {
+	t.Helper()
+	ctx := context.Background()
+	out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(w.env.Cfg.DeliveryDLQURL), MaxNumberOfMessages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []webhook.Job
+	for _, m := range out.Messages {
+		if _, err := w.env.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.env.Cfg.DeliveryDLQURL),
+			ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+			t.Fatal(err)
+		}
+		var j webhook.Job
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &j); err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
