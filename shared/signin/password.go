@@ -10,18 +10,34 @@ import (
 	"github.com/gale-rmm/gale/shared/fault"
 )
 
+//go:generate go run ./internal/commongen
+
+// commonList holds the 10,000 most common passwords (see internal/commongen),
+// lower-cased, one per line, sorted bytewise: isCommon binary-searches it in
+// place, so nothing is built at init (cold start) or kept beside it.
+//
 //go:embed common-passwords.txt
 var commonList string
 
-var common = func() map[string]bool {
-	m := map[string]bool{}
-	for _, l := range strings.Split(commonList, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			m[strings.ToLower(l)] = true
+// isCommon reports whether pw, lower-cased, is on the common-password list.
+func isCommon(pw string) bool {
+	pw = strings.ToLower(pw)
+	lo, hi := 0, len(commonList) // invariant: lo and hi sit at line starts
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := strings.LastIndexByte(commonList[lo:mid], '\n') + 1 + lo
+		end := strings.IndexByte(commonList[start:], '\n') + start
+		switch line := commonList[start:end]; {
+		case line == pw:
+			return true
+		case line < pw:
+			lo = end + 1
+		default:
+			hi = start
 		}
 	}
-	return m
-}()
+	return false
+}
 
 // minEntropy rejects passwords that are long but trivially guessable ("aaaaaaaa").
 const minEntropy = 40
@@ -44,7 +60,7 @@ func checkPassword(f fault.Fields, field, pw string) {
 		f.Add(field, "must be at least 8 characters")
 	case n > 128:
 		f.Add(field, "must be at most 128 characters")
-	case common[strings.ToLower(pw)]:
+	case isCommon(pw):
 		f.Add(field, "is too common; choose a less guessable password")
 	case passwordvalidator.GetEntropy(pw) < minEntropy:
 		f.Add(field, "is too weak; use a longer password or mix letters, digits and symbols")
