@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -65,11 +66,30 @@ func (c Config) bound(cfg *aws.Config) {
 			t.TLSHandshakeTimeout = connect
 			t.ResponseHeaderTimeout = resp
 		})
+	logRetries := os.Getenv("GALE_AWS_LOG_RETRIES") != ""
 	cfg.Retryer = func() aws.Retryer {
-		return retry.NewStandard(func(o *retry.StandardOptions) {
+		r := retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = attempts
 			o.MaxBackoff = 200 * time.Millisecond
 			o.RateLimiter = ratelimit.None
 		})
+		if logRetries {
+			return loggedRetryer{r}
+		}
+		return r
 	}
+}
+
+// loggedRetryer writes each error the SDK will retry to stderr. It is a
+// diagnostic for test runs (GALE_AWS_LOG_RETRIES=1, set by make test): go test
+// shows it with a failing package's output, where a retried write explains an
+// unexpected conflict.
+type loggedRetryer struct{ aws.Retryer }
+
+func (r loggedRetryer) IsErrorRetryable(err error) bool {
+	ok := r.Retryer.IsErrorRetryable(err)
+	if ok {
+		fmt.Fprintf(os.Stderr, "aws sdk: retrying after: %v\n", err)
+	}
+	return ok
 }

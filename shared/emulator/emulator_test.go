@@ -2,9 +2,14 @@ package emulator_test
 
 import (
 	"context"
+	"errors"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/emulator"
@@ -50,6 +55,33 @@ func TestStartProvisionStop(t *testing.T) {
 			t.Errorf("Apply: %+v, want the table and queues of %+v", c, res)
 		}
 	}
+	t.Run("transaction retried by its token applies once", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		tx := func(token, pk string) error {
+			_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+				ClientRequestToken: aws.String(token),
+				TransactItems: []types.TransactWriteItem{{Put: &types.Put{
+					TableName:           aws.String("tprovision"),
+					Item:                map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}},
+					ConditionExpression: aws.String("attribute_not_exists(PK)"),
+				}}},
+			})
+			return err
+		}
+		if err := tx("token-1", "ONCE"); err != nil {
+			t.Fatalf("first call: %v", err)
+		}
+		if err := tx("token-1", "ONCE"); err != nil {
+			t.Fatalf("a retry with the same token failed (DynamoDB answers success): %v", err)
+		}
+		var tce *types.TransactionCanceledException
+		if err := tx("token-2", "ONCE"); !errors.As(err, &tce) {
+			t.Fatalf("a new token re-applying the write: %v, want the condition to fail", err)
+		}
+		if err := tx("token-1", "OTHER"); err == nil {
+			t.Fatal("the token reused for another request was accepted")
+		}
+	})
 	pid := m.PID()
 	m.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {

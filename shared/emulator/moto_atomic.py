@@ -27,6 +27,54 @@ def _atomic_call_action(self):
 DynamoHandler.call_action = _atomic_call_action
 
 
+# DynamoDB makes TransactWriteItems idempotent for 10 minutes by its
+# ClientRequestToken, which the AWS SDKs fill in and keep across their retries:
+# a retry of a transaction that was applied (its response lost to a dropped
+# connection) succeeds without applying it again. moto ignores the token, so
+# such a retry failed its own conditions. Applied transactions are remembered
+# here by token (runs under _lock, like every DynamoDB request).
+import hashlib  # noqa: E402
+import json as _json  # noqa: E402
+import time  # noqa: E402
+
+from moto.dynamodb.exceptions import MockValidationException  # noqa: E402
+
+_IDEMPOTENCY_WINDOW = 600.0
+_applied = {}  # token -> (request digest, applied at)
+_transact_write_items = DynamoHandler.transact_write_items
+
+
+def _idempotent_transact_write_items(self):
+    token = self.body.get("ClientRequestToken")
+    if not token:
+        return _transact_write_items(self)
+    now = time.monotonic()
+    for t in [t for t, (_, at) in _applied.items() if now - at > _IDEMPOTENCY_WINDOW]:
+        del _applied[t]
+    digest = hashlib.sha256(
+        _json.dumps(self.body.get("TransactItems"), sort_keys=True).encode()
+    ).hexdigest()
+    seen = _applied.get(token)
+    if seen is not None:
+        if seen[0] != digest:
+            raise MockValidationException(
+                "IdempotentParameterMismatch: the ClientRequestToken was used for another request"
+            )
+        return _ok()
+    result = _transact_write_items(self)
+    _applied[token] = (digest, now)
+    return result
+
+
+def _ok():
+    from moto.core.responses import ActionResult
+
+    return ActionResult({"ConsumedCapacity": [], "ItemCollectionMetrics": {}})
+
+
+DynamoHandler.transact_write_items = _idempotent_transact_write_items
+
+
 # /moto-api/data.json dumps every tracked object (every DynamoDB item of every
 # test table), which gets slow as a test run fills the emulator. With
 # ?service=ses&service=sns it dumps only those services: tests read sent e-mail
