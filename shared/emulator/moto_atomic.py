@@ -52,7 +52,7 @@ def _idempotent_transact_write_items(self):
     for t in [t for t, (_, at) in _applied.items() if now - at > _IDEMPOTENCY_WINDOW]:
         del _applied[t]
     digest = hashlib.sha256(
-        _json.dumps(self.body.get("TransactItems"), sort_keys=True).encode()
+        _json.dumps(self.body.get("TransactItems"), sort_keys=True, default=repr).encode()
     ).hexdigest()
     seen = _applied.get(token)
     if seen is not None:
