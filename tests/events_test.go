@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/app/mailgroup"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookgroup"
 
@@ -186,7 +187,9 @@ func header(h map[string]string, name string) string {
 	return ""
 }
 
-func TestReplayWebhookWorkerEvents(t *testing.T) {
+// TestReplayQueueWorkerEvents replays the recorded SQS batches of every queue
+// consumer (routes.Queues) through its handler.
+func TestReplayQueueWorkerEvents(t *testing.T) {
 	env := testenv.New(t)
 	// Recordings name the deployed queues (gale-events, ...); point them at this
 	// environment's queues so the worker's own wiring decides what is an event.
@@ -198,42 +201,53 @@ func TestReplayWebhookWorkerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, path := range files(t, "webhook-worker") {
-		if strings.HasSuffix(path, ".response.json") {
-			continue
+	handlers := map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
+		"webhook-worker": w.Handle,
+		"mailer":         mailgroup.Worker(env.Deps, mailgroup.Notifier(env.Deps)).Handle,
+	}
+	for _, q := range routes.Queues {
+		if handlers[q.Consumer] == nil {
+			t.Fatalf("queue %s: no handler for its consumer %s", q.Name, q.Consumer)
 		}
-		n++
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			var batch events.SQSEvent
-			load(t, path, &batch)
-			for i, r := range batch.Records {
-				if r.EventSource != "aws:sqs" || r.MessageId == "" {
-					t.Fatalf("record %d is not an SQS record", i)
-				}
-				for suffix, arn := range arns {
-					if strings.HasSuffix(r.EventSourceARN, suffix) {
-						batch.Records[i].EventSourceARN = arn
+	}
+	for consumer, handle := range handlers {
+		n := 0
+		for _, path := range files(t, consumer) {
+			if strings.HasSuffix(path, ".response.json") {
+				continue
+			}
+			n++
+			t.Run(consumer+"/"+filepath.Base(path), func(t *testing.T) {
+				var batch events.SQSEvent
+				load(t, path, &batch)
+				for i, r := range batch.Records {
+					if r.EventSource != "aws:sqs" || r.MessageId == "" {
+						t.Fatalf("record %d is not an SQS record", i)
+					}
+					for suffix, arn := range arns {
+						if strings.HasSuffix(r.EventSourceARN, suffix) {
+							batch.Records[i].EventSourceARN = arn
+						}
+					}
+					if batch.Records[i].EventSourceARN == r.EventSourceARN {
+						t.Fatalf("record %d comes from %s, not a queue of routes.Queues", i, r.EventSourceARN)
 					}
 				}
-				if batch.Records[i].EventSourceARN == r.EventSourceARN {
-					t.Fatalf("record %d comes from %s, not a queue of routes.Queues", i, r.EventSourceARN)
-				}
-			}
-			var want events.SQSEventResponse
-			load(t, strings.TrimSuffix(path, ".json")+".response.json", &want)
+				var want events.SQSEventResponse
+				load(t, strings.TrimSuffix(path, ".json")+".response.json", &want)
 
-			got, err := w.Handle(context.Background(), batch)
-			if err != nil {
-				t.Fatalf("worker failed the whole batch: %v", err)
-			}
-			if g, w := failed(got), failed(want); !slices.Equal(g, w) {
-				t.Fatalf("batchItemFailures %v, want %v", g, w)
-			}
-		})
-	}
-	if n == 0 {
-		t.Fatal("no recorded SQS batch for webhook-worker")
+				got, err := handle(context.Background(), batch)
+				if err != nil {
+					t.Fatalf("worker failed the whole batch: %v", err)
+				}
+				if g, w := failed(got), failed(want); !slices.Equal(g, w) {
+					t.Fatalf("batchItemFailures %v, want %v", g, w)
+				}
+			})
+		}
+		if n == 0 {
+			t.Fatalf("no recorded SQS batch for %s", consumer)
+		}
 	}
 }
 

@@ -52,11 +52,13 @@ const (
 const (
 	eventsQueue     = "events"
 	deliveriesQueue = "webhook-deliveries"
+	mailQueue       = "mail"
 )
 
 var queueEnvStem = map[string]string{
 	eventsQueue:     "EVENTS",
 	deliveriesQueue: "DELIVERY",
+	mailQueue:       "MAIL",
 }
 
 // Functions with extra rights beyond the baseline every function gets (read/write
@@ -65,10 +67,15 @@ const (
 	webhookWorker = "webhook-worker"
 	sweeper       = "sweeper"
 	adminFunction = "admin"
+	mailer        = "mailer"
 )
 
-// notifiers send e-mail (SES) and SMS/push (SNS).
-var notifiers = []string{"auth", "users", "admin", "pam"}
+// notifiers send e-mail (SES) and SMS/push (SNS): only the mailer, which
+// delivers what mailSenders put on the mail queue.
+var (
+	notifiers   = []string{mailer}
+	mailSenders = []string{"auth", "auth-passkeys", "users", "admin", "pam"}
+)
 
 // GaleStackProps configures NewGaleStack.
 type GaleStackProps struct {
@@ -135,6 +142,9 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		if slices.Contains(notifiers, name) {
 			grantNotify(stack, fn)
 		}
+		if slices.Contains(mailSenders, name) {
+			queues[mailQueue].queue.GrantSendMessages(fn)
+		}
 		fns[name] = fn
 	}
 
@@ -181,13 +191,13 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 
 // checkRoutes verifies the parts of the route table this stack relies on.
 func checkRoutes() error {
-	for _, name := range []string{eventsQueue, deliveriesQueue} {
+	for _, name := range []string{eventsQueue, deliveriesQueue, mailQueue} {
 		if !slices.ContainsFunc(routes.Queues, func(q routes.Queue) bool { return q.Name == name }) {
 			return fmt.Errorf("routes: queue %q missing", name)
 		}
 	}
 	fns := routes.Functions()
-	for _, name := range append([]string{webhookWorker, sweeper, adminFunction}, notifiers...) {
+	for _, name := range slices.Concat([]string{webhookWorker, sweeper, adminFunction}, notifiers, mailSenders) {
 		if !slices.Contains(fns, name) {
 			return fmt.Errorf("routes: function %q missing", name)
 		}
@@ -292,6 +302,7 @@ func newQueues(stack awscdk.Stack) map[string]queuePair {
 		dlq := awssqs.NewQueue(stack, jsii.String(id+"Dlq"), &awssqs.QueueProps{
 			RetentionPeriod: awscdk.Duration_Days(jsii.Number(dlqRetentionDays)),
 			EnforceSSL:      jsii.Bool(true),
+			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		})
 		queue := awssqs.NewQueue(stack, jsii.String(id+"Queue"), &awssqs.QueueProps{
 			VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(q.VisibilityTimeoutSeconds)),
@@ -300,6 +311,8 @@ func newQueues(stack awscdk.Stack) map[string]queuePair {
 				MaxReceiveCount: jsii.Number(q.MaxReceiveCount),
 			},
 			EnforceSSL: jsii.Bool(true),
+			// Mail jobs carry reset links and codes until delivered.
+			Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		})
 		out[q.Name] = queuePair{queue: queue, dlq: dlq}
 	}

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/notifygroup"
+	"github.com/gale-rmm/gale/shared/app/mailgroup"
 
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/sweepgroup"
@@ -71,7 +71,7 @@ func run() error {
 		return err
 	}
 
-	n := notifygroup.Enable(d)
+	n := mailgroup.Notifier(d)
 	n.Echo = os.Stdout
 	if err := n.VerifySender(ctx); err != nil {
 		return err
@@ -94,8 +94,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	consumers := map[string]sqsHandler{"webhook-worker": worker.Handle, "mailer": mailgroup.Worker(d, n).Handle}
 	for _, q := range routes.Queues {
-		go poll(ctx, d.SQS, q, res.Queues[q.Name], worker.Handle, log)
+		handle, ok := consumers[q.Consumer]
+		if !ok {
+			return fmt.Errorf("no local consumer for queue %s (%s)", q.Name, q.Consumer)
+		}
+		go poll(ctx, d.SQS, q, res.Queues[q.Name], handle, log)
 	}
 	schedule(ctx, sweepgroup.Sweeper(d), log)
 

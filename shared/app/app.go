@@ -46,9 +46,10 @@ type Deps struct {
 	Auth     *auth.Authenticator
 	Roles    role.Store
 	Users    user.Store
-	// Notify is nil until notifygroup.Enable: only the groups that send e-mail
+	// Notify enqueues e-mail and SMS on the mail queue (notify.Queue); only the
+	// mailer function delivers them, so only it links the SES and SNS clients.
 	// or SMS link the SES and SNS clients, which keeps the other binaries small.
-	Notify Notifier
+	Notify notify.Queue
 	// Strict makes routes that skip their authorization check panic (tests).
 	Strict bool
 }
@@ -75,14 +76,9 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Sessions: sessions,
 		Roles:    roles,
 		Users:    user.Store{St: st},
+		Notify:   notify.Queue{SQS: q, URL: cfg.MailQueueURL},
 		Auth:     &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA},
 	}, nil
-}
-
-// Notifier sends e-mail and SMS (awsnotify.Notifier, built by notifygroup).
-type Notifier interface {
-	SendEmail(ctx context.Context, e notify.Email) error
-	SendSMS(ctx context.Context, phone, text string) error
 }
 
 // Router returns a router that authenticates with d.Auth and, in tests, fails a

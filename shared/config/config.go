@@ -30,6 +30,8 @@ type Config struct {
 	DeliveryQueueURL string
 	DeliveryDLQURL   string
 	EventsDLQURL     string
+	MailQueueURL     string
+	MailDLQURL       string
 	EmailFrom        string
 
 	JWTSecret      []byte
@@ -92,6 +94,8 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		DeliveryQueueURL:    get("DELIVERY_QUEUE_URL"),
 		DeliveryDLQURL:      get("DELIVERY_DLQ_URL"),
 		EventsDLQURL:        get("EVENTS_DLQ_URL"),
+		MailQueueURL:        get("MAIL_QUEUE_URL"),
+		MailDLQURL:          get("MAIL_DLQ_URL"),
 		EmailFrom:           def(get("EMAIL_FROM"), "no-reply@gale.example.com"),
 		SystemAdminEmail:    get("SYSTEM_ADMIN_EMAIL"),
 		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),

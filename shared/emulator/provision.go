@@ -82,6 +82,7 @@ func (r Resources) Apply(cfg *config.Config) {
 	cfg.Table = r.Table
 	cfg.EventsQueueURL, cfg.EventsDLQURL = r.Queues["events"].URL, r.Queues["events"].DLQURL
 	cfg.DeliveryQueueURL, cfg.DeliveryDLQURL = r.Queues["webhook-deliveries"].URL, r.Queues["webhook-deliveries"].DLQURL
+	cfg.MailQueueURL, cfg.MailDLQURL = r.Queues["mail"].URL, r.Queues["mail"].DLQURL
 }
 
 // Configure loads the configuration from the environment, provisions its table

@@ -1,6 +1,10 @@
-// Package notify is what the domains know of outbound messages: the e-mail
-// they send. The SES and SNS senders live in notify/awsnotify, linked only by
-// the functions that send mail or SMS.
+// Package notify is what the domains know of outbound messages. Request
+// handlers never call SES or SNS: they enqueue a Message on the mail queue
+// (Queue, one SQS call), and the mailer function (Worker, wired by
+// shared/app/mailgroup) delivers it through notify/awsnotify, the only package
+// that links the SES and SNS clients. A request's time so never depends on
+// whether, or to whom, mail goes: forgot-password enqueues a KindPasswordReset
+// job for any address, and the mailer looks the account up.
 package notify
 
 // Email is one plain-text message.

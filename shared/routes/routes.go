@@ -65,10 +65,13 @@ type Queue struct {
 	VisibilityTimeoutSeconds int
 }
 
-// Queues: platform events (fanned out to webhook deliveries) and webhook deliveries.
+// Queues: platform events (fanned out to webhook deliveries), webhook
+// deliveries, and outbound mail and SMS (delivered by the mailer, the one
+// function that links SES and SNS).
 var Queues = []Queue{
 	{Name: "events", Consumer: "webhook-worker", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
 	{Name: "webhook-deliveries", Consumer: "webhook-worker", MaxReceiveCount: 8, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+	{Name: "mail", Consumer: "mailer", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
 }
 
 // Schedule is an EventBridge rule that fires the sweeper with a named job.
@@ -95,7 +98,7 @@ var Schedules = []Schedule{
 }
 
 // Workers are functions not behind API Gateway.
-var Workers = []string{"webhook-worker", "sweeper"}
+var Workers = []string{"webhook-worker", "sweeper", "mailer"}
 
 // Lookup returns the group owning path (longest prefix wins).
 func Lookup(path string) (Group, bool) {

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -28,9 +27,15 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Mailer sends e-mail (notify.Notifier through SES).
+// Mailer sends e-mail: notify.Queue in the request path, the SES notifier in
+// the mailer.
 type Mailer interface {
 	SendEmail(ctx context.Context, e notify.Email) error
+}
+
+// MailQueue takes jobs for the mailer (notify.Queue).
+type MailQueue interface {
+	Enqueue(ctx context.Context, m notify.Message) error
 }
 
 // ResetTTL is how long a password-reset link is valid.
@@ -101,9 +106,11 @@ func passwordWrite(userID, hash string, now time.Time, cond string) *store.Write
 		Value(":tva", clock.Stamp(now)).Value(":one", 1)
 }
 
-// ForgotPassword e-mails a reset link to an active user with that e-mail. It
-// answers the same (nil) whether or not such a user exists; a failed send is
-// logged, not returned, for the same reason.
+// ForgotPassword asks the mailer to e-mail a reset link to the active account
+// with that address, if there is one. The request itself only validates,
+// counts the per-IP limit and enqueues the job (one DynamoDB call, one SQS
+// call), so it does the same work and answers the same for a known and an
+// unknown address; SendPasswordReset does the rest in the mailer.
 func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) error {
 	// Public route: anyone may ask; the per-IP limit stands in for authorization.
 	f := fault.Fields{}
@@ -115,7 +122,21 @@ func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) er
 	if err := s.Limits.Allow(ctx, ratelimit.ForgotPassword, c.SourceIP); err != nil {
 		return err
 	}
-	u, err := s.Users.ByEmail(ctx, user.NormalizeEmail(email))
+	if s.Queue == nil {
+		return errors.New("signin: no mail queue configured")
+	}
+	return s.Queue.Enqueue(ctx, notify.Message{Kind: notify.KindPasswordReset, To: email,
+		IP: c.IP, SourceIP: c.SourceIP, UserAgent: c.UserAgent})
+}
+
+// SendPasswordReset is the mailer's half of ForgotPassword: for an active
+// account with the address m.To it stores a new reset token (replacing any
+// earlier one) with its audit record, then e-mails the link. Anything else
+// (no account, invited, disabled) sends nothing. An error is returned only
+// when retrying could help.
+func (s *Service) SendPasswordReset(ctx context.Context, m notify.Message) error {
+	c := Client{IP: m.IP, SourceIP: m.SourceIP, UserAgent: m.UserAgent}
+	u, err := s.Users.ByEmail(ctx, user.NormalizeEmail(m.To))
 	if user.IsNotFound(err) {
 		return nil
 	}
@@ -125,7 +146,7 @@ func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) er
 	if u.Status != user.StatusActive {
 		return nil // invited users accept their invitation; disabled users may not sign in
 	}
-	m, err := s.primaryMembership(ctx, u.ID)
+	mem, err := s.primaryMembership(ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -136,7 +157,7 @@ func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) er
 	now := s.Clock.Now()
 	exp := now.Add(ResetTTL)
 	k := resetKey(u.ID)
-	orgID, partnerID := tenantOf(m)
+	orgID, partnerID := tenantOf(mem)
 	tx := (&store.Tx{}).Add(
 		store.Put(resetToken{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)}, UserID: u.ID,
 			TokenHash: hashSecret(token), ExpiresAt: clock.Stamp(exp)}),
@@ -146,10 +167,7 @@ func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) er
 	if err := s.St.Commit(ctx, tx); err != nil {
 		return fmt.Errorf("store reset token of %s: %w", u.ID, err)
 	}
-	if err := s.sendReset(ctx, u, token); err != nil {
-		slog.ErrorContext(ctx, "password reset e-mail not sent", "userId", u.ID, "err", err)
-	}
-	return nil
+	return s.sendReset(ctx, u, token)
 }
 
 func (s *Service) sendReset(ctx context.Context, u *user.User, token string) error {

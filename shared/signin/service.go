@@ -109,7 +109,9 @@ type Service struct {
 	Clock     clock.Clock
 	Enable2FA bool
 	SSO       SSOPolicy // nil: no SSO provider can enforce
-	// Mail sends the password-reset e-mail (SES); nil drops it with an error log.
+	// Queue takes the password-reset jobs of ForgotPassword (notify.Queue).
+	Queue MailQueue
+	// Mail sends the reset e-mail in SendPasswordReset (the mailer's SES notifier).
 	Mail Mailer
 	// AppURL is the web application's base URL, for the reset link.
 	AppURL string

@@ -14,18 +14,18 @@ import (
 
 // links names the packages that only some functions may link, and which.
 var links = map[string][]string{
-	"github.com/aws/aws-sdk-go-v2/service/sesv2":       {"auth", "users"},
-	"github.com/aws/aws-sdk-go-v2/service/sns":         {"auth", "users"},
-	"golang.org/x/crypto/argon2":                       {"auth", "auth-passkeys", "sweeper"},
-	"github.com/wagslane/go-password-validator":        {"auth", "auth-passkeys", "sweeper"},
-	"github.com/gale-rmm/gale/shared/signin":           {"auth", "auth-passkeys", "sweeper"},
+	"github.com/aws/aws-sdk-go-v2/service/sesv2":       {"mailer"},
+	"github.com/aws/aws-sdk-go-v2/service/sns":         {"mailer"},
+	"golang.org/x/crypto/argon2":                       {"auth", "auth-passkeys", "sweeper", "mailer"},
+	"github.com/wagslane/go-password-validator":        {"auth", "auth-passkeys", "sweeper", "mailer"},
+	"github.com/gale-rmm/gale/shared/signin":           {"auth", "auth-passkeys", "sweeper", "mailer"},
 	"github.com/go-webauthn/webauthn/webauthn":         {"auth-passkeys"},
 	"gopkg.in/yaml.v3":                                 {"health"},
 	"github.com/getkin/kin-openapi/openapi3":           {},
 	"github.com/gale-rmm/gale/tests/fixture":           {},
 	"github.com/gale-rmm/gale/shared/app/groups":       {},
 	"github.com/gale-rmm/gale/shared/emulator":         {},
-	"github.com/gale-rmm/gale/shared/notify/awsnotify": {"auth", "users"},
+	"github.com/gale-rmm/gale/shared/notify/awsnotify": {"mailer"},
 }
 
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {

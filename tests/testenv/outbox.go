@@ -1,12 +1,20 @@
 package testenv
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gale-rmm/gale/shared/notify"
 )
 
 // Email is a message moto's SES recorded.
@@ -75,10 +83,93 @@ func fetchMoto() (motoData, error) {
 	return d, nil
 }
 
-// SentEmails returns what SES sent to address, oldest first. The emulator is
-// shared by parallel packages, so tests use addresses of their own.
+// mailers are the mail queues of this process's live environments and their
+// mailers; deliverMail runs them, as the mailer function does in AWS.
+var (
+	mailMu  sync.Mutex
+	mailers = map[*mailer]bool{}
+)
+
+type mailer struct {
+	sqs    *sqs.Client
+	url    string
+	worker *notify.Worker
+}
+
+func registerMailer(t testing.TB, q *sqs.Client, url string, w *notify.Worker) *mailer {
+	m := &mailer{sqs: q, url: url, worker: w}
+	mailMu.Lock()
+	mailers[m] = true
+	mailMu.Unlock()
+	t.Cleanup(func() {
+		mailMu.Lock()
+		delete(mailers, m)
+		mailMu.Unlock()
+	})
+	return m
+}
+
+// UseMailer makes w deliver e's mail queue (a test that records what is sent).
+func (e *Env) UseMailer(w *notify.Worker) {
+	mailMu.Lock()
+	defer mailMu.Unlock()
+	e.mail.worker = w
+}
+
+// DeliverMail runs e's mailer over what e's mail queue holds.
+func (e *Env) DeliverMail(t testing.TB) {
+	t.Helper()
+	mailMu.Lock()
+	defer mailMu.Unlock()
+	e.mail.deliver(t)
+}
+
+// deliverMail empties every registered mail queue through its mailer. It holds
+// one lock throughout, so a test that reads what was sent after its request
+// never races another test's delivery of its message.
+func deliverMail(t testing.TB) {
+	t.Helper()
+	mailMu.Lock()
+	defer mailMu.Unlock()
+	for m := range mailers {
+		m.deliver(t)
+	}
+}
+
+// deliver empties m's queue through its worker (mailMu held).
+func (m *mailer) deliver(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		out, err := m.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(m.url), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatalf("testenv: receive mail: %v", err)
+		}
+		if len(out.Messages) == 0 {
+			break
+		}
+		ev := events.SQSEvent{}
+		for _, msg := range out.Messages {
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(msg.MessageId), Body: aws.ToString(msg.Body)})
+		}
+		res, err := m.worker.Handle(ctx, ev)
+		if err != nil || len(res.BatchItemFailures) > 0 {
+			t.Fatalf("testenv: the mailer failed: %v %+v", err, res.BatchItemFailures)
+		}
+		for _, msg := range out.Messages {
+			if _, err := m.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(m.url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
+				t.Fatalf("testenv: delete mail: %v", err)
+			}
+		}
+	}
+}
+
+// SentEmails returns what SES sent to address, oldest first, after the mailer
+// delivered what the mail queues held. The emulator is shared by parallel
+// packages, so tests use addresses of their own.
 func SentEmails(t testing.TB, address string) []Email {
 	t.Helper()
+	deliverMail(t)
 	var out []Email
 	for _, m := range readMoto(t).SES.Message {
 		for _, to := range m.Destinations.ToAddresses {
@@ -91,9 +182,11 @@ func SentEmails(t testing.TB, address string) []Email {
 	return out
 }
 
-// SentSMS returns what SNS sent to phone, oldest first.
+// SentSMS returns what SNS sent to phone, oldest first, after the mailer
+// delivered what the mail queues held.
 func SentSMS(t testing.TB, phone string) []SMS {
 	t.Helper()
+	deliverMail(t)
 	var out []SMS
 	for _, m := range readMoto(t).SNS.SMS {
 		if m.Phone == phone {

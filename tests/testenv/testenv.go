@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/notifygroup"
+	"github.com/gale-rmm/gale/shared/app/mailgroup"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -42,6 +42,7 @@ type Env struct {
 	*app.Deps
 	Clock     *clock.Fake
 	Resources emulator.Resources
+	mail      *mailer
 }
 
 // New provisions a table and queues with a unique prefix and returns deps wired
@@ -90,10 +91,12 @@ func New(t testing.TB, vars ...string) *Env {
 		t.Fatalf("testenv: deps: %v", err)
 	}
 	d.Strict = true
-	if err := notifygroup.Enable(d).VerifySender(ctx); err != nil {
+	n := mailgroup.Notifier(d)
+	if err := n.VerifySender(ctx); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	return &Env{Deps: d, Clock: clk, Resources: res}
+	m := registerMailer(t, d.SQS, cfg.MailQueueURL, mailgroup.Worker(d, n))
+	return &Env{Deps: d, Clock: clk, Resources: res, mail: m}
 }
 
 func randHex(n int) string {

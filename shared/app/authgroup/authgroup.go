@@ -6,7 +6,6 @@ package authgroup
 import (
 	"net/http"
 
-	"github.com/gale-rmm/gale/shared/app/notifygroup"
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 
 	"github.com/gale-rmm/gale/shared/app"
@@ -21,7 +20,6 @@ import (
 // administrator is created by the sweeper's bootstrap job (and by the local
 // runtime), never on a cold start.
 func Auth(d *app.Deps) (http.Handler, error) {
-	notifygroup.Enable(d)
 	rt := d.Router()
 	(&signin.Handler{Svc: signingroup.SignIn(d)}).Routes(rt)
 	mfaSvc, err := MFA(d)
@@ -49,6 +47,6 @@ func MFA(d *app.Deps) (*mfa.Service, error) {
 		return nil, err
 	}
 	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: signingroup.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: notifygroup.Enable(d),
+		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: d.Notify,
 		Policy: app.NewMFAPolicy(d), Enable2FA: d.Cfg.Enable2FA}, nil
 }

@@ -29,13 +29,9 @@ import (
 
 // SignIn builds the sign-in service (used by the auth and auth-passkeys groups).
 func SignIn(d *app.Deps) *signin.Service {
-	var mail signin.Mailer
-	if d.Notify != nil { // never a typed nil
-		mail = d.Notify
-	}
 	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA,
-		Mail: mail, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration}
+		Queue: d.Notify, Mail: d.Notify, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration}
 }
 
 // Bootstrap creates the system administrator named by

@@ -5,8 +5,6 @@ package usersgroup
 import (
 	"net/http"
 
-	"github.com/gale-rmm/gale/shared/app/notifygroup"
-
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
@@ -22,9 +20,9 @@ func Users(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the users service; it sends invitation e-mails through SES.
+// Service builds the users service; its invitation e-mails go through the mail queue.
 func Service(d *app.Deps) *user.Service {
 	return &user.Service{St: d.Store, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store}, OrgAdmin: role.OrgAdminSet(),
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock:  d.Clock, Mail: notifygroup.Enable(d), AppURL: d.Cfg.AppURL}
+		Clock:  d.Clock, Mail: d.Notify, AppURL: d.Cfg.AppURL}
 }
