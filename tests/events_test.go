@@ -290,7 +290,7 @@ func TestReplaySweeperEvents(t *testing.T) {
 func strandEvent(t *testing.T, env *testenv.Env) *event.Pending {
 	t.Helper()
 	broken := &event.Publisher{Store: env.Store, SQS: env.SQS, QueueURL: env.Resources.Queues["events"].URL + "-gone"}
-	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	ev, err := event.New(env.Clock, "device.enrolled", "org-1", map[string]string{"deviceId": "d-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
 // Errors of the agent routes.
@@ -158,7 +159,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	}
 	d.Keys = device.Keys(d.OrgID, d.ID)
 	device.Seen(&d.Keys, d.OrgID, d.ID, now)
-	ev, err := event.New(s.Clock, "device.enrolled", d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname,
+	ev, err := event.New(s.Clock, eventtype.DeviceEnrolled, d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname,
 		"siteId": d.SiteID, "osType": d.OSType, "enrollmentKeyId": g.KeyID})
 	if err != nil {
 		return nil, err

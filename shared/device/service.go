@@ -17,6 +17,7 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
 // Orgs reads organizations; tenant.Store satisfies it.
@@ -297,7 +298,7 @@ func (s *Service) Decommission(ctx context.Context, id string) (*Device, error) 
 		return nil, ErrDecommissioned
 	}
 	now := s.Clock.Now()
-	ev, err := event.New(s.Clock, "device.decommissioned", d.OrgID, map[string]any{"deviceId": id, "hostname": d.Hostname, "previousStatus": d.Status})
+	ev, err := event.New(s.Clock, eventtype.DeviceDecommissioned, d.OrgID, map[string]any{"deviceId": id, "hostname": d.Hostname, "previousStatus": d.Status})
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +332,7 @@ func (s *Service) SweepOffline(ctx context.Context) (int, error) {
 			return n, err
 		}
 		for _, d := range stale {
-			ev, err := event.New(s.Clock, "device.offline", d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname, "lastSeenAt": d.LastSeenAt})
+			ev, err := event.New(s.Clock, eventtype.DeviceOffline, d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname, "lastSeenAt": d.LastSeenAt})
 			if err != nil {
 				return n, err
 			}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
 // Event is a platform event; it is also the webhook payload.
@@ -54,6 +55,9 @@ type Pending struct {
 
 // New stamps an event of type for orgID.
 func New(clk clock.Clock, typ, orgID string, data any) (*Pending, error) {
+	if !eventtype.Sendable(typ) {
+		return nil, fmt.Errorf("event: %q is not in the catalogue (shared/webhook/eventtype)", typ)
+	}
 	now := clk.Now()
 	ev := Event{ID: uuid.NewString(), Type: typ, Timestamp: clock.Format(now), OrgID: orgID, Data: data}
 	body, err := json.Marshal(ev)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/testenv"
@@ -60,7 +61,7 @@ func TestCommitWithFailedConditionRaisesNothing(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
-	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	ev, err := event.New(env.Clock, "device.enrolled", "org-1", map[string]string{"deviceId": "d-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestCommitSendsEvent(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
-	ev, err := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	ev, err := event.New(env.Clock, "device.enrolled", "org-1", map[string]string{"deviceId": "d-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestCommitSendsEvent(t *testing.T) {
 		t.Fatalf("event body is not JSON: %v", err)
 	}
 	want := map[string]any{
-		"id": ev.Event.ID, "type": "device.created", "timestamp": "2026-11-01T09:00:00.000Z",
+		"id": ev.Event.ID, "type": "device.enrolled", "timestamp": "2026-11-01T09:00:00.000Z",
 		"orgId": "org-1", "data": map[string]any{"deviceId": "d-1"},
 	}
 	if b, w := mustJSON(body), mustJSON(want); b != w {
@@ -137,7 +138,7 @@ func TestFailedSendIsDrainedLater(t *testing.T) {
 		QueueURL: env.Resources.Queues["events"].URL + "-does-not-exist"}
 	// Sub-second times make sure the outbox orders stamps as times, not as strings.
 	env.Clock.Advance(500 * time.Millisecond)
-	ev, _ := event.New(env.Clock, "device.created", "org-1", map[string]string{"deviceId": "d-1"})
+	ev, _ := event.New(env.Clock, "device.enrolled", "org-1", map[string]string{"deviceId": "d-1"})
 	tx := (&store.Tx{}).Add(store.PutNew(thing{Keys: store.Keys{PK: "ORG#org-1", SK: "DEVICE#d-1"}, Name: "d"}))
 	if err := broken.Commit(ctx, tx, ev); err != nil {
 		t.Fatalf("Commit with an unreachable queue: %v, want the change committed", err)
@@ -196,7 +197,7 @@ func TestConcurrentDrainsSendEachEventOnce(t *testing.T) {
 			t.Fatalf("%d events did not cover all %d shards", len(want), event.Shards)
 		}
 		for range 32 {
-			ev, err := event.New(env.Clock, "device.created", "org-1", nil)
+			ev, err := event.New(env.Clock, "device.enrolled", "org-1", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,4 +282,14 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+func TestNewRefusesTypesOutsideTheCatalogue(t *testing.T) {
+	clk := clock.NewFake(testenv.Start)
+	if _, err := event.New(clk, "device.created", "org-1", nil); err == nil {
+		t.Fatal("an event type outside the catalogue was accepted")
+	}
+	if _, err := event.New(clk, "device.enrolled", "org-1", nil); err != nil {
+		t.Fatalf("a catalogued type: %v", err)
+	}
 }

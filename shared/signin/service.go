@@ -91,6 +91,7 @@ import (
 	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
 // SSOPolicy tells whether an organization enforces SSO (password login refused).
@@ -430,7 +431,7 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: orgID, PartnerID: partnerID, Action: "user.login",
 		ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: map[string]any{"mfa": mfa}}))
-	ev, err := event.New(s.Clock, "user.login", orgID, map[string]any{"userId": u.ID, "email": u.Email, "mfa": mfa})
+	ev, err := event.New(s.Clock, eventtype.UserLogin, orgID, map[string]any{"userId": u.ID, "email": u.Email, "mfa": mfa})
 	if err != nil {
 		return Result{}, err
 	}
@@ -553,7 +554,7 @@ func (s *Service) Logout(ctx context.Context) error {
 	tx := (&store.Tx{}).Add(RevokeAllWrite(p.UserID, s.Clock.Now()),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "user.logout",
 			ResourceType: "user", ResourceID: p.UserID, ResourceName: p.Email}))
-	ev, err := event.New(s.Clock, "user.logout", p.OrgID, map[string]any{"userId": p.UserID, "email": p.Email})
+	ev, err := event.New(s.Clock, eventtype.UserLogout, p.OrgID, map[string]any{"userId": p.UserID, "email": p.Email})
 	if err != nil {
 		return err
 	}
