@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,9 @@ const (
 	ctxDistDir = "distDir"
 	// ctxAppURL is the public URL of the web app, used in links the API sends.
 	ctxAppURL = "appUrl"
+	// ctxAdminEmail names the system administrator the sweeper's bootstrap job
+	// creates; its password is the app secret's systemAdminPassword.
+	ctxAdminEmail = "adminEmail"
 
 	defaultDistDir = "dist"
 	defaultAppURL  = "https://app.example.com"
@@ -87,6 +91,11 @@ type GaleStackProps struct {
 	// AppURL is the web app's public URL. Empty means the "appUrl" context
 	// value, else https://app.example.com.
 	AppURL string
+	// AdminEmail is the system administrator's e-mail, created by the sweeper's
+	// hourly bootstrap job with the generated password the app secret holds
+	// (systemAdminPassword). Empty means the "adminEmail" context value, else
+	// no administrator is created.
+	AdminEmail string
 }
 
 // NewGaleStack defines the whole deployment: table, queues, secret, one Lambda
@@ -127,13 +136,23 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		env[stem+"_DLQ_URL"] = queues[q.Name].dlq.QueueUrl()
 	}
 
+	adminEmail := props.AdminEmail
+	if adminEmail == "" {
+		adminEmail = contextString(stack, ctxAdminEmail, "")
+	}
+
 	fns := map[string]awslambda.Function{}
 	for _, name := range routes.Functions() {
 		timeout := httpTimeoutSecond
 		if slices.Contains(routes.Workers, name) {
 			timeout = workerTimeoutSec
 		}
-		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, env)
+		fenv := env
+		if name == sweeper && adminEmail != "" {
+			fenv = maps.Clone(env)
+			fenv["SYSTEM_ADMIN_EMAIL"] = jsii.String(adminEmail)
+		}
+		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, fenv)
 
 		// Baseline of every function.
 		table.GrantReadWriteData(fn)
@@ -356,13 +375,19 @@ func newAppSecret(stack awscdk.Stack) awssecretsmanager.Secret {
 			PasswordLength:     jsii.Number(64),
 			ExcludePunctuation: jsii.Bool(true),
 		})
+	adminPassword := seed("SystemAdminPasswordSeed", "Gale: seed of APP_SECRET systemAdminPassword",
+		&awssecretsmanager.SecretStringGenerator{
+			PasswordLength:    jsii.Number(32),
+			ExcludeCharacters: jsii.String(`"\\/@` + "`"),
+		})
 
 	template := stack.ToJsonString(map[string]any{
-		"encryptionKey":    encryptionKey,
-		"enrollmentPepper": pepper,
+		"encryptionKey":       encryptionKey,
+		"enrollmentPepper":    pepper,
+		"systemAdminPassword": adminPassword,
 	}, nil)
 	return awssecretsmanager.NewSecret(stack, jsii.String("AppSecret"), &awssecretsmanager.SecretProps{
-		Description:   jsii.String("Gale application secrets: jwtSecret, encryptionKey, enrollmentPepper"),
+		Description:   jsii.String("Gale application secrets: jwtSecret, encryptionKey, enrollmentPepper, systemAdminPassword"),
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
 			SecretStringTemplate: template,

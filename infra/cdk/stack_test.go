@@ -42,6 +42,7 @@ func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	}
 	ctx := cdkJSONContext(t)
 	ctx[ctxDistDir] = dist
+	ctx[ctxAdminEmail] = "admin@example.com"
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 	stack := NewGaleStack(app, "Gale", nil)
 
@@ -177,6 +178,13 @@ func TestGaleStack(t *testing.T) {
 				if got := constructID(ref(vars[v])); got != queue {
 					t.Errorf("%s: %s refers to %q, want %s", name, v, got, queue)
 				}
+			}
+			// Only the sweeper (its bootstrap job) knows the administrator.
+			if got, want := vars["SYSTEM_ADMIN_EMAIL"], map[bool]any{true: "admin@example.com"}[name == sweeper]; got != want {
+				t.Errorf("%s: SYSTEM_ADMIN_EMAIL = %v, want %v", name, got, want)
+			}
+			if _, ok := vars["SYSTEM_ADMIN_PASSWORD"]; ok {
+				t.Errorf("%s: the administrator's password is in the environment, not the secret", name)
 			}
 			logs := ref(dig(fn.Properties, "LoggingConfig", "LogGroup"))
 			if days := dig(cfn.Resources[logs].Properties, "RetentionInDays"); days != 30.0 {
@@ -363,7 +371,7 @@ func TestGaleStack(t *testing.T) {
 			t.Errorf("generated key %v, want jwtSecret", gen["GenerateStringKey"])
 		}
 		raw, _ := json.Marshal(gen["SecretStringTemplate"])
-		for _, key := range []string{"encryptionKey", "enrollmentPepper"} {
+		for _, key := range []string{"encryptionKey", "enrollmentPepper", "systemAdminPassword"} {
 			if !strings.Contains(string(raw), `\"`+key+`\":\"{{resolve:secretsmanager:`) {
 				t.Errorf("template %s lacks a dynamic reference for %s", raw, key)
 			}

@@ -155,6 +155,7 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		"APP_ENCRYPTION_KEY":    get("APP_ENCRYPTION_KEY"),
 		"SECRET_ENCRYPTION_KEY": get("SECRET_ENCRYPTION_KEY"),
 		"ENROLLMENT_KEY_PEPPER": get("ENROLLMENT_KEY_PEPPER"),
+		"SYSTEM_ADMIN_PASSWORD": get("SYSTEM_ADMIN_PASSWORD"),
 	}
 	if arn := get("APP_SECRET_ARN"); arn != "" {
 		if err := fromSecretsManager(ctx, c, arn, secrets); err != nil {
@@ -205,6 +206,7 @@ func (c *Config) applySecrets(s map[string]string) error {
 		enc = devSecret
 	}
 	c.EncryptionKey = []byte(enc)
+	c.SystemAdminPassword = s["SYSTEM_ADMIN_PASSWORD"]
 	return nil
 }
 
@@ -221,6 +223,9 @@ func fromSecretsManager(ctx context.Context, c Config, arn string, into map[stri
 		JWTSecret        string `json:"jwtSecret"`
 		EncryptionKey    string `json:"encryptionKey"`
 		EnrollmentPepper string `json:"enrollmentPepper"`
+		// SystemAdminPassword is the bootstrap administrator's first password
+		// (the deploy generates it; read it from the secret, then change it).
+		SystemAdminPassword string `json:"systemAdminPassword"`
 	}
 	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &v); err != nil {
 		return fmt.Errorf("config: secret %s is not the expected JSON: %w", arn, err)
@@ -228,6 +233,7 @@ func fromSecretsManager(ctx context.Context, c Config, arn string, into map[stri
 	into["JWT_SECRET"] = first(into["JWT_SECRET"], v.JWTSecret)
 	into["APP_ENCRYPTION_KEY"] = first(into["APP_ENCRYPTION_KEY"], v.EncryptionKey)
 	into["ENROLLMENT_KEY_PEPPER"] = first(into["ENROLLMENT_KEY_PEPPER"], v.EnrollmentPepper)
+	into["SYSTEM_ADMIN_PASSWORD"] = first(into["SYSTEM_ADMIN_PASSWORD"], v.SystemAdminPassword)
 	return nil
 }
 
