@@ -67,6 +67,12 @@ func DecodeBytes(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			// encoding/json names only the key; the walk names its whole path.
+			if ferr := exactFields(trimmed, reflect.TypeOf(v), ""); ferr != nil {
+				return ferr
+			}
+		}
 		return decodeError(err)
 	}
 	// dec.More misses a stray ']' or '}'; only a clean end of input will do.

@@ -64,6 +64,7 @@ func TestDecodeNamesTheField(t *testing.T) {
 		name, body, field string
 	}{
 		{"unknown field", `{"name":"x","extra":1}`, "extra"},
+		{"unknown nested field", `{"name":"x","a":{"b":1,"extra":1}}`, "a.extra"},
 		{"wrong type string", `{"name":5}`, "name"},
 		{"wrong type int", `{"count":"five"}`, "count"},
 		{"wrong type array", `{"tags":"a"}`, "tags"},
