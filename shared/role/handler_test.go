@@ -337,7 +337,7 @@ func TestHTTPValidation(t *testing.T) {
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{}, 0), "name")
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "X", "colour": "red"}, 0), "colour")
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "X",
-		"permissions": []any{map[string]any{"resource": "devices", "action": "read", "scope": "all"}}}, 0), "scope")
+		"permissions": []any{map[string]any{"resource": "devices", "action": "read", "scope": "all"}}}, 0), "permissions.0.scope")
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "X",
 		"permissions": []any{perm("devices", "fly")}}, 0), "permissions.0")
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "X", "parentRoleId": "nope"}, 0), "parentRoleId")

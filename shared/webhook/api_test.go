@@ -199,7 +199,7 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{"duplicate header", http.MethodPost, base, hookBody(map[string]any{"headers": []map[string]string{{"key": "X-A", "value": "1"}, {"key": "x-a", "value": "2"}}}), "headers.1.key"},
 		{"bad header name", http.MethodPost, base, hookBody(map[string]any{"headers": []map[string]string{{"key": "Bad Name", "value": "1"}}}), "headers.0.key"},
 		{"header newline", http.MethodPost, base, hookBody(map[string]any{"headers": []map[string]string{{"key": "X-A", "value": "1\r\nX-B: 2"}}}), "headers.0.value"},
-		{"header unknown field", http.MethodPost, base, hookBody(map[string]any{"headers": []map[string]any{{"key": "X-A", "value": "1", "extra": true}}}), "extra"}, // httpapi names the unknown key, not its path
+		{"header unknown field", http.MethodPost, base, hookBody(map[string]any{"headers": []map[string]any{{"key": "X-A", "value": "1", "extra": true}}}), "headers.0.extra"},
 		{"retries", http.MethodPost, base, hookBody(map[string]any{"retryPolicy": map[string]any{"maxRetries": 11}}), "retryPolicy.maxRetries"},
 		{"initial delay", http.MethodPost, base, hookBody(map[string]any{"retryPolicy": map[string]any{"initialDelayMs": 99}}), "retryPolicy.initialDelayMs"},
 		{"multiplier", http.MethodPost, base, hookBody(map[string]any{"retryPolicy": map[string]any{"backoffMultiplier": 0.5}}), "retryPolicy.backoffMultiplier"},
