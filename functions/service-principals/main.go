@@ -1,6 +1,9 @@
 // Command service-principals serves the service-principals route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/apikeysgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("service-principals")) }
+func main() { app.RunHTTP(apikeysgroup.ServicePrincipals) }

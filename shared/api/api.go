@@ -170,7 +170,36 @@ func Merge(frags []Fragment) (map[string]any, error) {
 			}
 		}
 	}
+	addKeyLimits(paths)
 	return doc, nil
+}
+
+// addKeyLimits gives every operation that accepts an API key the 429 of the
+// key's rate limit (apiKeyAuth in base.yaml), so fragments need not repeat it.
+func addKeyLimits(paths map[string]any) {
+	for _, item := range paths {
+		ops, _ := item.(map[string]any)
+		for _, op := range ops {
+			o, _ := op.(map[string]any)
+			secs, _ := o["security"].([]any)
+			accepts := false
+			for _, sec := range secs {
+				if m, ok := sec.(map[string]any); ok {
+					_, accepts = m["apiKeyAuth"]
+					if accepts {
+						break
+					}
+				}
+			}
+			resps, _ := o["responses"].(map[string]any)
+			if !accepts || resps == nil {
+				continue
+			}
+			if _, ok := resps["429"]; !ok {
+				resps["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+			}
+		}
+	}
 }
 
 // Document returns the merged document as JSON, built once on first use.

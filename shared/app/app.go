@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -25,6 +26,7 @@ import (
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/notify"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/session"
@@ -77,7 +79,8 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Roles:    roles,
 		Users:    user.Store{St: st},
 		Notify:   notify.Queue{SQS: q, URL: cfg.MailQueueURL},
-		Auth:     &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA},
+		Auth: &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA,
+			Keys: &apikey.Authenticator{St: apikey.Store{St: st}, Roles: roles, Limits: ratelimit.Limiter{St: st, Clock: clk}, Clock: clk}},
 	}, nil
 }
 

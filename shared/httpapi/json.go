@@ -126,3 +126,17 @@ func jsonType(kind string) string {
 	}
 	return "of the documented type"
 }
+
+// EmptyBody accepts the absent body of a route that takes none, or an empty
+// object; any field in it is refused by name, as Decode would.
+func EmptyBody(r *http.Request) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return fault.BadRequest("Could not read request body").Wrap(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var none struct{}
+	return DecodeBytes(body, &none)
+}

@@ -74,3 +74,29 @@ func (l Limiter) clear(ctx context.Context, r Rule, subject string) error {
 	pk, sk := bucket(r, subject)
 	return l.St.Do(ctx, store.Delete(pk, sk))
 }
+
+// BucketKey is the row of subject's bucket for r, for callers that read it in
+// a batch with other rows (see Refuses).
+func BucketKey(r Rule, subject string) store.KeyRef {
+	pk, sk := bucket(r, subject)
+	return store.KeyRef{PK: pk, SK: sk}
+}
+
+// Refuses reports whether the bucket row item (nil when absent) would refuse
+// an event at now, and if so the seconds until it would not.
+func Refuses(r Rule, item store.Item, now time.Time) (bool, int, error) {
+	if item == nil {
+		return false, 0, nil
+	}
+	var row struct {
+		TAT int64 `dynamodbav:"tat"`
+	}
+	if err := store.Unmarshal(item, &row); err != nil {
+		return false, 0, err
+	}
+	free := time.UnixMilli(row.TAT).Add(-(r.Window - r.interval()))
+	if !free.After(now) {
+		return false, 0, nil
+	}
+	return true, retryAfter(now, free), nil
+}

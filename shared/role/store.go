@@ -131,3 +131,48 @@ func deleteName(owner, name string) *store.Write {
 
 // IsNotFound reports an unknown role.
 func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// Pin is a custom role's row at a version: a cache of what the role grants is
+// current while the row is still at that version.
+type Pin struct {
+	Key     store.KeyRef
+	Version int
+}
+
+// Pinned is Effective that also returns a Pin for each custom role of the
+// chain (system roles live in code and need none).
+func (s Store) Pinned(ctx context.Context, owner, id string) (authz.Set, []Pin, error) {
+	set := authz.Set{}
+	var pins []Pin
+	seen := map[string]bool{}
+	for depth := 0; id != ""; depth++ {
+		if depth >= MaxDepth || seen[id] {
+			return nil, nil, fmt.Errorf("role %s: inheritance chain too deep or circular", id)
+		}
+		seen[id] = true
+		r, err := s.Get(ctx, owner, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if owner != SystemOwner {
+			k := keys(owner, id)
+			pins = append(pins, Pin{Key: store.KeyRef{PK: k.PK, SK: k.SK}, Version: r.Version})
+		}
+		for _, p := range r.PermissionList() {
+			set[p] = true
+		}
+		if r.ParentRoleID == nil {
+			break
+		}
+		id, owner = *r.ParentRoleID, r.ParentOwner
+		if owner == "" {
+			owner = r.Owner
+		}
+	}
+	return set, pins, nil
+}
+
+// Unchanged is the transaction check that pin's role is still at its version.
+func Unchanged(pin Pin) *store.Write {
+	return store.Assert(pin.Key.PK, pin.Key.SK, store.Is("version", pin.Version))
+}

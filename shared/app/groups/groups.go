@@ -8,6 +8,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/admingroup"
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
+	"github.com/gale-rmm/gale/shared/app/apikeysgroup"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
@@ -23,9 +24,9 @@ import (
 func Builders() map[string]app.Builder {
 	return map[string]app.Builder{
 		"health":             healthgroup.Health,
-		"api-keys":           app.NotBuilt("api-keys"),
+		"api-keys":           apikeysgroup.APIKeys,
 		"enrollment-keys":    enrollgroup.EnrollmentKeys,
-		"service-principals": app.NotBuilt("service-principals"),
+		"service-principals": apikeysgroup.ServicePrincipals,
 		"filters":            app.NotBuilt("filters"),
 		"search":             app.NotBuilt("search"),
 		"users":              usersgroup.Users,

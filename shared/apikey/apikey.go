@@ -1,0 +1,223 @@
+// Package apikey owns API keys (/api/v1/api-keys), service principals
+// (/api/v1/service-principals) and X-API-Key authentication (Authenticator,
+// plugged into shared/auth for the routes that accept keys).
+//
+// # Invariants
+//
+//   - Key material is "svc_" + 32 base64url characters from crypto/rand. The
+//     table holds its SHA-256 (the hash guard's key) and its first 12
+//     characters (keyPrefix); the raw key is returned only by create and
+//     rotate, and keyHash by no route, log or audit record.
+//   - Every change writes the key record and its guard in one transaction with
+//     the audit record (api_key.create/update/rotate/revoke,
+//     service_principal.create/rotate_key/disable/migrate_key; details hold the
+//     key prefix only), guarded by compare-and-swap on the record's version, so
+//     concurrent rotations leave exactly one valid key.
+//   - Status: active -> revoked (DELETE, permanent), active -> expired (the
+//     first authentication after expiresAt persists it). Only active keys are
+//     updated or rotated. A rotation replaces the material (old key invalid at
+//     once: its guard is deleted), resets usage and keeps the other attributes.
+//   - A user-created key acts with the scopes it holds that its creator still
+//     holds in the key's organization, and stops (401 Invalid API key) when the
+//     creator is disabled or no longer an active member there. Its guard caches
+//     the creator's role and permissions; authentication re-checks them in the
+//     same transaction that spends the rate-limit cell (condition checks on the
+//     creator's profile, membership and custom roles), so a change is seen at
+//     once and the cache costs no read. A service principal's key depends on no
+//     user; disabling the principal revokes its keys in the same transaction.
+//   - Site- or device-group-restricted users cannot create keys or principals:
+//     both act organization-wide.
+//
+// # Rows
+//
+//	entity              PK / SK                         GSI1PK / GSI1SK
+//	API key             ORG#<oid> / APIKEY#<id>         APIKEYREF#<id> / APIKEY
+//	key guard           APIKEYHASH#<sha256 hex> / APIKEY  -
+//	service principal   ORG#<oid> / SP#<id>             SPREF#<id> / SP
+//
+// The guard carries what authentication needs (organization, scopes, status,
+// expiry, rate limit, creator cache) plus the usage (usageCount, lastUsedAt)
+// and the rate limiter's state (tat, GCRA over a sliding hour). Access
+// patterns: the keys or principals of an organization are a prefix query of
+// ORG#<oid>; one by id is a GSI1 query (the caller then checks the
+// organization it names); authentication reads the guard by hash.
+//
+// # Authentication (X-API-Key), in the order of the OpenAPI document
+//
+// A valid key costs 2 DynamoDB calls: one BatchGetItem (the guard and the
+// client IP's unknown-key bucket, so an IP that probed too many keys is refused
+// before any key is judged) and one TransactWriteItems (the rate-limit cell,
+// usage, and for a user-created key the creator checks). Unknown and malformed
+// keys spend a cell of the IP's bucket (300 per minute).
+package apikey
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Bounds and defaults.
+const (
+	Prefix           = "svc_"
+	prefixLen        = 12
+	MaxName          = 255
+	DefaultRateLimit = 1000
+	MaxRateLimit     = 100000
+	// Warning is the create and rotate responses' reminder.
+	Warning = "Store this key now: it is not shown again."
+)
+
+// Status of a key.
+const (
+	StatusActive  = "active"
+	StatusExpired = "expired"
+	StatusRevoked = "revoked"
+)
+
+// Service principal status.
+const (
+	SPActive   = "active"
+	SPDisabled = "disabled"
+)
+
+// Key is an API key as stored and returned (never with its material or hash).
+type Key struct {
+	store.Keys
+	ID          string   `dynamodbav:"id" json:"id"`
+	OrgID       string   `dynamodbav:"orgId" json:"orgId"`
+	PartnerID   string   `dynamodbav:"partnerId,omitempty" json:"-"`
+	Name        string   `dynamodbav:"name" json:"name"`
+	KeyPrefix   string   `dynamodbav:"keyPrefix" json:"keyPrefix"`
+	KeyHash     string   `dynamodbav:"keyHash" json:"-"`
+	Scopes      []string `dynamodbav:"scopes" json:"scopes"`
+	ExpiresAt   *string  `dynamodbav:"expiresAt" json:"expiresAt"`
+	RateLimit   int      `dynamodbav:"rateLimit" json:"rateLimit"`
+	CreatedBy   string   `dynamodbav:"createdBy" json:"createdBy"`
+	CreatedAt   string   `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt   string   `dynamodbav:"updatedAt" json:"updatedAt"`
+	Status      string   `dynamodbav:"status" json:"status"`
+	PrincipalID string   `dynamodbav:"principalId,omitempty" json:"servicePrincipalId,omitempty"`
+	Version     int      `dynamodbav:"version" json:"-"`
+	// Usage lives on the guard; reads copy it here.
+	LastUsedAt *string `dynamodbav:"-" json:"lastUsedAt"`
+	UsageCount int     `dynamodbav:"-" json:"usageCount"`
+}
+
+// Issued is a key with its raw material: the create and rotate responses.
+type Issued struct {
+	*Key
+	Raw     string `json:"key"`
+	Warning string `json:"warning"`
+}
+
+// Creator caches what a user-created key's creator holds (see the package doc).
+type Creator struct {
+	UserID    string   `dynamodbav:"userId"`
+	Scope     string   `dynamodbav:"scope"`
+	PartnerID string   `dynamodbav:"partnerId,omitempty"`
+	OrgID     string   `dynamodbav:"orgId,omitempty"`
+	RoleID    string   `dynamodbav:"roleId"`
+	Perms     []string `dynamodbav:"perms"`
+	// Pins are the custom roles of the creator's role chain at their versions.
+	Pins []Pin `dynamodbav:"pins,omitempty"`
+}
+
+// Pin is a custom role row at a version.
+type Pin struct {
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	Version int    `dynamodbav:"version"`
+}
+
+// Guard is the authentication row of a key (see the package doc).
+type Guard struct {
+	store.Keys
+	KeyID       string   `dynamodbav:"keyId"`
+	OrgID       string   `dynamodbav:"orgId"`
+	PartnerID   string   `dynamodbav:"partnerId,omitempty"`
+	KeyPrefix   string   `dynamodbav:"keyPrefix"`
+	Scopes      []string `dynamodbav:"scopes"`
+	Status      string   `dynamodbav:"status"`
+	ExpiresAt   *string  `dynamodbav:"expiresAt"`
+	RateLimit   int      `dynamodbav:"rateLimit"`
+	PrincipalID string   `dynamodbav:"principalId,omitempty"`
+	Creator     *Creator `dynamodbav:"creator,omitempty"`
+	TAT         int64    `dynamodbav:"tat,omitempty"`
+	LastUsedAt  *string  `dynamodbav:"lastUsedAt,omitempty"`
+	UsageCount  int      `dynamodbav:"usageCount"`
+}
+
+// Principal is a service principal.
+type Principal struct {
+	store.Keys
+	ID        string   `dynamodbav:"id" json:"id"`
+	OrgID     string   `dynamodbav:"orgId" json:"orgId"`
+	PartnerID string   `dynamodbav:"partnerId,omitempty" json:"-"`
+	Name      string   `dynamodbav:"name" json:"name"`
+	Scopes    []string `dynamodbav:"scopes" json:"scopes"`
+	Status    string   `dynamodbav:"status" json:"status"`
+	APIKeyID  string   `dynamodbav:"apiKeyId" json:"apiKeyId"`
+	CreatedBy string   `dynamodbav:"createdBy" json:"createdBy"`
+	CreatedAt string   `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt string   `dynamodbav:"updatedAt" json:"updatedAt"`
+	Version   int      `dynamodbav:"version" json:"-"`
+}
+
+// PrincipalIssued is the create answer: the principal and its first key.
+type PrincipalIssued struct {
+	*Principal
+	Raw       string `json:"key"`
+	KeyPrefix string `json:"keyPrefix"`
+	Warning   string `json:"warning"`
+}
+
+// Rotated is the principal rotate answer.
+type Rotated struct {
+	APIKeyID  string `json:"apiKeyId"`
+	Raw       string `json:"key"`
+	KeyPrefix string `json:"keyPrefix"`
+	Warning   string `json:"warning"`
+}
+
+// NewMaterial returns a raw key, its hash and its prefix.
+func NewMaterial() (raw, hash, prefix string, err error) {
+	b := make([]byte, 24) // 24 bytes are 32 base64url characters
+	if _, err := rand.Read(b); err != nil {
+		return "", "", "", fmt.Errorf("api key: %w", err)
+	}
+	raw = Prefix + base64.RawURLEncoding.EncodeToString(b)
+	return raw, Hash(raw), raw[:prefixLen], nil
+}
+
+// Hash is the stored form of a raw key.
+func Hash(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// WellFormed reports whether raw has the key format (prefix, length, alphabet).
+func WellFormed(raw string) bool {
+	body, ok := strings.CutPrefix(raw, Prefix)
+	if !ok || len(body) != 32 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(body)
+	return err == nil
+}
+
+func recordKeys(orgID, id string) store.Keys {
+	return store.Keys{PK: "ORG#" + orgID, SK: "APIKEY#" + id, GSI1PK: "APIKEYREF#" + id, GSI1SK: "APIKEY"}
+}
+
+// GuardKey is the key of hash's guard.
+func GuardKey(hash string) store.KeyRef { return store.KeyRef{PK: "APIKEYHASH#" + hash, SK: "APIKEY"} }
+
+func principalKeys(orgID, id string) store.Keys {
+	return store.Keys{PK: "ORG#" + orgID, SK: "SP#" + id, GSI1PK: "SPREF#" + id, GSI1SK: "SP"}
+}

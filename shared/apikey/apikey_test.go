@@ -1,0 +1,356 @@
+package apikey_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/gale-rmm/gale/shared/apikey"
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+const (
+	keysURL = "/api/v1/api-keys"
+	spURL   = "/api/v1/service-principals"
+	devURL  = "/api/v1/devices"
+)
+
+func newWorld(t *testing.T) *fixture.World {
+	t.Helper()
+	return fixture.NewWorld(t, "api-keys", "service-principals", "devices", "roles")
+}
+
+// issued is a create or rotate answer.
+type issued struct {
+	ID, Key, KeyPrefix, Status, Warning string
+	Scopes                              []string
+}
+
+func create(t *testing.T, w *fixture.World, caller string, body map[string]any) issued {
+	t.Helper()
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL, caller, body), http.StatusCreated)
+	var k issued
+	res.Decode(t, &k)
+	return k
+}
+
+// withKey calls GET /devices with an API key (and optionally a bearer token too).
+func withKey(t testing.TB, w *fixture.World, key string, ip string) fixture.Response {
+	t.Helper()
+	if ip == "" {
+		ip = "192.0.2.10:1"
+	}
+	return fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: devURL, APIKey: key, RemoteAddr: ip})
+}
+
+func errText(t testing.TB, res fixture.Response) string {
+	t.Helper()
+	s, _ := res.JSON(t)["error"].(string)
+	return s
+}
+
+func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
+	if !strings.HasPrefix(k.Key, "svc_") || len(k.Key) != 36 || k.KeyPrefix != k.Key[:12] || k.Status != "active" || k.Warning == "" {
+		t.Fatalf("issued %+v", k)
+	}
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if _, ok := got["key"]; ok || got["keyPrefix"] != k.KeyPrefix || got["rateLimit"] != 1000.0 || got["expiresAt"] != nil {
+		t.Fatalf("get = %v", got)
+	}
+	res := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	if res.Header.Get("X-RateLimit-Limit") != "1000" || res.Header.Get("X-RateLimit-Remaining") != "999" || res.Header.Get("X-RateLimit-Reset") == "" {
+		t.Fatalf("rate-limit headers %v", res.Header)
+	}
+	// Authentication: one BatchGetItem and one transaction; the devices list adds its Query.
+	if res.DBCalls != 3 {
+		t.Fatalf("GET /devices by API key made %d DynamoDB calls, want 2 (authentication) + 1", res.DBCalls)
+	}
+	got = fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if got["usageCount"] != 1.0 || got["lastUsedAt"] == nil {
+		t.Fatalf("usage after one request: %v", got)
+	}
+	// Audit: the prefix only.
+	recs, err := audit.List(t.Context(), w.Env.Store, audit.Tenant(w.A.ID, ""), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs {
+		found = found || (r.Action == "api_key.create" && r.ResourceID == k.ID)
+	}
+	if !found {
+		t.Fatalf("no api_key.create record: %+v", recs)
+	}
+}
+
+func TestAuthenticationErrorsInOrder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
+	none := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "none"})
+	star := create(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "all", "scopes": []string{"*"}})
+	// An organization admin does not hold every permission, so it cannot grant "*".
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, keysURL, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "all", "scopes": []string{"*"}}),
+		http.StatusForbidden, "forbidden")
+	soon := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
+		"expiresAt": testenv.Start.Add(time.Minute).Format(time.RFC3339)})
+
+	cases := []struct {
+		name, key string
+		status    int
+		msg       string
+	}{
+		{"missing", "", 401, "Missing X-API-Key header"},
+		{"format", "abc_" + strings.Repeat("a", 32), 401, "Invalid API key format"},
+		{"truncated", k.Key[:30], 401, "Invalid API key"},
+		{"altered", k.Key[:35] + flip(k.Key[35:]), 401, "Invalid API key"},
+		{"no scopes", none.Key, 403, "API key does not have required permissions"},
+	}
+	for _, c := range cases {
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: devURL, APIKey: c.key, RemoteAddr: "192.0.2.20:1"})
+		fixture.Expect(t, res, c.status)
+		if got := errText(t, res); got != c.msg {
+			t.Errorf("%s: %q, want %q", c.name, got, c.msg)
+		}
+	}
+	fixture.Expect(t, withKey(t, w, star.Key, ""), http.StatusOK)
+	// The key wins over a bearer token.
+	res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: devURL, APIKey: none.Key, Token: w.Tokens[fixture.AAdmin]})
+	fixture.Expect(t, res, http.StatusForbidden)
+
+	// Expired: refused, and the status is persisted on that attempt.
+	w.Env.Clock.Advance(time.Minute + time.Second)
+	res = withKey(t, w, soon.Key, "")
+	if fixture.Expect(t, res, 401); errText(t, res) != "API key is expired" {
+		t.Fatalf("expired key: %s", res.Body)
+	}
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+soon.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if got["status"] != "expired" {
+		t.Fatalf("status after the attempt: %v", got["status"])
+	}
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, keysURL+"/"+soon.ID, fixture.AAdmin, map[string]any{"name": "y"}), 400, "bad_request")
+	if got := errText(t, w.Call(t, http.MethodPost, keysURL+"/"+soon.ID+"/rotate", fixture.AAdmin, nil)); got != "Cannot update expired API key" {
+		t.Fatalf("rotate expired: %q", got)
+	}
+
+	// Revoked.
+	fixture.Expect(t, w.Call(t, http.MethodDelete, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK)
+	res = withKey(t, w, k.Key, "")
+	if fixture.Expect(t, res, 401); errText(t, res) != "API key is revoked" {
+		t.Fatalf("revoked key: %s", res.Body)
+	}
+	if got := errText(t, w.Call(t, http.MethodDelete, keysURL+"/"+k.ID, fixture.AAdmin, nil)); got != "API key is already revoked" {
+		t.Fatalf("revoke twice: %q", got)
+	}
+	if got := errText(t, w.Call(t, http.MethodPatch, keysURL+"/"+k.ID, fixture.AAdmin, map[string]any{"name": "y"})); got != "Cannot update revoked API key" {
+		t.Fatalf("update revoked: %q", got)
+	}
+	if got := errText(t, w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil)); got != "Cannot update revoked API key" {
+		t.Fatalf("rotate revoked: %q", got)
+	}
+}
+
+func flip(s string) string {
+	if s[0] == 'A' {
+		return "B" + s[1:]
+	}
+	return "A" + s[1:]
+}
+
+func TestManagementRoutesRefuseKeys(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
+	for _, path := range []string{keysURL, spURL} {
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: path, APIKey: k.Key})
+		fixture.ExpectError(t, res, http.StatusUnauthorized, "unauthorized")
+	}
+}
+
+func TestRateLimitThousandAndFirst(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}})
+	prev := 1000
+	for i := 1; i <= 1000; i++ {
+		res := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+		rem, _ := strconv.Atoi(res.Header.Get("X-RateLimit-Remaining"))
+		if rem != prev-1 {
+			t.Fatalf("request %d: remaining %d after %d", i, rem, prev)
+		}
+		prev = rem
+	}
+	res := withKey(t, w, k.Key, "")
+	fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
+	if errText(t, res) != "Rate limit exceeded" || res.Header.Get("Retry-After") == "" || res.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("1001st: %v %s", res.Header, res.Body)
+	}
+	// A cell refills every 3.6 s: the window slides, it does not reset at a boundary.
+	w.Env.Clock.Advance(3600 * time.Millisecond)
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusTooManyRequests)
+}
+
+func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "c", "scopes": []string{"devices:read"}, "rateLimit": 50})
+	const n = 20
+	var wg sync.WaitGroup
+	got := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := withKey(t, w, k.Key, "")
+			if res.Status != http.StatusOK {
+				t.Errorf("status %d: %s", res.Status, res.Body)
+				return
+			}
+			got[i], _ = strconv.Atoi(res.Header.Get("X-RateLimit-Remaining"))
+		}()
+	}
+	wg.Wait()
+	slices.Sort(got)
+	for i, r := range got {
+		if r != 50-n+i {
+			t.Fatalf("remaining values %v: want each of 30..49 once (no lost update)", got)
+		}
+	}
+	gk, err := w.Env.Store.BatchGet(t.Context(), apikey.GuardKey(apikey.Hash(k.Key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range gk {
+		var g apikey.Guard
+		if err := store.Unmarshal(it, &g); err != nil || g.UsageCount != n {
+			t.Fatalf("usageCount %d, want %d (%v)", g.UsageCount, n, err)
+		}
+	}
+}
+
+func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "r", "scopes": []string{"devices:read"}})
+	const n = 10
+	var wg sync.WaitGroup
+	keys := make([]string, n)
+	codes := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil)
+			codes[i] = res.Status
+			if res.Status == http.StatusOK {
+				var r issued
+				res.Decode(t, &r)
+				keys[i] = r.Key
+			}
+		}()
+	}
+	wg.Wait()
+	winners := 0
+	for i, c := range codes {
+		switch c {
+		case http.StatusOK:
+			winners++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("rotation %d: status %d", i, c)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d rotations won, want exactly 1 (%v)", winners, codes)
+	}
+	valid := 0
+	for _, raw := range append(keys, k.Key) {
+		if raw == "" {
+			continue
+		}
+		if withKey(t, w, raw, "").Status == http.StatusOK {
+			valid++
+		}
+	}
+	if valid != 1 {
+		t.Fatalf("%d keys authenticate after the rotations, want 1", valid)
+	}
+}
+
+func TestRotateResetsUsageAndKeepsAttributes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "keep", "scopes": []string{"devices:read"}, "rateLimit": 77})
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if res["name"] != "keep" || res["rateLimit"] != 77.0 || res["usageCount"] != 0.0 || res["lastUsedAt"] != nil || res["key"] == k.Key {
+		t.Fatalf("rotated: %v", res)
+	}
+	old := withKey(t, w, k.Key, "")
+	if fixture.Expect(t, old, 401); errText(t, old) != "Invalid API key" {
+		t.Fatalf("old key: %s", old.Body)
+	}
+	fixture.Expect(t, withKey(t, w, res["key"].(string), ""), http.StatusOK)
+}
+
+func TestKeyDiesWithItsCreatorAndNeverExceedsThem(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	env := w.Env
+	tech := fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: roleAdmin(), MFA: true})
+	res := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL, Token: tech.Token,
+		Body: map[string]any{"orgId": w.A.ID, "name": "mine", "scopes": []string{"devices:read"}}}), http.StatusCreated)
+	var k issued
+	res.Decode(t, &k)
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+
+	// The creator is moved to a custom role without devices:read: the key loses it at once.
+	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Users only",
+		"permissions": []map[string]string{{"resource": "users", "action": "read"}}}), http.StatusCreated).JSON(t)
+	mk := user.MembershipKey(tech.UserID, authz.ScopeOrg, w.PX.ID, w.A.ID)
+	setAttr(t, env, mk, "roleOwner", "ORG#"+w.A.ID)
+	setAttr(t, env, mk, "roleId", cr["id"].(string))
+	res = withKey(t, w, k.Key, "")
+	if fixture.Expect(t, res, http.StatusForbidden); errText(t, res) != "API key does not have required permissions" {
+		t.Fatalf("after the demotion: %s", res.Body)
+	}
+	// The custom role gains devices:read: the key regains it (the cached role is pinned by version).
+	fixture.Expect(t, w.Call(t, http.MethodPatch, "/api/v1/roles/"+cr["id"].(string), fixture.AAdmin, map[string]any{
+		"permissions": []map[string]string{{"resource": "users", "action": "read"}, {"resource": "devices", "action": "read"}}}), http.StatusOK)
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+
+	// Disabled: the key is refused as unknown.
+	setAttr(t, env, user.ProfileKey(tech.UserID), "status", string(user.StatusDisabled))
+	res = withKey(t, w, k.Key, "")
+	if fixture.Expect(t, res, 401); errText(t, res) != "Invalid API key" {
+		t.Fatalf("creator disabled: %s", res.Body)
+	}
+}
+
+func roleAdmin() string { return "00000000-0000-4000-8000-000000000005" }
+
+func setAttr(t *testing.T, env *testenv.Env, k store.KeyRef, attr, v string) {
+	t.Helper()
+	if err := env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(attr), expression.Value(v)))); err != nil {
+		t.Fatal(err)
+	}
+}

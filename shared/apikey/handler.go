@@ -1,0 +1,221 @@
+package apikey
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/api-keys and /api/v1/service-principals. Every route
+// needs a user session (API keys are refused); writes need MFA.
+//
+// DynamoDB calls per request, after authentication (one BatchGetItem, plus one
+// GetItem per custom role of the caller's chain):
+//
+//	route                                      MFA  calls   what
+//	GET    /api-keys                                org 2   Query of the organization, BatchGetItem of the guards (usage);
+//	                                                        partner and system: + the organization list, one Query per organization
+//	POST   /api-keys                           yes  3+      GetItem organization, GetItem membership (+ custom roles), transaction
+//	GET    /api-keys/:id                            2       GetItem (organization scope) or GSI1 query, BatchGetItem (usage)
+//	PATCH  /api-keys/:id                       yes  4       read as GET (1), transaction (record CAS, guard, audit), read back (2)
+//	DELETE /api-keys/:id                       yes  2       read, transaction (record CAS, guard, audit)
+//	POST   /api-keys/:id/rotate                yes  3       read, GetItem guard (creator), transaction (record CAS, old guard, new guard, audit)
+//	GET    /service-principals                      org 1   Query of the organization (partner, system: + organizations)
+//	POST   /service-principals                 yes  2       GetItem organization, transaction (principal, key, guard, audit)
+//	GET    /service-principals/:id                  1       GetItem or GSI1 query
+//	POST   /service-principals/:id/rotate      yes  3       read, GetItem current key, transaction
+//	POST   /service-principals/:id/disable     yes  3       read, Query of the organization's keys, transaction
+//	POST   /service-principals/:id/migrate-key yes  5       read principal, read key, transaction, read back (2)
+type Handler struct{ Svc *Service }
+
+// Paths of the groups.
+const (
+	KeysPath       = "/api/v1/api-keys"
+	PrincipalsPath = "/api/v1/service-principals"
+)
+
+// KeyRoutes registers /api-keys.
+func (h *Handler) KeyRoutes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: KeysPath, Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: KeysPath, Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: KeysPath + "/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: KeysPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: KeysPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.revoke},
+		httpapi.Route{Method: http.MethodPost, Path: KeysPath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
+	)
+}
+
+// PrincipalRoutes registers /service-principals.
+func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: PrincipalsPath, Access: httpapi.User, Handle: h.listSP},
+		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath, Access: httpapi.User, MFA: true, Handle: h.createSP},
+		httpapi.Route{Method: http.MethodGet, Path: PrincipalsPath + "/{id}", Access: httpapi.User, Handle: h.getSP},
+		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotateSP},
+		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/disable", Access: httpapi.User, MFA: true, Handle: h.disableSP},
+		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: h.migrateSP},
+	)
+}
+
+func listFilter(r *http.Request) ListFilter {
+	q := r.URL.Query()
+	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status")}
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	keys, err := h.Svc.List(r.Context(), listFilter(r))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(keys, page))
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in CreateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.Svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, k)
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
+	var in PatchInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.Svc.Patch(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+// revoked is the DELETE answer.
+type revoked struct {
+	Success bool       `json:"success"`
+	Message string     `json:"message"`
+	APIKey  revokedKey `json:"apiKey"`
+}
+
+type revokedKey struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	KeyPrefix string `json:"keyPrefix"`
+	Status    string `json:"status"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.Svc.Revoke(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, revoked{Success: true, Message: "API key revoked successfully",
+		APIKey: revokedKey{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Status: k.Status, UpdatedAt: k.UpdatedAt}})
+	return nil
+}
+
+func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) error {
+	if err := httpapi.EmptyBody(r); err != nil {
+		return err
+	}
+	k, err := h.Svc.Rotate(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) listSP(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	sps, err := h.Svc.Principals(r.Context(), listFilter(r))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(sps, page))
+	return nil
+}
+
+func (h *Handler) createSP(w http.ResponseWriter, r *http.Request) error {
+	var in PrincipalInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	sp, err := h.Svc.CreatePrincipal(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, sp)
+	return nil
+}
+
+func (h *Handler) getSP(w http.ResponseWriter, r *http.Request) error {
+	sp, err := h.Svc.GetPrincipal(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, sp)
+	return nil
+}
+
+func (h *Handler) rotateSP(w http.ResponseWriter, r *http.Request) error {
+	if err := httpapi.EmptyBody(r); err != nil {
+		return err
+	}
+	k, err := h.Svc.RotatePrincipal(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}
+
+func (h *Handler) disableSP(w http.ResponseWriter, r *http.Request) error {
+	if err := httpapi.EmptyBody(r); err != nil {
+		return err
+	}
+	sp, err := h.Svc.DisablePrincipal(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, sp)
+	return nil
+}
+
+func (h *Handler) migrateSP(w http.ResponseWriter, r *http.Request) error {
+	var in MigrateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	k, err := h.Svc.MigrateKey(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, k)
+	return nil
+}

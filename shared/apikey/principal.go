@@ -1,0 +1,362 @@
+package apikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// PrincipalInput is the create body.
+type PrincipalInput struct {
+	OrgID  string    `json:"orgId"`
+	Name   *string   `json:"name"`
+	Scopes *[]string `json:"scopes"`
+}
+
+// MigrateInput is the migrate-key body.
+type MigrateInput struct {
+	KeyID *string `json:"keyId"`
+}
+
+// Principals lists the principals the caller can see, newest first.
+func (s *Service) Principals(ctx context.Context, f ListFilter) ([]Principal, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	fe := fault.Fields{}
+	if f.OrgID != "" {
+		valid.UUID(fe, "orgId", f.OrgID)
+	}
+	if f.Status != "" {
+		valid.OneOf(fe, "status", f.Status, SPActive, SPDisabled)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	orgIDs, err := s.orgsOf(ctx, p, f.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Principal{}
+	for _, id := range orgIDs {
+		sps, err := s.St.OrgPrincipals(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range sps {
+			if f.Status == "" || sp.Status == f.Status {
+				out = append(out, sp)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Principal) int {
+		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// CreatePrincipal creates a principal and mints its first key.
+func (s *Service) CreatePrincipal(ctx context.Context, in PrincipalInput) (*PrincipalIssued, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.OrgID == "" {
+		f.Add("orgId", "is required")
+	} else {
+		valid.UUID(f, "orgId", in.OrgID)
+	}
+	name := ""
+	if in.Name == nil {
+		f.Add("name", "is required")
+	} else {
+		name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", name, MaxName)
+	}
+	var scopes []string
+	if in.Scopes == nil {
+		f.Add("scopes", "is required")
+	} else {
+		scopes = checkScopes(f, "scopes", *in.Scopes)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := ceiling(p, scopes); err != nil {
+		return nil, err
+	}
+	o, err := s.org(ctx, p, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	sp := &Principal{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Scopes: scopes,
+		Status: SPActive, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	sp.Keys = principalKeys(o.ID, sp.ID)
+	k, raw, err := s.principalKey(sp, now)
+	if err != nil {
+		return nil, err
+	}
+	sp.APIKeyID = k.ID
+	tx := (&store.Tx{}).Add(putPrincipal(sp)).Add(createWrites(k, nil)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.create",
+		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "scopes": scopes, "apiKeyId": k.ID}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create service principal: %w", err)
+	}
+	return &PrincipalIssued{Principal: sp, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: Warning}, nil
+}
+
+// principalKey is a new key owned by sp, with sp's scopes.
+func (s *Service) principalKey(sp *Principal, now string) (*Key, string, error) {
+	raw, hash, prefix, err := NewMaterial()
+	if err != nil {
+		return nil, "", err
+	}
+	id := uuid.NewString()
+	return &Key{Keys: recordKeys(sp.OrgID, id), ID: id, OrgID: sp.OrgID, PartnerID: sp.PartnerID, Name: sp.Name,
+		KeyPrefix: prefix, KeyHash: hash, Scopes: sp.Scopes, RateLimit: DefaultRateLimit, CreatedBy: sp.CreatedBy,
+		CreatedAt: now, UpdatedAt: now, Status: StatusActive, PrincipalID: sp.ID, Version: 1}, raw, nil
+}
+
+// GetPrincipal returns one principal.
+func (s *Service) GetPrincipal(ctx context.Context, id string) (*Principal, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	return s.principal(ctx, p, id)
+}
+
+// RotatePrincipal mints a new key for the principal and revokes its current
+// one, in one step.
+func (s *Service) RotatePrincipal(ctx context.Context, id string) (*Rotated, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := s.principal(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Status != SPActive {
+		return nil, ErrSPDisabled
+	}
+	if err := ceiling(p, sp.Scopes); err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	next := *sp
+	k, raw, err := s.principalKey(&next, now)
+	if err != nil {
+		return nil, err
+	}
+	next.APIKeyID, next.UpdatedAt = k.ID, now
+	tx := (&store.Tx{}).Add(replacePrincipal(&next, sp.Version)).Add(createWrites(k, nil)...)
+	if old, err := s.St.Key(ctx, sp.OrgID, sp.APIKeyID); err == nil && old.Status == StatusActive {
+		tx.Add(statusWrites(old, StatusRevoked, now)...)
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.rotate_key",
+		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "previousApiKeyId": sp.APIKeyID}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, s.principalConflict(ctx, sp)
+		}
+		return nil, fmt.Errorf("rotate service principal %s: %w", id, err)
+	}
+	return &Rotated{APIKeyID: k.ID, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: Warning}, nil
+}
+
+// DisablePrincipal disables the principal and revokes every active key it
+// owns, in one step. Disabled is final.
+func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := s.principal(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Status != SPActive {
+		return nil, ErrSPDisabled
+	}
+	keys, err := s.St.OrgKeys(ctx, sp.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	next := *sp
+	next.Status, next.UpdatedAt = SPDisabled, now
+	tx := (&store.Tx{}).Add(store.Put(&next).When(store.Is("version", sp.Version).And(store.Is("status", SPActive))))
+	next.Version = sp.Version + 1
+	revoked := 0
+	for i := range keys {
+		if keys[i].PrincipalID == sp.ID && keys[i].Status == StatusActive {
+			tx.Add(statusWrites(&keys[i], StatusRevoked, now)...)
+			revoked++
+		}
+	}
+	if tx.Len()+1 > store.MaxTxItems {
+		return nil, fault.Conflict("Service principal owns too many active keys to disable in one step; revoke some first")
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.disable",
+		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"revokedKeys": revoked}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, s.principalConflict(ctx, sp)
+		}
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrSPConcurrent // a key changed meanwhile
+		}
+		return nil, fmt.Errorf("disable service principal %s: %w", id, err)
+	}
+	return &next, nil
+}
+
+// MigrateKey re-points an API key of the principal's organization to the
+// principal; its scopes become the intersection of its own and the
+// principal's, and it no longer depends on its creator.
+func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*Key, error) {
+	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.KeyID == nil {
+		f.Add("keyId", "is required")
+	} else {
+		valid.UUID(f, "keyId", *in.KeyID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	sp, err := s.principal(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Status != SPActive {
+		return nil, ErrSPDisabled
+	}
+	k, err := s.key(ctx, p, *in.KeyID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrKeyOtherOrg
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case k.OrgID != sp.OrgID:
+		return nil, ErrKeyOtherOrg
+	case k.Status != StatusActive:
+		return nil, ErrKeyNotActive
+	case k.PrincipalID == sp.ID:
+		return nil, ErrOwnedAlready
+	}
+	scopes := intersect(k.Scopes, sp.Scopes)
+	if err := ceiling(p, scopes); err != nil {
+		return nil, err
+	}
+	next := *k
+	next.PrincipalID, next.Scopes, next.UpdatedAt = sp.ID, scopes, clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next), dropCreatorWrite(&next),
+		store.Assert(sp.PK, sp.SK, store.Is("version", sp.Version).And(store.Is("status", SPActive))))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.migrate_key",
+		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "scopesBefore": k.Scopes, "scopes": scopes}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, ErrConcurrent
+		}
+		if failedAt(err, 3) {
+			return nil, s.principalConflict(ctx, sp)
+		}
+		return nil, fmt.Errorf("migrate api key %s: %w", k.ID, err)
+	}
+	return s.Get(ctx, k.ID)
+}
+
+// principalConflict names why a principal write lost its compare-and-swap.
+func (s *Service) principalConflict(ctx context.Context, sp *Principal) error {
+	cur, err := s.St.Principal(ctx, sp.OrgID, sp.ID)
+	if err == nil && cur.Status != SPActive {
+		return ErrSPDisabled
+	}
+	return ErrSPConcurrent
+}
+
+// intersect returns the scopes of a that b allows ("*" in b allows all; "*" in
+// a is narrowed to b's).
+func intersect(a, b []string) []string {
+	switch {
+	case slices.Contains(b, "*"):
+		return slices.Clone(a)
+	case slices.Contains(a, "*"):
+		return slices.Clone(b)
+	}
+	out := []string{}
+	for _, sc := range a {
+		if slices.Contains(b, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// authorizeSP is authorize for the principal routes, which also refuse
+// site- and device-group-restricted users explicitly.
+func (s *Service) authorizeSP(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := s.authorize(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if restricted(p) {
+		return nil, ErrSPRestricted
+	}
+	return p, nil
+}
+
+// principal reads principal id if the caller can reach its organization.
+func (s *Service) principal(ctx context.Context, p *authz.Principal, id string) (*Principal, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var sp *Principal
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		sp, err = s.St.Principal(ctx, p.OrgID, id)
+	} else {
+		sp, err = s.St.PrincipalByID(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrSPNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanAccessOrg(authz.Org{ID: sp.OrgID, PartnerID: sp.PartnerID}) {
+		return nil, ErrSPNotFound
+	}
+	return sp, nil
+}

@@ -1,0 +1,542 @@
+package apikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Orgs reads organizations; tenant.Store satisfies it.
+type Orgs interface {
+	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
+	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
+	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+}
+
+// Service holds the key and principal rules.
+type Service struct {
+	St    Store
+	Orgs  Orgs
+	Roles role.Store
+	Clock clock.Clock
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID     string    `json:"orgId"`
+	Name      *string   `json:"name"`
+	Scopes    *[]string `json:"scopes"`
+	ExpiresAt *string   `json:"expiresAt"`
+	RateLimit *int      `json:"rateLimit"`
+}
+
+// PatchInput is the PATCH body: every field optional.
+type PatchInput struct {
+	Name      *string   `json:"name"`
+	Scopes    *[]string `json:"scopes"`
+	RateLimit *int      `json:"rateLimit"`
+}
+
+// ListFilter is the list query.
+type ListFilter struct{ OrgID, Status string }
+
+// MaxScopes bounds a key's or principal's scopes.
+const MaxScopes = 100
+
+// List returns the keys the caller can see, newest first.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	fe := fault.Fields{}
+	if f.OrgID != "" {
+		valid.UUID(fe, "orgId", f.OrgID)
+	}
+	if f.Status != "" {
+		valid.OneOf(fe, "status", f.Status, StatusActive, StatusRevoked, StatusExpired)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	orgIDs, err := s.orgsOf(ctx, p, f.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Key{}
+	for _, id := range orgIDs {
+		keys, err := s.St.OrgKeys(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if f.Status == "" || k.Status == f.Status {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Key) int {
+		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if err := s.St.WithUsage(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Create issues a key in an organization the caller can reach.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if restricted(p) {
+		return nil, ErrKeyRestricted
+	}
+	now := s.Clock.Now()
+	f := fault.Fields{}
+	if in.OrgID == "" {
+		f.Add("orgId", "is required")
+	} else {
+		valid.UUID(f, "orgId", in.OrgID)
+	}
+	name := ""
+	if in.Name == nil {
+		f.Add("name", "is required")
+	} else {
+		name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", name, MaxName)
+	}
+	scopes := []string{}
+	if in.Scopes != nil {
+		scopes = checkScopes(f, "scopes", *in.Scopes)
+	}
+	rate := DefaultRateLimit
+	if in.RateLimit != nil {
+		rate = *in.RateLimit
+		valid.Range(f, "rateLimit", rate, 1, MaxRateLimit)
+	}
+	var expires *string
+	if in.ExpiresAt != nil {
+		if t := valid.Time(f, "expiresAt", *in.ExpiresAt); !t.IsZero() {
+			if !t.After(now) {
+				f.Add("expiresAt", "must be in the future")
+			}
+			e := clock.Format(t)
+			expires = &e
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := ceiling(p, scopes); err != nil {
+		return nil, err
+	}
+	o, err := s.org(ctx, p, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.creator(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	raw, hash, prefix, err := NewMaterial()
+	if err != nil {
+		return nil, err
+	}
+	id, ts := uuid.NewString(), clock.Format(now)
+	k := &Key{Keys: recordKeys(o.ID, id), ID: id, OrgID: o.ID, PartnerID: o.PartnerID, Name: name, KeyPrefix: prefix,
+		KeyHash: hash, Scopes: scopes, ExpiresAt: expires, RateLimit: rate, CreatedBy: p.UserID, CreatedAt: ts,
+		UpdatedAt: ts, Status: StatusActive, Version: 1}
+	tx := (&store.Tx{}).Add(createWrites(k, c)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.create",
+		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
+		Details: map[string]any{"keyPrefix": prefix, "scopes": scopes, "rateLimit": rate, "expiresAt": expires}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create api key: %w", err)
+	}
+	return &Issued{Key: k, Raw: raw, Warning: Warning}, nil
+}
+
+// Get returns one key's metadata.
+func (s *Service) Get(ctx context.Context, id string) (*Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.key(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	keys := []Key{*k}
+	if err := s.St.WithUsage(ctx, keys); err != nil {
+		return nil, err
+	}
+	return &keys[0], nil
+}
+
+// Patch changes name, scopes or rate limit of an active key; the material stays.
+func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
+	}
+	var scopes []string
+	if in.Scopes != nil {
+		scopes = checkScopes(f, "scopes", *in.Scopes)
+	}
+	if in.RateLimit != nil {
+		valid.Range(f, "rateLimit", *in.RateLimit, 1, MaxRateLimit)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && in.Scopes == nil && in.RateLimit == nil {
+		return nil, ErrNoUpdates
+	}
+	if in.Scopes != nil {
+		if err := ceiling(p, scopes); err != nil {
+			return nil, err
+		}
+	}
+	k, err := s.key(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := updatable(k); err != nil {
+		return nil, err
+	}
+	next := *k
+	var changed []string
+	if in.Name != nil {
+		next.Name = strings.TrimSpace(*in.Name)
+		changed = append(changed, "name")
+	}
+	if in.Scopes != nil {
+		next.Scopes = scopes
+		changed = append(changed, "scopes")
+	}
+	if in.RateLimit != nil {
+		next.RateLimit = *in.RateLimit
+		changed = append(changed, "rateLimit")
+	}
+	next.UpdatedAt = clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.update",
+		ResourceType: "api_key", ResourceID: k.ID, ResourceName: next.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "changed": changed, "scopesBefore": k.Scopes, "scopes": next.Scopes}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("update api key %s: %w", id, err)
+	}
+	return s.Get(ctx, id)
+}
+
+// Revoke soft-deletes a key: it stays listed as revoked and never works again.
+func (s *Service) Revoke(ctx context.Context, id string) (*Key, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.key(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if k.Status == StatusRevoked {
+		return nil, ErrAlreadyRevoked
+	}
+	now := clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(revokeWrites(k, now)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
+		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, ErrAlreadyRevoked
+		}
+		return nil, fmt.Errorf("revoke api key %s: %w", id, err)
+	}
+	k.Status, k.UpdatedAt = StatusRevoked, now
+	return k, nil
+}
+
+// Rotate issues new material for an active key: the old key stops at once,
+// usage restarts, the other attributes stay.
+func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.key(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := updatable(k); err != nil {
+		return nil, err
+	}
+	// The key keeps its owner: a principal's key stays the principal's, a user's
+	// keeps acting with what its creator holds (not the rotating caller).
+	var c *Creator
+	if k.PrincipalID == "" {
+		g, err := s.St.Guard(ctx, k.KeyHash)
+		if err != nil {
+			return nil, err
+		}
+		c = g.Creator
+	}
+	issued, err := s.rotateMaterial(k)
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(rotateWrites(k, issued.Key, c)...)
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.rotate",
+		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
+		Details: map[string]any{"keyPrefix": issued.KeyPrefix, "previousKeyPrefix": k.KeyPrefix, "usageCount": 0}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) || failedAt(err, 1) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("rotate api key %s: %w", id, err)
+	}
+	return issued, nil
+}
+
+// rotateMaterial returns k with new material (the caller commits it).
+func (s *Service) rotateMaterial(k *Key) (*Issued, error) {
+	raw, hash, prefix, err := NewMaterial()
+	if err != nil {
+		return nil, err
+	}
+	next := *k
+	next.KeyHash, next.KeyPrefix, next.UpdatedAt = hash, prefix, clock.Format(s.Clock.Now())
+	next.LastUsedAt, next.UsageCount = nil, 0
+	return &Issued{Key: &next, Raw: raw, Warning: Warning}, nil
+}
+
+// revokeWrites revoke a key that is not revoked yet.
+func revokeWrites(k *Key, now string) []*store.Write {
+	ws := statusWrites(k, StatusRevoked, now)
+	ws[0].When(store.Is("version", k.Version))
+	return ws
+}
+
+// updatable refuses changes to keys that are not active.
+func updatable(k *Key) error {
+	switch k.Status {
+	case StatusRevoked:
+		return ErrRevokedUpdate
+	case StatusExpired:
+		return ErrExpiredUpdate
+	}
+	return nil
+}
+
+// authorize is the preamble of every route: a user session holding perm
+// (API keys never manage keys).
+func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+// restricted reports a site- or device-group-restricted caller.
+func restricted(p *authz.Principal) bool { return len(p.SiteIDs) > 0 || len(p.DeviceGroupIDs) > 0 }
+
+// org reads organization id, or ErrOrgNotFound when absent or out of reach.
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
+	if p.Scope == authz.ScopeOrg && id != p.OrgID {
+		return nil, ErrOrgNotFound
+	}
+	o, err := s.Orgs.Org(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return o, nil
+}
+
+// orgsOf lists the organizations a list covers: orgID when given (and
+// reachable), else every organization the caller can access.
+func (s *Service) orgsOf(ctx context.Context, p *authz.Principal, orgID string) ([]string, error) {
+	if orgID != "" {
+		o, err := s.org(ctx, p, orgID)
+		if err != nil {
+			return nil, err
+		}
+		return []string{o.ID}, nil
+	}
+	v := p.Visible()
+	var orgs []tenant.Organization
+	var err error
+	switch {
+	case v.All:
+		orgs, err = s.Orgs.AllOrgs(ctx)
+	case v.PartnerID != "":
+		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
+	case p.Scope == authz.ScopeOrg:
+		return v.OrgIDs, nil
+	case len(v.OrgIDs) > 0:
+		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, o := range orgs {
+		if p.CanAccessOrg(o.Ref()) {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids, nil
+}
+
+// key reads key id if the caller can reach its organization.
+func (s *Service) key(ctx context.Context, p *authz.Principal, id string) (*Key, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var k *Key
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		k, err = s.St.Key(ctx, p.OrgID, id)
+	} else {
+		k, err = s.St.KeyByID(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) {
+		return nil, ErrNotFound
+	}
+	return k, nil
+}
+
+// membership reads the membership p acts through (nil for system scope
+// without one).
+func (s *Service) membership(ctx context.Context, p *authz.Principal) (*user.Membership, error) {
+	k := user.MembershipKey(p.UserID, p.Scope, p.PartnerID, p.OrgID)
+	var m user.Membership
+	err := s.St.St.Get(ctx, k.PK, k.SK, &m)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return &m, err
+}
+
+// creator is the cache of what caller p holds, stored with a key it creates.
+func (s *Service) creator(ctx context.Context, p *authz.Principal) (*Creator, error) {
+	owner := role.SystemOwner
+	m, err := s.membership(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		owner = m.RoleOwner
+	}
+	set, pins, err := s.Roles.Pinned(ctx, owner, p.RoleID)
+	if err != nil {
+		return nil, err
+	}
+	c := &Creator{UserID: p.UserID, Scope: string(p.Scope), PartnerID: p.PartnerID, OrgID: p.OrgID, RoleID: p.RoleID}
+	for _, perm := range set.List() {
+		c.Perms = append(c.Perms, perm.String())
+	}
+	slices.Sort(c.Perms)
+	for _, pin := range pins {
+		c.Pins = append(c.Pins, Pin{PK: pin.Key.PK, SK: pin.Key.SK, Version: pin.Version})
+	}
+	return c, nil
+}
+
+// checkScopes validates scopes: "*" or resource:action, at most MaxScopes,
+// without duplicates; it returns them sorted.
+func checkScopes(f fault.Fields, path string, in []string) []string {
+	if len(in) > MaxScopes {
+		f.Add(path, fmt.Sprintf("must hold at most %d scopes", MaxScopes))
+		return nil
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for i, sc := range in {
+		if sc != "*" {
+			if _, ok := authz.Parse(sc); !ok {
+				f.Add(fmt.Sprintf("%s.%d", path, i), `must be "*" or resource:action`)
+				continue
+			}
+		}
+		if !seen[sc] {
+			seen[sc] = true
+			out = append(out, sc)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ceiling refuses scopes the caller does not hold ("*" needs every permission).
+func ceiling(p *authz.Principal, scopes []string) error {
+	for _, sc := range scopes {
+		perm := authz.AdminAll
+		if sc != "*" {
+			perm, _ = authz.Parse(sc)
+		}
+		if !p.Holds(perm) {
+			return ErrCeiling
+		}
+	}
+	return nil
+}
+
+func failedAt(err error, i int) bool {
+	var te *store.TxError
+	return errors.As(err, &te) && te.FailedAt(i)
+}
+
+// expired reports whether expiresAt has passed at now.
+func expired(expiresAt *string, now time.Time) bool {
+	if expiresAt == nil {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339Nano, *expiresAt)
+	return err == nil && !t.After(now)
+}

@@ -1,0 +1,208 @@
+package apikey
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the rows of the package doc.
+type Store struct{ St *store.Store }
+
+// Key reads key id of organization orgID (consistent read).
+func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
+	var k Key
+	if err := s.St.Get(ctx, "ORG#"+orgID, "APIKEY#"+id, &k); err != nil {
+		return nil, fmt.Errorf("get api key %s: %w", id, err)
+	}
+	return &k, nil
+}
+
+// KeyByID finds key id of whatever organization (GSI1); the caller decides
+// whether the organization it names is visible.
+func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
+	var out []Key
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "APIKEYREF#" + id, SKPrefix: "APIKEY"}, &out); err != nil {
+		return nil, fmt.Errorf("api key %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("api key %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// OrgKeys lists the keys of organization orgID.
+func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
+	out := []Key{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "APIKEY#"}, &out); err != nil {
+		return nil, fmt.Errorf("api keys of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Guard reads the guard of hash (consistent read).
+func (s Store) Guard(ctx context.Context, hash string) (*Guard, error) {
+	var g Guard
+	k := GuardKey(hash)
+	if err := s.St.Get(ctx, k.PK, k.SK, &g); err != nil {
+		return nil, fmt.Errorf("api key guard: %w", err)
+	}
+	return &g, nil
+}
+
+// WithUsage copies the usage of each key's guard onto it (one BatchGetItem per
+// 100 keys).
+func (s Store) WithUsage(ctx context.Context, keys []Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	refs := make([]store.KeyRef, len(keys))
+	for i, k := range keys {
+		refs[i] = GuardKey(k.KeyHash)
+	}
+	items, err := s.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return err
+	}
+	for i := range keys {
+		item, ok := items[refs[i].PK+"|"+refs[i].SK]
+		if !ok {
+			continue
+		}
+		var g Guard
+		if err := store.Unmarshal(item, &g); err != nil {
+			return err
+		}
+		keys[i].UsageCount, keys[i].LastUsedAt = g.UsageCount, g.LastUsedAt
+	}
+	return nil
+}
+
+// Principal reads principal id of organization orgID.
+func (s Store) Principal(ctx context.Context, orgID, id string) (*Principal, error) {
+	var p Principal
+	if err := s.St.Get(ctx, "ORG#"+orgID, "SP#"+id, &p); err != nil {
+		return nil, fmt.Errorf("get service principal %s: %w", id, err)
+	}
+	return &p, nil
+}
+
+// PrincipalByID finds principal id of whatever organization (GSI1).
+func (s Store) PrincipalByID(ctx context.Context, id string) (*Principal, error) {
+	var out []Principal
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SPREF#" + id, SKPrefix: "SP"}, &out); err != nil {
+		return nil, fmt.Errorf("service principal %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("service principal %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// OrgPrincipals lists the principals of organization orgID.
+func (s Store) OrgPrincipals(ctx context.Context, orgID string) ([]Principal, error) {
+	out := []Principal{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SP#"}, &out); err != nil {
+		return nil, fmt.Errorf("service principals of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// guardOf is the guard of k with the given creator cache.
+func guardOf(k *Key, c *Creator) Guard {
+	g := GuardKey(k.KeyHash)
+	return Guard{Keys: store.Keys{PK: g.PK, SK: g.SK}, KeyID: k.ID, OrgID: k.OrgID, PartnerID: k.PartnerID,
+		KeyPrefix: k.KeyPrefix, Scopes: k.Scopes, Status: k.Status, ExpiresAt: k.ExpiresAt, RateLimit: k.RateLimit,
+		PrincipalID: k.PrincipalID, Creator: c}
+}
+
+// createWrites puts a new key and its guard.
+func createWrites(k *Key, c *Creator) []*store.Write {
+	g := guardOf(k, c)
+	return []*store.Write{store.PutNew(k), store.PutNew(&g)}
+}
+
+// isVersion is "the record is at version v and active".
+func isVersion(v int) expression.ConditionBuilder {
+	return store.Is("version", v).And(store.Is("status", StatusActive))
+}
+
+// replaceWrite overwrites key record next (version bumped) if it still is at
+// version prev and active.
+func replaceWrite(next *Key, prev int) *store.Write {
+	next.Version = prev + 1
+	return store.Put(next).When(isVersion(prev))
+}
+
+// guardSettingsWrite copies the settings authentication reads onto k's guard.
+func guardSettingsWrite(k *Key) *store.Write {
+	g := GuardKey(k.KeyHash)
+	upd := expression.Set(expression.Name("scopes"), expression.Value(k.Scopes)).
+		Set(expression.Name("rateLimit"), expression.Value(k.RateLimit)).
+		Set(expression.Name("status"), expression.Value(k.Status)).
+		Set(expression.Name("principalId"), expression.Value(k.PrincipalID))
+	return store.Change(g.PK, g.SK, upd).When(store.Present())
+}
+
+// dropCreatorWrite removes the creator cache of k's guard (the key now belongs
+// to a principal).
+func dropCreatorWrite(k *Key) *store.Write {
+	g := GuardKey(k.KeyHash)
+	return store.Change(g.PK, g.SK, expression.Remove(expression.Name("creator"))).When(store.Present())
+}
+
+// statusWrites move an active key (record and guard) to status to.
+func statusWrites(k *Key, to, now string) []*store.Write {
+	rec := store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Add(expression.Name("version"), expression.Value(1))).
+		When(store.Is("status", StatusActive))
+	g := GuardKey(k.KeyHash)
+	guard := store.Change(g.PK, g.SK, expression.Set(expression.Name("status"), expression.Value(to))).When(store.Present())
+	return []*store.Write{rec, guard}
+}
+
+// rotateWrites move k from its old material to next's (same id), in one step.
+func rotateWrites(prev, next *Key, c *Creator) []*store.Write {
+	old := GuardKey(prev.KeyHash)
+	g := guardOf(next, c)
+	return []*store.Write{
+		replaceWrite(next, prev.Version),
+		store.Delete(old.PK, old.SK).When(store.Present()),
+		store.PutNew(&g),
+	}
+}
+
+// spendWrite spends one rate-limit cell of guard g (compare-and-swap on its
+// tat) and counts the use; it fails when another request moved tat first or
+// the key is no longer active.
+func spendWrite(g *Guard, newTAT int64, now string) *store.Write {
+	cond := store.Is("status", StatusActive)
+	if g.TAT == 0 {
+		cond = cond.And(expression.Name("tat").AttributeNotExists())
+	} else {
+		cond = cond.And(store.Is("tat", g.TAT))
+	}
+	upd := expression.Set(expression.Name("tat"), expression.Value(newTAT)).
+		Set(expression.Name("lastUsedAt"), expression.Value(now)).
+		Add(expression.Name("usageCount"), expression.Value(1))
+	return store.Change(g.PK, g.SK, upd).When(cond)
+}
+
+// creatorCacheWrite refreshes g's creator cache if g is unchanged otherwise.
+func creatorCacheWrite(g *Guard, c *Creator) *store.Write {
+	return store.Change(g.PK, g.SK, expression.Set(expression.Name("creator"), expression.Value(c))).When(store.Present())
+}
+
+// putPrincipal creates principal p.
+func putPrincipal(p *Principal) *store.Write { return store.PutNew(p) }
+
+// replacePrincipal overwrites p (version bumped) if it is still at version prev
+// and active.
+func replacePrincipal(p *Principal, prev int) *store.Write {
+	p.Version = prev + 1
+	return store.Put(p).When(store.Is("version", prev).And(store.Is("status", SPActive)))
+}
