@@ -354,3 +354,130 @@ func setAttr(t *testing.T, env *testenv.Env, k store.KeyRef, attr, v string) {
 		t.Fatal(err)
 	}
 }
+
+func profileKey(uid string) store.KeyRef { return user.ProfileKey(uid) }
+
+func TestTenancy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ka := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "a", "scopes": []string{"devices:read"}})
+	kb := create(t, w, fixture.BAdmin, map[string]any{"orgId": w.B.ID, "name": "b", "scopes": []string{"devices:read"}})
+	kc := create(t, w, fixture.CAdmin, map[string]any{"orgId": w.C.ID, "name": "c", "scopes": []string{"devices:read"}})
+	lists := map[string][]string{
+		fixture.AAdmin:      {ka.ID},
+		fixture.BAdmin:      {kb.ID},
+		fixture.PXAdmin:     {ka.ID, kb.ID},
+		fixture.PXSelectedB: {kb.ID},
+		fixture.PYAdmin:     {kc.ID},
+		fixture.SysAdmin:    {ka.ID, kb.ID, kc.ID},
+	}
+	for caller, want := range lists {
+		if got := fixture.IDs(t, w.Call(t, http.MethodGet, keysURL, caller, nil)); !slices.Equal(got, fixture.Sorted(want...)) {
+			t.Errorf("%s lists %v, want %v", caller, got, fixture.Sorted(want...))
+		}
+	}
+	// Another tenant's key: 404 on every route, and nothing changes.
+	for _, caller := range []string{fixture.BAdmin, fixture.CAdmin, fixture.PYAdmin, fixture.PXSelectedB} {
+		fixture.NotFound(t, w.Call(t, http.MethodGet, keysURL+"/"+ka.ID, caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodPatch, keysURL+"/"+ka.ID, caller, map[string]any{"name": "mine"}))
+		fixture.NotFound(t, w.Call(t, http.MethodDelete, keysURL+"/"+ka.ID, caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodPost, keysURL+"/"+ka.ID+"/rotate", caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodGet, keysURL+"?orgId="+w.A.ID, caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodPost, keysURL, caller, map[string]any{"orgId": w.A.ID, "name": "x"}))
+	}
+	// A lower role: the viewer reads nothing, writes nothing.
+	fixture.ExpectError(t, w.Call(t, http.MethodGet, keysURL, fixture.AViewer, nil), http.StatusForbidden, "forbidden")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, keysURL, fixture.ATech, map[string]any{"orgId": w.A.ID, "name": "x"}), http.StatusForbidden, "forbidden")
+	// Restricted users cannot create organization-wide keys.
+	r := w.Call(t, http.MethodPost, keysURL, fixture.ARestricted, map[string]any{"orgId": w.A.ID, "name": "x"})
+	if fixture.Expect(t, r, http.StatusForbidden); errText(t, r) != "Site-restricted users cannot create API keys, which are organization-wide" {
+		t.Fatalf("restricted: %s", r.Body)
+	}
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+ka.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if got["name"] != "a" || got["status"] != "active" {
+		t.Fatalf("key a after the attacks: %v", got)
+	}
+	// A key sees only its own organization.
+	res := fixture.Expect(t, withKey(t, w, ka.Key, ""), http.StatusOK)
+	var list struct{ Data []map[string]any }
+	res.Decode(t, &list)
+	for _, d := range list.Data {
+		if d["orgId"] != w.A.ID {
+			t.Fatalf("key of A lists a device of %v", d["orgId"])
+		}
+	}
+}
+
+func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "k", "scopes": []string{"devices:read"}})
+	before := fixture.Scan(t, w.Env)
+	cases := []struct {
+		method, path string
+		body         any
+		field        string
+	}{
+		{http.MethodPost, keysURL, map[string]any{"name": "x"}, "orgId"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": "nope", "name": "x"}, "orgId"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID}, "name"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": strings.Repeat("n", 256)}, "name"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": 5}, "name"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": "devices:read"}, "scopes"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"nocolon"}}, "scopes.0"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "rateLimit": 0}, "rateLimit"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "rateLimit": 100001}, "rateLimit"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "rateLimit": "many"}, "rateLimit"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "expiresAt": "tomorrow"}, "expiresAt"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "expiresAt": "2020-01-01T00:00:00Z"}, "expiresAt"},
+		{http.MethodPost, keysURL, map[string]any{"orgId": w.A.ID, "name": "x", "keyHash": "x"}, "keyHash"},
+		{http.MethodPatch, keysURL + "/" + k.ID, map[string]any{"rateLimit": -1}, "rateLimit"},
+		{http.MethodPatch, keysURL + "/" + k.ID, map[string]any{"name": ""}, "name"},
+		{http.MethodPatch, keysURL + "/" + k.ID, map[string]any{"status": "active"}, "status"},
+		{http.MethodPatch, keysURL + "/not-a-uuid", map[string]any{"name": "x"}, "id"},
+		{http.MethodGet, keysURL + "?status=gone", nil, "status"},
+		{http.MethodGet, keysURL + "?limit=101", nil, "limit"},
+		{http.MethodGet, keysURL + "?orgId=1", nil, "orgId"},
+		{http.MethodPost, keysURL + "/" + k.ID + "/rotate", map[string]any{"force": true}, "force"},
+		{http.MethodPost, spURL, map[string]any{"orgId": w.A.ID, "name": "x"}, "scopes"},
+		{http.MethodPost, spURL, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []any{1}}, "scopes"},
+		{http.MethodPost, spURL + "/" + k.ID + "/migrate-key", map[string]any{}, "keyId"},
+		{http.MethodPost, spURL + "/" + k.ID + "/migrate-key", map[string]any{"keyId": "x"}, "keyId"},
+	}
+	for _, c := range cases {
+		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
+	}
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, keysURL+"/"+k.ID, fixture.AAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
+	if after := fixture.Scan(t, w.Env); stripVolatile(after) != stripVolatile(before) {
+		t.Fatal("bad input changed the table")
+	}
+}
+
+// stripVolatile drops rate-limit rows, which bad requests may count.
+func stripVolatile(dump string) string {
+	var keep []string
+	for _, l := range strings.Split(dump, "\n") {
+		if !strings.Contains(l, "pk:rl#") {
+			keep = append(keep, l)
+		}
+	}
+	slices.Sort(keep)
+	return strings.Join(keep, "\n")
+}
+
+func TestTableHoldsNoRawKeyMaterial(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scan", "scopes": []string{"devices:read"}})
+	rot := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, spURL, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}}), http.StatusCreated).JSON(t)
+	spRot := fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+res["id"].(string)+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+res["id"].(string)+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": k.ID}), http.StatusOK)
+	dump := fixture.Scan(t, w.Env)
+	for name, raw := range map[string]any{"created": k.Key, "rotated": rot["key"], "principal": res["key"], "principal rotated": spRot["key"]} {
+		s, _ := raw.(string)
+		if len(s) != 36 || strings.Contains(dump, strings.ToLower(s[4:])) {
+			t.Fatalf("the table holds the raw %s key (or it is malformed: %q)", name, s)
+		}
+	}
+}

@@ -280,7 +280,7 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 	}
 	next := *k
 	next.PrincipalID, next.Scopes, next.UpdatedAt = sp.ID, scopes, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next), dropCreatorWrite(&next),
+	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next),
 		store.Assert(sp.PK, sp.SK, store.Is("version", sp.Version).And(store.Is("status", SPActive))))
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.migrate_key",
 		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
@@ -289,7 +289,7 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 		if failedAt(err, 0) {
 			return nil, ErrConcurrent
 		}
-		if failedAt(err, 3) {
+		if failedAt(err, 2) {
 			return nil, s.principalConflict(ctx, sp)
 		}
 		return nil, fmt.Errorf("migrate api key %s: %w", k.ID, err)

@@ -137,21 +137,18 @@ func replaceWrite(next *Key, prev int) *store.Write {
 	return store.Put(next).When(isVersion(prev))
 }
 
-// guardSettingsWrite copies the settings authentication reads onto k's guard.
+// guardSettingsWrite copies the settings authentication reads onto k's guard;
+// a key owned by a principal loses its creator cache.
 func guardSettingsWrite(k *Key) *store.Write {
 	g := GuardKey(k.KeyHash)
 	upd := expression.Set(expression.Name("scopes"), expression.Value(k.Scopes)).
 		Set(expression.Name("rateLimit"), expression.Value(k.RateLimit)).
 		Set(expression.Name("status"), expression.Value(k.Status)).
 		Set(expression.Name("principalId"), expression.Value(k.PrincipalID))
+	if k.PrincipalID != "" {
+		upd = upd.Remove(expression.Name("creator"))
+	}
 	return store.Change(g.PK, g.SK, upd).When(store.Present())
-}
-
-// dropCreatorWrite removes the creator cache of k's guard (the key now belongs
-// to a principal).
-func dropCreatorWrite(k *Key) *store.Write {
-	g := GuardKey(k.KeyHash)
-	return store.Change(g.PK, g.SK, expression.Remove(expression.Name("creator"))).When(store.Present())
 }
 
 // statusWrites move an active key (record and guard) to status to.
