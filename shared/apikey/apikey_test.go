@@ -390,8 +390,17 @@ func TestTenancy(t *testing.T) {
 	fixture.ExpectError(t, w.Call(t, http.MethodPost, keysURL, fixture.ATech, map[string]any{"orgId": w.A.ID, "name": "x"}), http.StatusForbidden, "forbidden")
 	// Restricted users cannot create organization-wide keys.
 	r := w.Call(t, http.MethodPost, keysURL, fixture.ARestricted, map[string]any{"orgId": w.A.ID, "name": "x"})
-	if fixture.Expect(t, r, http.StatusForbidden); errText(t, r) != "Site-restricted users cannot create API keys, which are organization-wide" {
+	if fixture.Expect(t, r, http.StatusForbidden); errText(t, r) != "Site-restricted users cannot manage API keys, which are organization-wide" {
 		t.Fatalf("restricted: %s", r.Body)
+	}
+	for _, c := range []struct{ method, path string }{{http.MethodPatch, keysURL + "/" + ka.ID}, {http.MethodDelete, keysURL + "/" + ka.ID}, {http.MethodPost, keysURL + "/" + ka.ID + "/rotate"}} {
+		for _, caller := range []string{fixture.ARestricted, fixture.AGroupOnly} {
+			var body any
+			if c.method == http.MethodPatch {
+				body = map[string]any{"name": "mine"}
+			}
+			fixture.ExpectError(t, w.Call(t, c.method, c.path, caller, body), http.StatusForbidden, "forbidden")
+		}
 	}
 	got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+ka.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
 	if got["name"] != "a" || got["status"] != "active" {

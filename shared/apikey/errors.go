@@ -13,7 +13,7 @@ var (
 	ErrAlreadyRevoked = fault.BadRequest("API key is already revoked")
 	ErrNoUpdates      = fault.BadRequest("No updates provided")
 	ErrCeiling        = fault.Forbidden("Cannot grant scopes you do not hold")
-	ErrKeyRestricted  = fault.Forbidden("Site-restricted users cannot create API keys, which are organization-wide")
+	ErrKeyRestricted  = fault.Forbidden("Site-restricted users cannot manage API keys, which are organization-wide")
 	ErrSPRestricted   = fault.Forbidden("Site-restricted users cannot manage service principals, which are organization-wide")
 	ErrSPDisabled     = fault.Conflict("Service principal is disabled").WithCode(fault.CodeWrongStatus)
 	ErrConcurrent     = fault.Conflict("API key was changed concurrently").WithCode(fault.CodeRaceLost)

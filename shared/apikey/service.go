@@ -200,6 +200,9 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	if err != nil {
 		return nil, err
 	}
+	if restricted(p) {
+		return nil, ErrKeyRestricted
+	}
 	f := fault.Fields{}
 	if in.Name != nil {
 		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
@@ -263,6 +266,9 @@ func (s *Service) Revoke(ctx context.Context, id string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
+	if restricted(p) {
+		return nil, ErrKeyRestricted
+	}
 	k, err := s.key(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -291,6 +297,9 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 	p, err := s.authorize(ctx, authz.OrgsWrite)
 	if err != nil {
 		return nil, err
+	}
+	if restricted(p) {
+		return nil, ErrKeyRestricted
 	}
 	k, err := s.key(ctx, p, id)
 	if err != nil {

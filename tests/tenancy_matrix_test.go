@@ -1,0 +1,231 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/api"
+	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/routes"
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+// TestTenancyMatrix walks every documented operation of every built route
+// group as callers of another partner, another organization of the same
+// partner, a partner without access to the victim's organization, a
+// site-restricted admin and a lower role (ATTACKS.md's cast), against objects
+// of organization A, and finds no read or write that crosses: no 2xx on a
+// victim's object (a 5xx is a failure too), no victim name in any answer, and
+// no change to A's rows. A's own admin reading the same objects is the
+// positive control. An operation added later is walked automatically, or the
+// test fails until it is classified below.
+func TestTenancyMatrix(t *testing.T) {
+	built := []string{}
+	for name := range groups.Builders() {
+		built = append(built, name)
+	}
+	w := fixture.NewWorld(t, built...)
+	v := victims(t, w)
+
+	// Operations not walked, with the reason.
+	skip := map[string]string{
+		"/api/v1/agents/":                         "agent-token routes: each agent reaches only its own device (shared/agent tests)",
+		"/api/v1/auth/":                           "self-service: acts on the caller's own account",
+		"/api/v1/users/me":                        "self-service: acts on the caller's own account",
+		"/api/v1/health":                          "public",
+		"/api/v1/openapi.json":                    "public",
+		"/api/v1/permissions/catalog":             "public catalogue of permissions, no tenant data",
+		"/api/v1/roles/permissions/available":     "the caller's own grantable permissions",
+		"/admin/":                                 "the same handlers as /api/v1/admin/",
+		"/api/v1/webhooks/{id}/retry/{deliveryId}": "needs a delivery of the victim; covered by shared/webhook",
+	}
+	idOf := map[string]string{
+		"/api/v1/api-keys/":           v.apiKey,
+		"/api/v1/service-principals/": v.principal,
+		"/api/v1/enrollment-keys/":    v.enrollKey,
+		"/api/v1/devices/":            v.device,
+		"/api/v1/webhooks/":           v.webhook,
+		"/api/v1/sites/":              w.A2.ID,
+		"/api/v1/device-groups/":      w.GA,
+		"/api/v1/roles/":              v.role,
+		"/api/v1/users/":              v.user,
+		"/api/v1/organizations/":      w.A.ID,
+		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
+	}
+	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
+
+	before := rowsOf(t, w, w.A.ID)
+	walked := 0
+	for _, op := range operations(t) {
+		if reason := skipped(skip, op.path); reason != "" {
+			continue
+		}
+		if g, ok := routes.Lookup(op.path); !ok || !slices.Contains(built, g.Function) {
+			continue
+		}
+		path := op.path
+		if strings.Contains(path, "{id}") {
+			id := ""
+			for prefix, v := range idOf {
+				if strings.HasPrefix(path, prefix) {
+					id = v
+				}
+			}
+			if id == "" {
+				t.Fatalf("%s %s: no victim object for its {id}; add one to the matrix", op.method, op.path)
+			}
+			path = strings.ReplaceAll(path, "{id}", id)
+		}
+		if strings.Contains(path, "{") {
+			t.Fatalf("%s %s: unclassified path parameter", op.method, op.path)
+		}
+		hasID := path != op.path
+		body := any(nil)
+		if op.method != http.MethodGet && op.method != http.MethodDelete {
+			body = map[string]any{"orgId": w.A.ID, "name": "attack", "siteId": w.A2.ID}
+		}
+		for _, caller := range attackers {
+			q := path
+			if !hasID && op.method == http.MethodGet {
+				q = path + "?orgId=" + w.A.ID
+			}
+			res := w.Call(t, op.method, q, caller, body)
+			if res.Status == http.StatusNotImplemented {
+				continue // a route the group does not serve yet
+			}
+			walked++
+			switch {
+			case res.Status >= 500:
+				t.Errorf("%s %s as %s: %d %s", op.method, q, caller, res.Status, res.Body)
+			case hasID && res.Status < 400:
+				t.Errorf("%s %s as %s crossed tenants: %d %s", op.method, q, caller, res.Status, res.Body)
+			case !hasID && op.method != http.MethodGet && res.Status < 400:
+				t.Errorf("%s %s as %s acted in A: %d %s", op.method, q, caller, res.Status, res.Body)
+			}
+			for _, secret := range v.names {
+				if strings.Contains(string(res.Body), secret) {
+					t.Errorf("%s %s as %s: the answer names A's %q", op.method, q, caller, secret)
+				}
+			}
+		}
+		// A lower role and a restricted admin never write A's objects.
+		if hasID && op.method != http.MethodGet {
+			for _, caller := range []string{fixture.AViewer, fixture.ARestricted} {
+				if op.path == "/api/v1/organizations/{id}/security-settings" && caller == fixture.ARestricted {
+					continue // reads by the restricted admin are allowed; its write is checked below
+				}
+				res := w.Call(t, op.method, path, caller, body)
+				walked++
+				if res.Status != http.StatusNotImplemented && (res.Status < 400 || res.Status >= 500) {
+					t.Errorf("%s %s as %s: %d %s", op.method, path, caller, res.Status, res.Body)
+				}
+			}
+		}
+		// Positive control: A's admin reads its own objects.
+		if hasID && op.method == http.MethodGet && !strings.HasPrefix(op.path, "/api/v1/admin/") {
+			if res := w.Call(t, http.MethodGet, path, fixture.AAdmin, nil); res.Status != http.StatusOK {
+				t.Errorf("control: %s as A's admin: %d %s", path, res.Status, res.Body)
+			}
+		}
+	}
+	if walked < 100 {
+		t.Fatalf("only %d attacks walked", walked)
+	}
+	if after := rowsOf(t, w, w.A.ID); after != before {
+		t.Fatalf("A's rows changed under the attacks:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	t.Logf("%d attacks on %d organization-A objects", walked, len(idOf))
+}
+
+type operation struct{ method, path string }
+
+// operations lists every operation of the served OpenAPI document.
+func operations(t *testing.T) []operation {
+	t.Helper()
+	raw, err := api.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []operation
+	for p, ops := range doc.Paths {
+		for m := range ops {
+			if m == "parameters" {
+				continue
+			}
+			out = append(out, operation{strings.ToUpper(m), p})
+		}
+	}
+	slices.SortFunc(out, func(a, b operation) int { return strings.Compare(a.path+a.method, b.path+b.method) })
+	return out
+}
+
+func skipped(skip map[string]string, path string) string {
+	for prefix, reason := range skip {
+		if path == prefix || strings.HasPrefix(path, prefix) {
+			return reason
+		}
+	}
+	return ""
+}
+
+// victimSet is organization A's objects.
+type victimSet struct {
+	apiKey, principal, enrollKey, device, webhook, role, user string
+	names                                                     []string
+}
+
+func victims(t *testing.T, w *fixture.World) victimSet {
+	t.Helper()
+	var v victimSet
+	id := func(res fixture.Response) string {
+		t.Helper()
+		if res.Status >= 300 {
+			t.Fatalf("victim setup: %d %s", res.Status, res.Body)
+		}
+		got, _ := res.JSON(t)["id"].(string)
+		return got
+	}
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3"}
+	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
+	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
+	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
+	v.enrollKey = id(ek)
+	raw, _ := ek.JSON(t)["key"].(string)
+	enr := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll", RemoteAddr: "198.51.100.77:1",
+		Body: map[string]any{"enrollmentKey": raw, "hostname": v.names[3], "osType": "windows", "osVersion": "11", "architecture": "x64", "agentVersion": "1.0.0"}})
+	if enr.Status != http.StatusCreated {
+		t.Fatalf("enroll: %d %s", enr.Status, enr.Body)
+	}
+	v.device, _ = enr.JSON(t)["deviceId"].(string)
+	v.webhook = id(w.Call(t, http.MethodPost, "/api/v1/webhooks", fixture.AAdmin, map[string]any{"name": v.names[4],
+		"url": "https://93.184.216.34/in", "events": []string{"device.offline"}}))
+	v.role = id(w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": v.names[5],
+		"permissions": []map[string]string{{"resource": "devices", "action": "read"}}}))
+	v.user = id(w.Call(t, http.MethodPost, "/api/v1/users/invite", fixture.AAdmin, map[string]any{"email": "victim-7f3@example.com",
+		"name": v.names[6], "roleId": "00000000-0000-4000-8000-000000000007"}))
+	return v
+}
+
+// rowsOf is every row that names organization orgID, except the ones the
+// attacks may legitimately add (audit records of refusals, rate-limit cells).
+func rowsOf(t *testing.T, w *fixture.World, orgID string) string {
+	t.Helper()
+	var keep []string
+	for _, l := range strings.Split(fixture.Scan(t, w.Env), "\n") {
+		if strings.Contains(l, strings.ToLower(orgID)) && !strings.Contains(l, "pk:audit") && !strings.Contains(l, "pk:rl#") {
+			keep = append(keep, l)
+		}
+	}
+	slices.Sort(keep)
+	return fmt.Sprintf("%d rows\n%s", len(keep), strings.Join(keep, "\n"))
+}
