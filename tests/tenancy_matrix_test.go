@@ -33,14 +33,14 @@ func TestTenancyMatrix(t *testing.T) {
 
 	// Operations not walked, with the reason.
 	skip := map[string]string{
-		"/api/v1/agents/":                         "agent-token routes: each agent reaches only its own device (shared/agent tests)",
-		"/api/v1/auth/":                           "self-service: acts on the caller's own account",
-		"/api/v1/users/me":                        "self-service: acts on the caller's own account",
-		"/api/v1/health":                          "public",
-		"/api/v1/openapi.json":                    "public",
-		"/api/v1/permissions/catalog":             "public catalogue of permissions, no tenant data",
-		"/api/v1/roles/permissions/available":     "the caller's own grantable permissions",
-		"/admin/":                                 "the same handlers as /api/v1/admin/",
+		"/api/v1/agents/":                          "agent-token routes: each agent reaches only its own device (shared/agent tests)",
+		"/api/v1/auth/":                            "self-service: acts on the caller's own account",
+		"/api/v1/users/me":                         "self-service: acts on the caller's own account",
+		"/api/v1/health":                           "public",
+		"/api/v1/openapi.json":                     "public",
+		"/api/v1/permissions/catalog":              "public catalogue of permissions, no tenant data",
+		"/api/v1/roles/permissions/available":      "the caller's own grantable permissions",
+		"/admin/":                                  "the same handlers as /api/v1/admin/",
 		"/api/v1/webhooks/{id}/retry/{deliveryId}": "needs a delivery of the victim; covered by shared/webhook",
 	}
 	idOf := map[string]string{
