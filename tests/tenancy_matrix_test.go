@@ -54,6 +54,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/roles/":              v.role,
 		"/api/v1/users/":              v.user,
 		"/api/v1/organizations/":      w.A.ID,
+		"/api/v1/filters/":            v.filter,
 		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
@@ -180,8 +181,8 @@ func skipped(skip map[string]string, path string) string {
 
 // victimSet is organization A's objects.
 type victimSet struct {
-	apiKey, principal, enrollKey, device, webhook, role, user string
-	names                                                     []string
+	apiKey, principal, enrollKey, device, webhook, role, user, filter string
+	names                                                             []string
 }
 
 func victims(t *testing.T, w *fixture.World) victimSet {
@@ -195,7 +196,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		got, _ := res.JSON(t)["id"].(string)
 		return got
 	}
-	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3"}
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
 	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
@@ -213,6 +214,8 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"permissions": []map[string]string{{"resource": "devices", "action": "read"}}}))
 	v.user = id(w.Call(t, http.MethodPost, "/api/v1/users/invite", fixture.AAdmin, map[string]any{"email": "victim-7f3@example.com",
 		"name": v.names[6], "roleId": "00000000-0000-4000-8000-000000000007"}))
+	v.filter = id(w.Call(t, http.MethodPost, "/api/v1/filters", fixture.AAdmin, map[string]any{"name": v.names[7],
+		"conditions": map[string]any{"operator": "AND", "conditions": []any{map[string]any{"field": "hostname", "operator": "contains", "value": "victim"}}}}))
 	return v
 }
 

@@ -6,7 +6,6 @@ import "github.com/gale-rmm/gale/shared/fault"
 // principal or organization the caller cannot reach is "not found".
 var (
 	ErrNotFound       = fault.NotFound("API key not found")
-	ErrOrgNotFound    = fault.NotFound("Organization not found")
 	ErrSPNotFound     = fault.NotFound("Service principal not found")
 	ErrRevokedUpdate  = fault.BadRequest("Cannot update revoked API key")
 	ErrExpiredUpdate  = fault.BadRequest("Cannot update expired API key")

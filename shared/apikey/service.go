@@ -21,12 +21,10 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Orgs reads organizations; tenant.Store satisfies it.
+// Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (*tenant.Organization, error)
-	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
-	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
-	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 }
 
 // Service holds the key and principal rules.
@@ -386,54 +384,20 @@ func restricted(p *authz.Principal) bool { return len(p.SiteIDs) > 0 || len(p.De
 
 // org reads organization id, or ErrOrgNotFound when absent or out of reach.
 func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
-	if p.Scope == authz.ScopeOrg && id != p.OrgID {
-		return nil, ErrOrgNotFound
-	}
-	o, err := s.Orgs.Org(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
+	return s.Orgs.Reach(ctx, p, id)
 }
 
 // orgsOf lists the organizations a list covers: orgID when given (and
 // reachable), else every organization the caller can access.
 func (s *Service) orgsOf(ctx context.Context, p *authz.Principal, orgID string) ([]string, error) {
-	if orgID != "" {
-		o, err := s.org(ctx, p, orgID)
-		if err != nil {
-			return nil, err
-		}
-		return []string{o.ID}, nil
+	if orgID == "" {
+		return s.Orgs.Reachable(ctx, p)
 	}
-	v := p.Visible()
-	var orgs []tenant.Organization
-	var err error
-	switch {
-	case v.All:
-		orgs, err = s.Orgs.AllOrgs(ctx)
-	case v.PartnerID != "":
-		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
-	case p.Scope == authz.ScopeOrg:
-		return v.OrgIDs, nil
-	case len(v.OrgIDs) > 0:
-		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
-	}
+	o, err := s.org(ctx, p, orgID)
 	if err != nil {
 		return nil, err
 	}
-	ids := []string{}
-	for _, o := range orgs {
-		if p.CanAccessOrg(o.Ref()) {
-			ids = append(ids, o.ID)
-		}
-	}
-	return ids, nil
+	return []string{o.ID}, nil
 }
 
 // key reads key id if the caller can reach its organization.

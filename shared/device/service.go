@@ -446,3 +446,32 @@ func controls(f fault.Fields, path, s string) {
 		}
 	}
 }
+
+// Reachable lists every device p may see across the organizations it can
+// access (site and device-group restrictions applied), with software when
+// software is true: one Query per organization (two with software), plus the
+// organization list for partner and system callers. The caller authorizes.
+func (s *Service) Reachable(ctx context.Context, p *authz.Principal, software bool) ([]Device, error) {
+	orgIDs, err := s.visibleOrgs(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := []Device{}
+	for _, id := range orgIDs {
+		var devs []Device
+		if software {
+			devs, err = s.St.ListWithSoftware(ctx, id)
+		} else {
+			devs, err = s.St.List(ctx, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range devs {
+			if visible(p, &d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
+}

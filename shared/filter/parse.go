@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -230,3 +231,17 @@ type valueError struct{ msg string }
 func (e valueError) Error() string { return e.msg }
 
 func badValue(format string, args ...any) error { return valueError{fmt.Sprintf(format, args...)} }
+
+// UsesSoftware reports whether any condition of g reads the software list, so
+// callers load it only when a filter needs it.
+func (g *Group) UsesSoftware() bool {
+	for _, n := range g.Conditions {
+		switch {
+		case n.Group != nil && n.Group.UsesSoftware():
+			return true
+		case n.Condition != nil && strings.HasPrefix(n.Condition.Field, "software."):
+			return true
+		}
+	}
+	return false
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/app/filtersgroup"
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
@@ -27,7 +28,7 @@ func Builders() map[string]app.Builder {
 		"api-keys":           apikeysgroup.APIKeys,
 		"enrollment-keys":    enrollgroup.EnrollmentKeys,
 		"service-principals": apikeysgroup.ServicePrincipals,
-		"filters":            app.NotBuilt("filters"),
+		"filters":            filtersgroup.Filters,
 		"search":             app.NotBuilt("search"),
 		"users":              usersgroup.Users,
 		"roles":              rolesgroup.Roles,

@@ -1,0 +1,134 @@
+package savedfilter
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/filters. Reads and previews accept a bearer JWT or
+// an API key with devices:read; writes need a user session with
+// devices:write and MFA.
+//
+// DynamoDB calls per request after authentication: list 1 per organization
+// (+1 for partner and system callers' organization list); create 2 (GetItem
+// organization, transaction); get 1; patch and delete 2 (read, transaction);
+// previews 1 per organization (+1 with a software condition, +1 organization
+// list for partner and system callers, +1 read of a saved filter) and 1 audit
+// write.
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/filters"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	read := []string{"devices:read"}
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.preview},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.previewSaved},
+	)
+}
+
+// list is the list answer: {data, total}.
+type list struct {
+	Data  []Filter `json:"data"`
+	Total int      `json:"total"`
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	fs, err := h.Svc.List(r.Context(), r.URL.Query().Get("search"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, list{Data: fs, Total: len(fs)})
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in CreateInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	f, err := h.Svc.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, f)
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	f, err := h.Svc.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, f)
+	return nil
+}
+
+func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
+	var in PatchInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	f, err := h.Svc.Patch(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, f)
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	f, err := h.Svc.Delete(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, f)
+	return nil
+}
+
+// previewAnswer wraps a preview: {data: {...}}.
+type previewAnswer struct {
+	Data *Preview `json:"data"`
+}
+
+func (h *Handler) preview(w http.ResponseWriter, r *http.Request) error {
+	var in PreviewInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	p, err := h.Svc.Preview(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, previewAnswer{Data: p})
+	return nil
+}
+
+func (h *Handler) previewSaved(w http.ResponseWriter, r *http.Request) error {
+	if err := httpapi.EmptyBody(r); err != nil {
+		return err
+	}
+	limit := DefaultPreview
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fault.Invalid("limit", "must be an integer")
+		}
+		limit = n
+	}
+	p, err := h.Svc.PreviewSaved(r.Context(), r.PathValue("id"), limit)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, previewAnswer{Data: p})
+	return nil
+}

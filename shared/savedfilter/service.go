@@ -1,0 +1,446 @@
+package savedfilter
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/filter"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Errors of the filter routes.
+var (
+	ErrNotFound        = fault.NotFound("Filter not found")
+	ErrOrgRequired     = fault.BadRequest("orgId is required for partner scope")
+	ErrNoUpdates       = fault.BadRequest("No updates provided")
+	ErrConcurrent      = fault.Conflict("Filter was changed concurrently").WithCode(fault.CodeRaceLost)
+	ErrConditionsEmpty = fault.Invalid("conditions", "is required")
+)
+
+// Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
+type Orgs interface {
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
+}
+
+// Devices lists the devices a caller may see; device.Service satisfies it.
+type Devices interface {
+	Reachable(ctx context.Context, p *authz.Principal, software bool) ([]device.Device, error)
+}
+
+// Service holds the saved-filter rules.
+type Service struct {
+	St      Store
+	Orgs    Orgs
+	Devices Devices
+	Clock   clock.Clock
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID       string          `json:"orgId"`
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	Conditions  json.RawMessage `json:"conditions"`
+}
+
+// PatchInput is the PATCH body; description null clears it.
+type PatchInput struct {
+	Name        *string         `json:"name"`
+	Description Nullable        `json:"description"`
+	Conditions  json.RawMessage `json:"conditions"`
+}
+
+// Nullable is a string field that may be omitted (Set false), null or a string.
+type Nullable struct {
+	Set   bool
+	Value *string
+}
+
+// UnmarshalJSON records presence and the value.
+func (n *Nullable) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fault.Invalid("description", "must be a string or null")
+	}
+	n.Value = &s
+	return nil
+}
+
+// PreviewInput is the ad-hoc preview body.
+type PreviewInput struct {
+	Conditions json.RawMessage `json:"conditions"`
+	Limit      *int            `json:"limit"`
+}
+
+// List returns the filters of the caller's organizations, newest first,
+// optionally those whose name or description contains search.
+func (s *Service) List(ctx context.Context, search string) ([]Filter, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(search) > MaxName {
+		return nil, fault.Invalid("search", fmt.Sprintf("must be at most %d characters", MaxName))
+	}
+	orgIDs, err := s.Orgs.Reachable(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	needle := strings.ToLower(strings.TrimSpace(search))
+	out := []Filter{}
+	for _, id := range orgIDs {
+		fs, err := s.St.OrgFilters(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			if needle == "" || strings.Contains(strings.ToLower(f.Name), needle) ||
+				(f.Description != nil && strings.Contains(strings.ToLower(*f.Description), needle)) {
+				out = append(out, f)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Filter) int {
+		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Create saves a filter in the caller's organization (or the one it names).
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Filter, error) {
+	p, err := write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	name := ""
+	if in.Name == nil {
+		f.Add("name", "is required")
+	} else {
+		name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", name, MaxName)
+	}
+	desc := description(f, in.Description)
+	if in.OrgID != "" && p.Scope != authz.ScopeOrg {
+		valid.UUID(f, "orgId", in.OrgID)
+	}
+	if len(in.Conditions) == 0 || string(in.Conditions) == "null" {
+		f.Add("conditions", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	cond, err := conditions(in.Conditions)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := s.targetOrg(ctx, p, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	id := uuid.NewString()
+	flt := &Filter{Keys: keys(o.ID, id), ID: id, OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Description: desc,
+		Conditions: cond, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	tx := (&store.Tx{}).Add(createWrite(flt), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
+		Action: "filter.create", ResourceType: "filter", ResourceID: id, ResourceName: name}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create filter: %w", err)
+	}
+	return flt, nil
+}
+
+// targetOrg decides a create's organization: an organization caller's own; a
+// partner or system caller's orgId, or its only organization when it has one.
+func (s *Service) targetOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
+	if p.Scope == authz.ScopeOrg {
+		return p.OrgID, nil
+	}
+	if orgID != "" {
+		return orgID, nil
+	}
+	if p.Scope == authz.ScopePartner {
+		ids, err := s.Orgs.Reachable(ctx, p)
+		if err != nil {
+			return "", err
+		}
+		if len(ids) == 1 {
+			return ids[0], nil
+		}
+	}
+	return "", ErrOrgRequired
+}
+
+// Get returns one filter.
+func (s *Service) Get(ctx context.Context, id string) (*Filter, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.filter(ctx, p, id)
+}
+
+// Patch changes name, description or conditions.
+func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Filter, error) {
+	p, err := write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
+	}
+	desc := description(f, in.Description.Value)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && !in.Description.Set && len(in.Conditions) == 0 {
+		return nil, ErrNoUpdates
+	}
+	var cond string
+	if len(in.Conditions) > 0 {
+		if cond, err = conditions(in.Conditions); err != nil {
+			return nil, err
+		}
+	}
+	cur, err := s.filter(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	next := *cur
+	var changed []string
+	if in.Name != nil {
+		next.Name = strings.TrimSpace(*in.Name)
+		changed = append(changed, "name")
+	}
+	if in.Description.Set {
+		next.Description = desc
+		changed = append(changed, "description")
+	}
+	if cond != "" {
+		next.Conditions = cond
+		changed = append(changed, "conditions")
+	}
+	next.UpdatedAt = clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(&next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
+		PartnerID: cur.PartnerID, Action: "filter.update", ResourceType: "filter", ResourceID: cur.ID, ResourceName: next.Name,
+		Details: map[string]any{"changed": changed}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("update filter %s: %w", id, err)
+	}
+	return &next, nil
+}
+
+// Delete removes a filter and returns it.
+func (s *Service) Delete(ctx context.Context, id string) (*Filter, error) {
+	p, err := write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.filter(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(deleteWrite(cur), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
+		PartnerID: cur.PartnerID, Action: "filter.delete", ResourceType: "filter", ResourceID: cur.ID, ResourceName: cur.Name}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("delete filter %s: %w", id, err)
+	}
+	return cur, nil
+}
+
+// Preview evaluates ad-hoc conditions over every device the caller can see.
+func (s *Service) Preview(ctx context.Context, in PreviewInput) (*Preview, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	limit := DefaultPreview
+	if in.Limit != nil {
+		limit = *in.Limit
+		valid.Range(f, "limit", limit, 1, MaxPreviewLimit)
+	}
+	if len(in.Conditions) == 0 || string(in.Conditions) == "null" {
+		f.Add("conditions", "is required")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	g, err := filter.Parse(in.Conditions, "conditions")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.evaluate(ctx, p, g, limit)
+	if err != nil {
+		return nil, err
+	}
+	err = audit.Log(ctx, s.St.St, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "filter.preview",
+		ResourceType: "filter", Details: map[string]any{"totalCount": res.TotalCount, "limit": limit}})
+	return res, err
+}
+
+// PreviewSaved evaluates a saved filter.
+func (s *Service) PreviewSaved(ctx context.Context, id string, limit int) (*Preview, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxPreviewLimit {
+		return nil, fault.Invalid("limit", fmt.Sprintf("must be between 1 and %d", MaxPreviewLimit))
+	}
+	flt, err := s.filter(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	g, err := filter.Parse(json.RawMessage(flt.Conditions), "conditions")
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.evaluate(ctx, p, g, limit)
+	if err != nil {
+		return nil, err
+	}
+	err = audit.Log(ctx, s.St.St, audit.Entry{Actor: p.Actor(), OrgID: flt.OrgID, PartnerID: flt.PartnerID, Action: "filter.saved.preview",
+		ResourceType: "filter", ResourceID: flt.ID, ResourceName: flt.Name, Details: map[string]any{"totalCount": res.TotalCount, "limit": limit}})
+	return res, err
+}
+
+// evaluate runs g over the caller's devices; the devices answered are the
+// first limit matches by hostname.
+func (s *Service) evaluate(ctx context.Context, p *authz.Principal, g *filter.Group, limit int) (*Preview, error) {
+	now := s.Clock.Now()
+	match, err := g.Compile(now)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := s.Devices.Reachable(ctx, p, g.UsesSoftware())
+	if err != nil {
+		return nil, err
+	}
+	var hits []device.Device
+	for i := range devs {
+		v := devs[i].View()
+		if match(&v) {
+			hits = append(hits, devs[i])
+		}
+	}
+	slices.SortFunc(hits, func(a, b device.Device) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)), strings.Compare(a.ID, b.ID))
+	})
+	res := &Preview{TotalCount: len(hits), Devices: []PreviewDevice{}, EvaluatedAt: clock.Format(now)}
+	for _, d := range hits[:min(limit, len(hits))] {
+		res.Devices = append(res.Devices, PreviewDevice{ID: d.ID, Hostname: d.Hostname, DisplayName: d.DisplayName,
+			OSType: d.OSType, Status: d.Status, LastSeenAt: d.LastSeenAt})
+	}
+	return res, nil
+}
+
+// filter reads filter id if the caller can reach its organization.
+func (s *Service) filter(ctx context.Context, p *authz.Principal, id string) (*Filter, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var f *Filter
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		f, err = s.St.Get(ctx, p.OrgID, id)
+	} else {
+		f, err = s.St.ByID(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanAccessOrg(authz.Org{ID: f.OrgID, PartnerID: f.PartnerID}) {
+		return nil, ErrNotFound
+	}
+	return f, nil
+}
+
+// read and write are the preambles: devices:read (user or key), and
+// devices:write from a user session (MFA is the route's).
+func read(ctx context.Context) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+func write(ctx context.Context) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	// A saved filter is the whole organization's: a restricted caller reads and
+	// previews (within its restriction) but does not change them.
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+// conditions parses a ConditionGroup and returns it re-encoded compactly.
+func conditions(raw json.RawMessage) (string, error) {
+	g, err := filter.Parse(raw, "conditions")
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(g)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// description validates an optional description (nil stays nil).
+func description(f fault.Fields, d *string) *string {
+	if d == nil {
+		return nil
+	}
+	if n := len([]rune(*d)); n > MaxDescription {
+		f.Add("description", fmt.Sprintf("must be at most %d characters", MaxDescription))
+	}
+	return d
+}

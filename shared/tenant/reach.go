@@ -1,0 +1,56 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Reach reads organization id if p can access it; an organization that does
+// not exist or lies out of p's reach is ErrOrgNotFound alike.
+func (s Store) Reach(ctx context.Context, p *authz.Principal, id string) (*Organization, error) {
+	if p.Scope == authz.ScopeOrg && id != p.OrgID {
+		return nil, ErrOrgNotFound
+	}
+	o, err := s.Org(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrOrgNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(o.Ref()):
+		return nil, ErrOrgNotFound
+	}
+	return o, nil
+}
+
+// Reachable lists the ids of the organizations p can access: its own
+// (organization scope, no read), its partner's or its selected ones (one
+// query), or all (system scope).
+func (s Store) Reachable(ctx context.Context, p *authz.Principal) ([]string, error) {
+	v := p.Visible()
+	var orgs []Organization
+	var err error
+	switch {
+	case v.All:
+		orgs, err = s.AllOrgs(ctx)
+	case v.PartnerID != "":
+		orgs, err = s.PartnerOrgs(ctx, v.PartnerID)
+	case p.Scope == authz.ScopeOrg:
+		return v.OrgIDs, nil
+	case len(v.OrgIDs) > 0:
+		orgs, err = s.OrgsByID(ctx, v.OrgIDs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, o := range orgs {
+		if p.CanAccessOrg(o.Ref()) {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids, nil
+}
