@@ -1,6 +1,9 @@
 // Command alerts serves the alerts route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/alertsgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("alerts")) }
+func main() { app.RunHTTP(alertsgroup.Alerts) }

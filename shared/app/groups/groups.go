@@ -8,6 +8,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/admingroup"
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
+	"github.com/gale-rmm/gale/shared/app/alertsgroup"
 	"github.com/gale-rmm/gale/shared/app/apikeysgroup"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
@@ -16,6 +17,8 @@ import (
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
+	"github.com/gale-rmm/gale/shared/app/scriptsgroup"
+	"github.com/gale-rmm/gale/shared/app/searchgroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"github.com/gale-rmm/gale/shared/app/usersgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookgroup"
@@ -29,7 +32,7 @@ func Builders() map[string]app.Builder {
 		"enrollment-keys":    enrollgroup.EnrollmentKeys,
 		"service-principals": apikeysgroup.ServicePrincipals,
 		"filters":            filtersgroup.Filters,
-		"search":             app.NotBuilt("search"),
+		"search":             searchgroup.Search,
 		"users":              usersgroup.Users,
 		"roles":              rolesgroup.Roles,
 		"auth":               authgroup.Auth,
@@ -43,7 +46,7 @@ func Builders() map[string]app.Builder {
 		"webhooks":           webhookgroup.Webhooks,
 		"organizations":      tenancygroup.Organizations,
 		"sites":              tenancygroup.Sites,
-		"scripts":            app.NotBuilt("scripts"),
-		"alerts":             app.NotBuilt("alerts"),
+		"scripts":            scriptsgroup.Scripts,
+		"alerts":             alertsgroup.Alerts,
 	}
 }

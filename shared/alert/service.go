@@ -1,0 +1,331 @@
+package alert
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
+)
+
+// Errors of the alert routes.
+var (
+	ErrNotFound     = fault.NotFound("Alert not found")
+	ErrDevice       = fault.Invalid("deviceId", "must be a device of the organization you can see")
+	ErrNotActive    = fault.Conflict("Only an active alert can be acknowledged").WithCode(fault.CodeWrongStatus)
+	ErrResolved     = fault.Conflict("Alert is already resolved").WithCode(fault.CodeWrongStatus)
+	ErrOrgWideAlert = fault.Forbidden("Site- or device-group-restricted users can only raise alerts about their devices")
+)
+
+// Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
+type Orgs interface {
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
+}
+
+// Devices reads a device; device.Store satisfies it.
+type Devices interface {
+	Get(ctx context.Context, orgID, id string) (*device.Device, error)
+}
+
+// Service holds the alert rules.
+type Service struct {
+	St      Store
+	Orgs    Orgs
+	Devices Devices
+	Clock   clock.Clock
+	Events  *event.Publisher
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID    string  `json:"orgId"`
+	DeviceID *string `json:"deviceId"`
+	Severity *string `json:"severity"`
+	Title    *string `json:"title"`
+	Message  *string `json:"message"`
+}
+
+// ListFilter is the list query.
+type ListFilter struct{ OrgID, Status, Severity string }
+
+// List returns the alerts the caller may see, newest first.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Alert, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fe := fault.Fields{}
+	if f.OrgID != "" {
+		valid.UUID(fe, "orgId", f.OrgID)
+	}
+	if f.Status != "" {
+		valid.OneOf(fe, "status", f.Status, StatusActive, StatusAcknowledged, StatusResolved)
+	}
+	if f.Severity != "" {
+		valid.OneOf(fe, "severity", f.Severity, Severities...)
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	var ids []string
+	if f.OrgID != "" {
+		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		ids = []string{o.ID}
+	} else if ids, err = s.Orgs.Reachable(ctx, p); err != nil {
+		return nil, err
+	}
+	out, err := s.Visible(ctx, p, ids)
+	if err != nil {
+		return nil, err
+	}
+	out = slices.DeleteFunc(out, func(a Alert) bool {
+		return (f.Status != "" && a.Status != f.Status) || (f.Severity != "" && a.Severity != f.Severity)
+	})
+	slices.SortFunc(out, func(a, b Alert) int {
+		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Visible lists the alerts of orgIDs that p may see (for lists and search);
+// nil when p may not read alerts.
+func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []string) ([]Alert, error) {
+	if !p.Holds(authz.AlertsRead) {
+		return nil, nil
+	}
+	out := []Alert{}
+	for _, id := range orgIDs {
+		as, err := s.St.OrgAlerts(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			if visible(p, &a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Create raises an alert (alert.triggered).
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Alert, error) {
+	p, err := authz.Require(ctx, authz.AlertsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := session(p); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	sev := required(f, "severity", in.Severity)
+	if in.Severity != nil {
+		valid.OneOf(f, "severity", sev, Severities...)
+	}
+	title := required(f, "title", in.Title)
+	valid.Name(f, "title", title, MaxTitle)
+	msg := ""
+	if in.Message != nil {
+		msg = *in.Message
+		if len([]rune(msg)) > MaxMessage {
+			f.Add("message", fmt.Sprintf("must be at most %d characters", MaxMessage))
+		}
+	}
+	if in.DeviceID != nil {
+		valid.UUID(f, "deviceId", *in.DeviceID)
+	}
+	orgID := in.OrgID
+	if p.Scope == authz.ScopeOrg {
+		orgID = p.OrgID
+	} else if orgID == "" {
+		f.Add("orgId", "is required for partner and system callers")
+	} else {
+		valid.UUID(f, "orgId", orgID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	id := uuid.NewString()
+	a := &Alert{Keys: keys(o.ID, id), ID: id, OrgID: o.ID, PartnerID: o.PartnerID, Severity: sev, Title: title, Message: msg,
+		Status: StatusActive, CreatedBy: p.UserID, CreatedAt: now}
+	if in.DeviceID != nil {
+		d, err := s.Devices.Get(ctx, o.ID, *in.DeviceID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrDevice
+		}
+		if err != nil {
+			return nil, err
+		}
+		site := ""
+		if d.SiteID != nil {
+			site = *d.SiteID
+		}
+		if !p.CanAccessDevice(authz.Org{ID: o.ID, PartnerID: o.PartnerID}, site, d.GroupIDs) {
+			return nil, ErrDevice
+		}
+		a.DeviceID, a.SiteID, a.GroupIDs = &d.ID, site, d.GroupIDs
+	} else if p.RequireUnrestricted() != nil {
+		return nil, ErrOrgWideAlert
+	}
+	ev, err := event.New(s.Clock, eventtype.AlertTriggered, o.ID, map[string]any{"alertId": id, "severity": sev, "title": title, "deviceId": a.DeviceID})
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(createWrite(a), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
+		Action: "alert.create", ResourceType: "alert", ResourceID: id, ResourceName: title, Details: map[string]any{"severity": sev}}))
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		return nil, fmt.Errorf("create alert: %w", err)
+	}
+	return a, nil
+}
+
+// Get returns one alert.
+func (s *Service) Get(ctx context.Context, id string) (*Alert, error) {
+	p, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.alert(ctx, p, id)
+}
+
+// Acknowledge moves an active alert to acknowledged (alert.acknowledged).
+func (s *Service) Acknowledge(ctx context.Context, id string) (*Alert, error) {
+	p, err := authz.Require(ctx, authz.AlertsAck)
+	if err != nil {
+		return nil, err
+	}
+	return s.move(ctx, p, id, StatusAcknowledged)
+}
+
+// Resolve moves an active or acknowledged alert to resolved (alert.resolved).
+func (s *Service) Resolve(ctx context.Context, id string) (*Alert, error) {
+	p, err := authz.Require(ctx, authz.AlertsWrite)
+	if err != nil {
+		return nil, err
+	}
+	return s.move(ctx, p, id, StatusResolved)
+}
+
+func (s *Service) move(ctx context.Context, p *authz.Principal, id, to string) (*Alert, error) {
+	if err := session(p); err != nil {
+		return nil, err
+	}
+	a, err := s.alert(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	var w *store.Write
+	var typ string
+	var refused error
+	switch to {
+	case StatusAcknowledged:
+		w, typ, refused = moveWrite(a, to, "acknowledgedAt", "acknowledgedBy", now, p.UserID, StatusActive), eventtype.AlertAcknowledged, ErrNotActive
+	default:
+		w, typ, refused = moveWrite(a, to, "resolvedAt", "resolvedBy", now, p.UserID, StatusActive, StatusAcknowledged), eventtype.AlertResolved, ErrResolved
+	}
+	ev, err := event.New(s.Clock, typ, a.OrgID, map[string]any{"alertId": a.ID, "severity": a.Severity, "title": a.Title, "by": p.UserID})
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(w, audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: a.OrgID, PartnerID: a.PartnerID,
+		Action: "alert." + to, ResourceType: "alert", ResourceID: a.ID, ResourceName: a.Title, Details: map[string]any{"previousStatus": a.Status}}))
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, refused
+		}
+		return nil, fmt.Errorf("%s alert %s: %w", to, id, err)
+	}
+	a.Status = to
+	if to == StatusAcknowledged {
+		a.AcknowledgedAt, a.AcknowledgedBy = &now, &p.UserID
+	} else {
+		a.ResolvedAt, a.ResolvedBy = &now, &p.UserID
+	}
+	return a, nil
+}
+
+func (s *Service) alert(ctx context.Context, p *authz.Principal, id string) (*Alert, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var a *Alert
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		a, err = s.St.Get(ctx, p.OrgID, id)
+	} else {
+		a, err = s.St.ByID(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !visible(p, a) {
+		return nil, ErrNotFound
+	}
+	return a, nil
+}
+
+// visible applies tenancy and restrictions: an organization-wide alert is
+// hidden from restricted callers.
+func visible(p *authz.Principal, a *Alert) bool {
+	org := authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}
+	if a.DeviceID == nil {
+		return p.CanAccessOrg(org) && p.RequireUnrestricted() == nil
+	}
+	return p.CanAccessDevice(org, a.SiteID, a.GroupIDs)
+}
+
+func read(ctx context.Context) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, authz.AlertsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+func session(p *authz.Principal) error {
+	if err := p.UserSession(); err != nil {
+		return err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return err
+	}
+	return nil
+}
+
+func required(f fault.Fields, path string, v *string) string {
+	if v == nil {
+		f.Add(path, "is required")
+		return ""
+	}
+	return strings.TrimSpace(*v)
+}

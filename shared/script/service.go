@@ -1,0 +1,335 @@
+package script
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Errors of the script routes.
+var (
+	ErrNotFound    = fault.NotFound("Script not found")
+	ErrOrgRequired = fault.Invalid("orgId", "is required for partner and system callers")
+	ErrNoUpdates   = fault.BadRequest("No updates provided")
+	ErrConcurrent  = fault.Conflict("Script was changed concurrently").WithCode(fault.CodeRaceLost)
+)
+
+// Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
+type Orgs interface {
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
+}
+
+// Service holds the script rules.
+type Service struct {
+	St    Store
+	Orgs  Orgs
+	Clock clock.Clock
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID       string  `json:"orgId"`
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	Language    *string `json:"language"`
+	Content     *string `json:"content"`
+}
+
+// PatchInput is the PATCH body; description null clears it.
+type PatchInput struct {
+	Name        *string  `json:"name"`
+	Description Nullable `json:"description"`
+	Language    *string  `json:"language"`
+	Content     *string  `json:"content"`
+}
+
+// Nullable is a string field that may be omitted (Set false), null or a string.
+type Nullable struct {
+	Set   bool
+	Value *string
+}
+
+// UnmarshalJSON records presence and the value.
+func (n *Nullable) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fault.Invalid("description", "must be a string or null")
+	}
+	n.Value = &s
+	return nil
+}
+
+// List returns the scripts of the caller's organizations (orgID narrows),
+// by name.
+func (s *Service) List(ctx context.Context, orgID string) ([]Script, error) {
+	p, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := s.orgs(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Script{}
+	for _, id := range ids {
+		scs, err := s.St.OrgScripts(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scs...)
+	}
+	slices.SortFunc(out, func(a, b Script) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Visible lists the scripts p may read, for search; nil when it may not.
+func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []string) ([]Script, error) {
+	if !p.Holds(authz.ScriptsRead) {
+		return nil, nil
+	}
+	var out []Script
+	for _, id := range orgIDs {
+		scs, err := s.St.OrgScripts(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scs...)
+	}
+	return out, nil
+}
+
+// Create adds a script.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Script, error) {
+	p, err := s.write(ctx, authz.ScriptsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	name := required(f, "name", in.Name)
+	valid.Name(f, "name", name, MaxName)
+	checkDescription(f, in.Description)
+	lang := required(f, "language", in.Language)
+	if in.Language != nil {
+		valid.OneOf(f, "language", lang, Languages...)
+	}
+	content := required(f, "content", in.Content)
+	checkContent(f, content)
+	orgID := in.OrgID
+	if p.Scope == authz.ScopeOrg {
+		orgID = p.OrgID
+	} else if orgID == "" {
+		f.Add("orgId", "is required for partner and system callers")
+	} else {
+		valid.UUID(f, "orgId", orgID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	id := uuid.NewString()
+	sc := &Script{Keys: keys(o.ID, id), ID: id, OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Description: in.Description,
+		Language: lang, Content: content, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	tx := (&store.Tx{}).Add(createWrite(sc), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
+		Action: "script.create", ResourceType: "script", ResourceID: id, ResourceName: name, Details: map[string]any{"language": lang}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create script: %w", err)
+	}
+	return sc, nil
+}
+
+// Get returns one script.
+func (s *Service) Get(ctx context.Context, id string) (*Script, error) {
+	p, err := s.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.script(ctx, p, id)
+}
+
+// Patch changes a script.
+func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Script, error) {
+	p, err := s.write(ctx, authz.ScriptsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
+	}
+	checkDescription(f, in.Description.Value)
+	if in.Language != nil {
+		valid.OneOf(f, "language", *in.Language, Languages...)
+	}
+	if in.Content != nil {
+		if *in.Content == "" {
+			f.Add("content", "must not be empty")
+		}
+		checkContent(f, *in.Content)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if in.Name == nil && !in.Description.Set && in.Language == nil && in.Content == nil {
+		return nil, ErrNoUpdates
+	}
+	cur, err := s.script(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	next := *cur
+	var changed []string
+	if in.Name != nil {
+		next.Name, changed = strings.TrimSpace(*in.Name), append(changed, "name")
+	}
+	if in.Description.Set {
+		next.Description, changed = in.Description.Value, append(changed, "description")
+	}
+	if in.Language != nil {
+		next.Language, changed = *in.Language, append(changed, "language")
+	}
+	if in.Content != nil {
+		next.Content, changed = *in.Content, append(changed, "content")
+	}
+	next.UpdatedAt = clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(&next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
+		PartnerID: cur.PartnerID, Action: "script.update", ResourceType: "script", ResourceID: cur.ID, ResourceName: next.Name,
+		Details: map[string]any{"changed": changed}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrConcurrent
+		}
+		return nil, fmt.Errorf("update script %s: %w", id, err)
+	}
+	return &next, nil
+}
+
+// Delete removes a script.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	p, err := s.write(ctx, authz.ScriptsDelete)
+	if err != nil {
+		return err
+	}
+	cur, err := s.script(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	tx := (&store.Tx{}).Add(deleteWrite(cur), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
+		PartnerID: cur.PartnerID, Action: "script.delete", ResourceType: "script", ResourceID: cur.ID, ResourceName: cur.Name}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return ErrConcurrent
+		}
+		return fmt.Errorf("delete script %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Service) read(ctx context.Context) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, authz.ScriptsRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Service) write(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
+		return nil, err
+	}
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Service) orgs(ctx context.Context, p *authz.Principal, orgID string) ([]string, error) {
+	if orgID == "" {
+		return s.Orgs.Reachable(ctx, p)
+	}
+	if !valid.IsUUID(orgID) {
+		return nil, fault.Invalid("orgId", "must be a UUID")
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return []string{o.ID}, nil
+}
+
+func (s *Service) script(ctx context.Context, p *authz.Principal, id string) (*Script, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var sc *Script
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		sc, err = s.St.Get(ctx, p.OrgID, id)
+	} else {
+		sc, err = s.St.ByID(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanAccessOrg(authz.Org{ID: sc.OrgID, PartnerID: sc.PartnerID}) {
+		return nil, ErrNotFound
+	}
+	return sc, nil
+}
+
+func required(f fault.Fields, path string, v *string) string {
+	if v == nil {
+		f.Add(path, "is required")
+		return ""
+	}
+	return strings.TrimSpace(*v)
+}
+
+func checkDescription(f fault.Fields, d *string) {
+	if d != nil && len([]rune(*d)) > MaxDescription {
+		f.Add("description", fmt.Sprintf("must be at most %d characters", MaxDescription))
+	}
+}
+
+func checkContent(f fault.Fields, c string) {
+	if len(c) > MaxContent {
+		f.Add("content", fmt.Sprintf("must be at most %d bytes", MaxContent))
+	}
+}

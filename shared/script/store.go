@@ -1,0 +1,52 @@
+package script
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the rows of the package doc.
+type Store struct{ St *store.Store }
+
+// Get reads script id of organization orgID.
+func (s Store) Get(ctx context.Context, orgID, id string) (*Script, error) {
+	var sc Script
+	if err := s.St.Get(ctx, "ORG#"+orgID, "SCRIPT#"+id, &sc); err != nil {
+		return nil, fmt.Errorf("get script %s: %w", id, err)
+	}
+	return &sc, nil
+}
+
+// ByID finds script id of whatever organization (GSI1).
+func (s Store) ByID(ctx context.Context, id string) (*Script, error) {
+	var out []Script
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SCRIPTREF#" + id, SKPrefix: "SCRIPT"}, &out); err != nil {
+		return nil, fmt.Errorf("script %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("script %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// OrgScripts lists the scripts of organization orgID.
+func (s Store) OrgScripts(ctx context.Context, orgID string) ([]Script, error) {
+	out := []Script{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SCRIPT#"}, &out); err != nil {
+		return nil, fmt.Errorf("scripts of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+func createWrite(sc *Script) *store.Write { return store.PutNew(sc) }
+
+func replaceWrite(sc *Script, prev int) *store.Write {
+	sc.Version = prev + 1
+	return store.Put(sc).When(store.Is("version", prev))
+}
+
+func deleteWrite(sc *Script) *store.Write {
+	return store.Delete(sc.PK, sc.SK).When(store.Is("version", sc.Version))
+}
