@@ -55,6 +55,8 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/users/":              v.user,
 		"/api/v1/organizations/":      w.A.ID,
 		"/api/v1/filters/":            v.filter,
+		"/api/v1/scripts/":            v.script,
+		"/api/v1/alerts/":             v.alert,
 		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
@@ -94,6 +96,9 @@ func TestTenancyMatrix(t *testing.T) {
 			if !hasID && op.method == http.MethodGet {
 				q = path + "?orgId=" + w.A.ID
 			}
+			if op.path == "/api/v1/search" {
+				q = path + "?q=victim" // every victim's name holds it
+			}
 			res := w.Call(t, op.method, q, caller, body)
 			if res.Status == http.StatusNotImplemented {
 				continue // a route the group does not serve yet
@@ -131,6 +136,13 @@ func TestTenancyMatrix(t *testing.T) {
 			if res := w.Call(t, http.MethodGet, path, fixture.AAdmin, nil); res.Status != http.StatusOK {
 				t.Errorf("control: %s as A's admin: %d %s", path, res.Status, res.Body)
 			}
+		}
+	}
+	// Control: A's admin finds A's device, script and alert by their names.
+	res := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/search?q=victim&limit=50", fixture.AAdmin, nil), http.StatusOK)
+	for _, name := range []string{v.names[3], v.names[8], v.names[9]} {
+		if !strings.Contains(string(res.Body), name) {
+			t.Errorf("control: A's admin does not find %q: %s", name, res.Body)
 		}
 	}
 	if walked < 100 {
@@ -181,8 +193,8 @@ func skipped(skip map[string]string, path string) string {
 
 // victimSet is organization A's objects.
 type victimSet struct {
-	apiKey, principal, enrollKey, device, webhook, role, user, filter string
-	names                                                             []string
+	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert string
+	names                                                                            []string
 }
 
 func victims(t *testing.T, w *fixture.World) victimSet {
@@ -196,7 +208,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		got, _ := res.JSON(t)["id"].(string)
 		return got
 	}
-	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3"}
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
 	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
@@ -216,6 +228,10 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"name": v.names[6], "roleId": "00000000-0000-4000-8000-000000000007"}))
 	v.filter = id(w.Call(t, http.MethodPost, "/api/v1/filters", fixture.AAdmin, map[string]any{"name": v.names[7],
 		"conditions": map[string]any{"operator": "AND", "conditions": []any{map[string]any{"field": "hostname", "operator": "contains", "value": "victim"}}}}))
+	v.script = id(w.Call(t, http.MethodPost, "/api/v1/scripts", fixture.AAdmin, map[string]any{"name": v.names[8],
+		"language": "powershell", "content": "Get-Process"}))
+	v.alert = id(w.Call(t, http.MethodPost, "/api/v1/alerts", fixture.AAdmin, map[string]any{"title": v.names[9],
+		"severity": "high", "deviceId": v.device}))
 	return v
 }
 
