@@ -311,6 +311,9 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 	var c *Creator
 	if k.PrincipalID == "" {
 		g, err := s.St.Guard(ctx, k.KeyHash)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrConcurrent // rotated since it was read
+		}
 		if err != nil {
 			return nil, err
 		}

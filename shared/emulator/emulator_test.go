@@ -3,6 +3,8 @@ package emulator_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,6 +82,31 @@ func TestStartProvisionStop(t *testing.T) {
 		}
 		if err := tx("token-1", "OTHER"); err == nil {
 			t.Fatal("the token reused for another request was accepted")
+		}
+	})
+	t.Run("a retried attempt gets the first answer", func(t *testing.T) {
+		put := func(invocation string) int {
+			body := `{"TableName":"tprovision","Item":{"PK":{"S":"RETRY"},"SK":{"S":"x"}},"ConditionExpression":"attribute_not_exists(PK)"}`
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, m.URL+"/", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+			req.Header.Set("X-Amz-Target", "DynamoDB_20120810.PutItem")
+			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=testing/20261124/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
+			req.Header.Set("amz-sdk-invocation-id", invocation)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}
+		if got := put("invocation-1"); got != http.StatusOK {
+			t.Fatalf("first attempt: %d", got)
+		}
+		if got := put("invocation-1"); got != http.StatusOK {
+			t.Fatalf("a retry of the same operation answered %d, want the first answer (200)", got)
+		}
+		if got := put("invocation-2"); got != http.StatusBadRequest {
+			t.Fatalf("another operation answered %d, want its condition to fail (400)", got)
 		}
 	})
 	pid := m.PID()

@@ -19,9 +19,32 @@ _lock = threading.Lock()
 _call_action = DynamoHandler.call_action
 
 
+# The AWS SDKs send the same amz-sdk-invocation-id header on every attempt of
+# one operation. When an attempt's response is lost on the way back (seen under
+# load: the client reads "use of closed network connection" after a 200), the
+# SDK retries an operation the emulator already applied, and a conditional
+# write then fails its own condition. Remembering each operation's first
+# response and answering retries with it makes the emulator's retries as
+# harmless as DynamoDB's are in practice.
+_first_responses = {}  # invocation id -> response
+_FIRST_RESPONSES_MAX = 20000
+
+
 def _atomic_call_action(self):
     with _lock:
-        return _call_action(self)
+        invocation = None
+        try:
+            invocation = self.headers.get("amz-sdk-invocation-id")
+        except Exception:  # noqa: BLE001 - no headers: no memory
+            pass
+        if invocation and invocation in _first_responses:
+            return _first_responses[invocation]
+        response = _call_action(self)
+        if invocation:
+            if len(_first_responses) >= _FIRST_RESPONSES_MAX:
+                _first_responses.clear()
+            _first_responses[invocation] = response
+        return response
 
 
 DynamoHandler.call_action = _atomic_call_action
