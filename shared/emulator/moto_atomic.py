@@ -26,15 +26,18 @@ _call_action = DynamoHandler.call_action
 # write then fails its own condition. Remembering each operation's first
 # response and answering retries with it makes the emulator's retries as
 # harmless as DynamoDB's are in practice.
-_first_responses = {}  # invocation id -> response
+_first_responses = {}  # invocation id -> response of a write
 _FIRST_RESPONSES_MAX = 20000
+# Only writes need it (reads are safe to repeat), and their answers are small.
+_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 
 
 def _atomic_call_action(self):
     with _lock:
         invocation = None
         try:
-            invocation = self.headers.get("amz-sdk-invocation-id")
+            if self._get_action() in _WRITES:
+                invocation = self.headers.get("amz-sdk-invocation-id")
         except Exception:  # noqa: BLE001 - no headers: no memory
             pass
         if invocation and invocation in _first_responses:
