@@ -235,7 +235,7 @@ func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Targe
 		next.Status = MemberSuspended
 	}
 	tx := (&store.Tx{}).Add(
-		store.Put(&next).If("id = :id AND roleId = :r").Value(":id", m.ID).Value(":r", m.RoleID),
+		replaceMembershipWrite(&next, m.ID, m.RoleID),
 		s.record(p, t, "user.update", &User{ID: u.ID, Email: u.Email}, map[string]any{"pending": true,
 			"suspended": next.Status == MemberSuspended}))
 	if err := s.commit(ctx, tx); err != nil {
@@ -261,8 +261,7 @@ func (s *Service) setMemberStatus(ctx context.Context, p *authz.Principal, t Tar
 			return nil, err
 		}
 	}
-	w := store.Update(m.PK, m.SK, "SET #s = :to").If("id = :id").Name("#s", "status").Value(":to", to).Value(":id", m.ID)
-	tx.Add(w, s.record(p, t, "user.membership."+map[bool]string{true: "suspend", false: "restore"}[disable],
+	tx.Add(memberStatusWrite(m, to), s.record(p, t, "user.membership."+map[bool]string{true: "suspend", false: "restore"}[disable],
 		u, map[string]any{"scope": t.Scope}))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("set membership status of %s: %w", u.ID, err)
@@ -279,7 +278,7 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 	var changed []string
 	details := map[string]any{}
 	now := s.Clock.Now()
-	expr := "SET #n = :n, #s = :s, updatedAt = :u"
+	revokeAt := ""
 	tx := &store.Tx{}
 	if in.Name != nil && *in.Name != u.Name {
 		details["name"] = map[string]any{"from": u.Name, "to": *in.Name}
@@ -295,7 +294,7 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 			}
 			// The same update revokes every session and token (signin.RevokeAllWrite's
 			// tokensValidAfter): one transaction cannot write the profile twice.
-			expr += ", tokensValidAfter = :tva"
+			revokeAt = clock.Stamp(now)
 			details["sessionsRevoked"] = true
 		}
 		details["status"] = map[string]any{"from": u.Status, "to": next}
@@ -307,19 +306,11 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 		return &v, nil
 	}
 	u.UpdatedAt = clock.Format(now)
-	pk := ProfileKey(u.ID)
-	w := store.Update(pk.PK, pk.SK, expr+" ADD #v :one").If("#v = :v").Exists().
-		Name("#n", "name").Name("#s", "status").Name("#v", "version").
-		Value(":n", u.Name).Value(":s", u.Status).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
-	if slices.Contains(changed, "status") && u.Status == StatusDisabled {
-		w.Value(":tva", clock.Stamp(now))
-	}
-	tx.Add(w)
+	tx.Add(accountWrite(u, revokeAt))
 	next := *m
 	if restore {
 		next.Status = MemberActive
-		tx.Add(store.Update(m.PK, m.SK, "SET #s = :a").If("id = :id").Name("#s", "status").
-			Value(":a", MemberActive).Value(":id", m.ID))
+		tx.Add(memberStatusWrite(m, MemberActive))
 		details["membershipRestored"] = true
 	}
 	details["changes"] = changed
@@ -354,7 +345,7 @@ func (s *Service) Remove(ctx context.Context, id, orgID string) error {
 	if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
 		return err
 	}
-	tx.Add(store.Delete(m.PK, m.SK).If("id = :id").Value(":id", m.ID))
+	tx.Add(deleteMembershipWrite(m))
 	if t.OrgID != "" {
 		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, -1))
 	}
@@ -407,7 +398,7 @@ func (s *Service) AssignRole(ctx context.Context, id, orgID, roleID string) (*Me
 	next.RoleID, next.RoleOwner = r.ID, r.Owner
 	next.SetKeys()
 	tx.Add(
-		store.Put(&next).If("roleId = :from AND id = :id").Value(":from", from).Value(":id", m.ID),
+		replaceMembershipWrite(&next, m.ID, from),
 		s.record(p, t, "user.role.assign", u, map[string]any{"fromRoleId": from, "toRoleId": r.ID}))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("assign role %s to %s: %w", r.ID, u.ID, err)
@@ -560,11 +551,11 @@ func (s *Service) keepAnAdmin(ctx context.Context, t Target, m *Membership, tx *
 	var e adminEpoch
 	switch err := s.St.Get(ctx, k.PK, k.SK, &e); {
 	case errors.Is(err, store.ErrNotFound):
-		tx.Add(store.Put(adminEpoch{Keys: store.Keys{PK: k.PK, SK: k.SK}, Epoch: 1}).If("attribute_not_exists(PK)"))
+		tx.Add(firstEpochWrite(k))
 	case err != nil:
 		return err
 	default:
-		tx.Add(store.Update(k.PK, k.SK, "SET epoch = :next").If("epoch = :e").Value(":e", e.Epoch).Value(":next", e.Epoch+1))
+		tx.Add(nextEpochWrite(k, e.Epoch))
 	}
 	ms, err := s.Users.Members(ctx, t.Scope, t.PartnerID, t.OrgID)
 	if err != nil {

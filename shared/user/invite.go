@@ -115,5 +115,5 @@ func (i *Invite) Live(now time.Time) bool { return clock.Stamp(now) < i.ExpiresA
 func SpendInviteWrite(inv *Invite) *store.Write {
 	k := InviteKey(inv.UserID, inv.Scope, inv.PartnerID, inv.OrgID)
 	tokenHash := inv.TokenHash
-	return store.Delete(k.PK, k.SK).If("tokenHash = :h").Value(":h", tokenHash)
+	return spendInviteWrite(k, tokenHash)
 }

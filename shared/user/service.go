@@ -299,11 +299,7 @@ func (s *Service) UpdateMe(ctx context.Context, in ProfileInput) (*User, error) 
 		changed = append(changed, "avatarUrl")
 	}
 	u.UpdatedAt = clock.Format(s.Clock.Now())
-	pk := ProfileKey(u.ID)
-	w := store.Update(pk.PK, pk.SK, "SET #n = :n, avatarUrl = :a, updatedAt = :u ADD #v :one").
-		If("#v = :v").Exists().Name("#n", "name").Name("#v", "version").
-		Value(":n", u.Name).Value(":a", u.AvatarURL).Value(":u", u.UpdatedAt).Value(":one", 1).Value(":v", u.Version)
-	tx := (&store.Tx{}).Add(w, audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
+	tx := (&store.Tx{}).Add(profileWrite(u), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID,
 		Action: "user.profile.update", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
 		Details: map[string]any{"changes": changed}}))
 	if err := s.commit(ctx, tx); err != nil {

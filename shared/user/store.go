@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -82,3 +84,61 @@ func (s Store) RoleHolders(ctx context.Context, roleID string) ([]Membership, er
 
 // IsNotFound reports whether err is an unknown user.
 func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// Writes of the user service. Each names its condition: the compare-and-swap
+// that makes concurrent changes of one record have one winner.
+
+// replaceMembershipWrite overwrites membership next if the stored one is
+// still id with role roleID.
+func replaceMembershipWrite(next *Membership, id, roleID string) *store.Write {
+	return store.Put(next).When(store.Is("id", id).And(store.Is("roleId", roleID)))
+}
+
+// memberStatusWrite sets membership m's status if it is still m.
+func memberStatusWrite(m *Membership, to MemberStatus) *store.Write {
+	return store.Change(m.PK, m.SK, expression.Set(expression.Name("status"), expression.Value(to))).When(store.Is("id", m.ID))
+}
+
+// deleteMembershipWrite deletes membership m if it is still m.
+func deleteMembershipWrite(m *Membership) *store.Write {
+	return store.Delete(m.PK, m.SK).When(store.Is("id", m.ID))
+}
+
+// accountWrite stores u's name and status (and, with revokeAt, ends every
+// session issued before it) if u is still at its version.
+func accountWrite(u *User, revokeAt string) *store.Write {
+	pk := ProfileKey(u.ID)
+	upd := expression.Set(expression.Name("name"), expression.Value(u.Name)).
+		Set(expression.Name("status"), expression.Value(u.Status)).
+		Set(expression.Name("updatedAt"), expression.Value(u.UpdatedAt)).
+		Add(expression.Name("version"), expression.Value(1))
+	if revokeAt != "" {
+		upd = upd.Set(expression.Name("tokensValidAfter"), expression.Value(revokeAt))
+	}
+	return store.Change(pk.PK, pk.SK, upd).When(store.Is("version", u.Version)).Exists()
+}
+
+// profileWrite stores u's own profile fields if u is still at its version.
+func profileWrite(u *User) *store.Write {
+	pk := ProfileKey(u.ID)
+	upd := expression.Set(expression.Name("name"), expression.Value(u.Name)).
+		Set(expression.Name("avatarUrl"), expression.Value(u.AvatarURL)).
+		Set(expression.Name("updatedAt"), expression.Value(u.UpdatedAt)).
+		Add(expression.Name("version"), expression.Value(1))
+	return store.Change(pk.PK, pk.SK, upd).When(store.Is("version", u.Version)).Exists()
+}
+
+// firstEpochWrite creates a tenant's administrators epoch row.
+func firstEpochWrite(k store.KeyRef) *store.Write {
+	return store.PutNew(adminEpoch{Keys: store.Keys{PK: k.PK, SK: k.SK}, Epoch: 1})
+}
+
+// nextEpochWrite moves the epoch row on from e.
+func nextEpochWrite(k store.KeyRef, e int) *store.Write {
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("epoch"), expression.Value(e+1))).When(store.Is("epoch", e))
+}
+
+// spendInviteWrite deletes the invitation at k if it still has tokenHash.
+func spendInviteWrite(k store.KeyRef, tokenHash string) *store.Write {
+	return store.Delete(k.PK, k.SK).When(store.Is("tokenHash", tokenHash))
+}
