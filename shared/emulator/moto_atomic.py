@@ -101,6 +101,46 @@ def _ok():
 DynamoHandler.transact_write_items = _idempotent_transact_write_items
 
 
+# moto backs up a table before a transaction by deep-copying it once per item
+# of the transaction (25 copies of the whole table for a 25-item transaction),
+# which made seeding thousands of items take minutes and tens of gigabytes.
+# Within one transaction, copy each table once.
+import copy as _copy  # noqa: E402
+
+import moto.dynamodb.models as _ddb_models  # noqa: E402
+
+
+class _OncePerTableCopy:
+    def __init__(self):
+        self.cache = None
+
+    def deepcopy(self, obj, memo=None):
+        if self.cache is not None and isinstance(obj, _ddb_models.Table):
+            if id(obj) not in self.cache:
+                self.cache[id(obj)] = _copy.deepcopy(obj, memo)
+            return self.cache[id(obj)]
+        return _copy.deepcopy(obj, memo)
+
+    def __getattr__(self, name):
+        return getattr(_copy, name)
+
+
+_table_copy = _OncePerTableCopy()
+_ddb_models.copy = _table_copy
+_backend_transact = _ddb_models.DynamoDBBackend.transact_write_items
+
+
+def _transact_copying_once(self, transact_items):
+    _table_copy.cache = {}
+    try:
+        return _backend_transact(self, transact_items)
+    finally:
+        _table_copy.cache = None
+
+
+_ddb_models.DynamoDBBackend.transact_write_items = _transact_copying_once
+
+
 # /moto-api/data.json dumps every tracked object (every DynamoDB item of every
 # test table), which gets slow as a test run fills the emulator. With
 # ?service=ses&service=sns it dumps only those services: tests read sent e-mail
