@@ -436,9 +436,9 @@ func chainWrites(chain []*Role, delta map[string]int, roles map[string]*Role) []
 		}
 		done[r.ID] = true
 		if d := delta[r.ID]; d != 0 {
-			out = append(out, store.Update(r.PK, r.SK, "ADD childCount :d").If("version = :v").Value(":d", d).Value(":v", r.Version))
+			out = append(out, childCountWrite(r, d))
 		} else {
-			out = append(out, store.Check(r.PK, r.SK, "version = :v").Value(":v", r.Version))
+			out = append(out, unchangedWrite(r))
 		}
 	}
 	for id, d := range delta {
@@ -446,7 +446,7 @@ func chainWrites(chain []*Role, delta map[string]int, roles map[string]*Role) []
 		if done[id] || d == 0 || r == nil || r.IsSystem {
 			continue
 		}
-		out = append(out, store.Update(r.PK, r.SK, "ADD childCount :d").Exists().Value(":d", d))
+		out = append(out, childCountAnyWrite(r.PK, r.SK, d))
 	}
 	return out
 }
@@ -626,13 +626,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 
 	next.UpdatedAt = clock.Format(s.St.Clock.Now())
 	next.Version = r.Version + 1
-	w := store.Update(r.PK, r.SK, "SET #n = :n, #d = :d, #p = :p, #pr = :pr, #po = :po, #u = :u, #v = :nv").
-		Name("#n", "name").Name("#d", "description").Name("#p", "permissions").Name("#pr", "parentRoleId").
-		Name("#po", "parentOwner").Name("#u", "updatedAt").Name("#v", "version").
-		Value(":n", next.Name).Value(":d", next.Description).Value(":p", next.Permissions).Value(":pr", next.ParentRoleID).
-		Value(":po", next.ParentOwner).Value(":u", next.UpdatedAt).Value(":nv", next.Version).Value(":v", r.Version).
-		If("#v = :v").Exists()
-	tx.Add(w)
+	tx.Add(replaceWrite(&next, r.Version))
 	guard := -1
 	if strings.ToLower(next.Name) != strings.ToLower(r.Name) {
 		guard = tx.Len() + 1
@@ -675,8 +669,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	}
 	o := ownerOf(r)
 	tx := (&store.Tx{}).Add(
-		store.Delete(r.PK, r.SK).If("version = :v AND (attribute_not_exists(childCount) OR childCount = :zero)").
-			Value(":v", r.Version).Value(":zero", 0),
+		deleteWrite(r),
 		deleteName(o.key, r.Name),
 	)
 	if r.ParentRoleID != nil {
@@ -685,7 +678,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 			if r.ParentOwner == "" {
 				k = keys(r.Owner, *r.ParentRoleID)
 			}
-			tx.Add(store.Update(k.PK, k.SK, "ADD childCount :d").Exists().Value(":d", -1))
+			tx.Add(childCountAnyWrite(k.PK, k.SK, -1))
 		}
 	}
 	tx.Add(s.record(p, o, "role.delete", r, nil))

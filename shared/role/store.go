@@ -1,6 +1,8 @@
 package role
 
 import (
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"context"
 	"errors"
 	"fmt"
@@ -175,4 +177,39 @@ func (s Store) Pinned(ctx context.Context, owner, id string) (authz.Set, []Pin, 
 // Unchanged is the transaction check that pin's role is still at its version.
 func Unchanged(pin Pin) *store.Write {
 	return store.Assert(pin.Key.PK, pin.Key.SK, store.Is("version", pin.Version))
+}
+
+// Writes of the role service; each names its compare-and-swap.
+
+// childCountWrite adds d to r's child count if r is still at its version.
+func childCountWrite(r *Role, d int) *store.Write {
+	return store.Change(r.PK, r.SK, expression.Add(expression.Name("childCount"), expression.Value(d))).When(store.Is("version", r.Version))
+}
+
+// unchangedWrite checks that r is still at its version.
+func unchangedWrite(r *Role) *store.Write {
+	return store.Assert(r.PK, r.SK, store.Is("version", r.Version))
+}
+
+// childCountAnyWrite adds d to the child count of the role at k, whatever its version.
+func childCountAnyWrite(pk, sk string, d int) *store.Write {
+	return store.Change(pk, sk, expression.Add(expression.Name("childCount"), expression.Value(d))).Exists()
+}
+
+// replaceWrite stores next's editable fields if the role is still at version prev.
+func replaceWrite(next *Role, prev int) *store.Write {
+	upd := expression.Set(expression.Name("name"), expression.Value(next.Name)).
+		Set(expression.Name("description"), expression.Value(next.Description)).
+		Set(expression.Name("permissions"), expression.Value(next.Permissions)).
+		Set(expression.Name("parentRoleId"), expression.Value(next.ParentRoleID)).
+		Set(expression.Name("parentOwner"), expression.Value(next.ParentOwner)).
+		Set(expression.Name("updatedAt"), expression.Value(next.UpdatedAt)).
+		Set(expression.Name("version"), expression.Value(next.Version))
+	return store.Change(next.PK, next.SK, upd).When(store.Is("version", prev)).Exists()
+}
+
+// deleteWrite deletes r if it is still at its version and no role inherits from it.
+func deleteWrite(r *Role) *store.Write {
+	noChildren := expression.Name("childCount").AttributeNotExists().Or(store.Is("childCount", 0))
+	return store.Delete(r.PK, r.SK).When(store.Is("version", r.Version).And(noChildren))
 }
