@@ -89,20 +89,23 @@ func (c *change) write(uid string) *store.Write {
 func recoverySlot(i int) string { return fmt.Sprintf("mfaRecoveryCodes[%d]", i) }
 
 // profileChange is the proof's spend in the form signin.CompleteWith merges into
-// the sign-in's own profile update (signin's ProfileChange takes expression
-// text; its placeholders are :mfa*, clear of signin's :now, :active and #s).
+// the sign-in's own profile update.
 func (p proof) profileChange() signin.ProfileChange {
 	switch p.kind {
 	case methodTOTP:
-		return signin.ProfileChange{Set: "mfaLastStep = :mfaStep",
-			Cond:   "attribute_not_exists(mfaLastStep) OR mfaLastStep < :mfaStep",
-			Values: map[string]any{":mfaStep": p.step}}
+		last := expression.Name("mfaLastStep")
+		cond := last.AttributeNotExists().Or(last.LessThan(expression.Value(p.step)))
+		return signin.ProfileChange{Cond: &cond, Set: func(u expression.UpdateBuilder) expression.UpdateBuilder {
+			return u.Set(last, expression.Value(p.step))
+		}}
 	case "recovery":
-		return signin.ProfileChange{Set: fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaUsed", p.index),
-			Cond:   fmt.Sprintf("mfaRecoveryCodes[%d] = :mfaCode", p.index),
-			Values: map[string]any{":mfaCode": p.hash, ":mfaUsed": usedCode}}
+		slot := expression.Name(recoverySlot(p.index))
+		cond := slot.Equal(expression.Value(p.hash))
+		return signin.ProfileChange{Cond: &cond, Set: func(u expression.UpdateBuilder) expression.UpdateBuilder {
+			return u.Set(slot, expression.Value(usedCode))
+		}}
 	}
-	return signin.ProfileChange{Values: map[string]any{}}
+	return signin.ProfileChange{}
 }
 
 // write spends an SMS code (its own item); nil for the other kinds.

@@ -90,22 +90,6 @@ func parseResetToken(token string) (userID string, ok bool) {
 	return id, true
 }
 
-// passwordWrite sets a new password hash and, in the same update, ends every
-// session and token of the user (RevokeAllWrite's tokensValidAfter: one
-// transaction cannot write the profile twice). cond is added to "the user is
-// active".
-func passwordWrite(userID, hash string, now time.Time, cond string) *store.Write {
-	pk := user.ProfileKey(userID)
-	c := "#s = :active"
-	if cond != "" {
-		c += " AND " + cond
-	}
-	return store.Update(pk.PK, pk.SK, "SET passwordHash = :h, passwordChangedAt = :at, updatedAt = :at, tokensValidAfter = :tva ADD #v :one").
-		If(c).Exists().Name("#s", "status").Name("#v", "version").
-		Value(":active", user.StatusActive).Value(":h", hash).Value(":at", clock.Format(now)).
-		Value(":tva", clock.Stamp(now)).Value(":one", 1)
-}
-
 // ForgotPassword asks the mailer to e-mail a reset link to the active account
 // with that address, if there is one. The request itself only validates,
 // counts the per-IP limit and enqueues the job (one DynamoDB call, one SQS
@@ -241,8 +225,8 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, c C
 	lk := lockKey(ratelimit.Hash(u.Email))
 	tx := (&store.Tx{}).Add(
 		// Single use: of two resets with one token only the first finds it.
-		store.Delete(rk.PK, rk.SK).If("tokenHash = :h").Value(":h", h),
-		passwordWrite(uid, hash, now, ""),
+		spendResetWrite(rk, h),
+		passwordWrite(uid, hash, now, nil),
 		// A reset proves the mailbox: lift a login lockout.
 		store.Delete(lk.PK, lk.SK),
 		audit.Put(s.Clock, audit.Entry{Actor: actor(&u, c), OrgID: orgID, PartnerID: partnerID,
@@ -310,7 +294,7 @@ func (s *Service) ChangePassword(ctx context.Context, current, next string, c Cl
 	}
 	rk := resetKey(u.ID)
 	tx := (&store.Tx{}).Add(
-		passwordWrite(u.ID, hash, now, "passwordHash = :old").Value(":old", u.PasswordHash),
+		passwordWrite(u.ID, hash, now, new(store.Is("passwordHash", u.PasswordHash))),
 		sw,
 		// A reset link asked for before the change must not undo it.
 		store.Delete(rk.PK, rk.SK),

@@ -79,6 +79,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/passhash"
 
 	"github.com/gale-rmm/gale/shared/audit"
@@ -390,10 +392,10 @@ func (s *Service) Complete(ctx context.Context, u *user.User, m *user.Membership
 // code with compare-and-swap). Placeholders must not collide with :now, :active
 // and #s.
 type ProfileChange struct {
-	Set    string // assignments without the SET keyword, e.g. "mfaLastStep = :step"
-	Cond   string // a condition ANDed with the active-status check
-	Names  map[string]string
-	Values map[string]any
+	// Set adds assignments to the sign-in's profile update.
+	Set func(expression.UpdateBuilder) expression.UpdateBuilder
+	// Cond is ANDed with the active-status check.
+	Cond *expression.ConditionBuilder
 }
 
 // CompleteWith is Complete with pc merged into the profile update.
@@ -407,23 +409,7 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 		return Result{}, err
 	}
 	now := clock.Format(s.Clock.Now())
-	pk := user.ProfileKey(u.ID)
-	expr, cond := "SET lastLoginAt = :now", "#s = :active"
-	if pc.Set != "" {
-		expr += ", " + pc.Set
-	}
-	if pc.Cond != "" {
-		cond += " AND (" + pc.Cond + ")"
-	}
-	profile := store.Update(pk.PK, pk.SK, expr).If(cond).
-		Name("#s", "status").Value(":now", now).Value(":active", user.StatusActive)
-	for k, v := range pc.Names {
-		profile.Name(k, v)
-	}
-	for k, v := range pc.Values {
-		profile.Value(k, v)
-	}
-	tx := (&store.Tx{}).Add(w, profile).Add(extra...)
+	tx := (&store.Tx{}).Add(w, signedInWrite(u.ID, now, pc)).Add(extra...)
 	orgID, partnerID := "", ""
 	if m != nil {
 		orgID, partnerID = m.OrgID, m.PartnerID
@@ -503,12 +489,6 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	}
 	return Result{User: NewAccount(&u, m), Tokens: &Tokens{AccessToken: pair.AccessToken, ExpiresInSeconds: pair.ExpiresInSeconds},
 		Refresh: &pair}, nil
-}
-
-// RevokeAllWrite is the write that ends every session and token of userID at now.
-func RevokeAllWrite(userID string, now time.Time) *store.Write {
-	pk := user.ProfileKey(userID)
-	return store.Update(pk.PK, pk.SK, "SET tokensValidAfter = :now").Exists().Value(":now", clock.Stamp(now))
 }
 
 // RevokeOthers ends every session of the caller but the current one: their
