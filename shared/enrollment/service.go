@@ -190,7 +190,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if k.SiteID != nil {
 		sk := tenant.SiteKeys(k.OrgID, *k.SiteID)
 		siteAt = tx.Len()
-		tx.Add(store.Check(sk.PK, sk.SK, "").Exists())
+		tx.Add(siteExists(sk.PK, sk.SK))
 	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, Action: "enrollment_key.create",
 		ResourceType: "enrollment_key", ResourceID: k.ID, ResourceName: k.Name,

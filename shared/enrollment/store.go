@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -89,7 +91,7 @@ func guardOf(k *Key) *Guard {
 func rotateWrites(old, next *Key) []*store.Write {
 	og := GuardKey(old.KeyHash)
 	return []*store.Write{
-		store.Put(next).If("keyHash = :old").Value(":old", old.KeyHash),
+		store.Put(next).When(store.Is("keyHash", old.KeyHash)),
 		store.Delete(og.PK, og.SK),
 		store.PutNew(guardOf(next)),
 	}
@@ -99,7 +101,7 @@ func rotateWrites(old, next *Key) []*store.Write {
 func deleteWrites(k *Key) []*store.Write {
 	g := GuardKey(k.KeyHash)
 	return []*store.Write{
-		store.Delete(k.PK, k.SK).If("keyHash = :h").Value(":h", k.KeyHash),
+		store.Delete(k.PK, k.SK).When(store.Is("keyHash", k.KeyHash)),
 		store.Delete(g.PK, g.SK),
 	}
 }
@@ -108,9 +110,16 @@ func deleteWrites(k *Key) []*store.Write {
 // of key keyID of orgID, only while the stored hash is hash, expiresAt is after
 // now and usageCount is below maxUsage (or maxUsage is absent: unlimited).
 func Consume(orgID, keyID, hash, now string) *store.Write {
-	return store.Update("ORG#"+orgID, "EKEY#"+keyID, "ADD usageCount :one").
-		If("keyHash = :h AND expiresAt > :now AND (attribute_not_exists(maxUsage) OR usageCount < maxUsage)").
-		Value(":one", 1).Value(":h", hash).Value(":now", now).Exists()
+	usable := store.Is("keyHash", hash).
+		And(expression.Name("expiresAt").GreaterThan(expression.Value(now))).
+		And(expression.Name("maxUsage").AttributeNotExists().Or(expression.Name("usageCount").LessThan(expression.Name("maxUsage"))))
+	return store.Change("ORG#"+orgID, "EKEY#"+keyID, expression.Add(expression.Name("usageCount"), expression.Value(1))).
+		When(usable).Exists()
+}
+
+// siteExists checks, in a transaction, that the site at sk exists.
+func siteExists(pk, sk string) *store.Write {
+	return store.Assert(pk, sk, store.Present())
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
