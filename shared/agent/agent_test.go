@@ -440,7 +440,7 @@ func TestAgentBadInputChangesNothing(t *testing.T) {
 
 // storeUpdateTAT sets a device's limiter state directly (test setup).
 func storeUpdateTAT(pk, sk string, tat int64) *store.Write {
-	return store.Update(pk, sk, "SET tat = :t").Value(":t", tat).Exists()
+	return store.Set(pk, sk, "tat", tat).Exists()
 }
 
 // snapshot is a device as comparable text (its JSON plus the stored-only fields).
@@ -503,7 +503,7 @@ func TestQuarantinedTokenIsRefused(t *testing.T) {
 	w := newWorld(t)
 	id, tok := w.device(t, aAdmin, w.a.ID, "", "q")
 	k := device.AgentKey(id)
-	if err := w.env.Store.Do(context.Background(), store.Update(k.PK, k.SK, "SET #s = :q").Name("#s", "status").Value(":q", "quarantined").Exists()); err != nil {
+	if err := w.env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "status", "quarantined").Exists()); err != nil {
 		t.Fatal(err)
 	}
 	body := expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusForbidden, "forbidden")

@@ -124,7 +124,7 @@ func TestRevocationTakesEffectAtOnce(t *testing.T) {
 	t.Run("disabled user", func(t *testing.T) {
 		w := newWorld(t)
 		k := user.ProfileKey(w.caller.UserID)
-		if err := w.env.Store.Do(ctx, store.Update(k.PK, k.SK, "SET #s = :s").Name("#s", "status").Value(":s", user.StatusDisabled)); err != nil {
+		if err := w.env.Store.Do(ctx, store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
 			t.Fatal(err)
 		}
 		fixture.Expect(t, w.get(t, "/user", w.caller.Token, ""), 401)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -110,9 +112,10 @@ func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, erro
 // before cutoff (GSI2; a filter drops the cutoff minute's fresh ones).
 func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]Device, error) {
 	out := []Device{}
+	stale := expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff)))
 	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("DEVSEEN#%02d", shard),
-		SKTo:   cutoff.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#~",
-		Filter: "lastSeenAt < :cut", Values: map[string]any{":cut": clock.Format(cutoff)}}
+		SKTo:  cutoff.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#~",
+		Where: &stale}
 	if err := s.St.AllInto(ctx, q, &out); err != nil {
 		return nil, fmt.Errorf("stale devices of shard %d: %w", shard, err)
 	}
@@ -159,55 +162,46 @@ const (
 // burst selects the limiter's second case (tat already ahead of now).
 func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 	to := BeatStatus(from)
-	set := []string{"#st = :to", "lastSeenAt = :at", "updatedAt = :at", "healthStatus = :hs"}
-	v := map[string]any{":to": to, ":at": clock.Format(b.At), ":hs": b.Health, ":from": from}
+	at := clock.Format(b.At)
+	upd := expression.Set(expression.Name("status"), expression.Value(to)).
+		Set(expression.Name("lastSeenAt"), expression.Value(at)).
+		Set(expression.Name("updatedAt"), expression.Value(at)).
+		Set(expression.Name("healthStatus"), expression.Value(b.Health))
 	if to == StatusOnline {
 		var k store.Keys
 		Seen(&k, orgID, id, b.At)
-		set = append(set, "GSI2PK = :g2pk", "GSI2SK = :g2sk")
-		v[":g2pk"], v[":g2sk"] = k.GSI2PK, k.GSI2SK
+		upd = upd.Set(expression.Name("GSI2PK"), expression.Value(k.GSI2PK)).Set(expression.Name("GSI2SK"), expression.Value(k.GSI2SK))
 	}
-	names := map[string]string{}
-	opt := func(name, ph string, val any) {
-		set = append(set, "#"+name+" = "+ph)
-		names["#"+name] = name
-		v[ph] = val
-	}
+	opt := func(name string, val any) { upd = upd.Set(expression.Name(name), expression.Value(val)) }
 	if b.AgentVersion != "" {
-		opt("agentVersion", ":av", b.AgentVersion)
+		opt("agentVersion", b.AgentVersion)
 	}
 	if b.Metrics != nil {
-		opt("mx", ":m", *b.Metrics)
+		opt("mx", *b.Metrics)
 	}
 	if b.LastUser != nil {
-		opt("lastUser", ":lu", *b.LastUser)
+		opt("lastUser", *b.LastUser)
 	}
 	if b.UptimeSeconds != nil {
-		opt("uptimeSeconds", ":up", *b.UptimeSeconds)
+		opt("uptimeSeconds", *b.UptimeSeconds)
 	}
 	if b.Hostname != nil {
-		opt("hostname", ":hn", *b.Hostname)
+		opt("hostname", *b.Hostname)
 	}
 	if b.OSVersion != nil {
-		opt("osVersion", ":ov", *b.OSVersion)
+		opt("osVersion", *b.OSVersion)
 	}
 	now := b.At.UnixMilli()
-	v[":now"] = now
-	cond := "#st = :from AND (attribute_not_exists(tat) OR tat <= :now)"
+	tat := expression.Name("tat")
+	cond := store.Is("status", from)
 	if burst {
-		set = append(set, "tat = tat + :T")
-		v[":T"] = emission.Milliseconds()
-		cond = "#st = :from AND tat > :now AND tat <= :lim"
-		v[":lim"] = now + tolerance.Milliseconds()
+		upd = upd.Set(tat, tat.Plus(expression.Value(emission.Milliseconds())))
+		cond = cond.And(tat.GreaterThan(expression.Value(now))).And(tat.LessThanEqual(expression.Value(now + tolerance.Milliseconds())))
 	} else {
-		set = append(set, "tat = :next")
-		v[":next"] = now + emission.Milliseconds()
+		upd = upd.Set(tat, expression.Value(now+emission.Milliseconds()))
+		cond = cond.And(tat.AttributeNotExists().Or(tat.LessThanEqual(expression.Value(now))))
 	}
-	w := bind(store.Update("ORG#"+orgID, "DEVICE#"+id, "SET "+strings.Join(set, ", ")), v)
-	for k, n := range names {
-		w.Name(k, n)
-	}
-	return w.Name("#st", "status").If(cond).Exists()
+	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists()
 }
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online
@@ -221,41 +215,38 @@ func BeatStatus(from string) string {
 	return from
 }
 
-// bind adds the values of v to w.
-func bind(w *store.Write, v map[string]any) *store.Write {
-	for k, x := range v {
-		w.Value(k, x)
-	}
-	return w
-}
-
 // AgentStatusWrite moves device id's agent row from status from to to.
 func AgentStatusWrite(id, from, to string) *store.Write {
 	k := AgentKey(id)
-	return store.Update(k.PK, k.SK, "SET #st = :to").Name("#st", "status").
-		If("#st = :from").Value(":to", to).Value(":from", from).Exists()
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to))).
+		When(store.Is("status", from)).Exists()
 }
 
 // OfflineWrite moves an online device last seen before cutoff offline and
 // takes it out of the last-seen index.
 func OfflineWrite(orgID, id string, cutoff, now time.Time) *store.Write {
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #st = :off, updatedAt = :now REMOVE GSI2PK, GSI2SK").
-		Name("#st", "status").If("#st = :on AND lastSeenAt < :cut").
-		Value(":off", StatusOffline).Value(":on", StatusOnline).Value(":cut", clock.Format(cutoff)).
-		Value(":now", clock.Format(now)).Exists()
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now))).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	cond := store.Is("status", StatusOnline).And(expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff))))
+	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists()
 }
 
 // DecommissionWrite moves device id to decommissioned from any other status.
 func DecommissionWrite(orgID, id string, now time.Time) *store.Write {
 	ts := clock.Format(now)
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #st = :dec, decommissionedAt = :now, updatedAt = :now REMOVE GSI2PK, GSI2SK").
-		Name("#st", "status").If("#st <> :dec").Value(":dec", StatusDecommissioned).Value(":now", ts).Exists()
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusDecommissioned)).
+		Set(expression.Name("decommissionedAt"), expression.Value(ts)).
+		Set(expression.Name("updatedAt"), expression.Value(ts)).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).
+		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned))).Exists()
 }
 
 // AgentDecommissionWrite blocks device id's token.
 func AgentDecommissionWrite(id string) *store.Write {
 	k := AgentKey(id)
-	return store.Update(k.PK, k.SK, "SET #st = :dec").Name("#st", "status").Value(":dec", StatusDecommissioned).Exists()
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(StatusDecommissioned))).Exists()
 }
 
 // Patch is what PATCH /devices/:id may change; nil fields are kept.
@@ -273,78 +264,60 @@ type Patch struct {
 // PatchWrite applies p to device id; a group move requires the group to be
 // unchanged since it was read.
 func PatchWrite(orgID, id string, p Patch, now time.Time) *store.Write {
-	set := []string{"updatedAt = :now"}
-	var remove []string
-	v := map[string]any{":now": clock.Format(now)}
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))
 	if p.ClearName {
-		set = append(set, "displayName = :null")
-		v[":null"] = nil
+		upd = upd.Set(expression.Name("displayName"), expression.Value(nil))
 	} else if p.DisplayName != nil {
-		set = append(set, "displayName = :dn")
-		v[":dn"] = *p.DisplayName
+		upd = upd.Set(expression.Name("displayName"), expression.Value(*p.DisplayName))
 	}
 	if p.Tags != nil {
-		set = append(set, "tags = :tags")
-		v[":tags"] = *p.Tags
+		upd = upd.Set(expression.Name("tags"), expression.Value(*p.Tags))
 	}
 	if p.CustomFields != nil {
-		set = append(set, "customFields = :cf")
-		v[":cf"] = *p.CustomFields
+		upd = upd.Set(expression.Name("customFields"), expression.Value(*p.CustomFields))
 	}
-	cond := ""
-	if p.SetGroup {
-		if p.Group == "" {
-			set = append(set, "groupIds = :noGroups")
-			remove = append(remove, "groupId")
-			v[":noGroups"] = []string{}
-		} else {
-			set = append(set, "groupIds = :groups", "groupId = :g")
-			v[":groups"], v[":g"] = []string{p.Group}, p.Group
-		}
-		if p.OldGroup == "" {
-			cond = "attribute_not_exists(groupId)"
-		} else {
-			cond = "groupId = :old"
-			v[":old"] = p.OldGroup
-		}
+	w := func() *store.Write { return store.Change("ORG#"+orgID, "DEVICE#"+id, upd) }
+	if !p.SetGroup {
+		return w().Exists()
 	}
-	expr := "SET " + strings.Join(set, ", ")
-	if len(remove) > 0 {
-		expr += " REMOVE " + strings.Join(remove, ", ")
+	if p.Group == "" {
+		upd = upd.Set(expression.Name("groupIds"), expression.Value([]string{})).Remove(expression.Name("groupId"))
+	} else {
+		upd = upd.Set(expression.Name("groupIds"), expression.Value([]string{p.Group})).Set(expression.Name("groupId"), expression.Value(p.Group))
 	}
-	w := bind(store.Update("ORG#"+orgID, "DEVICE#"+id, expr), v)
-	if cond != "" {
-		w.If(cond)
+	cond := expression.Name("groupId").AttributeNotExists()
+	if p.OldGroup != "" {
+		cond = store.Is("groupId", p.OldGroup)
 	}
-	return w.Exists()
+	return w().When(cond).Exists()
 }
 
 // AgentGroupWrite mirrors a group move on the agent row.
 func AgentGroupWrite(id, group string) *store.Write {
 	k := AgentKey(id)
 	if group == "" {
-		return store.Update(k.PK, k.SK, "REMOVE groupId").Exists()
+		return store.Change(k.PK, k.SK, expression.Remove(expression.Name("groupId"))).Exists()
 	}
-	return store.Update(k.PK, k.SK, "SET groupId = :g").Value(":g", group).Exists()
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("groupId"), expression.Value(group))).Exists()
 }
 
 // HardwareWrite replaces device id's hardware facts.
 func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #hw = :h, updatedAt = :now").
-		Name("#hw", "hw").Value(":h", h).Value(":now", clock.Format(now)).Exists()
+	return store.Change("ORG#"+orgID, "DEVICE#"+id, expression.Set(expression.Name("hw"), expression.Value(h)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))).Exists()
 }
 
 // NetworkWrite replaces device id's network facts.
 func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
-	return store.Update("ORG#"+orgID, "DEVICE#"+id, "SET #nw = :n, updatedAt = :now").
-		Name("#nw", "net").Value(":n", n).Value(":now", clock.Format(now)).Exists()
+	return store.Change("ORG#"+orgID, "DEVICE#"+id, expression.Set(expression.Name("net"), expression.Value(n)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))).Exists()
 }
 
 // EnqueueCommand queues cmd for device id (for the features that send commands).
 func EnqueueCommand(id string, cmd Command) *store.Write {
 	k := AgentKey(id)
-	return store.Update(k.PK, k.SK, "SET commands.#c = :cmd").Name("#c", cmd.ID).Value(":cmd", cmd).
-		If("attribute_exists(commands)").Exists()
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("commands."+cmd.ID), expression.Value(cmd))).
+		When(expression.Name("commands").AttributeExists()).Exists()
 }
 
 // CommandResult is an agent's report of a command.
@@ -364,7 +337,8 @@ func ResultWrites(orgID string, r *CommandResult) []*store.Write {
 	r.Keys = store.Keys{PK: "ORG#" + orgID, SK: "CMDRESULT#" + r.DeviceID + "#" + r.CommandID}
 	k := AgentKey(r.DeviceID)
 	return []*store.Write{
-		store.Update(k.PK, k.SK, "REMOVE commands.#c").Name("#c", r.CommandID).If("attribute_exists(commands.#c)"),
+		store.Change(k.PK, k.SK, expression.Remove(expression.Name("commands."+r.CommandID))).
+			When(expression.Name("commands." + r.CommandID).AttributeExists()),
 		store.PutNew(r),
 	}
 }
@@ -455,14 +429,15 @@ func SoftwareWrites(orgID, id string, parts [][]byte, hash string, count, oldChu
 	for i := len(parts); i < oldChunks; i++ {
 		ws = append(ws, store.Delete("ORG#"+orgID, fmt.Sprintf("%s%03d", softwarePrefix(id), i)))
 	}
-	dw := store.Update("ORG#"+orgID, "DEVICE#"+id, "SET softwareHash = :h, softwareChunks = :n, softwareCount = :c, updatedAt = :now").
-		Value(":h", hash).Value(":n", len(parts)).Value(":c", count).Value(":now", clock.Format(now))
-	if oldHash == "" {
-		dw.If("attribute_not_exists(softwareHash)")
-	} else {
-		dw.If("softwareHash = :old").Value(":old", oldHash)
+	upd := expression.Set(expression.Name("softwareHash"), expression.Value(hash)).
+		Set(expression.Name("softwareChunks"), expression.Value(len(parts))).
+		Set(expression.Name("softwareCount"), expression.Value(count)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))
+	cond := expression.Name("softwareHash").AttributeNotExists()
+	if oldHash != "" {
+		cond = store.Is("softwareHash", oldHash)
 	}
-	return append(ws, dw.Exists())
+	return append(ws, store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists())
 }
 
 // IsNotFound reports a missing row.

@@ -67,7 +67,7 @@ func TestCommitWithFailedConditionRaisesNothing(t *testing.T) {
 	}
 	tx := (&store.Tx{}).Add(
 		store.PutNew(thing{Keys: store.Keys{PK: "ORG#org-1", SK: "DEVICE#d-1"}, Name: "d"}),
-		store.Check("ORG#org-1", "ORG", "attribute_exists(PK)"), // the organization does not exist
+		store.Assert("ORG#org-1", "ORG", store.Present()), // the organization does not exist
 	)
 	err = env.Events.Commit(ctx, tx, ev)
 	if !errors.Is(err, store.ErrConditionFailed) {

@@ -472,7 +472,7 @@ func TestVerifyRefusals(t *testing.T) {
 		w.tick()
 		tok := w.tempToken(t, w.email, "totp")
 		k := user.ProfileKey(w.c.UserID)
-		if err := w.env.Store.Do(t.Context(), store.Update(k.PK, k.SK, "SET #s = :s").Name("#s", "status").Value(":s", user.StatusDisabled)); err != nil {
+		if err := w.env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
 			t.Fatal(err)
 		}
 		expectError(t, w.verify(t, tok, w.code(t, secret)), 401, "Invalid or expired MFA token")
@@ -548,7 +548,7 @@ func TestDisableKeepsPasskeyPrimary(t *testing.T) {
 	secret, _ := w.enableTOTP(t, w.c.Token)
 	// shared/passkey keeps passkeyCount on the profile; one passkey is registered.
 	k := user.ProfileKey(w.c.UserID)
-	if err := w.env.Store.Do(t.Context(), store.Update(k.PK, k.SK, "SET passkeyCount = :one").Value(":one", 1)); err != nil {
+	if err := w.env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "passkeyCount", 1)); err != nil {
 		t.Fatal(err)
 	}
 	// With a passkey left, MFA stays on, so an organization requiring MFA allows it.

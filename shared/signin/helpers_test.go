@@ -6,5 +6,5 @@ import (
 )
 
 func storeSetStatus(pk, sk string, s user.Status) *store.Write {
-	return store.Update(pk, sk, "SET #s = :s").Name("#s", "status").Value(":s", s)
+	return store.Set(pk, sk, "status", s)
 }

@@ -11,6 +11,11 @@ func Change(pk, sk string, upd expression.UpdateBuilder) *Write {
 	return &Write{key: Key(pk, sk), upd: &upd}
 }
 
+// Set updates one attribute of the item at pk/sk.
+func Set(pk, sk, attr string, v any) *Write {
+	return Change(pk, sk, expression.Set(expression.Name(attr), expression.Value(v)))
+}
+
 // Assert only checks cond on the item at pk/sk (transactions only).
 func Assert(pk, sk string, cond expression.ConditionBuilder) *Write {
 	return &Write{key: Key(pk, sk), check: true, when: &cond}

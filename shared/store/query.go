@@ -23,11 +23,8 @@ type Query struct {
 	SKPrefix string
 	// SKFrom/SKTo bound the sort key inclusively when set (instead of SKPrefix).
 	SKFrom, SKTo string
-	Filter       string
-	// Where filters with a condition builder (instead of Filter/Names/Values).
+	// Where filters with a condition builder.
 	Where      *expression.ConditionBuilder
-	Names      map[string]string
-	Values     map[string]any
 	Descending bool
 	Limit      int32
 }
@@ -58,12 +55,6 @@ func (s *Store) input(q Query) (*dynamodb.QueryInput, error) {
 		vals[":skt"] = q.SKTo
 		expr += " AND #sk <= :skt"
 	}
-	for k, v := range q.Names {
-		names[k] = v
-	}
-	for k, v := range q.Values {
-		vals[k] = v
-	}
 	av, err := Values(vals)
 	if err != nil {
 		return nil, fmt.Errorf("store: query values: %w", err)
@@ -78,13 +69,7 @@ func (s *Store) input(q Query) (*dynamodb.QueryInput, error) {
 	} else {
 		in.ConsistentRead = aws.Bool(true)
 	}
-	if q.Filter != "" {
-		in.FilterExpression = aws.String(q.Filter)
-	}
 	if q.Where != nil {
-		if q.Filter != "" {
-			return nil, fmt.Errorf("store: query %s has both Filter and Where", q.PK)
-		}
 		// The builder names its placeholders #0, :0...; they never meet #pk, :pk.
 		ex, err := expression.NewBuilder().WithFilter(*q.Where).Build()
 		if err != nil {

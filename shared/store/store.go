@@ -73,8 +73,7 @@
 // github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression and pass the builders
 // to Change (update), Assert (condition check), Write.When (condition) and
 // Query.Where (filter); Present, Absent and Is are the common conditions. No
-// domain code spells an expression string. (Update, Check, If, Name, Value and
-// Query.Filter are the older string form, kept for packages not yet converted.)
+// domain code spells an expression string; the store offers no string form.
 // A write added with Tx.Include is its own handle: after a cancelled commit,
 // TxError.FailedOn(handle) tells whether that write failed its condition,
 // whatever its position. BatchGet takes any number of keys and makes one
@@ -197,20 +196,14 @@ func (s *Store) Get(ctx context.Context, pk, sk string, out any) error {
 	return Unmarshal(res.Item, out)
 }
 
-// Write is one conditional write: a Put, an Update, a Delete or a Check.
-//
-// Conditions and updates are built with the expression package (Change, Assert,
-// When, Where); the older string form (Update, Check, If, Name, Value) remains for
-// packages not yet converted. A write uses one form or the other.
+// Write is one conditional write: a Put, a Change (update), a Delete or an
+// Assert (condition check), with conditions and updates built with the
+// expression package.
 type Write struct {
 	put    any
 	key    Item
-	update string
 	delete bool
 	check  bool
-	cond   string
-	names  map[string]string
-	values map[string]any
 	exists bool
 	upd    *expression.UpdateBuilder
 	when   *expression.ConditionBuilder
@@ -222,121 +215,45 @@ func Put(record any) *Write { return &Write{put: record} }
 // PutNew writes record only if no item has its key (create, uniqueness guards).
 func PutNew(record any) *Write { return Put(record).When(Absent()) }
 
-// Update applies expr (e.g. "SET #s = :s") to the item at pk/sk.
-func Update(pk, sk, expr string) *Write { return &Write{key: Key(pk, sk), update: expr} }
-
 // Delete removes the item at pk/sk.
 func Delete(pk, sk string) *Write { return &Write{key: Key(pk, sk), delete: true} }
-
-// Check only asserts a condition on pk/sk (transactions only).
-func Check(pk, sk, cond string) *Write { return &Write{key: Key(pk, sk), check: true, cond: cond} }
-
-// If sets the condition expression.
-func (w *Write) If(cond string) *Write { w.cond = cond; return w }
 
 // Exists requires the item to exist (updates and deletes of known records), in
 // addition to any other condition.
 func (w *Write) Exists() *Write { w.exists = true; return w }
 
-// parenthesized reports whether cond is one parenthesized term, "(...)".
-func parenthesized(cond string) bool {
-	if !strings.HasPrefix(cond, "(") || !strings.HasSuffix(cond, ")") {
-		return false
-	}
-	depth := 0
-	for i, r := range cond {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 && i != len(cond)-1 {
-				return false
-			}
-		}
-	}
-	return depth == 0
-}
-
-// Name binds an expression attribute name (#n).
-func (w *Write) Name(placeholder, name string) *Write {
-	if w.names == nil {
-		w.names = map[string]string{}
-	}
-	w.names[placeholder] = name
-	return w
-}
-
-// Value binds an expression attribute value (:v).
-func (w *Write) Value(placeholder string, v any) *Write {
-	if w.values == nil {
-		w.values = map[string]any{}
-	}
-	w.values[placeholder] = v
-	return w
-}
-
 // exprParts returns the condition, the update expression (for updates) and
 // their bound names and values.
 func (w *Write) exprParts() (cond, update *string, names map[string]string, vals Item, err error) {
-	if w.upd != nil || w.when != nil {
-		if w.update != "" || w.cond != "" || len(w.names) > 0 || len(w.values) > 0 {
-			return nil, nil, nil, nil, fmt.Errorf("store: write %s mixes expression builders and strings", w.describe())
-		}
-		b := expression.NewBuilder()
-		c := w.when
-		if w.exists {
-			e := Present()
-			if c != nil {
-				e = e.And(*c)
-			}
-			c = &e
-		}
-		if c != nil {
-			b = b.WithCondition(*c)
-		}
-		if w.upd != nil {
-			b = b.WithUpdate(*w.upd)
-		}
-		ex, err := b.Build()
-		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("store: write %s: expression: %w", w.describe(), err)
-		}
-		if len(ex.Names()) > 0 {
-			names = make(map[string]string, len(ex.Names()))
-			for k, v := range ex.Names() {
-				names[k] = v
-			}
-		}
-		return ex.Condition(), ex.Update(), names, ex.Values(), nil
-	}
-	vals, err = Values(w.values)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("store: values: %w", err)
-	}
-	c := w.cond
+	c := w.when
 	if w.exists {
-		switch {
-		case c == "":
-			c = "attribute_exists(PK)"
-		case parenthesized(c):
-			// DynamoDB refuses "((...))" as redundant parentheses.
-			c = "attribute_exists(PK) AND " + c
-		default:
-			c = "attribute_exists(PK) AND (" + c + ")"
+		e := Present()
+		if c != nil {
+			e = e.And(*c)
+		}
+		c = &e
+	}
+	if c == nil && w.upd == nil {
+		return nil, nil, nil, nil, nil
+	}
+	b := expression.NewBuilder()
+	if c != nil {
+		b = b.WithCondition(*c)
+	}
+	if w.upd != nil {
+		b = b.WithUpdate(*w.upd)
+	}
+	ex, err := b.Build()
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("store: write %s: expression: %w", w.describe(), err)
+	}
+	if len(ex.Names()) > 0 {
+		names = make(map[string]string, len(ex.Names()))
+		for k, v := range ex.Names() {
+			names[k] = v
 		}
 	}
-	if c != "" {
-		cond = aws.String(c)
-	}
-	if w.update != "" {
-		update = aws.String(w.update)
-	}
-	names = w.names
-	if len(names) == 0 {
-		names = nil
-	}
-	return cond, update, names, vals, nil
+	return ex.Condition(), ex.Update(), names, ex.Values(), nil
 }
 
 func (w *Write) describe() string {
@@ -490,7 +407,7 @@ func (e *TxError) FailedAt(i int) bool {
 	return false
 }
 
-// Commit runs the transaction. One write (other than a lone Check, which only a
+// Commit runs the transaction. One write (other than a lone Assert, which only a
 // transaction can express) runs as a plain conditional write.
 // A failed condition returns a *TxError (errors.Is ErrConditionFailed).
 func (s *Store) Commit(ctx context.Context, t *Tx) error {

@@ -142,10 +142,9 @@ func TestConcurrentCompareAndSwapHasOneWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	wins := race(t, 30, func(i int) error {
-		return st.Do(ctx, store.Update("ORG#a", "REQ#1", "SET #s = :to, #n = :by").
-			If("#s = :from").Exists().
-			Name("#s", "status").Name("#n", "name").
-			Value(":from", "pending").Value(":to", "approved").Value(":by", fmt.Sprint("approver-", i)))
+		return st.Do(ctx, store.Change("ORG#a", "REQ#1", expression.Set(expression.Name("status"), expression.Value("approved")).
+			Set(expression.Name("name"), expression.Value(fmt.Sprint("approver-", i)))).
+			When(store.Is("status", "pending")).Exists())
 	})
 	if wins != 1 {
 		t.Fatalf("%d of 30 concurrent compare-and-swap updates won, want exactly 1", wins)
@@ -162,8 +161,7 @@ func TestConcurrentCompareAndSwapHasOneWinner(t *testing.T) {
 func TestUpdateOfMissingItemWithExistsFails(t *testing.T) {
 	t.Parallel()
 	st, _ := newStore(t)
-	err := st.Do(context.Background(), store.Update("ORG#a", "REQ#missing", "SET #n = :n").Exists().
-		Name("#n", "name").Value(":n", "x"))
+	err := st.Do(context.Background(), store.Set("ORG#a", "REQ#missing", "name", "x").Exists())
 	if !errors.Is(err, store.ErrConditionFailed) {
 		t.Fatalf("update of a missing item with Exists: err = %v, want store.ErrConditionFailed", err)
 	}
@@ -177,7 +175,7 @@ func TestUpdateReturn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got thing
-	err := st.UpdateReturn(ctx, store.Update("ORG#a", "THING#1", "SET #n = :n").Exists().Name("#n", "name").Value(":n", "new"), &got)
+	err := st.UpdateReturn(ctx, store.Set("ORG#a", "THING#1", "name", "new").Exists(), &got)
 	if err != nil || got.Name != "new" || got.PK != "ORG#a" {
 		t.Fatalf("UpdateReturn = %+v, %v; want the updated item", got, err)
 	}
@@ -194,9 +192,9 @@ func TestTxFailingCheckAppliesNothing(t *testing.T) {
 	}
 	tx := (&store.Tx{}).Add(
 		store.PutNew(rec("ORG#a", "THING#new", "new")),
-		store.Update("ORG#a", "THING#existing", "SET #n = :n").Name("#n", "name").Value(":n", "after"),
-		store.Check("ORG#a", "THING#absent", "attribute_exists(PK)"),
-		store.Delete("ORG#a", "THING#doomed").If("attribute_exists(PK)"),
+		store.Set("ORG#a", "THING#existing", "name", "after"),
+		store.Assert("ORG#a", "THING#absent", store.Present()),
+		store.Delete("ORG#a", "THING#doomed").When(store.Present()),
 	)
 	err := st.Commit(ctx, tx)
 	var te *store.TxError
@@ -238,7 +236,7 @@ func TestTxSucceeds(t *testing.T) {
 	tx := (&store.Tx{}).Add(
 		store.PutNew(rec("ORG#a", "THING#new", "new")),
 		nil, // optional parts may be nil
-		store.Check("ORG#a", "THING#existing", "attribute_exists(PK)"),
+		store.Assert("ORG#a", "THING#existing", store.Present()),
 	)
 	if tx.Len() != 2 {
 		t.Fatalf("Len = %d, want 2 (nil skipped)", tx.Len())
@@ -265,10 +263,10 @@ func TestTxOfOneWrite(t *testing.T) {
 		t.Fatalf("one-write Commit conflict: err = %v (%T), want *store.TxError failed at 0", err, err)
 	}
 	// A lone check is a valid transaction too.
-	if err := st.Commit(ctx, (&store.Tx{}).Add(store.Check("ORG#a", "THING#1", "attribute_exists(PK)"))); err != nil {
+	if err := st.Commit(ctx, (&store.Tx{}).Add(store.Assert("ORG#a", "THING#1", store.Present()))); err != nil {
 		t.Fatalf("lone passing check: %v", err)
 	}
-	err = st.Commit(ctx, (&store.Tx{}).Add(store.Check("ORG#a", "THING#2", "attribute_exists(PK)")))
+	err = st.Commit(ctx, (&store.Tx{}).Add(store.Assert("ORG#a", "THING#2", store.Present())))
 	if !errors.As(err, &te) || !te.FailedAt(0) {
 		t.Fatalf("lone failing check: err = %v (%T), want *store.TxError failed at 0", err, err)
 	}

@@ -155,7 +155,7 @@ func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, er
 		return nil, err
 	}
 	tx := (&store.Tx{}).Add(
-		store.Check(m.PK, m.SK, "id = :id").Value(":id", m.ID),
+		membershipUnchanged(m),
 		store.Put(inv),
 		s.record(p, t, "user.invite.resend", &User{ID: u.ID, Email: u.Email}, nil))
 	if err := s.commit(ctx, tx); err != nil {

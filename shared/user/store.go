@@ -142,3 +142,8 @@ func nextEpochWrite(k store.KeyRef, e int) *store.Write {
 func spendInviteWrite(k store.KeyRef, tokenHash string) *store.Write {
 	return store.Delete(k.PK, k.SK).When(store.Is("tokenHash", tokenHash))
 }
+
+// membershipUnchanged checks, in a transaction, that membership m is still m.
+func membershipUnchanged(m *Membership) *store.Write {
+	return store.Assert(m.PK, m.SK, store.Is("id", m.ID))
+}
