@@ -17,6 +17,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/notify"
+	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/user"
@@ -122,6 +123,7 @@ func TestForgotPasswordAnswersTheSameAndMailsOnlyRealUsers(t *testing.T) {
 		OrgID: s.org, RoleID: role.OrgViewerID, Status: user.StatusDisabled})
 	ghost := uniqueEmail("ghost")
 
+	hashes := passhash.Verifications()
 	real := fixture.Expect(t, forgot(t, s, strings.ToUpper(c.Email), "198.51.100.61"), 200)
 	// Both paths do the same work: the per-IP limit (1 DynamoDB call) and the
 	// mail job; the account is looked up by the mailer.
@@ -130,6 +132,10 @@ func TestForgotPasswordAnswersTheSameAndMailsOnlyRealUsers(t *testing.T) {
 	fixture.Budget(t, unknown, 1)
 	if real.DBCalls != unknown.DBCalls {
 		t.Fatalf("known address: %d DynamoDB calls, unknown: %d", real.DBCalls, unknown.DBCalls)
+	}
+	// Neither path hashes a password (the mailer, not the request, issues the token).
+	if n := passhash.Verifications() - hashes; n != 0 {
+		t.Fatalf("forgot-password verified %d password hashes, want 0 on both paths", n)
 	}
 	off := fixture.Expect(t, forgot(t, s, disabled.Email, "198.51.100.63"), 200)
 	if string(real.Body) != string(unknown.Body) || string(real.Body) != string(off.Body) {
