@@ -30,12 +30,12 @@ func beat() map[string]any {
 }
 
 // events drains the events queue and returns the types seen.
-func events(t *testing.T, w *world) []string {
+func events(t *testing.T, w *fixture.World) []string {
 	t.Helper()
 	var out []string
 	for {
-		res, err := w.env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(w.env.Cfg.EventsQueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0})
+		res, err := w.Env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(w.Env.Cfg.EventsQueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func events(t *testing.T, w *world) []string {
 			var ev struct{ Type string }
 			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
 			out = append(out, ev.Type)
-			_, _ = w.env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(w.env.Cfg.EventsQueueURL), ReceiptHandle: m.ReceiptHandle})
+			_, _ = w.Env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(w.Env.Cfg.EventsQueueURL), ReceiptHandle: m.ReceiptHandle})
 		}
 	}
 }
@@ -62,15 +62,15 @@ func has(list []string, s string) bool {
 
 func TestEnrollCreatesDeviceInKeysOrgAndSite(t *testing.T) {
 	w := newWorld(t)
-	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "laptops", "siteId": w.a1.ID, "maxUsage": 2})
-	res := fixture.Expect(t, w.enroll(t, raw, "host-1"), http.StatusCreated)
+	keyID, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "laptops", "siteId": w.A1.ID, "maxUsage": 2})
+	res := fixture.Expect(t, w.Enroll(t, raw, "host-1"), http.StatusCreated)
 	var e struct {
 		DeviceID, OrgID, AuthToken string
 		SiteID                     *string
 		Config                     struct{ HeartbeatIntervalSeconds int }
 	}
 	res.Decode(t, &e)
-	if e.OrgID != w.a.ID || e.SiteID == nil || *e.SiteID != w.a1.ID || e.Config.HeartbeatIntervalSeconds != 60 {
+	if e.OrgID != w.A.ID || e.SiteID == nil || *e.SiteID != w.A1.ID || e.Config.HeartbeatIntervalSeconds != 60 {
 		t.Fatalf("enrolled %+v", e)
 	}
 	if !strings.HasPrefix(e.AuthToken, "agt_") || len(e.AuthToken) != 68 {
@@ -79,32 +79,32 @@ func TestEnrollCreatesDeviceInKeysOrgAndSite(t *testing.T) {
 	if !has(events(t, w), "device.enrolled") {
 		t.Fatal("no device.enrolled event")
 	}
-	k, err := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	k, err := enrollment.Store{St: w.Env.Store}.Key(context.Background(), w.A.ID, keyID)
 	if err != nil || k.UsageCount != 1 {
 		t.Fatalf("key after enrollment: %+v %v", k, err)
 	}
-	d := fixture.Expect(t, w.call(t, http.MethodGet, "/api/v1/devices/"+e.DeviceID, aAdmin, nil), http.StatusOK).JSON(t)
-	if d["status"] != "online" || d["hostname"] != "host-1" || d["siteId"] != w.a1.ID || d["osType"] != "windows" {
+	d := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/devices/"+e.DeviceID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if d["status"] != "online" || d["hostname"] != "host-1" || d["siteId"] != w.A1.ID || d["osType"] != "windows" {
 		t.Fatalf("device %v", d)
 	}
 	// The second use is the last; the third is refused.
-	fixture.Expect(t, w.enroll(t, raw, "host-2"), http.StatusCreated)
-	expectError(t, w.enroll(t, raw, "host-3"), http.StatusUnauthorized, "unauthorized")
-	if body := w.enroll(t, raw, "host-3").JSON(t); body["error"] != "Invalid enrollment key" {
+	fixture.Expect(t, w.Enroll(t, raw, "host-2"), http.StatusCreated)
+	fixture.ExpectError(t, w.Enroll(t, raw, "host-3"), http.StatusUnauthorized, "unauthorized")
+	if body := w.Enroll(t, raw, "host-3").JSON(t); body["error"] != "Invalid enrollment key" {
 		t.Fatalf("used-up key: %v", body)
 	}
 }
 
 func TestEnrollRefusesExpiredUnknownAndMalformedKeys(t *testing.T) {
 	w := newWorld(t)
-	_, raw := w.key(t, aAdmin, map[string]any{"name": "short"})
-	w.env.Clock.Advance(61 * time.Minute)
-	body := expectError(t, w.enroll(t, raw, "h"), http.StatusUnauthorized, "unauthorized")
+	_, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "short"})
+	w.Env.Clock.Advance(61 * time.Minute)
+	body := fixture.ExpectError(t, w.Enroll(t, raw, "h"), http.StatusUnauthorized, "unauthorized")
 	if body["error"] != "Enrollment key expired" {
 		t.Fatalf("expired: %v", body)
 	}
 	for _, k := range []string{strings.Repeat("a", 64), "short", strings.ToUpper(raw)} {
-		if body := expectError(t, w.enroll(t, k, "h"), http.StatusUnauthorized, "unauthorized"); body["error"] != "Invalid enrollment key" {
+		if body := fixture.ExpectError(t, w.Enroll(t, k, "h"), http.StatusUnauthorized, "unauthorized"); body["error"] != "Invalid enrollment key" {
 			t.Fatalf("key %q: %v", k, body)
 		}
 	}
@@ -112,7 +112,7 @@ func TestEnrollRefusesExpiredUnknownAndMalformedKeys(t *testing.T) {
 
 func TestFiftyConcurrentEnrollmentsAgainstMaxUsageTen(t *testing.T) {
 	w := newWorld(t)
-	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "race", "maxUsage": 10})
+	keyID, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "race", "maxUsage": 10})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -120,8 +120,8 @@ func TestFiftyConcurrentEnrollmentsAgainstMaxUsageTen(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
-				RemoteAddr: fmt.Sprintf("203.0.113.%d:1000", i), Body: enrollBody(raw, fmt.Sprintf("race-%d", i))})
+			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
+				RemoteAddr: fmt.Sprintf("203.0.113.%d:1000", i), Body: fixture.EnrollBody(raw, fmt.Sprintf("race-%d", i))})
 			mu.Lock()
 			codes[res.Status]++
 			mu.Unlock()
@@ -131,11 +131,11 @@ func TestFiftyConcurrentEnrollmentsAgainstMaxUsageTen(t *testing.T) {
 	if codes[http.StatusCreated] != 10 || codes[http.StatusUnauthorized] != 40 {
 		t.Fatalf("statuses %v, want 10 created and 40 refused", codes)
 	}
-	devs, err := device.Store{St: w.env.Store}.List(context.Background(), w.a.ID)
+	devs, err := device.Store{St: w.Env.Store}.List(context.Background(), w.A.ID)
 	if err != nil || len(devs) != 10 {
 		t.Fatalf("%d devices (%v), want 10", len(devs), err)
 	}
-	k, _ := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	k, _ := enrollment.Store{St: w.Env.Store}.Key(context.Background(), w.A.ID, keyID)
 	if k.UsageCount != 10 {
 		t.Fatalf("usageCount %d", k.UsageCount)
 	}
@@ -143,15 +143,15 @@ func TestFiftyConcurrentEnrollmentsAgainstMaxUsageTen(t *testing.T) {
 
 func TestPepperChangeInvalidatesKeys(t *testing.T) {
 	w := newWorld(t)
-	_, raw := w.key(t, aAdmin, map[string]any{"name": "before", "maxUsage": 5})
-	other := agentsgroup.Service(w.env.Deps)
+	_, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "before", "maxUsage": 5})
+	other := agentsgroup.Service(w.Env.Deps)
 	other.Pepper = []byte("another pepper entirely")
 	_, err := other.Enroll(context.Background(), "192.0.2.1", agentInput(raw))
 	if err == nil || err.Error() != "Invalid enrollment key" {
 		t.Fatalf("enroll under a new pepper: %v", err)
 	}
 	// Under the pepper it was made with, the key works.
-	fixture.Expect(t, w.enroll(t, raw, "h"), http.StatusCreated)
+	fixture.Expect(t, w.Enroll(t, raw, "h"), http.StatusCreated)
 }
 
 func agentInput(raw string) agent.EnrollInput {
@@ -162,8 +162,8 @@ func agentInput(raw string) agent.EnrollInput {
 func TestEnrollRateLimitPerIP(t *testing.T) {
 	w := newWorld(t)
 	for i := range 11 {
-		res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
-			RemoteAddr: "192.0.2.7:5000", Body: enrollBody(strings.Repeat("0", 64), "h")})
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll",
+			RemoteAddr: "192.0.2.7:5000", Body: fixture.EnrollBody(strings.Repeat("0", 64), "h")})
 		want := http.StatusUnauthorized
 		if i == 10 {
 			want = http.StatusTooManyRequests
@@ -174,10 +174,10 @@ func TestEnrollRateLimitPerIP(t *testing.T) {
 
 func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "hb")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "hb")
 	events(t, w)
-	w.env.Clock.Advance(time.Minute)
-	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	w.Env.Clock.Advance(time.Minute)
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
 	fixture.Budget(t, res, 2)
 	if res.DBCalls != 2 {
 		t.Fatalf("heartbeat made %d calls, documented 2", res.DBCalls)
@@ -193,7 +193,7 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	if reply.Commands == nil || len(reply.Commands) != 0 || reply.Config.HeartbeatIntervalSeconds != 60 {
 		t.Fatalf("reply %s", res.Body)
 	}
-	d, err := device.Store{St: w.env.Store}.Get(context.Background(), w.a.ID, id)
+	d, err := device.Store{St: w.Env.Store}.Get(context.Background(), w.A.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,64 +205,64 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	}
 	// A queued command comes back with the heartbeat, still within the budget.
 	cmd := device.Command{ID: "0b7f4a64-3a7c-4d5e-9a51-0b7c2a1d9e01", Type: "pam.actuate", CreatedAt: "2026-11-01T09:01:00.000Z"}
-	if err := w.env.Store.Do(context.Background(), device.EnqueueCommand(id, cmd)); err != nil {
+	if err := w.Env.Store.Do(context.Background(), device.EnqueueCommand(id, cmd)); err != nil {
 		t.Fatal(err)
 	}
-	w.env.Clock.Advance(time.Minute)
-	res = fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	w.Env.Clock.Advance(time.Minute)
+	res = fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
 	fixture.Budget(t, res, 2)
 	if !strings.Contains(string(res.Body), cmd.ID) {
 		t.Fatalf("command not returned: %s", res.Body)
 	}
 	// Its result is accepted once.
 	rp := "/api/v1/agents/" + id + "/commands/" + cmd.ID + "/result"
-	fixture.Expect(t, w.agentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed", "output": "done"}), http.StatusOK)
-	notFound(t, w.agentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed"}))
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed", "output": "done"}), http.StatusOK)
+	fixture.NotFound(t, w.AgentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed"}))
 }
 
 func TestHeartbeatRateLimit(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "rl")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "rl")
 	// Put the limiter at the edge of its burst: the next request is the 601st.
-	now := w.env.Clock.Now().UnixMilli()
-	k := device.Keys(w.a.ID, id)
-	if err := w.env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+60000)); err != nil {
+	now := w.Env.Clock.Now().UnixMilli()
+	k := device.Keys(w.A.ID, id)
+	if err := w.Env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+60000)); err != nil {
 		t.Fatal(err)
 	}
-	expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusTooManyRequests, "rate_limited")
+	fixture.ExpectError(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusTooManyRequests, "rate_limited")
 	// A burst under the limit passes through the limiter's second case.
-	if err := w.env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+30000)); err != nil {
+	if err := w.Env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+30000)); err != nil {
 		t.Fatal(err)
 	}
-	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
 	fixture.Budget(t, res, 3)
 }
 
 func TestOfflineSweepAndOnlineTransition(t *testing.T) {
 	w := newWorld(t)
-	stale, staleTok := w.device(t, aAdmin, w.a.ID, "", "stale")
-	fresh, freshTok := w.device(t, bAdmin, w.b.ID, "", "fresh")
+	stale, staleTok := w.Device(t, fixture.AAdmin, w.A.ID, "", "stale")
+	fresh, freshTok := w.Device(t, fixture.BAdmin, w.B.ID, "", "fresh")
 	events(t, w)
-	sw := sweepgroup.Sweeper(w.env.Deps)
+	sw := sweepgroup.Sweeper(w.Env.Deps)
 	run := func() {
 		t.Helper()
 		if err := sw.Handle(context.Background(), sweep.Event{Job: "device-offline"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.env.Clock.Advance(2 * time.Minute)
-	fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(fresh), freshTok, beat()), http.StatusOK)
-	w.env.Clock.Advance(60 * time.Second) // stale: 180 s since enrollment, not older than 3 intervals yet
+	w.Env.Clock.Advance(2 * time.Minute)
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(fresh), freshTok, beat()), http.StatusOK)
+	w.Env.Clock.Advance(60 * time.Second) // stale: 180 s since enrollment, not older than 3 intervals yet
 	run()
-	if d := getDevice(t, w, w.a.ID, stale); d.Status != "online" {
+	if d := getDevice(t, w, w.A.ID, stale); d.Status != "online" {
 		t.Fatalf("swept at exactly 3 intervals: %s", d.Status)
 	}
-	w.env.Clock.Advance(time.Second)
+	w.Env.Clock.Advance(time.Second)
 	run()
-	if d := getDevice(t, w, w.a.ID, stale); d.Status != "offline" {
+	if d := getDevice(t, w, w.A.ID, stale); d.Status != "offline" {
 		t.Fatalf("stale device is %s", d.Status)
 	}
-	if d := getDevice(t, w, w.b.ID, fresh); d.Status != "online" {
+	if d := getDevice(t, w, w.B.ID, fresh); d.Status != "online" {
 		t.Fatalf("fresh device is %s", d.Status)
 	}
 	ev := events(t, w)
@@ -275,9 +275,9 @@ func TestOfflineSweepAndOnlineTransition(t *testing.T) {
 		t.Fatalf("second sweep handled %d (%v)", n, err)
 	}
 	// The next heartbeat brings it back online with device.online.
-	res := fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(stale), staleTok, beat()), http.StatusOK)
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(stale), staleTok, beat()), http.StatusOK)
 	fixture.Budget(t, res, 3)
-	if d := getDevice(t, w, w.a.ID, stale); d.Status != "online" {
+	if d := getDevice(t, w, w.A.ID, stale); d.Status != "online" {
 		t.Fatalf("after heartbeat: %s", d.Status)
 	}
 	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
@@ -285,9 +285,9 @@ func TestOfflineSweepAndOnlineTransition(t *testing.T) {
 	}
 }
 
-func getDevice(t *testing.T, w *world, orgID, id string) *device.Device {
+func getDevice(t *testing.T, w *fixture.World, orgID, id string) *device.Device {
 	t.Helper()
-	d, err := device.Store{St: w.env.Store}.Get(context.Background(), orgID, id)
+	d, err := device.Store{St: w.Env.Store}.Get(context.Background(), orgID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,32 +296,32 @@ func getDevice(t *testing.T, w *world, orgID, id string) *device.Device {
 
 func TestSoftwareOfTenThousandEntries(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "sw")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "sw")
 	list := make([]map[string]any, device.MaxSoftware)
 	for i := range list {
 		list[i] = map[string]any{"name": fmt.Sprintf("Package %05d for a realistic length name", device.MaxSoftware-i),
 			"version": fmt.Sprintf("%d.%d.%d", i%7, i%13, i), "vendor": fmt.Sprintf("Vendor %d Corporation", i%50)}
 	}
 	path := "/api/v1/agents/" + id + "/software"
-	res := fixture.Expect(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
 	if body := res.JSON(t); body["changed"] != true || body["softwareCount"] != float64(10000) {
 		t.Fatalf("software reply %v", body)
 	}
-	d, err := device.Store{St: w.env.Store}.LoadWithSoftware(context.Background(), w.a.ID, id)
+	d, err := device.Store{St: w.Env.Store}.LoadWithSoftware(context.Background(), w.A.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Software) != device.MaxSoftware || d.Software[0].Name != "Package 00001 for a realistic length name" {
 		t.Fatalf("read back %d entries, first %+v", len(d.Software), d.Software[0])
 	}
-	all, err := device.Store{St: w.env.Store}.ListWithSoftware(context.Background(), w.a.ID)
+	all, err := device.Store{St: w.Env.Store}.ListWithSoftware(context.Background(), w.A.ID)
 	if err != nil || len(all) != 1 || len(all[0].Software) != device.MaxSoftware {
 		t.Fatalf("list with software: %v", err)
 	}
 	// The same list again writes nothing (a second later: the ingest limit's
 	// bucket is idle again, so it costs one update).
-	w.env.Clock.Advance(time.Second)
-	res = fixture.Expect(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
+	w.Env.Clock.Advance(time.Second)
+	res = fixture.Expect(t, w.AgentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), http.StatusOK)
 	if body := res.JSON(t); body["changed"] != false {
 		t.Fatalf("unchanged list: %v", body)
 	}
@@ -330,61 +330,61 @@ func TestSoftwareOfTenThousandEntries(t *testing.T) {
 	}
 	// A body over 2 MiB is 413.
 	huge := `{"software": [{"name": "` + strings.Repeat("x", 2<<20) + `"}]}`
-	expectError(t, w.agentCall(t, http.MethodPut, path, tok, huge), http.StatusRequestEntityTooLarge, "payload_too_large")
+	fixture.ExpectError(t, w.AgentCall(t, http.MethodPut, path, tok, huge), http.StatusRequestEntityTooLarge, "payload_too_large")
 	// One entry too many is refused.
 	list = append(list, map[string]any{"name": "one more"})
-	invalid(t, w.agentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), "software")
+	fixture.Invalid(t, w.AgentCall(t, http.MethodPut, path, tok, map[string]any{"software": list}), "software")
 }
 
 func TestDecommissionStopsTheToken(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "dec")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "dec")
 	events(t, w)
 	path := "/api/v1/devices/" + id + "/decommission"
-	expectError(t, w.call(t, http.MethodPost, path, aNoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
-	expectError(t, w.call(t, http.MethodPost, path, aViewer, nil), http.StatusForbidden, "forbidden")
-	notFound(t, w.call(t, http.MethodPost, path, bAdmin, nil))
-	notFound(t, w.call(t, http.MethodPost, path, pyAdmin, nil))
-	d := fixture.Expect(t, w.call(t, http.MethodPost, path, aAdmin, nil), http.StatusOK).JSON(t)
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, path, fixture.ANoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, path, fixture.AViewer, nil), http.StatusForbidden, "forbidden")
+	fixture.NotFound(t, w.Call(t, http.MethodPost, path, fixture.BAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodPost, path, fixture.PYAdmin, nil))
+	d := fixture.Expect(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, nil), http.StatusOK).JSON(t)
 	if d["status"] != "decommissioned" {
 		t.Fatalf("decommissioned %v", d)
 	}
-	expectError(t, w.call(t, http.MethodPost, path, aAdmin, nil), http.StatusConflict, "wrong_status")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, nil), http.StatusConflict, "wrong_status")
 	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.decommissioned" {
 		t.Fatalf("events %v", ev)
 	}
 	for _, p := range []string{"heartbeat"} {
-		expectError(t, w.agentCall(t, http.MethodPost, "/api/v1/agents/"+id+"/"+p, tok, beat()), http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+id+"/"+p, tok, beat()), http.StatusForbidden, "forbidden")
 	}
-	expectError(t, w.agentCall(t, http.MethodPut, "/api/v1/agents/"+id+"/hardware", tok, map[string]any{}), http.StatusForbidden, "forbidden")
+	fixture.ExpectError(t, w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+id+"/hardware", tok, map[string]any{}), http.StatusForbidden, "forbidden")
 }
 
 func TestAgentTokenChecks(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "one")
-	other, otherTok := w.device(t, bAdmin, w.b.ID, "", "two")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "one")
+	other, otherTok := w.Device(t, fixture.BAdmin, w.B.ID, "", "two")
 	for name, c := range map[string]struct{ id, tok string }{
 		"no token":        {id, ""},
 		"another device":  {id, otherTok},
 		"altered":         {id, altered(tok)},
 		"wrong prefix":    {id, "svc_" + tok[4:]},
 		"unknown device":  {"7b0b5b6e-5a3a-4c1e-8f00-000000000000", tok},
-		"user token":      {id, w.tokens[aAdmin]},
+		"user token":      {id, w.Tokens[fixture.AAdmin]},
 		"token for other": {other, tok},
 	} {
-		res := w.agentCall(t, http.MethodPost, beatPath(c.id), c.tok, beat())
+		res := w.AgentCall(t, http.MethodPost, beatPath(c.id), c.tok, beat())
 		if res.Status != http.StatusUnauthorized {
 			t.Fatalf("%s: status %d %s", name, res.Status, res.Body)
 		}
 	}
-	invalid(t, w.agentCall(t, http.MethodPost, beatPath("not-a-uuid"), tok, beat()), "id")
+	fixture.Invalid(t, w.AgentCall(t, http.MethodPost, beatPath("not-a-uuid"), tok, beat()), "id")
 }
 
 func TestAgentBadInputChangesNothing(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "bad")
-	before := getDevice(t, w, w.a.ID, id)
-	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "spare", "maxUsage": 5})
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "bad")
+	before := getDevice(t, w, w.A.ID, id)
+	keyID, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "spare", "maxUsage": 5})
 	cases := []struct {
 		method, path string
 		body         any
@@ -411,7 +411,7 @@ func TestAgentBadInputChangesNothing(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Logf("case %d: %s %s", i, c.method, c.field)
-		invalid(t, w.agentCall(t, c.method, c.path, tok, c.body), c.field)
+		fixture.Invalid(t, w.AgentCall(t, c.method, c.path, tok, c.body), c.field)
 	}
 	enrollCases := map[string]map[string]any{
 		"hostname":      {"enrollmentKey": raw, "osType": "windows", "osVersion": "11", "architecture": "x64", "agentVersion": "1"},
@@ -422,17 +422,17 @@ func TestAgentBadInputChangesNothing(t *testing.T) {
 		"extra":         {"enrollmentKey": raw, "hostname": "h", "osType": "linux", "osVersion": "11", "architecture": "x64", "agentVersion": "1", "extra": true},
 	}
 	for field, body := range enrollCases {
-		invalid(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll", RemoteAddr: "192.0.2.99:1", Body: body}), field)
+		fixture.Invalid(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll", RemoteAddr: "192.0.2.99:1", Body: body}), field)
 	}
 	// A body over 32 KB is 413.
 	big := beat()
 	big["lastUser"] = strings.Repeat("x", 33<<10)
-	expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
-	after := getDevice(t, w, w.a.ID, id)
+	fixture.ExpectError(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, big), http.StatusRequestEntityTooLarge, "payload_too_large")
+	after := getDevice(t, w, w.A.ID, id)
 	if snapshot(before) != snapshot(after) {
 		t.Fatalf("bad input changed the device:\n%+v\n%+v", before, after)
 	}
-	k, _ := enrollment.Store{St: w.env.Store}.Key(context.Background(), w.a.ID, keyID)
+	k, _ := enrollment.Store{St: w.Env.Store}.Key(context.Background(), w.A.ID, keyID)
 	if k.UsageCount != 0 {
 		t.Fatalf("bad enrollments consumed the key: %d", k.UsageCount)
 	}
@@ -451,14 +451,14 @@ func snapshot(d *device.Device) string {
 
 func TestTableHoldsNoRawKeyOrToken(t *testing.T) {
 	w := newWorld(t)
-	keyID, raw := w.key(t, aAdmin, map[string]any{"name": "scan", "maxUsage": 3})
-	res := fixture.Expect(t, w.enroll(t, raw, "scan-1"), http.StatusCreated)
+	keyID, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "scan", "maxUsage": 3})
+	res := fixture.Expect(t, w.Enroll(t, raw, "scan-1"), http.StatusCreated)
 	var e struct{ DeviceID, AuthToken string }
 	res.Decode(t, &e)
-	rotated := fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/enrollment-keys/"+keyID+"/rotate", aAdmin, map[string]any{}), http.StatusOK).JSON(t)
+	rotated := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/enrollment-keys/"+keyID+"/rotate", fixture.AAdmin, map[string]any{}), http.StatusOK).JSON(t)
 	raw2, _ := rotated["key"].(string)
-	fixture.Expect(t, w.agentCall(t, http.MethodPost, beatPath(e.DeviceID), e.AuthToken, beat()), http.StatusOK)
-	dump := w.scan(t)
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(e.DeviceID), e.AuthToken, beat()), http.StatusOK)
+	dump := fixture.Scan(t, w.Env)
 	for name, secret := range map[string]string{"enrollment key": raw, "rotated key": raw2, "agent token": e.AuthToken, "token body": e.AuthToken[4:]} {
 		if secret == "" || strings.Contains(dump, strings.ToLower(secret)) {
 			t.Fatalf("the table holds the raw %s", name)
@@ -479,34 +479,34 @@ func TestCallBudgets(t *testing.T) {
 		return res
 	}
 	var k struct{ ID, Key string }
-	exactly("create key", w.call(t, http.MethodPost, "/api/v1/enrollment-keys", aAdmin, map[string]any{"name": "x", "maxUsage": 5}), http.StatusCreated, 3).Decode(t, &k)
-	exactly("list keys (org)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys", aAdmin, nil), http.StatusOK, 2)
-	exactly("list keys (partner, 2 orgs)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys", pxAdmin, nil), http.StatusOK, 4)
-	exactly("get key (partner)", w.call(t, http.MethodGet, "/api/v1/enrollment-keys/"+k.ID, pxAdmin, nil), http.StatusOK, 2)
+	exactly("create key", w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": "x", "maxUsage": 5}), http.StatusCreated, 3).Decode(t, &k)
+	exactly("list keys (org)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys", fixture.AAdmin, nil), http.StatusOK, 2)
+	exactly("list keys (partner, 2 orgs)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys", fixture.PXAdmin, nil), http.StatusOK, 4)
+	exactly("get key (partner)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys/"+k.ID, fixture.PXAdmin, nil), http.StatusOK, 2)
 	var d struct{ DeviceID, AuthToken string }
-	exactly("enroll", w.enroll(t, k.Key, "h"), http.StatusCreated, 4).Decode(t, &d)
-	exactly("rotate", w.call(t, http.MethodPost, "/api/v1/enrollment-keys/"+k.ID+"/rotate", aAdmin, nil), http.StatusOK, 3)
+	exactly("enroll", w.Enroll(t, k.Key, "h"), http.StatusCreated, 4).Decode(t, &d)
+	exactly("rotate", w.Call(t, http.MethodPost, "/api/v1/enrollment-keys/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK, 3)
 	dev := "/api/v1/devices/" + d.DeviceID
-	exactly("list devices (org)", w.call(t, http.MethodGet, "/api/v1/devices", aAdmin, nil), http.StatusOK, 2)
-	exactly("get device (org)", w.call(t, http.MethodGet, dev, aAdmin, nil), http.StatusOK, 2)
-	exactly("get device (partner)", w.call(t, http.MethodGet, dev, pxAdmin, nil), http.StatusOK, 3)
-	exactly("patch device", w.call(t, http.MethodPatch, dev, aAdmin, map[string]any{"groupId": w.gA}), http.StatusOK, 4)
-	exactly("hardware", w.agentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/hardware", d.AuthToken, map[string]any{"cpuCores": 4}), http.StatusOK, 3)
-	w.env.Clock.Advance(time.Second) // agent uploads are spaced: an idle ingest bucket
-	exactly("software", w.agentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/software", d.AuthToken, map[string]any{"software": []any{map[string]any{"name": "a"}}}), http.StatusOK, 4)
-	exactly("get device with software", w.call(t, http.MethodGet, dev, aAdmin, nil), http.StatusOK, 3)
-	exactly("decommission", w.call(t, http.MethodPost, dev+"/decommission", aAdmin, nil), http.StatusOK, 4)
-	exactly("delete key", w.call(t, http.MethodDelete, "/api/v1/enrollment-keys/"+k.ID, aAdmin, nil), http.StatusOK, 3)
+	exactly("list devices (org)", w.Call(t, http.MethodGet, "/api/v1/devices", fixture.AAdmin, nil), http.StatusOK, 2)
+	exactly("get device (org)", w.Call(t, http.MethodGet, dev, fixture.AAdmin, nil), http.StatusOK, 2)
+	exactly("get device (partner)", w.Call(t, http.MethodGet, dev, fixture.PXAdmin, nil), http.StatusOK, 3)
+	exactly("patch device", w.Call(t, http.MethodPatch, dev, fixture.AAdmin, map[string]any{"groupId": w.GA}), http.StatusOK, 4)
+	exactly("hardware", w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/hardware", d.AuthToken, map[string]any{"cpuCores": 4}), http.StatusOK, 3)
+	w.Env.Clock.Advance(time.Second) // agent uploads are spaced: an idle ingest bucket
+	exactly("software", w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/software", d.AuthToken, map[string]any{"software": []any{map[string]any{"name": "a"}}}), http.StatusOK, 4)
+	exactly("get device with software", w.Call(t, http.MethodGet, dev, fixture.AAdmin, nil), http.StatusOK, 3)
+	exactly("decommission", w.Call(t, http.MethodPost, dev+"/decommission", fixture.AAdmin, nil), http.StatusOK, 4)
+	exactly("delete key", w.Call(t, http.MethodDelete, "/api/v1/enrollment-keys/"+k.ID, fixture.AAdmin, nil), http.StatusOK, 3)
 }
 
 func TestQuarantinedTokenIsRefused(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "q")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "q")
 	k := device.AgentKey(id)
-	if err := w.env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "status", "quarantined").Exists()); err != nil {
+	if err := w.Env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "status", "quarantined").Exists()); err != nil {
 		t.Fatal(err)
 	}
-	body := expectError(t, w.agentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusForbidden, "forbidden")
+	body := fixture.ExpectError(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusForbidden, "forbidden")
 	if body["error"] != "Device is quarantined" {
 		t.Fatalf("quarantined: %v", body)
 	}

@@ -25,7 +25,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 		Body: map[string]any{"name": "bench"}}), http.StatusCreated).Decode(b, &k)
 	var e struct{ DeviceID, AuthToken string }
 	fixture.Expect(b, fixture.Do(b, api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/enroll", RemoteAddr: "192.0.2.1:1",
-		Body: enrollBody(k.Key, "bench")}), http.StatusCreated).Decode(b, &e)
+		Body: fixture.EnrollBody(k.Key, "bench")}), http.StatusCreated).Decode(b, &e)
 	req := fixture.Request{Method: http.MethodPost, Path: beatPath(e.DeviceID), Token: e.AuthToken, Body: beat()}
 	calls := 0
 	b.ResetTimer()

@@ -16,45 +16,45 @@ const base = "/api/v1/devices"
 
 func TestListAndGetRespectTenancyAndRestrictions(t *testing.T) {
 	w := newWorld(t)
-	a1, _ := w.device(t, aAdmin, w.a.ID, w.a1.ID, "alpha-site1")
-	a2, _ := w.device(t, aAdmin, w.a.ID, w.a2.ID, "alpha-site2")
-	aNone, _ := w.device(t, aAdmin, w.a.ID, "", "alpha-nosite")
-	bDev, _ := w.device(t, bAdmin, w.b.ID, "", "bravo")
-	cDev, _ := w.device(t, cAdmin, w.c.ID, w.c1.ID, "charlie")
+	a1, _ := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "alpha-site1")
+	a2, _ := w.Device(t, fixture.AAdmin, w.A.ID, w.A2.ID, "alpha-site2")
+	aNone, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "alpha-nosite")
+	bDev, _ := w.Device(t, fixture.BAdmin, w.B.ID, "", "bravo")
+	cDev, _ := w.Device(t, fixture.CAdmin, w.C.ID, w.C1.ID, "charlie")
 
-	res := fixture.Expect(t, w.call(t, http.MethodGet, base, aAdmin, nil), http.StatusOK)
+	res := fixture.Expect(t, w.Call(t, http.MethodGet, base, fixture.AAdmin, nil), http.StatusOK)
 	fixture.Budget(t, res, 3)
-	if got := ids(t, res); strings.Join(got, ",") != strings.Join(sorted(a1, a2, aNone), ",") {
+	if got := fixture.IDs(t, res); strings.Join(got, ",") != strings.Join(fixture.Sorted(a1, a2, aNone), ",") {
 		t.Fatalf("org A admin sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base+"?siteId="+w.a1.ID, aAdmin, nil)); len(got) != 1 || got[0] != a1 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base+"?siteId="+w.A1.ID, fixture.AAdmin, nil)); len(got) != 1 || got[0] != a1 {
 		t.Fatalf("site filter %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, aRestricted, nil)); len(got) != 1 || got[0] != a1 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.ARestricted, nil)); len(got) != 1 || got[0] != a1 {
 		t.Fatalf("site-restricted sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, pxAdmin, nil)); len(got) != 4 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.PXAdmin, nil)); len(got) != 4 {
 		t.Fatalf("partner X sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, pxSelectedB, nil)); len(got) != 1 || got[0] != bDev {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.PXSelectedB, nil)); len(got) != 1 || got[0] != bDev {
 		t.Fatalf("partner X, selected B, sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, sysAdmin, nil)); len(got) != 5 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.SysAdmin, nil)); len(got) != 5 {
 		t.Fatalf("system sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, aGroupOnly, nil)); len(got) != 0 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.AGroupOnly, nil)); len(got) != 0 {
 		t.Fatalf("group-restricted sees %v before any device joins its group", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, aViewer, nil)); len(got) != 3 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.AViewer, nil)); len(got) != 3 {
 		t.Fatalf("viewer sees %v", got)
 	}
 	// Another tenant by id: 404 in the path and the query.
-	notFound(t, w.call(t, http.MethodGet, base+"/"+cDev, pxAdmin, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"/"+bDev, aAdmin, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"/"+a2, aRestricted, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"?orgId="+w.c.ID, pxAdmin, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"?orgId="+w.b.ID, aAdmin, nil))
-	got := fixture.Expect(t, w.call(t, http.MethodGet, base+"/"+cDev, pyAdmin, nil), http.StatusOK).JSON(t)
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cDev, fixture.PXAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+bDev, fixture.AAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+a2, fixture.ARestricted, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"?orgId="+w.C.ID, fixture.PXAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"?orgId="+w.B.ID, fixture.AAdmin, nil))
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+cDev, fixture.PYAdmin, nil), http.StatusOK).JSON(t)
 	for _, f := range []string{"id", "orgId", "siteId", "groupIds", "hostname", "displayName", "osType", "osVersion", "osBuild", "architecture",
 		"agentVersion", "status", "deviceRole", "lastUser", "isHeadless", "uptimeSeconds", "enrolledAt", "lastSeenAt", "tags", "customFields",
 		"hardware", "network", "metrics", "software"} {
@@ -63,51 +63,51 @@ func TestListAndGetRespectTenancyAndRestrictions(t *testing.T) {
 		}
 	}
 	for q, field := range map[string]string{"orgId=x": "orgId", "siteId=x": "siteId", "limit=500": "limit", "page=-1": "page"} {
-		invalid(t, w.call(t, http.MethodGet, base+"?"+q, aAdmin, nil), field)
+		fixture.Invalid(t, w.Call(t, http.MethodGet, base+"?"+q, fixture.AAdmin, nil), field)
 	}
-	invalid(t, w.call(t, http.MethodGet, base+"/not-an-id", aAdmin, nil), "id")
-	invalid(t, w.call(t, http.MethodPatch, base+"/not-an-id", aAdmin, map[string]any{"tags": []string{"x"}}), "id")
-	invalid(t, w.call(t, http.MethodPost, base+"/not-an-id/decommission", aAdmin, nil), "id")
+	fixture.Invalid(t, w.Call(t, http.MethodGet, base+"/not-an-id", fixture.AAdmin, nil), "id")
+	fixture.Invalid(t, w.Call(t, http.MethodPatch, base+"/not-an-id", fixture.AAdmin, map[string]any{"tags": []string{"x"}}), "id")
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base+"/not-an-id/decommission", fixture.AAdmin, nil), "id")
 }
 
 func TestLowerRolesAndNoSession(t *testing.T) {
 	w := newWorld(t)
-	id, tok := w.device(t, aAdmin, w.a.ID, "", "d")
-	expectError(t, w.call(t, http.MethodGet, base, "", nil), http.StatusUnauthorized, "unauthorized")
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "d")
+	fixture.ExpectError(t, w.Call(t, http.MethodGet, base, "", nil), http.StatusUnauthorized, "unauthorized")
 	// An agent token is not a user session.
-	expectError(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: base, Token: tok}), http.StatusUnauthorized, "unauthorized")
-	expectError(t, w.call(t, http.MethodPatch, base+"/"+id, aViewer, map[string]any{"tags": []string{"x"}}), http.StatusForbidden, "forbidden")
+	fixture.ExpectError(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: base, Token: tok}), http.StatusUnauthorized, "unauthorized")
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id, fixture.AViewer, map[string]any{"tags": []string{"x"}}), http.StatusForbidden, "forbidden")
 }
 
 func TestPatch(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.device(t, aAdmin, w.a.ID, "", "patch-me")
+	id, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "patch-me")
 	path := base + "/" + id
-	res := fixture.Expect(t, w.call(t, http.MethodPatch, path, aTech, map[string]any{
-		"displayName": "Reception PC", "tags": []string{"front", "front", "desk"}, "customFields": map[string]string{"asset_tag": "A-17"}, "groupId": w.gA}), http.StatusOK)
+	res := fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.ATech, map[string]any{
+		"displayName": "Reception PC", "tags": []string{"front", "front", "desk"}, "customFields": map[string]string{"asset_tag": "A-17"}, "groupId": w.GA}), http.StatusOK)
 	d := res.JSON(t)
 	if d["displayName"] != "Reception PC" || len(d["tags"].([]any)) != 2 || d["customFields"].(map[string]any)["asset_tag"] != "A-17" ||
-		len(d["groupIds"].([]any)) != 1 || d["groupIds"].([]any)[0] != w.gA {
+		len(d["groupIds"].([]any)) != 1 || d["groupIds"].([]any)[0] != w.GA {
 		t.Fatalf("patched %v", d)
 	}
-	g, err := tenant.Store{St: w.env.Store}.Group(context.Background(), w.a.ID, w.gA)
+	g, err := tenant.Store{St: w.Env.Store}.Group(context.Background(), w.A.ID, w.GA)
 	if err != nil || g.DeviceCount != 1 {
 		t.Fatalf("group count %+v %v", g, err)
 	}
 	// The group-restricted admin now sees it, and may not take it out of its group.
-	if got := ids(t, w.call(t, http.MethodGet, base, aGroupOnly, nil)); len(got) != 1 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.AGroupOnly, nil)); len(got) != 1 {
 		t.Fatalf("group-restricted sees %v", got)
 	}
-	expectError(t, w.call(t, http.MethodPatch, path, aGroupOnly, map[string]any{"groupId": nil}), http.StatusForbidden, "forbidden")
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, path, fixture.AGroupOnly, map[string]any{"groupId": nil}), http.StatusForbidden, "forbidden")
 	// Clearing the group and the name.
-	d = fixture.Expect(t, w.call(t, http.MethodPatch, path, aAdmin, map[string]any{"groupId": nil, "displayName": nil}), http.StatusOK).JSON(t)
+	d = fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.AAdmin, map[string]any{"groupId": nil, "displayName": nil}), http.StatusOK).JSON(t)
 	if d["displayName"] != nil || len(d["groupIds"].([]any)) != 0 {
 		t.Fatalf("cleared %v", d)
 	}
-	if g, _ := (tenant.Store{St: w.env.Store}).Group(context.Background(), w.a.ID, w.gA); g.DeviceCount != 0 {
+	if g, _ := (tenant.Store{St: w.Env.Store}).Group(context.Background(), w.A.ID, w.GA); g.DeviceCount != 0 {
 		t.Fatalf("group count after leaving %d", g.DeviceCount)
 	}
-	before := fixture.Expect(t, w.call(t, http.MethodGet, path, aAdmin, nil), http.StatusOK).Body
+	before := fixture.Expect(t, w.Call(t, http.MethodGet, path, fixture.AAdmin, nil), http.StatusOK).Body
 	cases := []struct {
 		body  any
 		field string
@@ -131,16 +131,16 @@ func TestPatch(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Logf("case %d", i)
-		invalid(t, w.call(t, http.MethodPatch, path, aAdmin, c.body), c.field)
+		fixture.Invalid(t, w.Call(t, http.MethodPatch, path, fixture.AAdmin, c.body), c.field)
 	}
-	expectError(t, w.call(t, http.MethodPatch, path, aAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
-	after := fixture.Expect(t, w.call(t, http.MethodGet, path, aAdmin, nil), http.StatusOK).Body
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, path, fixture.AAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
+	after := fixture.Expect(t, w.Call(t, http.MethodGet, path, fixture.AAdmin, nil), http.StatusOK).Body
 	if string(before) != string(after) {
 		t.Fatalf("bad input changed the device:\n%s\n%s", before, after)
 	}
 	// Another tenant's group is not a group of this device's organization.
-	notFound(t, w.call(t, http.MethodPatch, path, bAdmin, map[string]any{"tags": []string{"x"}}))
-	notFound(t, w.call(t, http.MethodPatch, path, pyAdmin, map[string]any{"tags": []string{"x"}}))
+	fixture.NotFound(t, w.Call(t, http.MethodPatch, path, fixture.BAdmin, map[string]any{"tags": []string{"x"}}))
+	fixture.NotFound(t, w.Call(t, http.MethodPatch, path, fixture.PYAdmin, map[string]any{"tags": []string{"x"}}))
 }
 
 func TestSoftwareChunksStayUnderTheItemLimit(t *testing.T) {
@@ -182,7 +182,7 @@ func randomish(i int) string {
 
 func TestConcurrentDecommissionsHaveOneWinner(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.device(t, aAdmin, w.a.ID, "", "race")
+	id, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "race")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -190,7 +190,7 @@ func TestConcurrentDecommissionsHaveOneWinner(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/decommission", Token: w.tokens[aAdmin]})
+			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/decommission", Token: w.Tokens[fixture.AAdmin]})
 			mu.Lock()
 			codes[res.Status]++
 			mu.Unlock()

@@ -26,13 +26,13 @@ var rawKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestCreateDefaultsAndShapes(t *testing.T) {
 	w := newWorld(t)
-	res := fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, map[string]any{"name": "  Laptops  "}), http.StatusCreated)
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.AAdmin, map[string]any{"name": "  Laptops  "}), http.StatusCreated)
 	fixture.Budget(t, res, 4)
 	k := res.JSON(t)
 	if !rawKey.MatchString(k["key"].(string)) {
 		t.Fatalf("key %v", k["key"])
 	}
-	want := map[string]any{"orgId": w.a.ID, "siteId": nil, "name": "Laptops", "usageCount": float64(0), "maxUsage": float64(1),
+	want := map[string]any{"orgId": w.A.ID, "siteId": nil, "name": "Laptops", "usageCount": float64(0), "maxUsage": float64(1),
 		"expiresAt": "2026-11-01T10:00:00.000Z", "createdAt": "2026-11-01T09:00:00.000Z"}
 	for f, v := range want {
 		if k[f] != v {
@@ -43,12 +43,12 @@ func TestCreateDefaultsAndShapes(t *testing.T) {
 		t.Fatalf("create response %v", k)
 	}
 	id := k["id"].(string)
-	got := fixture.Expect(t, w.call(t, http.MethodGet, base+"/"+id, aAdmin, nil), http.StatusOK)
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK)
 	fixture.Budget(t, got, 3)
 	if _, ok := got.JSON(t)["key"]; ok {
 		t.Fatal("get returned the key material")
 	}
-	list := fixture.Expect(t, w.call(t, http.MethodGet, base, aAdmin, nil), http.StatusOK)
+	list := fixture.Expect(t, w.Call(t, http.MethodGet, base, fixture.AAdmin, nil), http.StatusOK)
 	if strings.Contains(string(list.Body), k["key"].(string)) || strings.Contains(string(list.Body), `"key"`) {
 		t.Fatalf("list returned key material: %s", list.Body)
 	}
@@ -57,7 +57,7 @@ func TestCreateDefaultsAndShapes(t *testing.T) {
 		t.Fatalf("pagination %v", p)
 	}
 	// Audit holds the prefix only.
-	recs, err := audit.List(context.Background(), w.env.Store, "ORG#"+w.a.ID, 10)
+	recs, err := audit.List(context.Background(), w.Env.Store, "ORG#"+w.A.ID, 10)
 	if err != nil || len(recs) != 1 || recs[0].Action != "enrollment_key.create" || recs[0].Details["keyPrefix"] != k["key"].(string)[:8] {
 		t.Fatalf("audit %+v %v", recs, err)
 	}
@@ -67,10 +67,10 @@ func TestCreateBounds(t *testing.T) {
 	w := newWorld(t)
 	ok := func(body map[string]any) {
 		t.Helper()
-		fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, body), http.StatusCreated)
+		fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.AAdmin, body), http.StatusCreated)
 	}
 	ok(map[string]any{"name": strings.Repeat("n", 255), "maxUsage": 100000})
-	ok(map[string]any{"name": "x", "maxUsage": 1, "expiresAt": "2026-12-01T00:00:00Z", "siteId": w.a1.ID})
+	ok(map[string]any{"name": "x", "maxUsage": 1, "expiresAt": "2026-12-01T00:00:00Z", "siteId": w.A1.ID})
 	cases := []struct {
 		body  any
 		field string
@@ -91,56 +91,56 @@ func TestCreateBounds(t *testing.T) {
 		{map[string]any{"name": "x", "expiresAt": "2026-11-01T09:00:00Z"}, "expiresAt"},
 		{map[string]any{"name": "x", "orgId": "nope"}, "orgId"},
 		{map[string]any{"name": "x", "siteId": "nope"}, "siteId"},
-		{map[string]any{"name": "x", "siteId": w.c1.ID}, "siteId"},
+		{map[string]any{"name": "x", "siteId": w.C1.ID}, "siteId"},
 		{map[string]any{"name": "x", "status": "active"}, "status"},
 		{`{"name": "x"} {}`, "body"},
 		{`not json`, "body"},
 	}
 	for i, c := range cases {
 		t.Logf("case %d", i)
-		res := w.call(t, http.MethodPost, base, aAdmin, c.body)
+		res := w.Call(t, http.MethodPost, base, fixture.AAdmin, c.body)
 		if c.field == "maxUsage" && res.Status == http.StatusCreated {
 			t.Fatalf("case %d created: %s", i, res.Body)
 		}
-		invalid(t, res, c.field)
+		fixture.Invalid(t, res, c.field)
 	}
 	// Partner and system callers must name the organization.
-	invalid(t, w.call(t, http.MethodPost, base, pxAdmin, map[string]any{"name": "x"}), "orgId")
-	invalid(t, w.call(t, http.MethodPost, base, sysAdmin, map[string]any{"name": "x"}), "orgId")
-	fixture.Expect(t, w.call(t, http.MethodPost, base, pxAdmin, map[string]any{"name": "x", "orgId": w.b.ID}), http.StatusCreated)
-	fixture.Expect(t, w.call(t, http.MethodPost, base, sysAdmin, map[string]any{"name": "x", "orgId": w.c.ID}), http.StatusCreated)
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base, fixture.PXAdmin, map[string]any{"name": "x"}), "orgId")
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base, fixture.SysAdmin, map[string]any{"name": "x"}), "orgId")
+	fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.PXAdmin, map[string]any{"name": "x", "orgId": w.B.ID}), http.StatusCreated)
+	fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.SysAdmin, map[string]any{"name": "x", "orgId": w.C.ID}), http.StatusCreated)
 	// Nothing but the successes was written.
-	if got := len(ids(t, w.call(t, http.MethodGet, base+"?orgId="+w.a.ID, aAdmin, nil))); got != 2 {
+	if got := len(fixture.IDs(t, w.Call(t, http.MethodGet, base+"?orgId="+w.A.ID, fixture.AAdmin, nil))); got != 2 {
 		t.Fatalf("organization A holds %d keys, want 2", got)
 	}
 }
 
 func TestRotate(t *testing.T) {
 	w := newWorld(t)
-	first := fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, map[string]any{"name": "r", "maxUsage": 5, "expiresAt": "2026-11-02T00:00:00Z"}), http.StatusCreated).JSON(t)
+	first := fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.AAdmin, map[string]any{"name": "r", "maxUsage": 5, "expiresAt": "2026-11-02T00:00:00Z"}), http.StatusCreated).JSON(t)
 	id := first["id"].(string)
 	// Use it once so the reset is visible.
-	used := w.enroll(t, first["key"].(string), "h")
+	used := w.Enroll(t, first["key"].(string), "h")
 	fixture.Expect(t, used, http.StatusCreated)
 	path := base + "/" + id + "/rotate"
 	// Omitted values are preserved; usage resets; new material replaces the old.
-	rot := fixture.Expect(t, w.call(t, http.MethodPost, path, aAdmin, map[string]any{}), http.StatusOK).JSON(t)
+	rot := fixture.Expect(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, map[string]any{}), http.StatusOK).JSON(t)
 	if rot["id"] != id || rot["usageCount"] != float64(0) || rot["maxUsage"] != float64(5) || rot["expiresAt"] != "2026-11-02T00:00:00.000Z" ||
 		rot["key"] == first["key"] || !rawKey.MatchString(rot["key"].(string)) {
 		t.Fatalf("rotated %v", rot)
 	}
-	expectError(t, w.enroll(t, first["key"].(string), "old"), http.StatusUnauthorized, "unauthorized")
+	fixture.ExpectError(t, w.Enroll(t, first["key"].(string), "old"), http.StatusUnauthorized, "unauthorized")
 	// An empty body is fine too.
-	fixture.Expect(t, w.call(t, http.MethodPost, path, aAdmin, nil), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, nil), http.StatusOK)
 	// null makes it unlimited; expiresAt moves.
-	rot = fixture.Expect(t, w.call(t, http.MethodPost, path, aAdmin, map[string]any{"maxUsage": nil, "expiresAt": "2026-11-03T00:00:00Z"}), http.StatusOK).JSON(t)
+	rot = fixture.Expect(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, map[string]any{"maxUsage": nil, "expiresAt": "2026-11-03T00:00:00Z"}), http.StatusOK).JSON(t)
 	if v, ok := rot["maxUsage"]; !ok || v != nil || rot["expiresAt"] != "2026-11-03T00:00:00.000Z" {
 		t.Fatalf("rotated %v", rot)
 	}
 	for i := range 3 {
-		fixture.Expect(t, w.enroll(t, rot["key"].(string), "unlimited-"+string(rune('a'+i))), http.StatusCreated)
+		fixture.Expect(t, w.Enroll(t, rot["key"].(string), "unlimited-"+string(rune('a'+i))), http.StatusCreated)
 	}
-	if got := fixture.Expect(t, w.call(t, http.MethodGet, base+"/"+id, aAdmin, nil), http.StatusOK).JSON(t); got["usageCount"] != float64(3) || got["maxUsage"] != nil {
+	if got := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK).JSON(t); got["usageCount"] != float64(3) || got["maxUsage"] != nil {
 		t.Fatalf("after unlimited use %v", got)
 	}
 	for _, c := range []struct {
@@ -153,124 +153,124 @@ func TestRotate(t *testing.T) {
 		{map[string]any{"expiresAt": "2020-01-01T00:00:00Z"}, "expiresAt"},
 		{map[string]any{"name": "renamed"}, "name"},
 	} {
-		invalid(t, w.call(t, http.MethodPost, path, aAdmin, c.body), c.field)
+		fixture.Invalid(t, w.Call(t, http.MethodPost, path, fixture.AAdmin, c.body), c.field)
 	}
-	invalid(t, w.call(t, http.MethodPost, base+"/nope/rotate", aAdmin, nil), "id")
-	notFound(t, w.call(t, http.MethodPost, base+"/7b0b5b6e-5a3a-4c1e-8f00-000000000000/rotate", aAdmin, nil))
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base+"/nope/rotate", fixture.AAdmin, nil), "id")
+	fixture.NotFound(t, w.Call(t, http.MethodPost, base+"/7b0b5b6e-5a3a-4c1e-8f00-000000000000/rotate", fixture.AAdmin, nil))
 }
 
 func TestDelete(t *testing.T) {
 	w := newWorld(t)
-	id, raw := w.key(t, aAdmin, map[string]any{"name": "d"})
-	res := fixture.Expect(t, w.call(t, http.MethodDelete, base+"/"+id, aAdmin, nil), http.StatusOK)
+	id, raw := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "d"})
+	res := fixture.Expect(t, w.Call(t, http.MethodDelete, base+"/"+id, fixture.AAdmin, nil), http.StatusOK)
 	if b := res.JSON(t); b["success"] != true || b["message"] != "Enrollment key deleted successfully" {
 		t.Fatalf("delete %v", b)
 	}
-	notFound(t, w.call(t, http.MethodGet, base+"/"+id, aAdmin, nil))
-	notFound(t, w.call(t, http.MethodDelete, base+"/"+id, aAdmin, nil))
-	expectError(t, w.enroll(t, raw, "h"), http.StatusUnauthorized, "unauthorized")
-	invalid(t, w.call(t, http.MethodDelete, base+"/x", aAdmin, nil), "id")
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodDelete, base+"/"+id, fixture.AAdmin, nil))
+	fixture.ExpectError(t, w.Enroll(t, raw, "h"), http.StatusUnauthorized, "unauthorized")
+	fixture.Invalid(t, w.Call(t, http.MethodDelete, base+"/x", fixture.AAdmin, nil), "id")
 }
 
 func TestListFilters(t *testing.T) {
 	w := newWorld(t)
-	short, _ := w.key(t, aAdmin, map[string]any{"name": "short", "expiresAt": "2026-11-01T09:10:00Z"})
-	long, _ := w.key(t, aAdmin, map[string]any{"name": "long", "expiresAt": "2026-11-05T00:00:00Z"})
-	b, _ := w.key(t, bAdmin, map[string]any{"name": "b"})
-	w.env.Clock.Advance(11 * time.Minute)
-	if got := ids(t, w.call(t, http.MethodGet, base+"?expired=true", aAdmin, nil)); len(got) != 1 || got[0] != short {
+	short, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "short", "expiresAt": "2026-11-01T09:10:00Z"})
+	long, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "long", "expiresAt": "2026-11-05T00:00:00Z"})
+	b, _ := w.EnrollmentKey(t, fixture.BAdmin, map[string]any{"name": "b"})
+	w.Env.Clock.Advance(11 * time.Minute)
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base+"?expired=true", fixture.AAdmin, nil)); len(got) != 1 || got[0] != short {
 		t.Fatalf("expired %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base+"?expired=false", aAdmin, nil)); len(got) != 1 || got[0] != long {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base+"?expired=false", fixture.AAdmin, nil)); len(got) != 1 || got[0] != long {
 		t.Fatalf("live %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, pxAdmin, nil)); len(got) != 3 {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.PXAdmin, nil)); len(got) != 3 {
 		t.Fatalf("partner sees %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base+"?orgId="+w.b.ID, pxAdmin, nil)); len(got) != 1 || got[0] != b {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base+"?orgId="+w.B.ID, fixture.PXAdmin, nil)); len(got) != 1 || got[0] != b {
 		t.Fatalf("partner, org B: %v", got)
 	}
-	if got := ids(t, w.call(t, http.MethodGet, base, pxSelectedB, nil)); len(got) != 1 || got[0] != b {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.PXSelectedB, nil)); len(got) != 1 || got[0] != b {
 		t.Fatalf("partner selected B: %v", got)
 	}
-	page := fixture.Expect(t, w.call(t, http.MethodGet, base+"?limit=1&page=2", aAdmin, nil), http.StatusOK).JSON(t)
+	page := fixture.Expect(t, w.Call(t, http.MethodGet, base+"?limit=1&page=2", fixture.AAdmin, nil), http.StatusOK).JSON(t)
 	if len(page["data"].([]any)) != 1 || page["pagination"].(map[string]any)["total"] != float64(2) {
 		t.Fatalf("page %v", page)
 	}
 	for q, field := range map[string]string{"expired=yes": "expired", "limit=101": "limit", "limit=0": "limit", "page=0": "page", "page=x": "page", "orgId=abc": "orgId"} {
-		invalid(t, w.call(t, http.MethodGet, base+"?"+q, aAdmin, nil), field)
+		fixture.Invalid(t, w.Call(t, http.MethodGet, base+"?"+q, fixture.AAdmin, nil), field)
 	}
 }
 
 func TestTenancy(t *testing.T) {
 	w := newWorld(t)
-	aKey, _ := w.key(t, aAdmin, map[string]any{"name": "a"})
-	a1Key, _ := w.key(t, aAdmin, map[string]any{"name": "a1", "siteId": w.a1.ID})
-	cKey, _ := w.key(t, cAdmin, map[string]any{"name": "c"})
+	aKey, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "a"})
+	a1Key, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "a1", "siteId": w.A1.ID})
+	cKey, _ := w.EnrollmentKey(t, fixture.CAdmin, map[string]any{"name": "c"})
 	// Another partner's or organization's key by id: 404 on every route.
-	for _, caller := range []string{pyAdmin, bAdmin, cAdmin, pxSelectedB} {
+	for _, caller := range []string{fixture.PYAdmin, fixture.BAdmin, fixture.CAdmin, fixture.PXSelectedB} {
 		for _, r := range []struct{ method, path string }{
 			{http.MethodGet, base + "/" + aKey}, {http.MethodPost, base + "/" + aKey + "/rotate"}, {http.MethodDelete, base + "/" + aKey},
 		} {
-			notFound(t, w.call(t, r.method, r.path, caller, nil))
+			fixture.NotFound(t, w.Call(t, r.method, r.path, caller, nil))
 		}
 	}
-	notFound(t, w.call(t, http.MethodGet, base+"/"+cKey, pxAdmin, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"?orgId="+w.c.ID, pxAdmin, nil))
-	notFound(t, w.call(t, http.MethodGet, base+"?orgId="+w.b.ID, aAdmin, nil))
-	notFound(t, w.call(t, http.MethodPost, base, pxAdmin, map[string]any{"name": "x", "orgId": w.c.ID}))
-	notFound(t, w.call(t, http.MethodPost, base, aAdmin, map[string]any{"name": "x", "orgId": w.b.ID}))
-	notFound(t, w.call(t, http.MethodPost, base, sysAdmin, map[string]any{"name": "x", "orgId": "7b0b5b6e-5a3a-4c1e-8f00-000000000000"}))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cKey, fixture.PXAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"?orgId="+w.C.ID, fixture.PXAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"?orgId="+w.B.ID, fixture.AAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodPost, base, fixture.PXAdmin, map[string]any{"name": "x", "orgId": w.C.ID}))
+	fixture.NotFound(t, w.Call(t, http.MethodPost, base, fixture.AAdmin, map[string]any{"name": "x", "orgId": w.B.ID}))
+	fixture.NotFound(t, w.Call(t, http.MethodPost, base, fixture.SysAdmin, map[string]any{"name": "x", "orgId": "7b0b5b6e-5a3a-4c1e-8f00-000000000000"}))
 	// Lower roles are refused; no MFA is refused for writes.
-	for _, caller := range []string{aViewer, aTech} {
-		expectError(t, w.call(t, http.MethodGet, base, caller, nil), http.StatusForbidden, "forbidden")
-		expectError(t, w.call(t, http.MethodPost, base, caller, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
+	for _, caller := range []string{fixture.AViewer, fixture.ATech} {
+		fixture.ExpectError(t, w.Call(t, http.MethodGet, base, caller, nil), http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.Call(t, http.MethodPost, base, caller, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
 	}
-	expectError(t, w.call(t, http.MethodPost, base, aNoMFA, map[string]any{"name": "x"}), http.StatusForbidden, "MFA_REQUIRED")
-	expectError(t, w.call(t, http.MethodPost, base+"/"+aKey+"/rotate", aNoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
-	expectError(t, w.call(t, http.MethodDelete, base+"/"+aKey, aNoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
-	fixture.Expect(t, w.call(t, http.MethodGet, base, aNoMFA, nil), http.StatusOK)
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base, fixture.ANoMFA, map[string]any{"name": "x"}), http.StatusForbidden, "MFA_REQUIRED")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base+"/"+aKey+"/rotate", fixture.ANoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
+	fixture.ExpectError(t, w.Call(t, http.MethodDelete, base+"/"+aKey, fixture.ANoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
+	fixture.Expect(t, w.Call(t, http.MethodGet, base, fixture.ANoMFA, nil), http.StatusOK)
 	// A site-restricted admin sees and makes keys of its sites only.
-	if got := ids(t, w.call(t, http.MethodGet, base, aRestricted, nil)); len(got) != 1 || got[0] != a1Key {
+	if got := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.ARestricted, nil)); len(got) != 1 || got[0] != a1Key {
 		t.Fatalf("restricted sees %v", got)
 	}
-	notFound(t, w.call(t, http.MethodGet, base+"/"+aKey, aRestricted, nil))
-	expectError(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
-	expectError(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x", "siteId": w.a2.ID}), http.StatusForbidden, "forbidden")
-	fixture.Expect(t, w.call(t, http.MethodPost, base, aRestricted, map[string]any{"name": "x", "siteId": w.a1.ID}), http.StatusCreated)
-	expectError(t, w.call(t, http.MethodPost, base, aGroupOnly, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+aKey, fixture.ARestricted, nil))
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base, fixture.ARestricted, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base, fixture.ARestricted, map[string]any{"name": "x", "siteId": w.A2.ID}), http.StatusForbidden, "forbidden")
+	fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.ARestricted, map[string]any{"name": "x", "siteId": w.A1.ID}), http.StatusCreated)
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base, fixture.AGroupOnly, map[string]any{"name": "x"}), http.StatusForbidden, "forbidden")
 	// API keys and anonymous callers are refused.
-	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: base, APIKey: "svc_" + strings.Repeat("a", 40)})
-	expectError(t, res, http.StatusUnauthorized, "unauthorized")
-	expectError(t, w.call(t, http.MethodGet, base, "", nil), http.StatusUnauthorized, "unauthorized")
+	res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: base, APIKey: "svc_" + strings.Repeat("a", 40)})
+	fixture.ExpectError(t, res, http.StatusUnauthorized, "unauthorized")
+	fixture.ExpectError(t, w.Call(t, http.MethodGet, base, "", nil), http.StatusUnauthorized, "unauthorized")
 }
 
 func TestExpirySweep(t *testing.T) {
 	w := newWorld(t)
-	old, _ := w.key(t, aAdmin, map[string]any{"name": "old"})                                            // expires 10:00
-	recent, _ := w.key(t, aAdmin, map[string]any{"name": "recent", "expiresAt": "2026-11-02T09:30:00Z"}) // expires a day later
-	sw := sweepgroup.Sweeper(w.env.Deps)
-	w.env.Clock.Set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)) // exactly 24 h after old expired
+	old, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "old"})                                            // expires 10:00
+	recent, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "recent", "expiresAt": "2026-11-02T09:30:00Z"}) // expires a day later
+	sw := sweepgroup.Sweeper(w.Env.Deps)
+	w.Env.Clock.Set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)) // exactly 24 h after old expired
 	n, err := sw.Jobs["enrollment-key-expiry"](context.Background())
 	if err != nil || n != 0 {
 		t.Fatalf("at 24 h: purged %d (%v)", n, err)
 	}
-	w.env.Clock.Advance(time.Minute)
+	w.Env.Clock.Advance(time.Minute)
 	if err := sw.Handle(context.Background(), sweep.Event{Job: "enrollment-key-expiry"}); err != nil {
 		t.Fatal(err)
 	}
-	st := enrollment.Store{St: w.env.Store}
-	if _, err := st.Key(context.Background(), w.a.ID, old); err == nil {
+	st := enrollment.Store{St: w.Env.Store}
+	if _, err := st.Key(context.Background(), w.A.ID, old); err == nil {
 		t.Fatal("the old key survived the sweep")
 	}
-	if _, err := st.Key(context.Background(), w.a.ID, recent); err != nil {
+	if _, err := st.Key(context.Background(), w.A.ID, recent); err != nil {
 		t.Fatalf("the recent key was purged: %v", err)
 	}
 	n, err = sw.Jobs["enrollment-key-expiry"](context.Background())
 	if err != nil || n != 0 {
 		t.Fatalf("second run purged %d (%v)", n, err)
 	}
-	recs, _ := audit.List(context.Background(), w.env.Store, "ORG#"+w.a.ID, 10)
+	recs, _ := audit.List(context.Background(), w.Env.Store, "ORG#"+w.A.ID, 10)
 	purges := 0
 	for _, r := range recs {
 		if r.Action == "enrollment_key.purge" && r.ResourceID == old && r.Actor.Type == "system" {
@@ -297,7 +297,7 @@ const goldenHash = "db999a7ffe14b530712880fc41a824286dabd5f95f484fa63f5e500e31f1
 
 func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
 	w := newWorld(t)
-	id, _ := w.key(t, aAdmin, map[string]any{"name": "race", "maxUsage": 100})
+	id, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "race", "maxUsage": 100})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -306,7 +306,7 @@ func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/rotate", Token: w.tokens[aAdmin]})
+			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base + "/" + id + "/rotate", Token: w.Tokens[fixture.AAdmin]})
 			mu.Lock()
 			defer mu.Unlock()
 			codes[res.Status]++
@@ -326,7 +326,7 @@ func TestConcurrentRotationsHaveOneWinner(t *testing.T) {
 	// Whatever the interleaving, exactly one issued key works: the last one.
 	working := 0
 	for k := range keys {
-		if w.enroll(t, k, "try").Status == http.StatusCreated {
+		if w.Enroll(t, k, "try").Status == http.StatusCreated {
 			working++
 		}
 	}
