@@ -201,8 +201,26 @@ func TestAPIKeysReadAndPreviewButDoNotWrite(t *testing.T) {
 		t.Fatalf("key preview %s", p.Body)
 	}
 	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: base, APIKey: key}), http.StatusOK)
-	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base, APIKey: key,
-		Body: map[string]any{"name": "x", "conditions": group(cond("osType", "equals", "windows"))}}), http.StatusUnauthorized)
+	// Writes accept keys only in principle: a key never satisfies MFA, so even
+	// a devices:write key is refused, and nothing is saved.
+	wkey := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "writer",
+		"scopes": []string{"devices:read", "devices:write"}}), http.StatusCreated).JSON(t)["key"].(string)
+	for _, k := range []string{key, wkey} {
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base, APIKey: k,
+			Body: map[string]any{"name": "x", "conditions": group(cond("osType", "equals", "windows"))}})
+		fixture.ExpectError(t, res, http.StatusForbidden, "MFA_REQUIRED")
+	}
+	if ids := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.AAdmin, nil)); len(ids) != 0 {
+		t.Fatalf("a key saved filters %v", ids)
+	}
+	// A key without devices:read is refused the reads.
+	other := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scripts",
+		"scopes": []string{"scripts:read"}}), http.StatusCreated).JSON(t)["key"].(string)
+	res = fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base + "/preview", APIKey: other,
+		Body: map[string]any{"conditions": group(cond("tags", "hasAny", []string{"prod"}))}})
+	if body := fixture.ExpectError(t, res, http.StatusForbidden, "forbidden"); body["error"] != "API key does not have required permissions" {
+		t.Fatalf("scope refusal %v", body)
+	}
 }
 
 func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
@@ -232,8 +250,42 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": "ten"}, "limit"},
 		{http.MethodPost, base + "/" + id + "/preview?limit=0", nil, "limit"},
 		{http.MethodPost, base + "/" + id + "/preview?limit=x", nil, "limit"},
+		// Every route, wrong types, unknown and duplicate fields, bad ids.
+		{http.MethodGet, base + "?search=" + strings.Repeat("s", 201), nil, "search"},
+		{http.MethodGet, base + "/not-a-uuid", nil, "id"},
+		{http.MethodDelete, base + "/not-a-uuid", nil, "id"},
+		{http.MethodPost, base + "/not-a-uuid/preview", nil, "id"},
+		{http.MethodPost, base, map[string]any{"name": "   ", "conditions": ok}, "name"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": "osType = windows"}, "conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": []any{ok}}, "conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": map[string]any{"operator": "AND", "conditions": []any{}}}, "conditions.conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "description": 7}, "description"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "orgId": 7}, "orgId"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "Name": "y"}, "Name"},
+		{http.MethodPost, base, `{"name": "x", "name": "y", "conditions": {"operator": "AND", "conditions": [{"field": "osType", "operator": "equals", "value": "windows"}]}}`, "name"},
+		{http.MethodPost, base, `{"name": "x"`, "body"},
+		{http.MethodPost, base, `[]`, "body"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": nil}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": ""}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": []string{"x"}}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"description": strings.Repeat("d", 1001)}, "description"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"conditions": nil}, "conditions"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"conditions": 5}, "conditions"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"orgId": "7b0b5b6e-5a3a-4c1e-8f00-000000000000"}, "orgId"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": 10.5}, "limit"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "orgId": "x"}, "orgId"},
+		{http.MethodPost, base + "/preview", map[string]any{"limit": 5}, "conditions"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": 1e9}, "limit"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": map[string]any{"operator": "AND", "conditions": []any{map[string]any{"field": "osType", "operator": "equals", "value": "windows", "extra": 1}}}}, "conditions.0.extra"},
+		{http.MethodPost, base + "/" + id + "/preview?limit=101", nil, "limit"},
+		{http.MethodPost, base + "/" + id + "/preview?limit=-1", nil, "limit"},
+		{http.MethodPost, base + "/" + id + "/preview", map[string]any{"limit": 5}, "limit"},
 	} {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
+	}
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id, fixture.AAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
+	if got := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK).JSON(t); got["name"] != "keep" || got["description"] != nil {
+		t.Fatalf("bad input changed the filter: %v", got)
 	}
 	after := fixture.Scan(t, w.Env)
 	if strip(after) != strip(before) {
