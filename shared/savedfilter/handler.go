@@ -8,30 +8,40 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
-// Handler serves /api/v1/filters. Reads and previews accept a bearer JWT or
-// an API key with devices:read; writes need a user session with
-// devices:write and MFA.
+// Handler serves /api/v1/filters. Every route accepts a bearer JWT or an
+// X-API-Key (the key wins): reads and previews need devices:read; writes need
+// devices:write, a user session and MFA, so a key (which never satisfies MFA)
+// is refused 403 `MFA required` on them.
 //
-// DynamoDB calls per request after authentication: list 1 per organization
-// (+1 for partner and system callers' organization list); create 2 (GetItem
-// organization, transaction); get 1; patch and delete 2 (read, transaction);
-// previews 1 per organization (+1 with a software condition, +1 organization
-// list for partner and system callers, +1 read of a saved filter) and 1 audit
-// write.
+// DynamoDB calls per request after authentication (asserted in the tests;
+// "orgs" is the number of organizations the caller reaches, "pages" the 1 MB
+// pages of an organization's devices):
+//
+//	route                       org caller                    partner / system caller
+//	GET    /filters             1 Query                       1 organization list + 1 Query per org
+//	POST   /filters             1 GetItem org + 1 transaction (filter, audit)
+//	GET    /filters/:id         1 GetItem                     1 GSI1 Query
+//	PATCH  /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
+//	DELETE /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
+//	POST   /filters/preview     pages (+1 software) + 1 audit  1 organization list + per org: pages (+1 software); + 1 audit
+//	POST   /filters/:id/preview read as GET + the preview's
+//
+// A partner caller with orgAccess selected reads its organizations with one
+// BatchGetItem; an organization caller reads no organization list.
 type Handler struct{ Svc *Service }
 
 const basePath = "/api/v1/filters"
 
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
-	read := []string{"devices:read"}
+	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(
 		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.create},
 		httpapi.Route{Method: http.MethodPost, Path: basePath + "/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.preview},
 		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.delete},
 		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.previewSaved},
 	)
 }

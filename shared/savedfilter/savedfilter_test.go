@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -23,33 +26,45 @@ func newWorld(t *testing.T) *fixture.World {
 	return fixture.NewWorld(t, "filters", "api-keys")
 }
 
-// seed puts devices directly (test setup): n of orgID in siteID, hostnames prefix-i.
+// seed puts devices directly (test setup, BatchWriteItem 25 at a time, so the
+// benchmark's 10,000 devices take seconds): n of orgID in siteID ("" for
+// none), hostnames prefix-i.
 func seed(t testing.TB, env *testenv.Env, orgID, partnerID, siteID, prefix string, n int, status string) []string {
 	t.Helper()
+	ctx := context.Background()
 	var ids []string
-	tx := &store.Tx{}
+	var batch []types.WriteRequest
+	flush := func() {
+		for len(batch) > 0 {
+			out, err := env.Store.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{env.Store.Table: batch}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = out.UnprocessedItems[env.Store.Table]
+		}
+	}
 	for i := range n {
-		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", hash(prefix), i, i)
-		site := siteID
+		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", hash(prefix), i%0x10000, i)
+		var site *string
+		if siteID != "" {
+			site = &siteID
+		}
 		seen := "2026-11-01T08:59:00.000Z"
-		d := device.Device{Keys: device.Keys(orgID, id), ID: id, OrgID: orgID, PartnerID: partnerID, SiteID: &site,
+		d := device.Device{Keys: device.Keys(orgID, id), ID: id, OrgID: orgID, PartnerID: partnerID, SiteID: site,
 			GroupIDs: []string{}, Hostname: fmt.Sprintf("%s-%d", prefix, i), OSType: "windows", OSVersion: "11",
 			Architecture: "x64", AgentVersion: "1.0.0", Status: status, DeviceRole: "workstation", EnrolledAt: "2026-10-01T09:00:00.000Z",
 			LastSeenAt: &seen, Tags: []string{"prod"}, CustomFields: map[string]string{}, UpdatedAt: "2026-11-01T09:00:00.000Z"}
-		tx.Add(store.PutNew(d))
-		ids = append(ids, id)
-		if tx.Len() == 25 {
-			if err := env.Store.Commit(context.Background(), tx); err != nil {
-				t.Fatal(err)
-			}
-			tx = &store.Tx{}
-		}
-	}
-	if tx.Len() > 0 {
-		if err := env.Store.Commit(context.Background(), tx); err != nil {
+		item, err := store.Marshal(d)
+		if err != nil {
 			t.Fatal(err)
 		}
+		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		ids = append(ids, id)
+		if len(batch) == 25 {
+			flush()
+		}
 	}
+	flush()
 	return ids
 }
 
@@ -201,8 +216,26 @@ func TestAPIKeysReadAndPreviewButDoNotWrite(t *testing.T) {
 		t.Fatalf("key preview %s", p.Body)
 	}
 	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: base, APIKey: key}), http.StatusOK)
-	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base, APIKey: key,
-		Body: map[string]any{"name": "x", "conditions": group(cond("osType", "equals", "windows"))}}), http.StatusUnauthorized)
+	// Writes accept keys only in principle: a key never satisfies MFA, so even
+	// a devices:write key is refused, and nothing is saved.
+	wkey := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "writer",
+		"scopes": []string{"devices:read", "devices:write"}}), http.StatusCreated).JSON(t)["key"].(string)
+	for _, k := range []string{key, wkey} {
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base, APIKey: k,
+			Body: map[string]any{"name": "x", "conditions": group(cond("osType", "equals", "windows"))}})
+		fixture.ExpectError(t, res, http.StatusForbidden, "MFA_REQUIRED")
+	}
+	if ids := fixture.IDs(t, w.Call(t, http.MethodGet, base, fixture.AAdmin, nil)); len(ids) != 0 {
+		t.Fatalf("a key saved filters %v", ids)
+	}
+	// A key without devices:read is refused the reads.
+	other := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scripts",
+		"scopes": []string{"scripts:read"}}), http.StatusCreated).JSON(t)["key"].(string)
+	res = fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base + "/preview", APIKey: other,
+		Body: map[string]any{"conditions": group(cond("tags", "hasAny", []string{"prod"}))}})
+	if body := fixture.ExpectError(t, res, http.StatusForbidden, "forbidden"); body["error"] != "API key does not have required permissions" {
+		t.Fatalf("scope refusal %v", body)
+	}
 }
 
 func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
@@ -232,8 +265,42 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": "ten"}, "limit"},
 		{http.MethodPost, base + "/" + id + "/preview?limit=0", nil, "limit"},
 		{http.MethodPost, base + "/" + id + "/preview?limit=x", nil, "limit"},
+		// Every route, wrong types, unknown and duplicate fields, bad ids.
+		{http.MethodGet, base + "?search=" + strings.Repeat("s", 201), nil, "search"},
+		{http.MethodGet, base + "/not-a-uuid", nil, "id"},
+		{http.MethodDelete, base + "/not-a-uuid", nil, "id"},
+		{http.MethodPost, base + "/not-a-uuid/preview", nil, "id"},
+		{http.MethodPost, base, map[string]any{"name": "   ", "conditions": ok}, "name"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": "osType = windows"}, "conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": []any{ok}}, "conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": map[string]any{"operator": "AND", "conditions": []any{}}}, "conditions.conditions"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "description": 7}, "description"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "orgId": 7}, "orgId"},
+		{http.MethodPost, base, map[string]any{"name": "x", "conditions": ok, "Name": "y"}, "Name"},
+		{http.MethodPost, base, `{"name": "x", "name": "y", "conditions": {"operator": "AND", "conditions": [{"field": "osType", "operator": "equals", "value": "windows"}]}}`, "name"},
+		{http.MethodPost, base, `{"name": "x"`, "body"},
+		{http.MethodPost, base, `[]`, "body"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": nil}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": ""}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"name": []string{"x"}}, "name"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"description": strings.Repeat("d", 1001)}, "description"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"conditions": nil}, "conditions"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"conditions": 5}, "conditions"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"orgId": "7b0b5b6e-5a3a-4c1e-8f00-000000000000"}, "orgId"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": 10.5}, "limit"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "orgId": "x"}, "orgId"},
+		{http.MethodPost, base + "/preview", map[string]any{"limit": 5}, "conditions"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": ok, "limit": 1e9}, "limit"},
+		{http.MethodPost, base + "/preview", map[string]any{"conditions": map[string]any{"operator": "AND", "conditions": []any{map[string]any{"field": "osType", "operator": "equals", "value": "windows", "extra": 1}}}}, "conditions.0.extra"},
+		{http.MethodPost, base + "/" + id + "/preview?limit=101", nil, "limit"},
+		{http.MethodPost, base + "/" + id + "/preview?limit=-1", nil, "limit"},
+		{http.MethodPost, base + "/" + id + "/preview", map[string]any{"limit": 5}, "limit"},
 	} {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
+	}
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id, fixture.AAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
+	if got := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK).JSON(t); got["name"] != "keep" || got["description"] != nil {
+		t.Fatalf("bad input changed the filter: %v", got)
 	}
 	after := fixture.Scan(t, w.Env)
 	if strip(after) != strip(before) {

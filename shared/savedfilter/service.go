@@ -24,8 +24,12 @@ import (
 
 // Errors of the filter routes.
 var (
-	ErrNotFound        = fault.NotFound("Filter not found")
-	ErrOrgRequired     = fault.BadRequest("orgId is required for partner scope")
+	ErrNotFound = fault.NotFound("Filter not found")
+	// ErrOrgRequired is the spec's message; details name the field like every
+	// validation failure.
+	ErrOrgRequired = &fault.Error{Kind: fault.KindValidation, Code: fault.CodeValidation,
+		Message: "orgId is required for partner scope",
+		Details: map[string]any{"fieldErrors": map[string][]string{"orgId": {"is required for partner and system scope"}}}}
 	ErrNoUpdates       = fault.BadRequest("No updates provided")
 	ErrConcurrent      = fault.Conflict("Filter was changed concurrently").WithCode(fault.CodeRaceLost)
 	ErrConditionsEmpty = fault.Invalid("conditions", "is required")
@@ -58,30 +62,35 @@ type CreateInput struct {
 	Conditions  json.RawMessage `json:"conditions"`
 }
 
-// PatchInput is the PATCH body; description null clears it.
+// PatchInput is the PATCH body; description null clears it, name null is
+// refused (a filter always has a name).
 type PatchInput struct {
-	Name        *string         `json:"name"`
-	Description Nullable        `json:"description"`
+	Name        Opt[string]     `json:"name"`
+	Description Opt[string]     `json:"description"`
 	Conditions  json.RawMessage `json:"conditions"`
 }
 
-// Nullable is a string field that may be omitted (Set false), null or a string.
-type Nullable struct {
+// Opt is a body field that may be omitted (Set false), null (Value nil) or a
+// value. A value of the wrong type is kept as Bad, so the service reports it
+// under the field's own name beside the body's other problems.
+type Opt[T any] struct {
 	Set   bool
-	Value *string
+	Value *T
+	Bad   bool
 }
 
 // UnmarshalJSON records presence and the value.
-func (n *Nullable) UnmarshalJSON(b []byte) error {
-	n.Set = true
+func (o *Opt[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
 	if string(b) == "null" {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fault.Invalid("description", "must be a string or null")
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		o.Bad = true
+		return nil
 	}
-	n.Value = &s
+	o.Value = &v
 	return nil
 }
 
@@ -210,14 +219,20 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Filter,
 		return nil, err
 	}
 	f := fault.Fields{}
-	if in.Name != nil {
-		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
+	switch {
+	case in.Name.Bad || (in.Name.Set && in.Name.Value == nil):
+		f.Add("name", "must be a string")
+	case in.Name.Set:
+		valid.Name(f, "name", strings.TrimSpace(*in.Name.Value), MaxName)
+	}
+	if in.Description.Bad {
+		f.Add("description", "must be a string or null")
 	}
 	desc := description(f, in.Description.Value)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if in.Name == nil && !in.Description.Set && len(in.Conditions) == 0 {
+	if !in.Name.Set && !in.Description.Set && len(in.Conditions) == 0 {
 		return nil, ErrNoUpdates
 	}
 	var cond string
@@ -231,18 +246,25 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Filter,
 		return nil, err
 	}
 	next := *cur
-	var changed []string
-	if in.Name != nil {
-		next.Name = strings.TrimSpace(*in.Name)
-		changed = append(changed, "name")
+	// The audit record names the fields whose value actually changed.
+	changed := []string{}
+	if in.Name.Set {
+		next.Name = strings.TrimSpace(*in.Name.Value)
+		if next.Name != cur.Name {
+			changed = append(changed, "name")
+		}
 	}
 	if in.Description.Set {
 		next.Description = desc
-		changed = append(changed, "description")
+		if !sameText(desc, cur.Description) {
+			changed = append(changed, "description")
+		}
 	}
 	if cond != "" {
 		next.Conditions = cond
-		changed = append(changed, "conditions")
+		if cond != cur.Conditions {
+			changed = append(changed, "conditions")
+		}
 	}
 	next.UpdatedAt = clock.Format(s.Clock.Now())
 	tx := (&store.Tx{}).Add(replaceWrite(&next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
@@ -443,4 +465,11 @@ func description(f fault.Fields, d *string) *string {
 		f.Add("description", fmt.Sprintf("must be at most %d characters", MaxDescription))
 	}
 	return d
+}
+
+func sameText(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
