@@ -25,7 +25,10 @@
 // ORG#<oid>; one by id is a GetItem (organization callers) or a GSI1 query.
 package alert
 
-import "github.com/gale-rmm/gale/shared/store"
+import (
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
 
 // Bounds.
 const (
@@ -66,3 +69,6 @@ type Alert struct {
 func keys(orgID, id string) store.Keys {
 	return store.Keys{PK: "ORG#" + orgID, SK: "ALERT#" + id, GSI1PK: "ALERTREF#" + id, GSI1SK: "ALERT"}
 }
+
+// Owner is the organization the alert belongs to.
+func (x *Alert) Owner() authz.Org { return authz.Org{ID: x.OrgID, PartnerID: x.PartnerID} }

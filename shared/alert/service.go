@@ -269,23 +269,11 @@ func (s *Service) move(ctx context.Context, p *authz.Principal, id, to string) (
 }
 
 func (s *Service) alert(ctx context.Context, p *authz.Principal, id string) (*Alert, error) {
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	var a *Alert
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		a, err = s.St.Get(ctx, p.OrgID, id)
-	} else {
-		a, err = s.St.ByID(ctx, id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNotFound
-	}
+	a, err := tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
 	if err != nil {
 		return nil, err
 	}
-	if !visible(p, a) {
+	if !visible(p, a) { // device alerts also follow site and group restrictions
 		return nil, ErrNotFound
 	}
 	return a, nil

@@ -59,6 +59,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -221,3 +222,9 @@ func GuardKey(hash string) store.KeyRef { return store.KeyRef{PK: "APIKEYHASH#" 
 func principalKeys(orgID, id string) store.Keys {
 	return store.Keys{PK: "ORG#" + orgID, SK: "SP#" + id, GSI1PK: "SPREF#" + id, GSI1SK: "SP"}
 }
+
+// Owner is the organization the key belongs to.
+func (k *Key) Owner() authz.Org { return authz.Org{ID: k.OrgID, PartnerID: k.PartnerID} }
+
+// Owner is the organization the principal belongs to.
+func (p *Principal) Owner() authz.Org { return authz.Org{ID: p.OrgID, PartnerID: p.PartnerID} }

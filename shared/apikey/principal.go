@@ -14,6 +14,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
@@ -339,24 +340,5 @@ func (s *Service) authorizeSP(ctx context.Context, perm authz.Permission) (*auth
 
 // principal reads principal id if the caller can reach its organization.
 func (s *Service) principal(ctx context.Context, p *authz.Principal, id string) (*Principal, error) {
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	var sp *Principal
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		sp, err = s.St.Principal(ctx, p.OrgID, id)
-	} else {
-		sp, err = s.St.PrincipalByID(ctx, id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrSPNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !p.CanAccessOrg(authz.Org{ID: sp.OrgID, PartnerID: sp.PartnerID}) {
-		return nil, ErrSPNotFound
-	}
-	return sp, nil
+	return tenant.Find(ctx, p, id, s.St.Principal, s.St.PrincipalByID, ErrSPNotFound)
 }

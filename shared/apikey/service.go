@@ -405,26 +405,7 @@ func (s *Service) orgsOf(ctx context.Context, p *authz.Principal, orgID string) 
 
 // key reads key id if the caller can reach its organization.
 func (s *Service) key(ctx context.Context, p *authz.Principal, id string) (*Key, error) {
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	var k *Key
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		k, err = s.St.Key(ctx, p.OrgID, id)
-	} else {
-		k, err = s.St.KeyByID(ctx, id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) {
-		return nil, ErrNotFound
-	}
-	return k, nil
+	return tenant.Find(ctx, p, id, s.St.Key, s.St.KeyByID, ErrNotFound)
 }
 
 // membership reads the membership p acts through (nil for system scope

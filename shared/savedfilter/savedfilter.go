@@ -32,6 +32,7 @@ package savedfilter
 import (
 	"encoding/json"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -87,3 +88,6 @@ type PreviewDevice struct {
 func keys(orgID, id string) store.Keys {
 	return store.Keys{PK: "ORG#" + orgID, SK: "FILTER#" + id, GSI1PK: "FILTERREF#" + id, GSI1SK: "FILTER"}
 }
+
+// Owner is the organization the filter belongs to.
+func (x *Filter) Owner() authz.Org { return authz.Org{ID: x.OrgID, PartnerID: x.PartnerID} }

@@ -389,26 +389,7 @@ func (s *Service) evaluate(ctx context.Context, p *authz.Principal, g *filter.Gr
 
 // filter reads filter id if the caller can reach its organization.
 func (s *Service) filter(ctx context.Context, p *authz.Principal, id string) (*Filter, error) {
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	var f *Filter
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		f, err = s.St.Get(ctx, p.OrgID, id)
-	} else {
-		f, err = s.St.ByID(ctx, id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !p.CanAccessOrg(authz.Org{ID: f.OrgID, PartnerID: f.PartnerID}) {
-		return nil, ErrNotFound
-	}
-	return f, nil
+	return tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
 }
 
 // read and write are the preambles: devices:read (user or key), and

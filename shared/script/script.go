@@ -22,7 +22,10 @@
 // (organization callers) or a GSI1 query.
 package script
 
-import "github.com/gale-rmm/gale/shared/store"
+import (
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
 
 // Bounds.
 const (
@@ -53,3 +56,6 @@ type Script struct {
 func keys(orgID, id string) store.Keys {
 	return store.Keys{PK: "ORG#" + orgID, SK: "SCRIPT#" + id, GSI1PK: "SCRIPTREF#" + id, GSI1SK: "SCRIPT"}
 }
+
+// Owner is the organization the script belongs to.
+func (x *Script) Owner() authz.Org { return authz.Org{ID: x.OrgID, PartnerID: x.PartnerID} }

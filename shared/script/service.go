@@ -292,26 +292,7 @@ func (s *Service) orgs(ctx context.Context, p *authz.Principal, orgID string) ([
 }
 
 func (s *Service) script(ctx context.Context, p *authz.Principal, id string) (*Script, error) {
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	var sc *Script
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		sc, err = s.St.Get(ctx, p.OrgID, id)
-	} else {
-		sc, err = s.St.ByID(ctx, id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !p.CanAccessOrg(authz.Org{ID: sc.OrgID, PartnerID: sc.PartnerID}) {
-		return nil, ErrNotFound
-	}
-	return sc, nil
+	return tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
 }
 
 func required(f fault.Fields, path string, v *string) string {
