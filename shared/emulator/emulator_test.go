@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,6 +108,144 @@ func TestStartProvisionStop(t *testing.T) {
 		}
 		if got := put("invocation-2"); got != http.StatusBadRequest {
 			t.Fatalf("another operation answered %d, want its condition to fail (400)", got)
+		}
+	})
+	t.Run("reads return every attribute type as written", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		table := aws.String("tprovision")
+		item := map[string]types.AttributeValue{
+			"PK":     &types.AttributeValueMemberS{Value: "TYPES"},
+			"SK":     &types.AttributeValueMemberS{Value: "x"},
+			"GSI1PK": &types.AttributeValueMemberS{Value: "TYPES"},
+			"GSI1SK": &types.AttributeValueMemberS{Value: "x"},
+			"s":      &types.AttributeValueMemberS{Value: "é \"quoted\" \u2028 <tag>"},
+			"n":      &types.AttributeValueMemberN{Value: "-12.50"},
+			"b":      &types.AttributeValueMemberB{Value: []byte{0, 1, 2, 0xfe, 0xff}},
+			"t":      &types.AttributeValueMemberBOOL{Value: true},
+			"f":      &types.AttributeValueMemberBOOL{Value: false},
+			"null":   &types.AttributeValueMemberNULL{Value: true},
+			"ss":     &types.AttributeValueMemberSS{Value: []string{"a"}},
+			"ns":     &types.AttributeValueMemberNS{Value: []string{"7"}},
+			"bs":     &types.AttributeValueMemberBS{Value: [][]byte{{9, 8}}},
+			"l":      &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}, &types.AttributeValueMemberNULL{Value: true}}},
+			"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+				"inner": &types.AttributeValueMemberB{Value: []byte("raw")},
+				"empty": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}},
+			}},
+		}
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: item}); err != nil {
+			t.Fatal(err)
+		}
+		next := map[string]types.AttributeValue{"PK": item["PK"], "SK": &types.AttributeValueMemberS{Value: "y"}}
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: next}); err != nil {
+			t.Fatal(err)
+		}
+		key := map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}
+		same := func(op string, got map[string]types.AttributeValue) {
+			t.Helper()
+			if !reflect.DeepEqual(got, item) {
+				t.Errorf("%s returned\n%#v\nwant\n%#v", op, got, item)
+			}
+		}
+		g, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same("GetItem", g.Item)
+		q, err := db.Query(ctx, &dynamodb.QueryInput{TableName: table, KeyConditionExpression: aws.String("PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": item["PK"]}, Limit: aws.Int32(1),
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Items) != 1 || q.Count != 1 || !reflect.DeepEqual(q.LastEvaluatedKey, key) || q.ConsumedCapacity == nil {
+			t.Fatalf("Query: %d items, count %d, last key %v, capacity %v", len(q.Items), q.Count, q.LastEvaluatedKey, q.ConsumedCapacity)
+		}
+		same("Query", q.Items[0])
+		gi, err := db.Query(ctx, &dynamodb.QueryInput{TableName: table, IndexName: aws.String("GSI1"),
+			KeyConditionExpression: aws.String("GSI1PK = :pk"), ProjectionExpression: aws.String("b, m.inner"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": item["PK"]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]types.AttributeValue{"b": item["b"], "m": &types.AttributeValueMemberM{
+			Value: map[string]types.AttributeValue{"inner": &types.AttributeValueMemberB{Value: []byte("raw")}}}}
+		if len(gi.Items) != 1 || !reflect.DeepEqual(gi.Items[0], want) {
+			t.Errorf("projected index Query = %#v, want %#v", gi.Items, want)
+		}
+		sc, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: table, FilterExpression: aws.String("PK = :pk AND SK = :sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": item["PK"], ":sk": item["SK"]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.Items) != 1 {
+			t.Fatalf("Scan: %d items", len(sc.Items))
+		}
+		same("Scan", sc.Items[0])
+		missing := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "NONE"}, "SK": item["SK"]}
+		bg, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			"tprovision": {Keys: []map[string]types.AttributeValue{key, missing}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bg.Responses["tprovision"]; len(got) != 1 || len(bg.UnprocessedKeys) != 0 {
+			t.Fatalf("BatchGetItem: %d items, %d unprocessed", len(got), len(bg.UnprocessedKeys))
+		}
+		same("BatchGetItem", bg.Responses["tprovision"][0])
+		none, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: missing})
+		if err != nil || none.Item != nil {
+			t.Errorf("GetItem of an unknown key = %v, %v; want no item", none.Item, err)
+		}
+		var nf *types.ResourceNotFoundException
+		if _, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("no-such-table"), KeyConditionExpression: aws.String("PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": item["PK"]}}); !errors.As(err, &nf) {
+			t.Errorf("Query of an unknown table: %v, want ResourceNotFoundException", err)
+		}
+	})
+	t.Run("queries page through one partition in both directions", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		for _, pk := range []string{"PAGES", "PAGES-OTHER"} {
+			for _, sk := range []string{"b", "a", "c"} {
+				if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("tprovision"), Item: map[string]types.AttributeValue{
+					"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk},
+					"GSI1PK": &types.AttributeValueMemberS{Value: pk + "-INDEX"}, "GSI1SK": &types.AttributeValueMemberS{Value: sk},
+				}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		pages := func(index string, forward bool) string {
+			in := &dynamodb.QueryInput{TableName: aws.String("tprovision"), KeyConditionExpression: aws.String("PK = :pk"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "PAGES"}},
+				Limit:                     aws.Int32(1), ScanIndexForward: aws.Bool(forward)}
+			if index != "" {
+				in.IndexName, in.KeyConditionExpression = aws.String(index), aws.String("GSI1PK = :pk")
+				in.ExpressionAttributeValues[":pk"] = &types.AttributeValueMemberS{Value: "PAGES-INDEX"}
+			}
+			var got []string
+			for range 5 {
+				out, err := db.Query(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range out.Items {
+					got = append(got, it["SK"].(*types.AttributeValueMemberS).Value)
+				}
+				if out.LastEvaluatedKey == nil {
+					break
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+			return strings.Join(got, ",")
+		}
+		for _, c := range []struct {
+			index   string
+			forward bool
+			want    string
+		}{{"", true, "a,b,c"}, {"", false, "c,b,a"}, {"GSI1", true, "a,b,c"}, {"GSI1", false, "c,b,a"}} {
+			if got := pages(c.index, c.forward); got != c.want {
+				t.Errorf("index %q forward %v: pages %s, want %s", c.index, c.forward, got, c.want)
+			}
 		}
 	})
 	pid := m.PID()
