@@ -682,7 +682,7 @@ func TestMalformedRequests(t *testing.T) {
 
 // ec2Credential is a virtual authenticator credential whose P-256 coordinates
 // both encode to 32 bytes. virtualwebauthn encodes them with big.Int.Bytes(), so
-// about one key in 128 would have a 31-byte coordinate that go-webauthn rightly
+// about one key in 128 would have a 31-byte coordinate that the verifier rightly
 // refuses; drawing until both are full length keeps every test deterministic.
 func ec2Credential() virtualwebauthn.Credential {
 	for {

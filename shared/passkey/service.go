@@ -10,21 +10,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/passhash"
-
-	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/shared/valid"
+	"github.com/gale-rmm/gale/shared/webauthn"
 )
 
 // Limits of passkeys (described on the routes in the OpenAPI document).
@@ -69,26 +67,17 @@ type Service struct {
 	Policy Policy // nil: no organization policy applies
 	Limits ratelimit.Limiter
 	Clock  clock.Clock
-	RP     *webauthn.WebAuthn
+	RP     *webauthn.RP
 }
 
-// RelyingParty configures go-webauthn for Gale: the RP id, name and origins of
-// config, challenges (and the client-side timeout) of ChallengeTTL, no
-// attestation requested, user verification and a discoverable credential
-// preferred but not required (a passkey is a second factor after the password).
-// go-webauthn's own expiry is not used: it reads the wall clock, and ours is
-// injected.
-func RelyingParty(rpID, rpName string, origins []string) (*webauthn.WebAuthn, error) {
-	t := webauthn.TimeoutConfig{Timeout: ChallengeTTL, TimeoutUVD: ChallengeTTL}
-	rp, err := webauthn.New(&webauthn.Config{
-		RPID: rpID, RPDisplayName: rpName, RPOrigins: origins,
-		AttestationPreference: protocol.PreferNoAttestation,
-		AuthenticatorSelection: protocol.AuthenticatorSelection{
-			ResidentKey:      protocol.ResidentKeyRequirementPreferred,
-			UserVerification: protocol.VerificationPreferred,
-		},
-		Timeouts: webauthn.TimeoutsConfig{Login: t, Registration: t},
-	})
+// RelyingParty is Gale's WebAuthn relying party: the RP id, name and origins
+// of config, challenges (and the client-side timeout) of ChallengeTTL. The
+// policy (no attestation requested, user verification and a discoverable
+// credential preferred but not required, since a passkey is a second factor
+// after the password) is shared/webauthn's. Challenge expiry is the challenge
+// row's, on the injected clock.
+func RelyingParty(rpID, rpName string, origins []string) (*webauthn.RP, error) {
+	rp, err := webauthn.New(rpID, rpName, origins, ChallengeTTL)
 	if err != nil {
 		return nil, fmt.Errorf("passkey: relying party %q: %w", rpID, err)
 	}
@@ -119,42 +108,27 @@ type Registered struct {
 	MFAMethod  string `json:"mfaMethod"`
 }
 
-// account adapts a user and their passkeys to go-webauthn.
-type account struct {
-	u     *user.User
-	creds []webauthn.Credential
-}
-
-// WebAuthnID is the user handle: the user's id (a UUID, no personal data).
-func (a account) WebAuthnID() []byte { return []byte(a.u.ID) }
-
-func (a account) WebAuthnName() string { return a.u.Email }
-
-func (a account) WebAuthnDisplayName() string {
-	if a.u.Name != "" {
-		return a.u.Name
+// webauthnUser is u as the WebAuthn user: the handle is the user's id (a
+// UUID, no personal data).
+func webauthnUser(u *user.User) webauthn.User {
+	display := u.Name
+	if display == "" {
+		display = u.Email
 	}
-	return a.u.Email
+	return webauthn.User{ID: []byte(u.ID), Name: u.Email, DisplayName: display}
 }
 
-func (a account) WebAuthnCredentials() []webauthn.Credential { return a.creds }
-
-// credential rebuilds go-webauthn's record of k.
+// credential is the WebAuthn record of k.
 func (k *Passkey) credential() (webauthn.Credential, error) {
 	id, err := decodeID(k.ID)
 	if err != nil {
 		return webauthn.Credential{}, fmt.Errorf("passkey %s: id: %w", k.ID, err)
 	}
-	c := webauthn.Credential{ID: id, PublicKey: k.PublicKey, AttestationType: k.AttestationType,
-		AttestationFormat: k.AttestationFormat, Flags: webauthn.NewCredentialFlags(protocol.AuthenticatorFlags(k.Flags)),
-		Authenticator: webauthn.Authenticator{SignCount: k.SignCount, Attachment: protocol.AuthenticatorAttachment(k.Attachment)}}
-	if k.AAGUID != "" {
-		if g, err := uuid.Parse(k.AAGUID); err == nil {
-			c.Authenticator.AAGUID = g[:]
-		}
-	}
-	for _, t := range k.Transports {
-		c.Transport = append(c.Transport, protocol.AuthenticatorTransport(t))
+	c := webauthn.Credential{ID: id, PublicKey: k.PublicKey, SignCount: k.SignCount, Flags: webauthn.Flags(k.Flags),
+		AttestationFormat: k.AttestationFormat, AttestationType: k.AttestationType, Transports: k.Transports,
+		Attachment: k.Attachment}
+	if g, err := uuid.Parse(k.AAGUID); err == nil {
+		c.AAGUID = g
 	}
 	return c, nil
 }
@@ -171,20 +145,13 @@ func credentials(keys []Passkey) ([]webauthn.Credential, error) {
 	return out, nil
 }
 
-// newPasskey is the record of a credential go-webauthn accepted at registration.
+// newPasskey is the record of a credential accepted at registration.
 func newPasskey(userID, name string, c *webauthn.Credential, now string) Passkey {
 	id := credentialID(c.ID)
 	k := Key(userID, id)
-	pk := Passkey{Keys: store.Keys{PK: k.PK, SK: k.SK}, ID: id, UserID: userID, Name: name, PublicKey: c.PublicKey,
-		SignCount: c.Authenticator.SignCount, Flags: uint8(c.Flags.ProtocolValue()), Attachment: string(c.Authenticator.Attachment),
-		AttestationType: c.AttestationType, AttestationFormat: c.AttestationFormat, CreatedAt: now}
-	if g, err := uuid.FromBytes(c.Authenticator.AAGUID); err == nil {
-		pk.AAGUID = g.String()
-	}
-	for _, t := range c.Transport {
-		pk.Transports = append(pk.Transports, string(t))
-	}
-	return pk
+	return Passkey{Keys: store.Keys{PK: k.PK, SK: k.SK}, ID: id, UserID: userID, Name: name, PublicKey: c.PublicKey,
+		SignCount: c.SignCount, Flags: uint8(c.Flags), Attachment: c.Attachment, AAGUID: uuid.UUID(c.AAGUID).String(),
+		Transports: c.Transports, AttestationType: c.AttestationType, AttestationFormat: c.AttestationFormat, CreatedAt: now}
 }
 
 // otherFactor reports whether u has a TOTP or SMS factor besides passkeys: a
@@ -245,9 +212,9 @@ func checkName(f fault.Fields, name string) string {
 }
 
 // RegisterOptions starts a registration: after the password step-up it returns
-// go-webauthn's creation options ({publicKey: {...}}), excluding the user's
-// existing credentials, and keeps the challenge for ChallengeTTL.
-func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*protocol.CredentialCreation, error) {
+// creation options ({publicKey: {...}}), excluding the user's existing
+// credentials, and keeps the challenge for ChallengeTTL.
+func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*webauthn.Creation, error) {
 	p, err := authz.Authenticated(ctx) // own account: any signed-in user
 	if err != nil {
 		return nil, err
@@ -284,8 +251,7 @@ func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name str
 	if err != nil {
 		return nil, err
 	}
-	creation, sess, err := s.RP.BeginRegistration(account{u: u, creds: creds},
-		webauthn.WithExclusions(webauthn.Credentials(creds).CredentialDescriptors()))
+	creation, sess, err := s.RP.BeginRegistration(webauthnUser(u), creds)
 	if err != nil {
 		return nil, fmt.Errorf("passkey registration options: %w", err)
 	}
@@ -313,9 +279,9 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
-	parsed, err := protocol.ParseCredentialCreationResponseBytes(body)
+	parsed, err := webauthn.ParseRegistration(body)
 	if err != nil {
-		return nil, fault.Invalid("body", "must be a WebAuthn registration credential ("+reason(err)+")")
+		return nil, fault.Invalid("body", "must be a WebAuthn registration credential ("+webauthn.Reason(err)+")")
 	}
 	if err := s.allowed(ctx, p); err != nil {
 		return nil, err
@@ -328,7 +294,7 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err != nil {
 		return nil, err
 	}
-	var sess webauthn.SessionData
+	var sess webauthn.Session
 	if err := json.Unmarshal([]byte(ch.Session), &sess); err != nil || ch.UserID != p.UserID {
 		return nil, ErrRegistrationChallenge
 	}
@@ -336,10 +302,10 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err != nil {
 		return nil, err
 	}
-	cred, err := s.RP.CreateCredential(account{u: u}, sess, parsed)
+	cred, err := s.RP.VerifyRegistration(&sess, parsed)
 	if err != nil {
-		slog.InfoContext(ctx, "passkey registration refused", "reason", reason(err))
-		return nil, ErrRegistration.WithDetails(map[string]string{"reason": reason(err)})
+		slog.InfoContext(ctx, "passkey registration refused", "reason", webauthn.Reason(err))
+		return nil, ErrRegistration.WithDetails(map[string]string{"reason": webauthn.Reason(err)})
 	}
 	if !validID(credentialID(cred.ID)) {
 		return nil, ErrRegistration.WithDetails(map[string]string{"reason": "credential id too long"})
@@ -513,7 +479,7 @@ func (s *Service) mayDropLastFactor(ctx context.Context, p *authz.Principal) err
 // LoginOptions starts the passkey leg of an MFA sign-in: assertion options
 // allowing the pending user's passkeys, the challenge bound to the temp token
 // for ChallengeTTL.
-func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*protocol.CredentialAssertion, error) {
+func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*webauthn.Request, error) {
 	// Public route: no principal yet; the temp token is the credential.
 	if tempToken == "" {
 		return nil, fault.Invalid("tempToken", "is required")
@@ -533,7 +499,7 @@ func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*protocol
 	if err != nil {
 		return nil, err
 	}
-	assertion, sess, err := s.RP.BeginLogin(account{u: u, creds: creds})
+	assertion, sess, err := s.RP.BeginLogin([]byte(u.ID), creds)
 	if err != nil {
 		return nil, fmt.Errorf("passkey login options: %w", err)
 	}
@@ -561,13 +527,13 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if tempToken == "" {
 		f.Add("tempToken", "is required")
 	}
-	var parsed *protocol.ParsedCredentialAssertionData
+	var parsed *webauthn.Assertion
 	if len(credential) == 0 || string(credential) == "null" {
 		f.Add("credential", "is required")
 	} else {
 		var err error
-		if parsed, err = protocol.ParseCredentialRequestResponseBytes(credential); err != nil {
-			f.Add("credential", "must be a WebAuthn assertion ("+reason(err)+")")
+		if parsed, err = webauthn.ParseAssertion(credential); err != nil {
+			f.Add("credential", "must be a WebAuthn assertion ("+webauthn.Reason(err)+")")
 		}
 	}
 	if err := f.Err(); err != nil {
@@ -588,7 +554,7 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if err != nil {
 		return signin.Result{}, err
 	}
-	var sess webauthn.SessionData
+	var sess webauthn.Session
 	if err := json.Unmarshal([]byte(ch.Session), &sess); err != nil || ch.UserID != u.ID {
 		return signin.Result{}, ErrLoginChallenge
 	}
@@ -600,21 +566,20 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if err != nil {
 		return signin.Result{}, err
 	}
-	cred, err := s.RP.ValidateLogin(account{u: u, creds: creds}, sess, parsed)
+	v, err := s.RP.VerifyAssertion(&sess, parsed, creds)
 	if err != nil {
-		slog.InfoContext(ctx, "passkey assertion refused", "userId", u.ID, "reason", reason(err))
+		slog.InfoContext(ctx, "passkey assertion refused", "userId", u.ID, "reason", webauthn.Reason(err))
 		return signin.Result{}, ErrAssertion
 	}
-	id := credentialID(cred.ID)
+	id := credentialID(v.Credential.ID)
 	i := slices.IndexFunc(keys, func(k Passkey) bool { return k.ID == id })
 	if i < 0 {
 		return signin.Result{}, ErrAssertion
 	}
 	stored := keys[i]
-	if cred.Authenticator.CloneWarning {
+	if v.CloneWarning {
 		slog.WarnContext(ctx, "passkey sign count did not increase: possible cloned authenticator",
-			"userId", u.ID, "passkeyId", id, "stored", stored.SignCount,
-			"presented", parsed.Response.AuthenticatorData.Counter)
+			"userId", u.ID, "passkeyId", id, "stored", stored.SignCount, "presented", v.SignCount)
 		return signin.Result{}, ErrCloned
 	}
 	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
@@ -622,7 +587,7 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 		return signin.Result{}, err
 	}
 	k := Key(u.ID, id)
-	cas := usedWrite(k, stored.SignCount, cred.Authenticator.SignCount, uint8(cred.Flags.ProtocolValue()), clock.Format(now))
+	cas := usedWrite(k, stored.SignCount, v.SignCount, uint8(v.Flags), clock.Format(now))
 	res, err := s.SignIn.Complete(ctx, u, m, true, c, signin.SpendTemp(tempToken), cas)
 	if errors.Is(err, signin.ErrInvalidCredentials) {
 		// The temp token was spent or the sign count moved concurrently: one winner.
@@ -637,13 +602,4 @@ func pathID(id string) error {
 		return fault.Invalid("id", "must be a passkey id (base64url credential id)")
 	}
 	return nil
-}
-
-// reason is the client-safe text of a go-webauthn error.
-func reason(err error) string {
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Details != "" {
-		return pe.Details
-	}
-	return "invalid"
 }

@@ -2,14 +2,14 @@
 // behind a current-password step-up, listing, renaming and deletion of one's own
 // passkeys, and the passkey leg of the MFA login sequence, which ends in
 // signin.Complete like every other sign-in. The WebAuthn ceremonies themselves
-// (options, attestation and assertion verification) are go-webauthn's.
+// (options, attestation and assertion verification) are shared/webauthn's.
 //
 // Rows (PK / SK):
 //
 //	passkey     USER#<uid> / PASSKEY#<credential id, base64url>   name, publicKey, signCount, aaguid, transports, flags,
 //	                                                              attestation type/format, createdAt, lastUsedAt
-//	challenge   PKCHAL#<sha256(user id)> / REGISTER               go-webauthn session, passkey name; ttl 5 min
-//	            PKCHAL#<sha256(temp token)> / ASSERT              go-webauthn session, userId; ttl 5 min
+//	challenge   PKCHAL#<sha256(user id)> / REGISTER               WebAuthn session, passkey name; ttl 5 min
+//	            PKCHAL#<sha256(temp token)> / ASSERT              WebAuthn session, userId; ttl 5 min
 //	profile     USER#<uid> / PROFILE                              passkeyCount (kept here), mfaEnabled, mfaMethod
 //
 // A user's passkeys live in the user's own partition, so listing them is one
@@ -105,7 +105,7 @@ type challenge struct {
 	store.Keys
 	UserID    string `dynamodbav:"userId"`
 	Name      string `dynamodbav:"name,omitempty"` // registration: the passkey's name
-	Session   string `dynamodbav:"session"`        // go-webauthn SessionData, JSON
+	Session   string `dynamodbav:"session"`        // webauthn.Session, JSON
 	ExpiresAt string `dynamodbav:"expiresAt"`
 }
 

@@ -35,8 +35,8 @@ var Groups = []Group{
 	{Function: "users", Prefixes: []string{APIBase + "/users"}},
 	{Function: "roles", Prefixes: []string{APIBase + "/roles", APIBase + "/permissions"}},
 	{Function: "auth", Prefixes: []string{APIBase + "/auth"}},
-	// Passkeys are their own function: the WebAuthn library would push the auth
-	// function past its size budget.
+	// Passkeys are their own function: WebAuthn verification (CBOR, COSE keys)
+	// would push the auth function past its 10 MB size budget.
 	{Function: "auth-passkeys", Prefixes: []string{APIBase + "/auth/passkeys", APIBase + "/auth/mfa/passkey"}},
 	{Function: "sso", Prefixes: []string{APIBase + "/sso"}},
 	{Function: "access-reviews", Prefixes: []string{APIBase + "/access-reviews"}},

@@ -1,14 +1,13 @@
 // Package passkeygroup wires the auth-passkeys function (/api/v1/auth/passkeys
-// and /api/v1/auth/mfa/passkey). Passkeys are their own function because the
-// WebAuthn library would push the auth function past its size budget.
+// and /api/v1/auth/mfa/passkey). Passkeys are their own function because
+// WebAuthn verification would push the auth function past its size budget.
 package passkeygroup
 
 import (
 	"net/http"
 
-	"github.com/gale-rmm/gale/shared/app/signingroup"
-
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/signingroup"
 	"github.com/gale-rmm/gale/shared/passkey"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 )
