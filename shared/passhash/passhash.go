@@ -40,13 +40,22 @@ func encodeHash(pw string, salt []byte, m uint32, t uint32, p uint8) string {
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, m, t, p, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
-// dummyHash is verified against when a user does not exist, so that login takes
+// dummy is verified against when a user does not exist, so that login takes
 // the same time whether or not the e-mail is known. It is computed on first use,
-// never at init: every binary links this package, and a cold start must not
-// spend an Argon2id run.
-var dummyHash = sync.OnceValue(func() string {
-	return encodeHash("gale-dummy-password", []byte("gale-dummy-salt!"), argonMemory, argonTime, argonThreads)
-})
+// never at init (a cold start must not spend an Argon2id run), and held in a
+// function rather than a package variable so that a binary which imports this
+// package without verifying (the mailer) does not link Argon2id.
+var dummy struct {
+	once sync.Once
+	hash string
+}
+
+func dummyHash() string {
+	dummy.once.Do(func() {
+		dummy.hash = encodeHash("gale-dummy-password", []byte("gale-dummy-salt!"), argonMemory, argonTime, argonThreads)
+	})
+	return dummy.hash
+}
 
 // Verify reports whether pw matches hash in constant time. An empty hash
 // (SSO-only users, unknown users) is checked against a dummy hash and fails.
