@@ -150,3 +150,19 @@ func FuzzAuthDataAndKey(f *testing.F) {
 		}
 	})
 }
+
+func TestNewChecksTheRelyingParty(t *testing.T) {
+	rp, err := New("gale.test", "", []string{"https://gale.test/", "http://localhost:8080"}, 0)
+	if err != nil || rp.Name != "gale.test" || rp.Origins[0] != "https://gale.test" || rp.Origins[1] != "http://localhost:8080" {
+		t.Fatalf("New: %+v, %v", rp, err)
+	}
+	for _, c := range []struct {
+		id      string
+		origins []string
+	}{{"", []string{"https://gale.test"}}, {"https://gale.test", []string{"https://gale.test"}},
+		{"gale.test", nil}, {"gale.test", []string{"gale.test"}}, {"gale.test", []string{"https://gale.test/login"}}} {
+		if _, err := New(c.id, "Gale", c.origins, 0); err == nil {
+			t.Errorf("New(%q, %q) accepted", c.id, c.origins)
+		}
+	}
+}

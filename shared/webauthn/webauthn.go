@@ -86,16 +86,20 @@ func New(id, name string, origins []string, timeout time.Duration) (*RP, error) 
 	if len(origins) == 0 {
 		return nil, errors.New("webauthn: at least one origin is required")
 	}
-	for _, o := range origins {
+	// Browsers send an origin as scheme://host[:port]; a configured
+	// "https://gale.example/" means the same.
+	clean := make([]string, len(origins))
+	for i, o := range origins {
 		u, err := url.Parse(o)
-		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 			return nil, fmt.Errorf("webauthn: origin %q must be scheme://host[:port]", o)
 		}
+		clean[i] = u.Scheme + "://" + u.Host
 	}
 	if name == "" {
 		name = id
 	}
-	return &RP{ID: id, Name: name, Origins: origins, Timeout: timeout}, nil
+	return &RP{ID: id, Name: name, Origins: clean, Timeout: timeout}, nil
 }
 
 // User is the account a registration is for. ID is the user handle: opaque,
