@@ -136,11 +136,11 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Alert, error) {
 		return nil, err
 	}
 	f := fault.Fields{}
-	sev := required(f, "severity", in.Severity)
+	sev := valid.Required(f, "severity", in.Severity)
 	if in.Severity != nil {
 		valid.OneOf(f, "severity", sev, Severities...)
 	}
-	title := required(f, "title", in.Title)
+	title := valid.Required(f, "title", in.Title)
 	valid.Name(f, "title", title, MaxTitle)
 	msg := ""
 	if in.Message != nil {
@@ -308,12 +308,4 @@ func session(p *authz.Principal) error {
 		return err
 	}
 	return nil
-}
-
-func required(f fault.Fields, path string, v *string) string {
-	if v == nil {
-		f.Add(path, "is required")
-		return ""
-	}
-	return strings.TrimSpace(*v)
 }

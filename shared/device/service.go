@@ -2,7 +2,6 @@ package device
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -131,33 +130,10 @@ func (s *Service) Get(ctx context.Context, id string) (*Device, error) {
 
 // PatchInput is the PATCH body; groupId and displayName may be null (clear).
 type PatchInput struct {
-	DisplayName  Opt[string]            `json:"displayName"`
-	Tags         Opt[[]string]          `json:"tags"`
-	CustomFields Opt[map[string]string] `json:"customFields"`
-	GroupID      Opt[string]            `json:"groupId"`
-}
-
-// Opt is a body field that may be omitted, null or a value.
-type Opt[T any] struct {
-	Set   bool
-	Value *T
-	bad   bool
-}
-
-// UnmarshalJSON records presence; a wrong type is reported by the service
-// under the field's own name.
-func (o *Opt[T]) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
-		o.bad = true
-		return nil
-	}
-	o.Value = &v
-	return nil
+	DisplayName  valid.Opt[string]            `json:"displayName"`
+	Tags         valid.Opt[[]string]          `json:"tags"`
+	CustomFields valid.Opt[map[string]string] `json:"customFields"`
+	GroupID      valid.Opt[string]            `json:"groupId"`
 }
 
 // Update applies PATCH /devices/:id.
@@ -171,7 +147,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 	}
 	f := fault.Fields{}
 	var patch Patch
-	if in.DisplayName.bad {
+	if in.DisplayName.Bad {
 		f.Add("displayName", "must be a string or null")
 	} else if in.DisplayName.Set {
 		if in.DisplayName.Value == nil {
@@ -183,7 +159,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 			patch.DisplayName = &n
 		}
 	}
-	if in.Tags.bad || (in.Tags.Set && in.Tags.Value == nil) {
+	if in.Tags.Bad || (in.Tags.Set && in.Tags.Value == nil) {
 		f.Add("tags", "must be an array of strings")
 	} else if in.Tags.Set {
 		tags := []string{}
@@ -203,7 +179,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 		}
 		patch.Tags = &tags
 	}
-	if in.CustomFields.bad || (in.CustomFields.Set && in.CustomFields.Value == nil) {
+	if in.CustomFields.Bad || (in.CustomFields.Set && in.CustomFields.Value == nil) {
 		f.Add("customFields", "must be an object of string values")
 	} else if in.CustomFields.Set {
 		cf := *in.CustomFields.Value
@@ -220,7 +196,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 		}
 		patch.CustomFields = &cf
 	}
-	if in.GroupID.bad {
+	if in.GroupID.Bad {
 		f.Add("groupId", "must be a UUID or null")
 	} else if in.GroupID.Set {
 		patch.SetGroup = true

@@ -65,33 +65,9 @@ type CreateInput struct {
 // PatchInput is the PATCH body; description null clears it, name null is
 // refused (a filter always has a name).
 type PatchInput struct {
-	Name        Opt[string]     `json:"name"`
-	Description Opt[string]     `json:"description"`
-	Conditions  json.RawMessage `json:"conditions"`
-}
-
-// Opt is a body field that may be omitted (Set false), null (Value nil) or a
-// value. A value of the wrong type is kept as Bad, so the service reports it
-// under the field's own name beside the body's other problems.
-type Opt[T any] struct {
-	Set   bool
-	Value *T
-	Bad   bool
-}
-
-// UnmarshalJSON records presence and the value.
-func (o *Opt[T]) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	var v T
-	if err := json.Unmarshal(b, &v); err != nil {
-		o.Bad = true
-		return nil
-	}
-	o.Value = &v
-	return nil
+	Name        valid.Opt[string] `json:"name"`
+	Description valid.Opt[string] `json:"description"`
+	Conditions  json.RawMessage   `json:"conditions"`
 }
 
 // PreviewInput is the ad-hoc preview body.

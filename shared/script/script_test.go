@@ -61,6 +61,7 @@ func TestScriptBadInput(t *testing.T) {
 		{http.MethodPost, base, map[string]any{"name": "x", "language": "bash", "content": "ls", "runAs": "root"}, "runAs"},
 		{http.MethodPatch, base + "/" + id, map[string]any{"content": ""}, "content"},
 		{http.MethodPatch, base + "/" + id, map[string]any{"language": 3}, "language"},
+		{http.MethodPatch, base + "/" + id, map[string]any{"description": 3, "language": "ruby"}, "description"},
 		{http.MethodGet, base + "?orgId=zz", nil, "orgId"},
 	} {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)

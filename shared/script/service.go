@@ -3,7 +3,6 @@ package script
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,30 +51,10 @@ type CreateInput struct {
 
 // PatchInput is the PATCH body; description null clears it.
 type PatchInput struct {
-	Name        *string  `json:"name"`
-	Description Nullable `json:"description"`
-	Language    *string  `json:"language"`
-	Content     *string  `json:"content"`
-}
-
-// Nullable is a string field that may be omitted (Set false), null or a string.
-type Nullable struct {
-	Set   bool
-	Value *string
-}
-
-// UnmarshalJSON records presence and the value.
-func (n *Nullable) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fault.Invalid("description", "must be a string or null")
-	}
-	n.Value = &s
-	return nil
+	Name        *string           `json:"name"`
+	Description valid.Opt[string] `json:"description"`
+	Language    *string           `json:"language"`
+	Content     *string           `json:"content"`
 }
 
 // List returns the scripts of the caller's organizations (orgID narrows),
@@ -126,14 +105,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Script, error) {
 		return nil, err
 	}
 	f := fault.Fields{}
-	name := required(f, "name", in.Name)
+	name := valid.Required(f, "name", in.Name)
 	valid.Name(f, "name", name, MaxName)
 	checkDescription(f, in.Description)
-	lang := required(f, "language", in.Language)
+	lang := valid.Required(f, "language", in.Language)
 	if in.Language != nil {
 		valid.OneOf(f, "language", lang, Languages...)
 	}
-	content := required(f, "content", in.Content)
+	content := valid.Required(f, "content", in.Content)
 	checkContent(f, content)
 	orgID := in.OrgID
 	if p.Scope == authz.ScopeOrg {
@@ -180,6 +159,9 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Script,
 	f := fault.Fields{}
 	if in.Name != nil {
 		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
+	}
+	if in.Description.Bad {
+		f.Add("description", "must be a string or null")
 	}
 	checkDescription(f, in.Description.Value)
 	if in.Language != nil {
@@ -293,14 +275,6 @@ func (s *Service) orgs(ctx context.Context, p *authz.Principal, orgID string) ([
 
 func (s *Service) script(ctx context.Context, p *authz.Principal, id string) (*Script, error) {
 	return tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
-}
-
-func required(f fault.Fields, path string, v *string) string {
-	if v == nil {
-		f.Add(path, "is required")
-		return ""
-	}
-	return strings.TrimSpace(*v)
 }
 
 func checkDescription(f fault.Fields, d *string) {

@@ -1,5 +1,6 @@
 // Package valid checks request values against the spec's bounds, recording each
-// failure under its JSON path in a fault.Fields.
+// failure under its JSON path in a fault.Fields, and decodes PATCH fields that
+// tell absent from null (Opt).
 package valid
 
 import (

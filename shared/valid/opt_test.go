@@ -1,0 +1,41 @@
+package valid_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+func TestOptTellsAbsentNullValueAndWrongType(t *testing.T) {
+	var in struct {
+		Absent valid.Opt[string] `json:"absent"`
+		Null   valid.Opt[string] `json:"null"`
+		Value  valid.Opt[string] `json:"value"`
+		Wrong  valid.Opt[string] `json:"wrong"`
+	}
+	if err := json.Unmarshal([]byte(`{"null":null,"value":"v","wrong":3}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Absent.Set || !in.Null.Set || in.Null.Value != nil || in.Null.Bad {
+		t.Errorf("absent %+v, null %+v", in.Absent, in.Null)
+	}
+	if !in.Value.Set || in.Value.Value == nil || *in.Value.Value != "v" || in.Value.Bad {
+		t.Errorf("value %+v", in.Value)
+	}
+	if !in.Wrong.Set || in.Wrong.Value != nil || !in.Wrong.Bad {
+		t.Errorf("wrong type %+v", in.Wrong)
+	}
+}
+
+func TestRequired(t *testing.T) {
+	f := fault.Fields{}
+	v := " x "
+	if got := valid.Required(f, "name", &v); got != "x" || f.Err() != nil {
+		t.Fatalf("Required(%q) = %q, %v", v, got, f.Err())
+	}
+	if got := valid.Required(f, "title", nil); got != "" || f.Err() == nil {
+		t.Fatalf("Required(nil) = %q, %v", got, f.Err())
+	}
+}
