@@ -77,6 +77,29 @@ type ceremony struct {
 	library bool   // go-webauthn accepts
 }
 
+// apply tampers with the response body and the session as the case says.
+func (c ceremony) apply(body []byte, s *webauthn.Session) []byte {
+	if c.tamper != nil {
+		body = c.tamper(body)
+	}
+	if c.session != nil {
+		c.session(s)
+	}
+	return body
+}
+
+// judge holds this package's verdict to the case: accepted, refused with the
+// given reason, or refused for any reason ("*").
+func (c ceremony) judge(t *testing.T, err error) {
+	t.Helper()
+	switch {
+	case c.ours == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case c.ours == "*" && err == nil, c.ours != "" && c.ours != "*" && webauthn.Reason(err) != c.ours:
+		t.Fatalf("verdict %v, want refusal %q", err, c.ours)
+	}
+}
+
 func honest() virtualwebauthn.RelyingParty {
 	return virtualwebauthn.RelyingParty{ID: rpID, Name: "Gale", Origin: origin}
 }
@@ -133,23 +156,13 @@ func TestRegistrationAgreesWithGoWebAuthn(t *testing.T) {
 					t.Fatalf("options: %v", err)
 				}
 				body := []byte(virtualwebauthn.CreateAttestationResponse(c.rp, auth, cred, *opts))
-				if c.tamper != nil {
-					body = c.tamper(body)
-				}
-				if c.session != nil {
-					c.session(sess)
-				}
+				body = c.apply(body, sess)
 				var got *webauthn.Credential
 				r, err := webauthn.ParseRegistration(body)
 				if err == nil {
 					got, err = ours.VerifyRegistration(sess, r)
 				}
-				switch {
-				case c.ours == "" && err != nil:
-					t.Fatalf("refused: %v", err)
-				case c.ours == "*" && err == nil, c.ours != "" && c.ours != "*" && webauthn.Reason(err) != c.ours:
-					t.Fatalf("verdict %v, want refusal %q", err, c.ours)
-				}
+				c.judge(t, err)
 				libSession := gowebauthn.SessionData{Challenge: sess.Challenge, UserID: handle, RelyingPartyID: rpID,
 					UserVerification: protocol.VerificationPreferred}
 				for _, p := range creation.PublicKey.PubKeyCredParams {
@@ -233,23 +246,14 @@ func TestAssertionAgreesWithGoWebAuthn(t *testing.T) {
 				}
 				asserting := virtualwebauthn.NewAuthenticatorWithOptions(c.auth)
 				body := []byte(virtualwebauthn.CreateAssertionResponse(c.rp, asserting, signer, *aopts))
-				if c.tamper != nil {
-					body = c.tamper(body)
-				}
-				if c.session != nil {
-					c.session(sess)
-				}
+				body = c.apply(body, sess)
 				var got *webauthn.Verified
 				a, err := webauthn.ParseAssertion(body)
 				if err == nil {
 					got, err = ours.VerifyAssertion(sess, a, []webauthn.Credential{*stored})
 				}
-				switch {
-				case c.ours == "" && err != nil:
-					t.Fatalf("refused: %v", err)
-				case c.ours == "*" && err == nil, c.ours != "" && c.ours != "*" && webauthn.Reason(err) != c.ours:
-					t.Fatalf("verdict %v, want refusal %q", err, c.ours)
-				case got != nil && got.CloneWarning != c.clone:
+				c.judge(t, err)
+				if got != nil && got.CloneWarning != c.clone {
 					t.Fatalf("clone warning %v, want %v", got.CloneWarning, c.clone)
 				}
 				libStored := gowebauthn.Credential{ID: stored.ID, PublicKey: stored.PublicKey,
