@@ -152,14 +152,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Alert, error) {
 	if in.DeviceID != nil {
 		valid.UUID(f, "deviceId", *in.DeviceID)
 	}
-	orgID := in.OrgID
-	if p.Scope == authz.ScopeOrg {
-		orgID = p.OrgID
-	} else if orgID == "" {
-		f.Add("orgId", "is required for partner and system callers")
-	} else {
-		valid.UUID(f, "orgId", orgID)
-	}
+	orgID := tenant.CreateOrg(f, p, in.OrgID)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

@@ -67,4 +67,11 @@ func TestScriptBadInput(t *testing.T) {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
 	}
 	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id, fixture.AAdmin, map[string]any{}), http.StatusBadRequest, "bad_request")
+	// A partner caller names the organization; one out of its reach is 404.
+	body := map[string]any{"name": "x", "language": "bash", "content": "ls"}
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base, fixture.PXAdmin, body), "orgId")
+	body["orgId"] = "not-a-uuid"
+	fixture.Invalid(t, w.Call(t, http.MethodPost, base, fixture.PXAdmin, body), "orgId")
+	body["orgId"] = w.A.ID
+	fixture.NotFound(t, w.Call(t, http.MethodPost, base, fixture.PYAdmin, body))
 }

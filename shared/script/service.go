@@ -21,10 +21,9 @@ import (
 
 // Errors of the script routes.
 var (
-	ErrNotFound    = fault.NotFound("Script not found")
-	ErrOrgRequired = fault.Invalid("orgId", "is required for partner and system callers")
-	ErrNoUpdates   = fault.BadRequest("No updates provided")
-	ErrConcurrent  = fault.Conflict("Script was changed concurrently").WithCode(fault.CodeRaceLost)
+	ErrNotFound   = fault.NotFound("Script not found")
+	ErrNoUpdates  = fault.BadRequest("No updates provided")
+	ErrConcurrent = fault.Conflict("Script was changed concurrently").WithCode(fault.CodeRaceLost)
 )
 
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
@@ -114,14 +113,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Script, error) {
 	}
 	content := valid.Required(f, "content", in.Content)
 	checkContent(f, content)
-	orgID := in.OrgID
-	if p.Scope == authz.ScopeOrg {
-		orgID = p.OrgID
-	} else if orgID == "" {
-		f.Add("orgId", "is required for partner and system callers")
-	} else {
-		valid.UUID(f, "orgId", orgID)
-	}
+	orgID := tenant.CreateOrg(f, p, in.OrgID)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

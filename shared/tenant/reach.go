@@ -5,7 +5,9 @@ import (
 	"errors"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/valid"
 )
 
 // Reach reads organization id if p can access it; an organization that does
@@ -53,4 +55,19 @@ func (s Store) Reachable(ctx context.Context, p *authz.Principal) ([]string, err
 		}
 	}
 	return ids, nil
+}
+
+// CreateOrg is the organization a create acts in: an organization caller's
+// own (a body orgId is ignored); otherwise the body's orgId, which is required
+// and must be a UUID (recorded in f). Reach then checks that p can access it.
+func CreateOrg(f fault.Fields, p *authz.Principal, orgID string) string {
+	switch {
+	case p.Scope == authz.ScopeOrg:
+		return p.OrgID
+	case orgID == "":
+		f.Add("orgId", "is required for partner and system scope")
+	default:
+		valid.UUID(f, "orgId", orgID)
+	}
+	return orgID
 }
