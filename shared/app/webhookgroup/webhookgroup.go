@@ -32,7 +32,7 @@ func Webhooks(d *app.Deps) (http.Handler, error) {
 func Guard(d *app.Deps) (*webhook.Guard, error) { return webhook.NewGuard(d.Cfg.WebhookAllowCIDRs) }
 
 func box(d *app.Deps) (*secret.Box, error) {
-	b, err := secret.New(d.Cfg.EncryptionKey)
+	b, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("webhook secrets: %w", err)
 	}
