@@ -145,7 +145,7 @@ func (c *CompiledRule) Rule() Rule { return c.rule }
 // filters on them.
 func (c *CompiledRule) Match(obs Observation, now time.Time) bool {
 	p := prepare(&obs)
-	return c.match(&p, now)
+	return c.match(&p, &clock{now: now})
 }
 
 // Match compiles r and matches it against obs at now.
@@ -187,7 +187,7 @@ func prepare(o *Observation) prepared {
 }
 
 // match is Match on a prepared observation. Criteria run cheapest first.
-func (c *CompiledRule) match(p *prepared, now time.Time) bool {
+func (c *CompiledRule) match(p *prepared, clk *clock) bool {
 	if c.set == 0 {
 		return false
 	}
@@ -225,7 +225,7 @@ func (c *CompiledRule) match(p *prepared, now time.Time) bool {
 	if s&bitCommandLine != 0 && !c.test(bitCommandLine, p.cmd != "", strings.Contains(p.cmd, c.cmd)) {
 		return false
 	}
-	return c.win.active(now)
+	return c.win.active(clk)
 }
 
 // test applies negation: a lacking value never matches; a negated criterion

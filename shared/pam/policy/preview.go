@@ -30,7 +30,7 @@ func Preview(r Rule, groups []SignerGroup, history []HistoryItem, opt PreviewOpt
 		}
 		res.TotalScanned++
 		p := prepare(&h.Observation)
-		if !c.match(&p, h.RequestedAt) {
+		if !c.match(&p, &clock{now: h.RequestedAt}) {
 			continue
 		}
 		res.TotalMatched++
