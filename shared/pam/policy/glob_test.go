@@ -44,7 +44,7 @@ func TestGlob(t *testing.T) {
 		{`C:\Users\*\AppData\**\*.exe`, `C:\Users\bob\x\AppData\x.exe`, false},
 		{`C:\Users\*\AppData\**\*.exe`, `C:\Users\bob\AppData\Local\x.exe.txt`, false},
 		{"K:\\KELVIN", "\u212a:/kelvin", true}, // Kelvin sign folds to k
-		{"C:\\ſ*", "c:/s.exe", true},          // long s folds to s
+		{"C:\\ſ*", "c:/s.exe", true},           // long s folds to s
 		{`C:\Ünïcode\*`, `c:\üNÏCODE\x`, true},
 		{long, strings.Repeat("a", 40), true},
 		{long, strings.Repeat("ab", 40), true},
