@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -72,24 +73,22 @@ func Compile(in ChainInput) *Chain {
 	default:
 		c.defErr = fmt.Errorf("policy: unknown default verdict %q", in.DefaultVerdict)
 	}
-	rules := make([]Rule, 0, len(in.Rules))
+	c.rules = make([]chainRule, 0, len(in.Rules))
+	zs := zones{}
 	for _, r := range in.Rules {
-		if r.Enabled {
-			rules = append(rules, r)
+		if !r.Enabled {
+			continue
 		}
-	}
-	sort.SliceStable(rules, func(i, j int) bool { return ruleBefore(&rules[i], &rules[j]) })
-	c.rules = make([]chainRule, len(rules))
-	for i, r := range rules {
-		cr, err := CompileRule(r, in.SignerGroups)
+		cr, err := compileRule(r, in.SignerGroups, zs)
 		if err == nil && !r.Verdict.Valid() {
 			err = fmt.Errorf("rule %s: unknown verdict %q", r.ID, r.Verdict)
 		}
 		if err != nil {
 			cr = &CompiledRule{rule: r}
 		}
-		c.rules[i] = chainRule{c: cr, err: err}
+		c.rules = append(c.rules, chainRule{c: cr, err: err})
 	}
+	slices.SortStableFunc(c.rules, func(a, b chainRule) int { return ruleCompare(&a.c.rule, &b.c.rule) })
 	c.byHash, c.bySigner = map[string][]policyEntry{}, map[string][]policyEntry{}
 	for _, p := range in.Policies {
 		if !p.Enabled || (p.Mode != ModeAllowlist && p.Mode != ModeBlocklist) {
@@ -112,15 +111,15 @@ func Compile(in ChainInput) *Chain {
 	return c
 }
 
-// ruleBefore orders rules: priority ascending, then createdAt, then id.
-func ruleBefore(a, b *Rule) bool {
+// ruleCompare orders rules: priority ascending, then createdAt, then id.
+func ruleCompare(a, b *Rule) int {
 	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
+		return cmp.Compare(a.Priority, b.Priority)
 	}
-	if !a.CreatedAt.Equal(b.CreatedAt) {
-		return a.CreatedAt.Before(b.CreatedAt)
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
 	}
-	return a.ID < b.ID
+	return strings.Compare(a.ID, b.ID)
 }
 
 func compileEntry(e Executable) compiledEntry {

@@ -74,8 +74,16 @@
 // missing, an unknown verdict, a panic) stops the chain with
 // require_approval and SourceError: the request is recorded pending.
 //
-// Compile does the per-rule work once (globs, folding, zones); Decide then
-// costs a few hundred nanoseconds per rule at most (BenchmarkDecide200Rules).
+// Compile does the per-rule work once (globs, folding, zones) and indexes the
+// bridge's entries by hash and signer; Decide then folds the observation
+// once and runs each rule's criteria cheapest first. BenchmarkDecide200Rules
+// (200 rules and 300 policy entries, none deciding, so every rule runs)
+// measured about 10 CPU-µs per request (goal 50 µs); BenchmarkCompile200Rules
+// about 0.5 CPU-ms per compilation.
+//
+// Globs run as a bit-parallel automaton after a literal prefix and suffix
+// check: linear in the path and allocation-free; FuzzGlob holds them to an
+// RE2 translation of the same semantics.
 //
 // # Preview
 //

@@ -88,6 +88,10 @@ func setCriteria(r *Rule) uint16 {
 // A rule that would fail Validate still compiles: a malformed window is
 // never active, a rule without criteria never matches.
 func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
+	return compileRule(r, groups, nil)
+}
+
+func compileRule(r Rule, groups []SignerGroup, zs zones) (*CompiledRule, error) {
 	c := &CompiledRule{rule: r, set: setCriteria(&r)}
 	for _, n := range r.MatchNegate {
 		c.neg |= criterionBit(n)
@@ -133,7 +137,7 @@ func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
 			return nil, fmt.Errorf("rule %s, matchParentImage: %w", r.ID, err)
 		}
 	}
-	c.win = compileWindow(r.TimeWindow)
+	c.win = compileWindow(r.TimeWindow, zs)
 	return c, nil
 }
 

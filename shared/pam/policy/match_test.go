@@ -241,3 +241,23 @@ func TestEveryCriterionReachable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecide: any rule text and any request decide without error or panic,
+// and Validate never panics on them.
+func FuzzDecide(f *testing.F) {
+	f.Add(`C:\**\*.exe`, "Vendor", "/s", "22:00", "06:00", "Europe/Berlin", `C:\x\y.exe`, "VENDOR", `"y.exe" /S`, `CORP\a`)
+	f.Add("", "", "", "", "", "", "", "", "", "")
+	f.Add("**/**/*", "\u212a", "\x00", "9:99", "24:00", "Local", `\\?\C:\`, "k", "", "")
+	f.Fuzz(func(t *testing.T, glob, signer, cmd, start, end, tz, path, obsSigner, obsCmd, user string) {
+		r := Rule{ID: "r", Enabled: true, Verdict: VerdictAutoApprove, MatchPathGlob: glob, MatchSigner: signer,
+			MatchCommandLine: cmd, MatchUser: user, MatchNegate: []Criterion{CriterionUser},
+			TimeWindow: &TimeWindow{Start: start, End: end, Timezone: tz, Days: []int{len(tz) % 8}}}
+		_ = Validate(r)
+		o := Observation{TargetExecutablePath: path, TargetExecutableSigner: obsSigner, CommandLine: obsCmd, SubjectUsername: user + "x"}
+		d := Decide(ChainInput{Rules: []Rule{r}, Policies: []SoftwarePolicy{{Enabled: true, Mode: ModeBlocklist,
+			Executables: []Executable{{PathGlob: glob, Signer: signer}}}}}, o, thu(23, 0, 0))
+		if d.Source == SourceError {
+			t.Fatalf("evaluator error: %v", d.Err)
+		}
+	})
+}

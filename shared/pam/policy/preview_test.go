@@ -81,9 +81,10 @@ func TestPreviewFlowTypeTimeWindowAndGroups(t *testing.T) {
 	if res.TotalMatched != 3 { // req 1, 4 and 5: 0 and 3 are Other Corp, 2 is an AI request
 		t.Errorf("time window: %+v", res)
 	}
-	// History holds no directory groups: a draft on them matches nothing.
-	for i := range h {
-		h[i].Observation.AdGroups = nil
+	// History holds no directory groups: a draft on them matches nothing,
+	// even when an item carries some.
+	if res, _ = Preview(Rule{MatchAdGroup: "Engineering"}, nil, h, PreviewOptions{}); res.TotalMatched != 0 {
+		t.Errorf("ad group: %+v", res)
 	}
 	if res, _ = Preview(Rule{MatchAdGroup: "Engineering", MatchNegate: neg(CriterionAdGroup)}, nil, h, PreviewOptions{}); res.TotalMatched != 0 {
 		t.Errorf("ad group: %+v", res)

@@ -14,8 +14,12 @@ type window struct {
 	loc        *time.Location
 }
 
-// compileWindow compiles w; nil means no window (always active).
-func compileWindow(w *TimeWindow) *window {
+// zones caches loaded zones during one compilation.
+type zones map[string]*time.Location
+
+// compileWindow compiles w; nil means no window (always active). zs may be
+// nil.
+func compileWindow(w *TimeWindow, zs zones) *window {
 	if w == nil {
 		return nil
 	}
@@ -33,9 +37,14 @@ func compileWindow(w *TimeWindow) *window {
 		cw.days |= 1 << d
 	}
 	if w.Timezone != "" {
-		loc, ok := loadZone(w.Timezone)
+		loc, ok := zs[w.Timezone]
 		if !ok {
-			return &window{bad: true}
+			if loc, ok = loadZone(w.Timezone); !ok {
+				return &window{bad: true}
+			}
+			if zs != nil {
+				zs[w.Timezone] = loc
+			}
 		}
 		cw.loc = loc
 	}
