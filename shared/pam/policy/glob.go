@@ -19,13 +19,13 @@ type glob struct {
 	prefix string // folded
 	suffix string // folded
 	// NFA over the middle: bit 0 is the start, bit i+1 follows token i.
-	n     int          // number of middle tokens
+	n     int         // number of middle tokens
 	class *[256]uint8 // byte -> index in masks (0: no literal token)
 	masks []uint64    // bits of the literal tokens of each byte class
-	star  uint64       // bits of `*` tokens (loop on any byte but '/')
-	dstar uint64       // bits of `**` tokens (loop on any byte)
-	eps1  uint64       // bits reachable from the previous bit without input (stars)
-	eps2  uint64       // bits reachable from two bits back without input (`/**/`)
+	star  uint64      // bits of `*` tokens (loop on any byte but '/')
+	dstar uint64      // bits of `**` tokens (loop on any byte)
+	eps1  uint64      // bits reachable from the previous bit without input (stars)
+	eps2  uint64      // bits reachable from two bits back without input (`/**/`)
 	re    *regexp.Regexp
 }
 
