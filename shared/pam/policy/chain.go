@@ -144,11 +144,9 @@ func compileEntry(e Executable) compiledEntry {
 	return ce
 }
 
-// match returns the entry's strength when it matches, else 0.
+// match returns the entry's strength when it matches, else 0. (Entries
+// that set nothing, or whose glob did not compile, are never indexed.)
 func (e *compiledEntry) match(p *prepared) int {
-	if !e.hasAny || e.broken {
-		return 0
-	}
 	if e.hash != "" && (p.hash == "" || p.hash != e.hash) {
 		return 0
 	}

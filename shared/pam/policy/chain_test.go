@@ -115,6 +115,12 @@ func TestDecide(t *testing.T) {
 			want{VerdictRequireApproval, SourceDefault, "", 15, nil}},
 		{"entry with hash and signer has hash strength", ChainInput{Policies: []SoftwarePolicy{pol("p1", ModeAllowlist, 1, Executable{Hash: hashA, Signer: "Vendor Inc."}), pol("p2", ModeBlocklist, 1, sigE)}}, uacObs(),
 			want{VerdictAutoApprove, SourcePolicy, "p1", 15, nil}},
+		{"same priority: earlier createdAt beats smaller id", ChainInput{Policies: []SoftwarePolicy{withP(pol("p1", ModeBlocklist, 1, sigE), func(p *SoftwarePolicy) { p.CreatedAt = t0.Add(time.Hour) }), pol("p2", ModeBlocklist, 1, sigE)}}, uacObs(),
+			want{VerdictAutoDeny, SourcePolicy, "p2", 15, nil}},
+		{"signer entry with a path glob needs both", ChainInput{Policies: []SoftwarePolicy{pol("p1", ModeBlocklist, 1, Executable{Signer: "Vendor Inc.", PathGlob: `C:\Windows\**`})}}, uacObs(),
+			want{VerdictRequireApproval, SourceDefault, "", 15, nil}},
+		{"signer entry with a matching path glob", ChainInput{Policies: []SoftwarePolicy{pol("p1", ModeBlocklist, 1, Executable{Signer: "Vendor Inc.", PathGlob: `C:\Program Files\**`})}}, uacObs(),
+			want{VerdictAutoDeny, SourcePolicy, "p1", 15, nil}},
 		{"empty entry never matches", ChainInput{Policies: []SoftwarePolicy{pol("p1", ModeBlocklist, 1, Executable{})}}, uacObs(),
 			want{VerdictRequireApproval, SourceDefault, "", 15, nil}},
 		{"disabled policy skipped", ChainInput{Policies: []SoftwarePolicy{withP(pol("p1", ModeBlocklist, 1, sigE), func(p *SoftwarePolicy) { p.Enabled = false })}}, uacObs(),
@@ -143,6 +149,8 @@ func TestDecide(t *testing.T) {
 			want{VerdictRequireApproval, SourceRule, "r1", 15, []string{"p1"}}},
 		{"the subject's allowlist is skipped, a weaker blocklist decides", ChainInput{Policies: []SoftwarePolicy{withP(pol("p1", ModeAllowlist, 1, hashE), func(p *SoftwarePolicy) { p.UpdatedBy = alice }), pol("p2", ModeBlocklist, 1, pathE)}}, uacObs(),
 			want{VerdictAutoDeny, SourcePolicy, "p2", 15, []string{"p1"}}},
+		{"the subject's allowlist matched by several entries is skipped once", ChainInput{Policies: []SoftwarePolicy{withP(pol("p1", ModeAllowlist, 1, hashE, sigE, pathE), func(p *SoftwarePolicy) { p.CreatedBy = alice })}}, uacObs(),
+			want{VerdictRequireApproval, SourceDefault, "", 15, []string{"p1"}}},
 		{"the subject's blocklist still denies", ChainInput{Policies: []SoftwarePolicy{withP(pol("p1", ModeBlocklist, 1, hashE), func(p *SoftwarePolicy) { p.CreatedBy = alice })}}, uacObs(),
 			want{VerdictAutoDeny, SourcePolicy, "p1", 15, nil}},
 		{"skipped allowlist and skipped rule both recorded", ChainInput{
@@ -208,5 +216,48 @@ func TestChainCompiledOnce(t *testing.T) {
 		if d := c.Decide(uacObs(), thu(12, 0, 0)); d.Verdict != VerdictAutoDeny || d.RuleID != "r1" {
 			t.Fatalf("decision %d: %+v", i, d)
 		}
+	}
+}
+
+// A panic inside the evaluator is an evaluator error: pending.
+func TestDecidePanicIsAnEvaluatorError(t *testing.T) {
+	c := &Chain{def: VerdictAutoDeny, rules: []chainRule{{c: nil}}}
+	d := c.Decide(uacObs(), thu(12, 0, 0))
+	if d.Verdict != VerdictRequireApproval || d.Source != SourceError || !errors.Is(d.Err, ErrEvaluator) || d.Status() != StatusPending {
+		t.Fatalf("Decide = %+v", d)
+	}
+}
+
+// One compiled chain serves concurrent requests (run with -race).
+func TestChainConcurrentUse(t *testing.T) {
+	in := benchChain()
+	in.Rules = append(in.Rules, Rule{ID: "last", OrgID: orgA, Enabled: true, Verdict: VerdictAutoDeny, Priority: MaxPriority,
+		MatchUser: `corp\alice`, TimeWindow: win("00:00", "23:59", nil, "Asia/Tokyo")})
+	c := Compile(in)
+	done := make(chan Decision)
+	for i := 0; i < 8; i++ {
+		go func() {
+			var d Decision
+			for j := 0; j < 50; j++ {
+				d = c.Decide(uacObs(), thu(12, j, 0))
+			}
+			done <- d
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if d := <-done; d.RuleID != "last" || d.Verdict != VerdictAutoDeny {
+			t.Errorf("decision %+v", d)
+		}
+	}
+}
+
+func TestCompiledRuleKeepsItsRule(t *testing.T) {
+	r := Rule{ID: "r1", MatchSigner: "x"}
+	c, err := CompileRule(r, nil)
+	if err != nil || c.Rule().ID != "r1" {
+		t.Fatalf("CompileRule = %v, %v", c, err)
+	}
+	if Criterion("publisher").Field() != "" {
+		t.Error("unknown criterion has a field")
 	}
 }

@@ -27,7 +27,10 @@
 //     is read as `/` on both sides, case-insensitive, the whole string must
 //     match; `*` matches within one segment (never `/`), `**` (two or more
 //     stars) matches across segments, and `/**/` also matches a single `/`
-//     (zero directories). `?`, `[` and every other character are literal.
+//     (zero directories): `C:\Windows\**\cmd.exe` matches
+//     `C:\Windows\cmd.exe`; `C:\Tools\**` matches everything below
+//     `C:\Tools\`, not `C:\Tools` itself. `?`, `[` and every other character
+//     are literal.
 //   - matchSigner, matchHash, matchUser, matchAdGroup, matchToolName: whole
 //     string, case-insensitive, both sides trimmed of surrounding spaces, no
 //     domain normalisation. matchAdGroup matches when any of the subject's
