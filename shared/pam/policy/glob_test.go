@@ -50,6 +50,9 @@ func TestGlob(t *testing.T) {
 		{long, strings.Repeat("ab", 40), true},
 		{long, strings.Repeat("a", 39), false},
 		{long + "/x", strings.Repeat("a", 40) + "/x", true},
+		{`C:\` + long + `\**\*.exe`, `c:\` + strings.Repeat("a", 40) + `\x.exe`, true},
+		{`C:\` + long + `\**\*.exe`, `c:\` + strings.Repeat("a", 40) + `\y\z\x.exe`, true},
+		{`C:\` + long + `\**\*.exe`, `c:\` + strings.Repeat("a", 40) + `x.exe`, false},
 		{long, strings.Repeat("a", 20) + "/" + strings.Repeat("a", 20), false},
 	}
 	for _, c := range cases {
