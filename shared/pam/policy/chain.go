@@ -74,12 +74,12 @@ func Compile(in ChainInput) *Chain {
 		c.defErr = fmt.Errorf("policy: unknown default verdict %q", in.DefaultVerdict)
 	}
 	c.rules = make([]chainRule, 0, len(in.Rules))
-	zs := zones{}
+	cc := &compileCache{}
 	for _, r := range in.Rules {
 		if !r.Enabled {
 			continue
 		}
-		cr, err := compileRule(r, in.SignerGroups, zs)
+		cr, err := compileRule(r, in.SignerGroups, cc)
 		if err == nil && !r.Verdict.Valid() {
 			err = fmt.Errorf("rule %s: unknown verdict %q", r.ID, r.Verdict)
 		}

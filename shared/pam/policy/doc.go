@@ -82,7 +82,7 @@
 // once and runs each rule's criteria cheapest first. BenchmarkDecide200Rules
 // (200 rules and 300 policy entries, none deciding, so every rule runs)
 // measured about 10 CPU-µs per request (goal 50 µs); BenchmarkCompile200Rules
-// about 0.5 CPU-ms per compilation.
+// about 0.4 CPU-ms per compilation: a caller deciding often keeps the Chain.
 //
 // Globs run as a bit-parallel automaton after a literal prefix and suffix
 // check: linear in the path and allocation-free; FuzzGlob holds them to an

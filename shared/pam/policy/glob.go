@@ -49,7 +49,7 @@ const maxNFATokens = 63
 
 // tokenize turns a normalised (folded, `/`-only) pattern into tokens.
 func tokenize(p string) []token {
-	var toks []token
+	toks := make([]token, 0, len(p))
 	for i := 0; i < len(p); {
 		if p[i] != '*' {
 			toks = append(toks, token{kind: tokLit, b: p[i]})

@@ -88,10 +88,43 @@ func setCriteria(r *Rule) uint16 {
 // A rule that would fail Validate still compiles: a malformed window is
 // never active, a rule without criteria never matches.
 func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
-	return compileRule(r, groups, nil)
+	return compileRule(r, groups, &compileCache{})
 }
 
-func compileRule(r Rule, groups []SignerGroup, zs zones) (*CompiledRule, error) {
+// compileCache shares what one compilation builds for several rules: loaded
+// zones and signer groups' folded sets (a group of 500 signers is folded
+// once, however many rules reference it).
+type compileCache struct {
+	zones   zones
+	signers map[string]map[string]struct{}
+}
+
+// signerSet returns the folded signers of group id, or false when groups
+// does not hold it.
+func (cc *compileCache) signerSet(groups []SignerGroup, id string) (map[string]struct{}, bool) {
+	if set, ok := cc.signers[id]; ok {
+		return set, true
+	}
+	for _, g := range groups {
+		if g.ID != id {
+			continue
+		}
+		set := make(map[string]struct{}, len(g.Signers))
+		for _, s := range g.Signers {
+			if s = strings.TrimSpace(s); s != "" {
+				set[fold(s)] = struct{}{}
+			}
+		}
+		if cc.signers == nil {
+			cc.signers = map[string]map[string]struct{}{}
+		}
+		cc.signers[id] = set
+		return set, true
+	}
+	return nil, false
+}
+
+func compileRule(r Rule, groups []SignerGroup, cc *compileCache) (*CompiledRule, error) {
 	c := &CompiledRule{rule: r, set: setCriteria(&r)}
 	for _, n := range r.MatchNegate {
 		c.neg |= criterionBit(n)
@@ -108,23 +141,11 @@ func compileRule(r Rule, groups []SignerGroup, zs zones) (*CompiledRule, error) 
 	}
 	if c.set&bitSignerGroup != 0 {
 		id := strings.TrimSpace(*r.MatchSignerGroupID)
-		found := false
-		for _, g := range groups {
-			if g.ID != id {
-				continue
-			}
-			found = true
-			c.signers = make(map[string]struct{}, len(g.Signers))
-			for _, s := range g.Signers {
-				if s = strings.TrimSpace(s); s != "" {
-					c.signers[fold(s)] = struct{}{}
-				}
-			}
-			break
-		}
-		if !found {
+		set, ok := cc.signerSet(groups, id)
+		if !ok {
 			return nil, fmt.Errorf("rule %s, signer group %s: %w", r.ID, id, ErrSignerGroupMissing)
 		}
+		c.signers = set
 	}
 	var err error
 	if c.set&bitPathGlob != 0 {
@@ -137,7 +158,10 @@ func compileRule(r Rule, groups []SignerGroup, zs zones) (*CompiledRule, error) 
 			return nil, fmt.Errorf("rule %s, matchParentImage: %w", r.ID, err)
 		}
 	}
-	c.win = compileWindow(r.TimeWindow, zs)
+	if cc.zones == nil {
+		cc.zones = zones{}
+	}
+	c.win = compileWindow(r.TimeWindow, cc.zones)
 	return c, nil
 }
 

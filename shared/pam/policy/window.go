@@ -18,7 +18,7 @@ type window struct {
 type zones map[string]*time.Location
 
 // compileWindow compiles w; nil means no window (always active). zs may be
-// nil.
+// nil (no cache).
 func compileWindow(w *TimeWindow, zs zones) *window {
 	if w == nil {
 		return nil
