@@ -33,7 +33,9 @@ func TestReplayedWriteIsRecognisedAndAppliesOnce(t *testing.T) {
 			t.Fatalf("%s, the retry of an applied write: %v, want success", name, err)
 		}
 	}
-	replay("create", func() error { return st.Do(ctx, store.PutNew(counter{Keys: store.Keys{PK: "LOST", SK: "x"}, Version: 1})) })
+	replay("create", func() error {
+		return st.Do(ctx, store.PutNew(counter{Keys: store.Keys{PK: "LOST", SK: "x"}, Version: 1}))
+	})
 	cas := func() error {
 		return st.Do(ctx, store.Change("LOST", "x", expression.Set(expression.Name("version"), expression.Value(2)).
 			Add(expression.Name("n"), expression.Value(1))).When(store.Is("version", 1)))
