@@ -56,8 +56,8 @@ const (
 	// throttling (requests per second, burst).
 	ctxThrottleRate  = "throttleRateLimit"
 	ctxThrottleBurst = "throttleBurstLimit"
-	// ctxXRay turns on X-Ray active tracing of the functions: "true" or
-	// "false". (Subsegments of the AWS SDK calls are not emitted: see README.)
+	// ctxXRay turns on X-Ray: active tracing of the functions, and their AWS
+	// SDK calls as subsegments (GALE_XRAY): "true" or "false".
 	ctxXRay = "xray"
 	// ctxLogRetentionDays is how long function logs are kept.
 	ctxLogRetentionDays = "logRetentionDays"
@@ -177,6 +177,9 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		}
 		if name == sweeper && adminEmail != "" {
 			fenv["SYSTEM_ADMIN_EMAIL"] = jsii.String(adminEmail)
+		}
+		if xray {
+			fenv["GALE_XRAY"] = jsii.String("true") // AWS SDK calls as subsegments (shared/config/xray.go)
 		}
 		if cors != "" && !slices.Contains(routes.Workers, name) {
 			fenv["CORS_ALLOWED_ORIGINS"] = jsii.String(cors)

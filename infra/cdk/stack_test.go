@@ -169,7 +169,7 @@ func TestGaleStack(t *testing.T) {
 			}
 			vars, _ := dig(fn.Properties, "Environment", "Variables").(map[string]any)
 			for _, v := range []string{"TABLE_NAME", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "DELIVERY_QUEUE_URL",
-				"DELIVERY_DLQ_URL", "APP_ENV", "APP_URL", "GALE_FUNCTION"} {
+				"DELIVERY_DLQ_URL", "APP_ENV", "APP_URL", "GALE_FUNCTION", "GALE_XRAY"} {
 				if _, ok := vars[v]; !ok {
 					t.Errorf("%s: env %s missing", name, v)
 				}
