@@ -38,7 +38,7 @@ func SSO(d *app.Deps) (http.Handler, error) {
 // Service builds the /sso service. Building it does no I/O beyond reading the
 // CA file when one is set.
 func Service(d *app.Deps) (*sso.Service, error) {
-	b, err := secret.New(d.Cfg.EncryptionKey)
+	b, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("sso secrets: %w", err)
 	}
