@@ -38,6 +38,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/users/me":                         "self-service: acts on the caller's own account",
 		"/api/v1/health":                           "public",
 		"/api/v1/openapi.json":                     "public",
+		"/api/v1/.well-known/jwks.json":            "public",
 		"/api/v1/permissions/catalog":              "public catalogue of permissions, no tenant data",
 		"/api/v1/roles/permissions/available":      "the caller's own grantable permissions",
 		"/admin/":                                  "the same handlers as /api/v1/admin/",
