@@ -1,8 +1,12 @@
 package sso_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/role"
@@ -287,5 +291,97 @@ func TestLoginWithoutProviderRedirects(t *testing.T) {
 	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+pr.ID+"/test", aAdmin, nil), http.StatusOK).Decode(t, &tr)
 	if tr.Success || tr.Error == "" {
 		t.Fatalf("test with the provider down: %+v", tr)
+	}
+}
+
+// ATTACKS 11: a discovery document naming a plain-HTTP, local or
+// internal endpoint is refused (the test reports it; a login would answer
+// provider_error), even from an issuer the guard accepts.
+func TestDiscoveryEndpointsPassTheGuard(t *testing.T) {
+	w := newWorld(t)
+	var bad atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		iss := "https://" + r.Host
+		doc := map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
+			"jwks_uri": iss + "/jwks", "userinfo_endpoint": iss + "/userinfo"}
+		for k, v := range bad.Load().(map[string]string) {
+			doc[k] = v
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(doc)
+	}))
+	srv.TLS = w.pki.server
+	srv.StartTLS()
+	defer srv.Close()
+	bad.Store(map[string]string{})
+	var pr sso.Provider
+	fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, map[string]any{"name": "Odd", "issuer": srv.URL, "clientId": "odd"}),
+		http.StatusCreated).Decode(t, &pr)
+	var tr sso.TestResult
+	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+pr.ID+"/test", aAdmin, nil), http.StatusOK).Decode(t, &tr)
+	if !tr.Success {
+		t.Fatalf("control: %+v", tr)
+	}
+	for field, u := range map[string]string{"token_endpoint": "http://127.0.0.1:1/token", "jwks_uri": "https://169.254.169.254/jwks",
+		"userinfo_endpoint": "https://localhost/userinfo", "authorization_endpoint": "https://[::ffff:0:a00:1]/authorize"} {
+		bad.Store(map[string]string{field: u})
+		fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+pr.ID+"/test", aAdmin, nil), http.StatusOK).Decode(t, &tr)
+		if tr.Success || !strings.Contains(tr.Error, field) {
+			t.Errorf("%s = %s: %+v", field, u, tr)
+		}
+	}
+	// A login against it answers provider_error.
+	bad.Store(map[string]string{"token_endpoint": "http://127.0.0.1:1/token"})
+	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+pr.ID+"/status", aAdmin, map[string]any{"status": "active"}), http.StatusOK)
+	res := fixture.Expect(t, w.call(t, http.MethodGet, "/api/v1/sso/login/"+w.a.ID, "", nil), http.StatusFound)
+	if loc := res.Header.Get("Location"); loc != appURL+"/login?error=provider_error" {
+		t.Fatalf("login went to %s", loc)
+	}
+}
+
+// ATTACKS 9: of providers of one organization activated concurrently,
+// exactly one becomes active; the others answer 409.
+func TestOneActiveProviderUnderConcurrency(t *testing.T) {
+	w := newWorld(t)
+	var ids []string
+	for i := range 8 {
+		res := fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, map[string]any{"name": "P", "clientId": "c",
+			"issuer": "https://93.184.216.34/p" + string(rune('a'+i))}), http.StatusCreated)
+		ids = append(ids, res.JSON(t)["id"].(string))
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won, lost := 0, 0
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := w.call(t, http.MethodPost, base+"/"+id+"/status", aAdmin, map[string]any{"status": "active"})
+			mu.Lock()
+			defer mu.Unlock()
+			switch res.Status {
+			case http.StatusOK:
+				won++
+			case http.StatusConflict:
+				lost++
+			default:
+				t.Errorf("status: %d %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if won != 1 || lost != len(ids)-1 {
+		t.Fatalf("%d activations won, %d lost", won, lost)
+	}
+	var l struct{ Data []sso.Provider }
+	fixture.Expect(t, w.call(t, http.MethodGet, base, aAdmin, nil), http.StatusOK).Decode(t, &l)
+	active := 0
+	for _, p := range l.Data {
+		if p.Status == sso.StatusActive {
+			active++
+		}
+	}
+	if active != 1 {
+		t.Fatalf("%d providers active", active)
 	}
 }
