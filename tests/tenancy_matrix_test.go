@@ -64,6 +64,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/scripts/":            v.script,
 		"/api/v1/alerts/":             v.alert,
 		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
+		"/api/v1/access-reviews/":     v.review,
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
 
@@ -89,6 +90,7 @@ func TestTenancyMatrix(t *testing.T) {
 			}
 			path = strings.ReplaceAll(path, "{id}", id)
 		}
+		path = strings.ReplaceAll(path, "{itemId}", v.reviewItem)
 		if strings.Contains(path, "{") {
 			t.Fatalf("%s %s: unclassified path parameter", op.method, op.path)
 		}
@@ -200,6 +202,7 @@ func skipped(skip map[string]string, path string) string {
 // victimSet is organization A's objects.
 type victimSet struct {
 	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert, ssoProvider string
+	review, reviewItem                                                                            string
 	names                                                                                         []string
 }
 
@@ -240,6 +243,11 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"severity": "high", "deviceId": v.device}))
 	v.ssoProvider = id(w.Call(t, http.MethodPost, "/api/v1/sso/providers", fixture.AAdmin, map[string]any{"name": v.names[10],
 		"issuer": "https://93.184.216.34/victim", "clientId": "victim-client", "clientSecret": "victim-secret-7f3"}))
+	v.review = id(w.Call(t, http.MethodPost, "/api/v1/access-reviews", fixture.AAdmin, map[string]any{"name": "victim-review-7f3"}))
+	var rd struct{ Items []struct{ ID string } }
+	fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/access-reviews/"+v.review, fixture.AAdmin, nil), http.StatusOK).Decode(t, &rd)
+	v.reviewItem = rd.Items[0].ID
+	v.names = append(v.names, "victim-review-7f3")
 	return v
 }
 

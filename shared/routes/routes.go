@@ -90,6 +90,9 @@ var Schedules = []Schedule{
 	{Job: "outbox-drain", RateMinutes: 1},
 	{Job: "enrollment-key-expiry", RateMinutes: 60},
 	{Job: "deletion-grace", RateMinutes: 60},
+	// access-review-completion resumes completions stalled past their marker
+	// (shared/review: completion beyond one transaction).
+	{Job: "access-review-completion", RateMinutes: 5},
 	{Job: "elevation-expiry", RateMinutes: 1},
 	{Job: "device-offline", RateMinutes: 1},
 	// bootstrap creates the configured system administrator when it is missing

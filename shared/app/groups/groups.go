@@ -16,6 +16,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/filtersgroup"
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/scriptsgroup"
 	"github.com/gale-rmm/gale/shared/app/searchgroup"
@@ -39,7 +40,7 @@ func Builders() map[string]app.Builder {
 		"auth":               authgroup.Auth,
 		"auth-passkeys":      passkeygroup.AuthPasskeys,
 		"sso":                ssogroup.SSO,
-		"access-reviews":     app.NotBuilt("access-reviews"),
+		"access-reviews":     reviewsgroup.AccessReviews,
 		"admin":              admingroup.Admin,
 		"pam":                app.NotBuilt("pam"),
 		"devices":            devicesgroup.Devices,
