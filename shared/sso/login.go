@@ -257,6 +257,11 @@ func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error
 	if err := idt.Claims(&claims); err != nil {
 		return "", fail(CodeIDTokenInvalid, err)
 	}
+	// OpenID Connect Core 3.1.3.7: with several audiences, the authorized
+	// party must be this client.
+	if azp, _ := claims["azp"].(string); len(idt.Audience) > 1 && azp != r.ClientID {
+		return "", fail(CodeIDTokenInvalid, errors.New("ID token for several audiences without this client as azp"))
+	}
 	if prov.UserInfoEndpoint() != "" {
 		ui, err := prov.UserInfo(octx, oauth2.StaticTokenSource(tok))
 		if err != nil {
