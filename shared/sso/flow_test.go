@@ -429,3 +429,27 @@ func TestSSOAcceptsOnlyANewAccountsInvitation(t *testing.T) {
 		t.Fatalf("A's provider on C's invitee: %q, want no_org_access", e)
 	}
 }
+
+// The account's own second factor still applies after SSO: the exchange
+// answers the MFA hand-off, never tokens; a suspended membership stops the
+// next SSO sign-in.
+func TestExchangeKeepsTheAccountsMFAAndMembershipState(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, nil)
+	mfa := fixture.User(t, w.env, fixture.Member{Email: "mia@alpha.example", Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID,
+		RoleID: role.OrgViewerID, TOTP: true})
+	code, e := w.signIn(t, w.idpA, w.a.ID, verified("sub-mia", "mia@alpha.example"))
+	if e != "" {
+		t.Fatal(e)
+	}
+	var lr signin.Result
+	fixture.Expect(t, w.exchange(t, code), http.StatusOK).Decode(t, &lr)
+	if !lr.MFARequired || lr.TempToken == "" || lr.Tokens != nil {
+		t.Fatalf("exchange for an MFA account: %+v", lr)
+	}
+	// A's admin suspends the membership: the linked identity no longer signs in.
+	fixture.Expect(t, w.call(t, http.MethodPatch, "/api/v1/users/"+mfa.UserID, aAdmin, map[string]any{"status": "disabled"}), http.StatusOK)
+	if _, e := w.signIn(t, w.idpA, w.a.ID, verified("sub-mia", "mia@alpha.example")); e != sso.CodeNoOrgAccess {
+		t.Fatalf("suspended member: %q, want no_org_access", e)
+	}
+}
