@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -30,6 +31,7 @@ func (s *Service) SweepGrace(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var failed error
 	for _, r := range append(due, processing...) {
 		// The index is eventually consistent: decide on the request itself.
 		cur, err := s.St.Request(ctx, r.ID)
@@ -44,14 +46,21 @@ func (s *Service) SweepGrace(ctx context.Context) (int, error) {
 			continue
 		}
 		done, err := s.carryOut(ctx, cur)
+		if errors.Is(err, user.ErrLastAdmin) {
+			// The account is a tenant's last administrator: it waits (and
+			// the next run retries) until the tenant has another one.
+			slog.WarnContext(ctx, "deletion request waits: last administrator of a tenant", "request", cur.ID)
+			continue
+		}
 		if err != nil {
-			return n, fmt.Errorf("deletion request %s: %w", cur.ID, err)
+			failed = errors.Join(failed, fmt.Errorf("deletion request %s: %w", cur.ID, err))
+			continue
 		}
 		if done {
 			n++
 		}
 	}
-	return n, nil
+	return n, failed
 }
 
 // carryOut deletes the account of r, each step idempotent, and completes r.
@@ -128,9 +137,18 @@ func (s *Service) anonymise(ctx context.Context, userID string) error {
 	w := anonymiseWrite(u, DeletedName, DeletedEmail(userID), clock.Stamp(now), clock.Format(now))
 	err = s.St.St.Commit(ctx, (&store.Tx{}).Add(w, releaseEmailWrite(u.Email, userID)))
 	var te *store.TxError
-	if errors.As(err, &te) && !te.FailedOn(w) {
-		// The e-mail guard no longer names the account: anonymise alone.
-		err = s.St.St.Do(ctx, w)
+	if errors.As(err, &te) {
+		// A concurrent run anonymised it, or the e-mail guard no longer
+		// names the account: read again and anonymise the profile alone.
+		u, gerr := s.Users.Get(ctx, userID)
+		switch {
+		case gerr != nil:
+			err = gerr
+		case u.Email == DeletedEmail(userID) && u.Status == user.StatusDisabled:
+			err = nil
+		default:
+			err = s.St.St.Do(ctx, anonymiseWrite(u, DeletedName, DeletedEmail(userID), clock.Stamp(now), clock.Format(now)))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("anonymise %s: %w", userID, err)

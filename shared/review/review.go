@@ -143,6 +143,8 @@ type Item struct {
 	ReviewedBy *string  `dynamodbav:"reviewedBy"`
 	CreatedAt  string   `dynamodbav:"createdAt"`
 	AppliedAt  string   `dynamodbav:"appliedAt,omitempty"`
+	// Skipped says why an applied revocation removed nobody (last_administrator).
+	Skipped string `dynamodbav:"skipped,omitempty"`
 	// Version moves with every decision (compare-and-swap).
 	Version int `dynamodbav:"version"`
 }

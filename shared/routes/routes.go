@@ -34,7 +34,8 @@ var Groups = []Group{
 	{Function: "search", Prefixes: []string{APIBase + "/search"}},
 	{Function: "users", Prefixes: []string{APIBase + "/users"}},
 	{Function: "roles", Prefixes: []string{APIBase + "/roles", APIBase + "/permissions"}},
-	{Function: "auth", Prefixes: []string{APIBase + "/auth"}},
+	// The auth function issues access tokens, so it also publishes their keys.
+	{Function: "auth", Prefixes: []string{APIBase + "/auth", APIBase + "/.well-known/jwks.json"}},
 	// Passkeys are their own function: WebAuthn verification (CBOR, COSE keys)
 	// would push the auth function past its 10 MB size budget.
 	{Function: "auth-passkeys", Prefixes: []string{APIBase + "/auth/passkeys", APIBase + "/auth/mfa/passkey"}},

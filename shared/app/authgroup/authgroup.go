@@ -16,6 +16,7 @@ import (
 	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
+	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/signin"
 )
 
@@ -34,6 +35,7 @@ func Auth(d *app.Deps) (http.Handler, error) {
 	del := deletiongroup.Service(d)
 	del.Verify = passhash.Verify
 	(&deletion.Handler{Svc: del}).Routes(rt)
+	(&session.KeysHandler{Keys: d.Sessions.Signer.Keys}).Routes(rt)
 	return d.Edge(rt), nil
 }
 
@@ -44,7 +46,7 @@ func Invite(d *app.Deps) *invite.Service {
 
 // MFA builds the TOTP, SMS and recovery-code service.
 func MFA(d *app.Deps) (*mfa.Service, error) {
-	box, err := secret.New(d.Cfg.EncryptionKey)
+	box, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, err
 	}

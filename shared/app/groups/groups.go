@@ -20,6 +20,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/scriptsgroup"
 	"github.com/gale-rmm/gale/shared/app/searchgroup"
+	"github.com/gale-rmm/gale/shared/app/ssogroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"github.com/gale-rmm/gale/shared/app/usersgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookgroup"
@@ -38,7 +39,7 @@ func Builders() map[string]app.Builder {
 		"roles":              rolesgroup.Roles,
 		"auth":               authgroup.Auth,
 		"auth-passkeys":      passkeygroup.AuthPasskeys,
-		"sso":                app.NotBuilt("sso"),
+		"sso":                ssogroup.SSO,
 		"access-reviews":     reviewsgroup.AccessReviews,
 		"admin":              admingroup.Admin,
 		"pam":                app.NotBuilt("pam"),
