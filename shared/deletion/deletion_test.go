@@ -113,7 +113,9 @@ func TestDeletionRequestLifecycle(t *testing.T) {
 	if e["error"] != "Deletion request already pending" || e["details"].(map[string]any)["requestId"] != r.ID {
 		t.Fatalf("second request: %v", e)
 	}
-	fixture.Expect(t, call(t, w, http.MethodGet, mine, u, nil), http.StatusOK).Decode(t, &cur)
+	res = call(t, w, http.MethodGet, mine, u, nil)
+	fixture.Expect(t, res, http.StatusOK).Decode(t, &cur)
+	fixture.Budget(t, res, 3)
 	if cur.Request == nil || cur.Request.ID != r.ID {
 		t.Fatalf("current %+v", cur.Request)
 	}
@@ -138,6 +140,7 @@ func TestDeletionRequestLifecycle(t *testing.T) {
 		}
 		res := w.Call(t, http.MethodGet, admin+"?status=pending", caller, nil)
 		fixture.Expect(t, res, http.StatusOK).Decode(t, &l)
+		fixture.Budget(t, res, 3)
 		if len(l.Requests) != n || l.Pagination.Total != n {
 			t.Fatalf("%s lists %+v", caller, l)
 		}
@@ -164,6 +167,7 @@ func TestDeletionRequestLifecycle(t *testing.T) {
 	fixture.Invalid(t, w.Call(t, http.MethodPost, admin+"/"+r.ID+"/process", fixture.AAdmin, map[string]any{"action": "reject"}), "adminNote")
 	res = w.Call(t, http.MethodPost, admin+"/"+r.ID+"/process", fixture.AAdmin, map[string]any{"action": "reject", "adminNote": "Contract runs to March"})
 	fixture.Expect(t, res, http.StatusOK).Decode(t, &got)
+	fixture.Budget(t, res, 3)
 	if got.Status != "cancelled" || got.AdminNote == nil {
 		t.Fatalf("rejected %+v", got)
 	}
@@ -179,9 +183,10 @@ func TestDeletionRequestLifecycle(t *testing.T) {
 	// Approval by the administrator of the account's only tenant: processing,
 	// then the sweep deletes the account, once.
 	r = request(t, w, u)
-	key := fixture.Expect(t, w.Call(t, http.MethodPost, admin+"/"+r.ID+"/process", fixture.AAdmin, map[string]any{"action": "approve"}), http.StatusOK).JSON(t)
-	if key["status"] != "processing" {
-		t.Fatalf("approved %v", key)
+	res = w.Call(t, http.MethodPost, admin+"/"+r.ID+"/process", fixture.AAdmin, map[string]any{"action": "approve"})
+	fixture.Budget(t, fixture.Expect(t, res, http.StatusOK), 4)
+	if approved := res.JSON(t); approved["status"] != "processing" {
+		t.Fatalf("approved %v", approved)
 	}
 	w.Env.Clock.Advance(5 * time.Minute)
 	fixture.ExpectError(t, call(t, w, http.MethodPost, mine, u, map[string]any{"password": password}), http.StatusConflict, "conflict")
