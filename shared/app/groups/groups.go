@@ -15,6 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
 	"github.com/gale-rmm/gale/shared/app/filtersgroup"
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/scriptsgroup"
@@ -40,7 +41,7 @@ func Builders() map[string]app.Builder {
 		"sso":                app.NotBuilt("sso"),
 		"access-reviews":     app.NotBuilt("access-reviews"),
 		"admin":              admingroup.Admin,
-		"pam":                app.NotBuilt("pam"),
+		"pam":                pamgroup.PAM,
 		"devices":            devicesgroup.Devices,
 		"agents":             agentsgroup.Agents,
 		"webhooks":           webhookgroup.Webhooks,

@@ -1,6 +1,6 @@
 // Package sweepgroup wires the sweeper function with every built job: the
-// outbox drain (shared/app), enrollment-key expiry, device-offline detection and
-// the bootstrap of the configured system administrator (idempotent).
+// outbox drain (shared/app), enrollment-key expiry, device-offline detection,
+// elevation expiry (shared/pam) and the bootstrap of the configured system administrator (idempotent).
 package sweepgroup
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/sweep"
 )
 
@@ -21,6 +22,7 @@ func Sweeper(d *app.Deps) *sweep.Sweeper {
 	sw := app.Sweeper(d)
 	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
 	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
+	sw.Jobs["elevation-expiry"] = pamgroup.Service(d).Expire
 	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return signingroup.BootstrapCount(ctx, d) }
 	return sw
 }
