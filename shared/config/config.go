@@ -53,8 +53,15 @@ type Config struct {
 	WebAuthnRPName  string
 	WebAuthnOrigins []string
 
-	WebhookAllowCIDRs []string
-	WebhookCAFile     string
+	// APIURL is where the API is reached from outside (API_URL, default
+	// APP_URL): the SSO redirect URI is APIURL + /api/v1/sso/callback.
+	APIURL string
+	// OutboundAllowCIDRs and OutboundCAFile exempt address ranges from the
+	// outbound guard and trust an extra CA (OUTBOUND_ALLOW_CIDRS and
+	// OUTBOUND_CA_FILE, aliases WEBHOOK_ALLOW_CIDRS and WEBHOOK_CA_FILE; tests
+	// and local runs only).
+	OutboundAllowCIDRs []string
+	OutboundCAFile     string
 
 	// CORSOrigins are the browser origins allowed to call the API (none by default).
 	CORSOrigins []string
@@ -101,11 +108,12 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),
 		WebAuthnRPID:        def(get("WEBAUTHN_RP_ID"), "localhost"),
 		WebAuthnRPName:      def(get("WEBAUTHN_RP_NAME"), "Gale"),
-		WebhookCAFile:       get("WEBHOOK_CA_FILE"),
+		OutboundCAFile:      first(get("OUTBOUND_CA_FILE"), get("WEBHOOK_CA_FILE")),
 		LogLevel:            def(get("LOG_LEVEL"), "info"),
 	}
 	c.WebAuthnOrigins = list(def(get("WEBAUTHN_ORIGINS"), c.AppURL))
-	c.WebhookAllowCIDRs = list(get("WEBHOOK_ALLOW_CIDRS"))
+	c.APIURL = strings.TrimRight(def(get("API_URL"), c.AppURL), "/")
+	c.OutboundAllowCIDRs = list(first(get("OUTBOUND_ALLOW_CIDRS"), get("WEBHOOK_ALLOW_CIDRS")))
 	c.CORSOrigins = list(get("CORS_ALLOWED_ORIGINS"))
 	for i, o := range c.CORSOrigins {
 		c.CORSOrigins[i] = strings.TrimRight(o, "/")
