@@ -55,6 +55,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodGet, Path: basePath + "/config", Access: key, Scopes: read, Handle: h.config},
 		httpapi.Route{Method: http.MethodPut, Path: basePath + "/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
 	)
+	h.SettingsRoutes(rt)
 }
 
 // RequestList is the list answer.

@@ -15,6 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/pam/policy"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -112,7 +113,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	}
 	now := s.Clock.Now()
 	ts := clock.Format(now)
-	obs := Observation{OrgID: a.OrgID, DeviceID: a.DeviceID, FlowType: FlowUAC, SubjectUsername: subject, TargetExecutablePath: path,
+	obs := Observation{OrgID: a.OrgID, DeviceID: a.DeviceID, FlowType: policy.FlowUACIntercept, SubjectUsername: subject, TargetExecutablePath: path,
 		TargetExecutableHash: hash, TargetExecutableSigner: signer, ParentImage: parent, CommandLine: cmdline, ObservedAt: observed}
 	if a.SiteID != nil {
 		obs.SiteID = *a.SiteID

@@ -14,6 +14,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/pam/policy"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -451,28 +452,14 @@ func (in *SignerGroupInput) apply(f fault.Fields, g *SignerGroup) {
 	valid.Name(f, "name", g.Name, MaxName)
 }
 
-// NormalizeSigners trims each signer, drops empty ones and case-insensitive
-// duplicates (the first spelling stays), and checks the limits.
+// NormalizeSigners trims, de-duplicates and bounds signers
+// (policy.NormalizeSigners), adding its errors to f.
 func NormalizeSigners(f fault.Fields, in []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for i, s := range in {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
+	out, fe := policy.NormalizeSigners(in)
+	for path, msgs := range fe {
+		for _, m := range msgs {
+			f.Add(path, m)
 		}
-		if len([]rune(s)) > MaxSigner {
-			f.Addf(fmt.Sprintf("signers.%d", i), "must be at most %d characters", MaxSigner)
-			continue
-		}
-		k := strings.ToLower(s)
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, s)
-		}
-	}
-	if len(out) > MaxSigners {
-		f.Addf("signers", "must have at most %d entries", MaxSigners)
 	}
 	return out
 }

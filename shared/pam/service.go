@@ -43,6 +43,8 @@ type Orgs interface {
 	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 	Site(ctx context.Context, orgID, id string) (*tenant.Site, error)
 	Group(ctx context.Context, orgID, id string) (*tenant.DeviceGroup, error)
+	SiteByID(ctx context.Context, id string) (*tenant.Site, error)
+	GroupByID(ctx context.Context, id string) (*tenant.DeviceGroup, error)
 }
 
 // Service holds the PAM control-plane rules.
@@ -53,6 +55,8 @@ type Service struct {
 	Events *event.Publisher
 	// PendingTTL is PAM_PENDING_TTL_MINUTES.
 	PendingTTL time.Duration
+	// ActuatorEnabled is PAM_ACTUATOR_ENABLED.
+	ActuatorEnabled bool
 	// Decided is told about each human decision (mobile approvals expire
 	// their siblings); nil does nothing.
 	Decided func(ctx context.Context, r *Request)
@@ -424,22 +428,34 @@ func (s *Service) Revoke(ctx context.Context, id string, in RevokeInput) (*Decid
 	if err != nil {
 		return nil, err
 	}
-	if !revocable(r.Status) {
-		return nil, ErrNotRevocable
-	}
-	ev, err := event.New(s.Clock, eventtype.ElevationRevoked, r.OrgID, s.eventData(r, StatusRevoked, map[string]any{"revokedBy": p.UserID, "previousStatus": r.Status}))
-	if err != nil {
-		return nil, err
-	}
-	tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now())),
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "pam.elevation_request.revoke",
-			ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,
-			Details: map[string]any{"reason": reason, "previousStatus": r.Status}}))
-	if err := s.Events.Commit(ctx, tx, ev); err != nil {
-		if errors.Is(err, store.ErrConditionFailed) {
+	// Compare-and-swap on the status read; a concurrent actuation (approved
+	// -> actuating) makes it read again, so the command it queued is taken
+	// off the device's queue with the revocation.
+	for attempt := 0; ; attempt++ {
+		if !revocable(r.Status) {
 			return nil, ErrNotRevocable
 		}
-		return nil, fmt.Errorf("revoke elevation request %s: %w", id, err)
+		ev, err := event.New(s.Clock, eventtype.ElevationRevoked, r.OrgID, EventData(r, StatusRevoked, map[string]any{"revokedBy": p.UserID, "previousStatus": r.Status}))
+		if err != nil {
+			return nil, err
+		}
+		tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now())), dropCommandWrite(r),
+			audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "pam.elevation_request.revoke",
+				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,
+				Details: map[string]any{"reason": reason, "previousStatus": r.Status}}))
+		err = s.Events.Commit(ctx, tx, ev)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return nil, fmt.Errorf("revoke elevation request %s: %w", id, err)
+		}
+		if attempt == 2 {
+			return nil, ErrChanged
+		}
+		if r, err = s.St.Request(ctx, r.OrgID, r.ID); err != nil {
+			return nil, err
+		}
 	}
 	return &Decided{Success: true, ID: r.ID, Status: StatusRevoked}, nil
 }
@@ -503,7 +519,7 @@ func (s *Service) expire(ctx context.Context, r *Request, now time.Time) (bool, 
 	if err != nil {
 		return false, err
 	}
-	tx := (&store.Tx{}).Add(expireWrite(r, r.Status, clock.Format(now)),
+	tx := (&store.Tx{}).Add(expireWrite(r, r.Status, clock.Format(now)), dropCommandWrite(r),
 		audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: "system", Type: "system"}, OrgID: r.OrgID, PartnerID: r.PartnerID,
 			Action: "pam.elevation_request.expire", ResourceType: "elevation_request", ResourceID: r.ID,
 			ResourceName: r.TargetExecutablePath, Details: map[string]any{"previousStatus": r.Status}}))

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -192,14 +193,25 @@ func decisionWrite(r *Request, to, by, byName, now string, expiresAt, reason *st
 	return store.Change(r.PK, r.SK, upd).When(store.Is("status", StatusPending)).Exists()
 }
 
-// revokeWrite moves an approved, auto_approved or actuating request to revoked.
+// revokeWrite moves r from the status it was read in (approved,
+// auto_approved or actuating) to revoked; a concurrent move fails it.
 func revokeWrite(r *Request, byName, reason, now string) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusRevoked)).
 		Set(expression.Name("revokedByName"), expression.Value(byName)).
 		Set(expression.Name("revokeReason"), expression.Value(reason)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
-	return store.Change(r.PK, r.SK, upd).When(statusIn(StatusApproved, StatusAutoApproved, StatusActuating)).Exists()
+	return store.Change(r.PK, r.SK, upd).When(store.Is("status", r.Status)).Exists()
+}
+
+// dropCommandWrite takes r's queued actuation command (if any) off its
+// device's queue: a revoked or expired elevation is never actuated later.
+func dropCommandWrite(r *Request) *store.Write {
+	if r.CommandID == nil {
+		return nil
+	}
+	k := device.AgentKey(r.DeviceID)
+	return store.Change(k.PK, k.SK, expression.Remove(expression.Name("commands."+*r.CommandID)))
 }
 
 // ActuateWrite moves approved request id of orgID to actuating, recording the

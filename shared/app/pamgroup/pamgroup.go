@@ -20,5 +20,5 @@ func PAM(d *app.Deps) (http.Handler, error) {
 // Service builds the PAM service.
 func Service(d *app.Deps) *pam.Service {
 	return &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
-		PendingTTL: d.Cfg.PAMPendingTTL}
+		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled}
 }
