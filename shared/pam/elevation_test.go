@@ -409,8 +409,14 @@ func TestActuation(t *testing.T) {
 		var wg sync.WaitGroup
 		var ac, rc int
 		wg.Add(2)
-		go func() { defer wg.Done(); ac = actuate(t, w, fixture.AAdmin, d.id, map[string]any{"elevationRequestId": rid}).Status }()
-		go func() { defer wg.Done(); rc = revoke(t, w, fixture.AAdmin, rid, map[string]any{"reason": "race"}).Status }()
+		go func() {
+			defer wg.Done()
+			ac = actuate(t, w, fixture.AAdmin, d.id, map[string]any{"elevationRequestId": rid}).Status
+		}()
+		go func() {
+			defer wg.Done()
+			rc = revoke(t, w, fixture.AAdmin, rid, map[string]any{"reason": "race"}).Status
+		}()
 		wg.Wait()
 		if rc != http.StatusOK || (ac != http.StatusCreated && ac != http.StatusConflict) {
 			t.Fatalf("actuate %d, revoke %d", ac, rc)
