@@ -38,10 +38,15 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/users/me":                         "self-service: acts on the caller's own account",
 		"/api/v1/health":                           "public",
 		"/api/v1/openapi.json":                     "public",
+		"/api/v1/.well-known/jwks.json":            "public",
 		"/api/v1/permissions/catalog":              "public catalogue of permissions, no tenant data",
 		"/api/v1/roles/permissions/available":      "the caller's own grantable permissions",
 		"/admin/":                                  "the same handlers as /api/v1/admin/",
 		"/api/v1/webhooks/{id}/retry/{deliveryId}": "needs a delivery of the victim; covered by shared/webhook",
+		"/api/v1/sso/login/":                       "public: starts a browser sign-in (shared/sso end-to-end tests)",
+		"/api/v1/sso/callback":                     "public: the identity provider's return (shared/sso end-to-end tests)",
+		"/api/v1/sso/exchange":                     "public: a one-time code is the credential (shared/sso end-to-end tests)",
+		"/api/v1/sso/check/":                       "public: an organization's SSO status",
 	}
 	idOf := map[string]string{
 		"/api/v1/api-keys/":               v.apiKey,
@@ -49,6 +54,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/enrollment-keys/":        v.enrollKey,
 		"/api/v1/devices/":                v.device,
 		"/api/v1/webhooks/":               v.webhook,
+		"/api/v1/sso/providers/":          v.ssoProvider,
 		"/api/v1/sites/":                  w.A2.ID,
 		"/api/v1/device-groups/":          w.GA,
 		"/api/v1/roles/":                  v.role,
@@ -61,6 +67,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/pam/rules/":              v.pamRule,
 		"/api/v1/pam/signer-groups/":      v.signerGroup,
 		"/api/v1/admin/":                  "00000000-0000-4000-8000-00000000abcd",
+		"/api/v1/access-reviews/":         v.review,
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
 
@@ -86,6 +93,7 @@ func TestTenancyMatrix(t *testing.T) {
 			}
 			path = strings.ReplaceAll(path, "{id}", id)
 		}
+		path = strings.ReplaceAll(path, "{itemId}", v.reviewItem)
 		if strings.Contains(path, "{") {
 			t.Fatalf("%s %s: unclassified path parameter", op.method, op.path)
 		}
@@ -196,9 +204,10 @@ func skipped(skip map[string]string, path string) string {
 
 // victimSet is organization A's objects.
 type victimSet struct {
-	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert string
-	elevation, pamRule, signerGroup                                                  string
-	names                                                                            []string
+	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert, ssoProvider string
+	review, reviewItem                                                                            string
+	elevation, pamRule, signerGroup                                                               string
+	names                                                                                         []string
 }
 
 func victims(t *testing.T, w *fixture.World) victimSet {
@@ -212,7 +221,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		got, _ := res.JSON(t)["id"].(string)
 		return got
 	}
-	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3",
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3", "victim-sso-7f3",
 		"victim-signers-7f3", "victim-pamrule-7f3", "victim-subject-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
@@ -237,12 +246,12 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"language": "powershell", "content": "Get-Process"}))
 	v.alert = id(w.Call(t, http.MethodPost, "/api/v1/alerts", fixture.AAdmin, map[string]any{"title": v.names[9],
 		"severity": "high", "deviceId": v.device}))
-	sg := w.Call(t, http.MethodPost, "/api/v1/pam/signer-groups", fixture.AAdmin, map[string]any{"name": v.names[10], "signers": []string{"Victim Corp"}})
+	sg := w.Call(t, http.MethodPost, "/api/v1/pam/signer-groups", fixture.AAdmin, map[string]any{"name": v.names[11], "signers": []string{"Victim Corp"}})
 	if sg.Status != http.StatusCreated {
 		t.Fatalf("signer group: %d %s", sg.Status, sg.Body)
 	}
 	v.signerGroup, _ = sg.JSON(t)["signerGroup"].(map[string]any)["id"].(string)
-	rule := w.Call(t, http.MethodPost, "/api/v1/pam/rules", fixture.AAdmin, map[string]any{"name": v.names[11], "verdict": "require_approval",
+	rule := w.Call(t, http.MethodPost, "/api/v1/pam/rules", fixture.AAdmin, map[string]any{"name": v.names[12], "verdict": "require_approval",
 		"matchSignerGroupId": v.signerGroup, "siteId": w.A2.ID})
 	if rule.Status != http.StatusCreated {
 		t.Fatalf("pam rule: %d %s", rule.Status, rule.Body)
@@ -250,7 +259,14 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 	v.pamRule, _ = rule.JSON(t)["rule"].(map[string]any)["id"].(string)
 	token, _ := enr.JSON(t)["authToken"].(string)
 	v.elevation = id(w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+v.device+"/elevation-requests", token,
-		map[string]any{"subject_username": v.names[12], "target_executable_path": `C:\\victim\\setup.exe`}))
+		map[string]any{"subject_username": v.names[13], "target_executable_path": `C:\\victim\\setup.exe`}))
+	v.ssoProvider = id(w.Call(t, http.MethodPost, "/api/v1/sso/providers", fixture.AAdmin, map[string]any{"name": v.names[10],
+		"issuer": "https://93.184.216.34/victim", "clientId": "victim-client", "clientSecret": "victim-secret-7f3"}))
+	v.review = id(w.Call(t, http.MethodPost, "/api/v1/access-reviews", fixture.AAdmin, map[string]any{"name": "victim-review-7f3"}))
+	var rd struct{ Items []struct{ ID string } }
+	fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/access-reviews/"+v.review, fixture.AAdmin, nil), http.StatusOK).Decode(t, &rd)
+	v.reviewItem = rd.Items[0].ID
+	v.names = append(v.names, "victim-review-7f3")
 	return v
 }
 

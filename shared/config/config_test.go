@@ -25,12 +25,21 @@ func TestDefaults(t *testing.T) {
 
 func TestProductionRefusesMissingSecrets(t *testing.T) {
 	_, err := load(t, map[string]string{"APP_ENV": "production", "ENROLLMENT_KEY_PEPPER": "p"})
-	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET") {
+	if err == nil || !strings.Contains(err.Error(), "APP_ENCRYPTION_KEY") {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = load(t, map[string]string{"APP_ENV": "production", "JWT_SECRET": "short"})
+	_, err = load(t, map[string]string{"APP_ENV": "production", "APP_ENCRYPTION_KEY": "short"})
 	if err == nil {
-		t.Fatal("short JWT secret accepted in production")
+		t.Fatal("short encryption key accepted in production")
+	}
+	_, err = load(t, map[string]string{"APP_ENV": "production", "APP_ENCRYPTION_KEY": strings.Repeat("k", 40),
+		"TOKEN_SIGNING_KEY": DevelopmentTokenKey()})
+	if err == nil || !strings.Contains(err.Error(), "development token-signing key") {
+		t.Fatalf("development token key in production: err = %v", err)
+	}
+	_, err = load(t, map[string]string{"TOKEN_SIGNING_KEY": "abcd"})
+	if err == nil || !strings.Contains(err.Error(), "TOKEN_SIGNING_KEY") {
+		t.Fatalf("short token key: err = %v", err)
 	}
 }
 

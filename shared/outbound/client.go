@@ -41,10 +41,29 @@ func NewHTTPClient(g *Guard, caFile string, timeout time.Duration) (*http.Client
 		IdleConnTimeout:       90 * time.Second,
 	}
 	return &http.Client{
-		Transport: tr,
+		Transport: checked{g: g, next: tr},
 		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}, nil
+}
+
+// checked holds every request to the URL rules (https, host name and literal
+// address rules) before it is sent, whatever produced the URL (a webhook, an
+// endpoint an identity provider's discovery document named); the dialer then
+// checks the addresses.
+type checked struct {
+	g    *Guard
+	next http.RoundTripper
+}
+
+func (c checked) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, err := c.g.parse(r.URL.String()); err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, &UnsafeError{Addr: r.URL.Redacted()}
+	}
+	return c.next.RoundTrip(r)
 }

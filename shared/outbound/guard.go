@@ -421,3 +421,11 @@ func (g *Guard) control(_, address string, _ syscall.RawConn) error {
 	}
 	return nil
 }
+
+// Check applies the rules that need no network (form, host name, literal
+// address) to raw: for URLs Gale did not choose but will call, such as the
+// endpoints an identity provider's discovery document names.
+func (g *Guard) Check(raw string) error {
+	_, err := g.parse(raw)
+	return err
+}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"code.dny.dev/ssrf"
 
@@ -261,4 +262,24 @@ func lastAddr(p netip.Prefix) netip.Addr {
 	}
 	a, _ := netip.AddrFromSlice(b)
 	return a
+}
+
+// The client refuses a plain-HTTP or local-name URL before any dial, even for
+// an exempted address (so a discovery document cannot downgrade a call).
+func TestClientRefusesURLsTheRulesRefuse(t *testing.T) {
+	g, err := outbound.NewGuard([]string{"127.0.0.1/32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := outbound.NewHTTPClient(g, "", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://127.0.0.1:1/x", "https://localhost:1/", "https://0x7f000001/", "https://[::ffff:0:7f00:1]/"} {
+		_, err := c.Get(u)
+		var unsafe *outbound.UnsafeError
+		if !errors.As(err, &unsafe) {
+			t.Errorf("GET %s: %v, want an UnsafeError", u, err)
+		}
+	}
 }

@@ -75,6 +75,8 @@ func (w *Worker) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSE
 		}()
 	}
 	wg.Wait()
+	// Metrics (shared/httpapi/metrics.go): messages and failures per batch.
+	w.Log.InfoContext(ctx, "batch", "messages", len(batch.Records), "batchItemFailures", len(resp.BatchItemFailures))
 	return resp, nil
 }
 
@@ -275,6 +277,9 @@ func (w *Worker) record(ctx context.Context, d *Delivery, claimID string, r resu
 		// webhook was deleted: that receipt (or the deletion) decides.
 		w.Log.WarnContext(ctx, "attempt outcome not recorded: claim lost", "deliveryId", d.ID)
 		return nil
+	}
+	if err == nil { // metrics (shared/httpapi/metrics.go): deliveries by outcome
+		w.Log.InfoContext(ctx, "delivery", "outcome", r.to, "attempts", r.attempts)
 	}
 	return err
 }

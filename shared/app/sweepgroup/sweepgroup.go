@@ -14,6 +14,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
 	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
 	"github.com/gale-rmm/gale/shared/sweep"
 )
 
@@ -23,6 +24,7 @@ func Sweeper(d *app.Deps) *sweep.Sweeper {
 	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
 	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
 	sw.Jobs["elevation-expiry"] = pamgroup.Service(d).Expire
+	sw.Jobs["access-review-completion"] = reviewsgroup.Service(d).ResumeStalled
 	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return signingroup.BootstrapCount(ctx, d) }
 	return sw
 }

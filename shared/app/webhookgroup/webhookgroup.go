@@ -34,7 +34,7 @@ func Webhooks(d *app.Deps) (http.Handler, error) {
 func Guard(d *app.Deps) (*outbound.Guard, error) { return outbound.NewGuard(d.Cfg.OutboundAllowCIDRs) }
 
 func box(d *app.Deps) (*secret.Box, error) {
-	b, err := secret.New(d.Cfg.EncryptionKey)
+	b, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("webhook secrets: %w", err)
 	}

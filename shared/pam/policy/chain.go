@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,8 +25,14 @@ type ChainInput struct {
 // Chain is a compiled decision chain: compile once, decide many times. It is
 // immutable and safe for concurrent use.
 type Chain struct {
-	policies []compiledPolicy // sorted: strength is judged per request
-	rules    []chainRule      // enabled, in priority order
+	// The bridge's entries, indexed by their strongest field: an entry is
+	// looked up by hash or signer, or tried in turn when only its path glob
+	// identifies it.
+	policies []SoftwarePolicy
+	byHash   map[string][]policyEntry
+	bySigner map[string][]policyEntry
+	byPath   []policyEntry
+	rules    []chainRule // enabled, in priority order
 	def      Verdict
 	defErr   error
 }
@@ -35,9 +42,9 @@ type chainRule struct {
 	err error // compile error: an evaluator error when the chain reaches it
 }
 
-type compiledPolicy struct {
-	p       SoftwarePolicy
-	entries []compiledEntry
+type policyEntry struct {
+	policy int // index in Chain.policies
+	e      compiledEntry
 }
 
 type compiledEntry struct {
@@ -66,46 +73,53 @@ func Compile(in ChainInput) *Chain {
 	default:
 		c.defErr = fmt.Errorf("policy: unknown default verdict %q", in.DefaultVerdict)
 	}
-	rules := make([]Rule, 0, len(in.Rules))
+	c.rules = make([]chainRule, 0, len(in.Rules))
+	cc := &compileCache{}
 	for _, r := range in.Rules {
-		if r.Enabled {
-			rules = append(rules, r)
+		if !r.Enabled {
+			continue
 		}
-	}
-	sort.SliceStable(rules, func(i, j int) bool { return ruleBefore(&rules[i], &rules[j]) })
-	c.rules = make([]chainRule, len(rules))
-	for i, r := range rules {
-		cr, err := CompileRule(r, in.SignerGroups)
+		cr, err := compileRule(r, in.SignerGroups, cc)
 		if err == nil && !r.Verdict.Valid() {
 			err = fmt.Errorf("rule %s: unknown verdict %q", r.ID, r.Verdict)
 		}
 		if err != nil {
 			cr = &CompiledRule{rule: r}
 		}
-		c.rules[i] = chainRule{c: cr, err: err}
+		c.rules = append(c.rules, chainRule{c: cr, err: err})
 	}
+	slices.SortStableFunc(c.rules, func(a, b chainRule) int { return ruleCompare(&a.c.rule, &b.c.rule) })
+	c.byHash, c.bySigner = map[string][]policyEntry{}, map[string][]policyEntry{}
 	for _, p := range in.Policies {
 		if !p.Enabled || (p.Mode != ModeAllowlist && p.Mode != ModeBlocklist) {
 			continue
 		}
-		cp := compiledPolicy{p: p}
+		c.policies = append(c.policies, p)
 		for _, e := range p.Executables {
-			cp.entries = append(cp.entries, compileEntry(e))
+			pe := policyEntry{policy: len(c.policies) - 1, e: compileEntry(e)}
+			switch {
+			case !pe.e.hasAny || pe.e.broken:
+			case pe.e.strength == strengthHash:
+				c.byHash[pe.e.hash] = append(c.byHash[pe.e.hash], pe)
+			case pe.e.strength == strengthSigner:
+				c.bySigner[pe.e.signer] = append(c.bySigner[pe.e.signer], pe)
+			default:
+				c.byPath = append(c.byPath, pe)
+			}
 		}
-		c.policies = append(c.policies, cp)
 	}
 	return c
 }
 
-// ruleBefore orders rules: priority ascending, then createdAt, then id.
-func ruleBefore(a, b *Rule) bool {
+// ruleCompare orders rules: priority ascending, then createdAt, then id.
+func ruleCompare(a, b *Rule) int {
 	if a.Priority != b.Priority {
-		return a.Priority < b.Priority
+		return cmp.Compare(a.Priority, b.Priority)
 	}
-	if !a.CreatedAt.Equal(b.CreatedAt) {
-		return a.CreatedAt.Before(b.CreatedAt)
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
 	}
-	return a.ID < b.ID
+	return strings.Compare(a.ID, b.ID)
 }
 
 func compileEntry(e Executable) compiledEntry {
@@ -130,11 +144,9 @@ func compileEntry(e Executable) compiledEntry {
 	return ce
 }
 
-// match returns the entry's strength when it matches, else 0.
+// match returns the entry's strength when it matches, else 0. (Entries
+// that set nothing, or whose glob did not compile, are never indexed.)
 func (e *compiledEntry) match(p *prepared) int {
-	if !e.hasAny || e.broken {
-		return 0
-	}
 	if e.hash != "" && (p.hash == "" || p.hash != e.hash) {
 		return 0
 	}
@@ -156,32 +168,40 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 		}
 	}()
 	p := prepare(&obs)
+	clk := &clock{now: now}
 	subject := strings.TrimSpace(obs.SubjectUsername)
 
 	// 1. The software-policy bridge.
 	var best *SoftwarePolicy
 	bestStrength := 0
-	for i := range c.policies {
-		cp := &c.policies[i]
-		if cp.p.OrgID != "" && obs.OrgID != "" && cp.p.OrgID != obs.OrgID {
-			continue
-		}
-		s := 0
-		for j := range cp.entries {
-			if m := cp.entries[j].match(&p); m > s {
-				s = m
+	consider := func(list []policyEntry) {
+		for i := range list {
+			pe := &list[i]
+			s := pe.e.match(&p)
+			if s == 0 {
+				continue
+			}
+			sp := &c.policies[pe.policy]
+			if sp.OrgID != "" && obs.OrgID != "" && sp.OrgID != obs.OrgID {
+				continue
+			}
+			if sp.Mode == ModeAllowlist && actorIsSubject(subject, sp.CreatedBy, sp.UpdatedBy) {
+				d.Skipped = skip(d.Skipped, Skipped{Source: SourcePolicy, ID: sp.ID, Name: sp.Name})
+				continue
+			}
+			if best == nil || policyBefore(sp, s, best, bestStrength) {
+				best, bestStrength = sp, s
 			}
 		}
-		if s == 0 {
-			continue
-		}
-		if cp.p.Mode == ModeAllowlist && actorIsSubject(subject, cp.p.CreatedBy, cp.p.UpdatedBy) {
-			d.Skipped = append(d.Skipped, Skipped{Source: SourcePolicy, ID: cp.p.ID, Name: cp.p.Name})
-			continue
-		}
-		if best == nil || policyBefore(&cp.p, s, best, bestStrength) {
-			best, bestStrength = &cp.p, s
-		}
+	}
+	if p.hash != "" {
+		consider(c.byHash[p.hash])
+	}
+	if p.signer != "" {
+		consider(c.bySigner[p.signer])
+	}
+	if p.path != "" {
+		consider(c.byPath)
 	}
 	if best != nil {
 		d.Source, d.PolicyID, d.PolicyName = SourcePolicy, best.ID, best.Name
@@ -206,7 +226,7 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 		if cr.err != nil {
 			return errorDecision(cr.err, d.Skipped)
 		}
-		if !cr.c.match(&p, now) {
+		if !cr.c.match(&p, clk) {
 			continue
 		}
 		if r.Verdict == VerdictAutoApprove && actorIsSubject(subject, r.CreatedBy, r.UpdatedBy) {
@@ -252,6 +272,16 @@ func policyBefore(a *SoftwarePolicy, sa int, b *SoftwarePolicy, sb int) bool {
 		return a.CreatedAt.Before(b.CreatedAt)
 	}
 	return a.ID < b.ID
+}
+
+// skip appends s unless the list already names it.
+func skip(list []Skipped, s Skipped) []Skipped {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 // actorIsSubject reports whether the request's subject created or last

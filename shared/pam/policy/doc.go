@@ -27,7 +27,10 @@
 //     is read as `/` on both sides, case-insensitive, the whole string must
 //     match; `*` matches within one segment (never `/`), `**` (two or more
 //     stars) matches across segments, and `/**/` also matches a single `/`
-//     (zero directories). `?`, `[` and every other character are literal.
+//     (zero directories): `C:\Windows\**\cmd.exe` matches
+//     `C:\Windows\cmd.exe`; `C:\Tools\**` matches everything below
+//     `C:\Tools\`, not `C:\Tools` itself. `?`, `[` and every other character
+//     are literal.
 //   - matchSigner, matchHash, matchUser, matchAdGroup, matchToolName: whole
 //     string, case-insensitive, both sides trimmed of surrounding spaces, no
 //     domain normalisation. matchAdGroup matches when any of the subject's
@@ -74,8 +77,16 @@
 // missing, an unknown verdict, a panic) stops the chain with
 // require_approval and SourceError: the request is recorded pending.
 //
-// Compile does the per-rule work once (globs, folding, zones); Decide then
-// costs a few hundred nanoseconds per rule at most (BenchmarkDecide200Rules).
+// Compile does the per-rule work once (globs, folding, zones) and indexes the
+// bridge's entries by hash and signer; Decide then folds the observation
+// once and runs each rule's criteria cheapest first. BenchmarkDecide200Rules
+// (200 rules and 300 policy entries, none deciding, so every rule runs)
+// measured about 10 CPU-µs per request (goal 50 µs); BenchmarkCompile200Rules
+// about 0.4 CPU-ms per compilation: a caller deciding often keeps the Chain.
+//
+// Globs run as a bit-parallel automaton after a literal prefix and suffix
+// check: linear in the path and allocation-free; FuzzGlob holds them to an
+// RE2 translation of the same semantics.
 //
 // # Preview
 //

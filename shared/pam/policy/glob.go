@@ -19,12 +19,13 @@ type glob struct {
 	prefix string // folded
 	suffix string // folded
 	// NFA over the middle: bit 0 is the start, bit i+1 follows token i.
-	n     int          // number of middle tokens
-	lit   *[256]uint64 // bits of literal tokens, by byte
-	star  uint64       // bits of `*` tokens (loop on any byte but '/')
-	dstar uint64       // bits of `**` tokens (loop on any byte)
-	eps1  uint64       // bits reachable from the previous bit without input (stars)
-	eps2  uint64       // bits reachable from two bits back without input (`/**/`)
+	n     int         // number of middle tokens
+	class *[256]uint8 // byte -> index in masks (0: no literal token)
+	masks []uint64    // bits of the literal tokens of each byte class
+	star  uint64      // bits of `*` tokens (loop on any byte but '/')
+	dstar uint64      // bits of `**` tokens (loop on any byte)
+	eps1  uint64      // bits reachable from the previous bit without input (stars)
+	eps2  uint64      // bits reachable from two bits back without input (`/**/`)
 	re    *regexp.Regexp
 }
 
@@ -48,7 +49,7 @@ const maxNFATokens = 63
 
 // tokenize turns a normalised (folded, `/`-only) pattern into tokens.
 func tokenize(p string) []token {
-	var toks []token
+	toks := make([]token, 0, len(p))
 	for i := 0; i < len(p); {
 		if p[i] != '*' {
 			toks = append(toks, token{kind: tokLit, b: p[i]})
@@ -109,12 +110,16 @@ func compileGlob(pattern string) (*glob, error) {
 		g.re = re
 		return g, nil
 	}
-	g.lit = new([256]uint64)
+	g.class, g.masks = new([256]uint8), []uint64{0}
 	for i, t := range mid {
 		bit := uint64(1) << (i + 1)
 		switch t.kind {
 		case tokLit:
-			g.lit[t.b] |= bit
+			if g.class[t.b] == 0 {
+				g.class[t.b] = uint8(len(g.masks))
+				g.masks = append(g.masks, 0)
+			}
+			g.masks[g.class[t.b]] |= bit
 			if t.skip2 {
 				g.eps2 |= bit
 			}
@@ -156,7 +161,7 @@ func (g *glob) match(s string) bool {
 		if c != '/' {
 			loop |= g.star
 		}
-		d = g.closure(((d << 1) & g.lit[c]) | (d & loop))
+		d = g.closure(((d << 1) & g.masks[g.class[c]]) | (d & loop))
 		if d == 0 {
 			return false
 		}

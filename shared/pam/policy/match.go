@@ -88,6 +88,43 @@ func setCriteria(r *Rule) uint16 {
 // A rule that would fail Validate still compiles: a malformed window is
 // never active, a rule without criteria never matches.
 func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
+	return compileRule(r, groups, &compileCache{})
+}
+
+// compileCache shares what one compilation builds for several rules: loaded
+// zones and signer groups' folded sets (a group of 500 signers is folded
+// once, however many rules reference it).
+type compileCache struct {
+	zones   zones
+	signers map[string]map[string]struct{}
+}
+
+// signerSet returns the folded signers of group id, or false when groups
+// does not hold it.
+func (cc *compileCache) signerSet(groups []SignerGroup, id string) (map[string]struct{}, bool) {
+	if set, ok := cc.signers[id]; ok {
+		return set, true
+	}
+	for _, g := range groups {
+		if g.ID != id {
+			continue
+		}
+		set := make(map[string]struct{}, len(g.Signers))
+		for _, s := range g.Signers {
+			if s = strings.TrimSpace(s); s != "" {
+				set[fold(s)] = struct{}{}
+			}
+		}
+		if cc.signers == nil {
+			cc.signers = map[string]map[string]struct{}{}
+		}
+		cc.signers[id] = set
+		return set, true
+	}
+	return nil, false
+}
+
+func compileRule(r Rule, groups []SignerGroup, cc *compileCache) (*CompiledRule, error) {
 	c := &CompiledRule{rule: r, set: setCriteria(&r)}
 	for _, n := range r.MatchNegate {
 		c.neg |= criterionBit(n)
@@ -104,23 +141,11 @@ func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
 	}
 	if c.set&bitSignerGroup != 0 {
 		id := strings.TrimSpace(*r.MatchSignerGroupID)
-		found := false
-		for _, g := range groups {
-			if g.ID != id {
-				continue
-			}
-			found = true
-			c.signers = make(map[string]struct{}, len(g.Signers))
-			for _, s := range g.Signers {
-				if s = strings.TrimSpace(s); s != "" {
-					c.signers[fold(s)] = struct{}{}
-				}
-			}
-			break
-		}
-		if !found {
+		set, ok := cc.signerSet(groups, id)
+		if !ok {
 			return nil, fmt.Errorf("rule %s, signer group %s: %w", r.ID, id, ErrSignerGroupMissing)
 		}
+		c.signers = set
 	}
 	var err error
 	if c.set&bitPathGlob != 0 {
@@ -133,7 +158,10 @@ func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
 			return nil, fmt.Errorf("rule %s, matchParentImage: %w", r.ID, err)
 		}
 	}
-	c.win = compileWindow(r.TimeWindow)
+	if cc.zones == nil {
+		cc.zones = zones{}
+	}
+	c.win = compileWindow(r.TimeWindow, cc.zones)
 	return c, nil
 }
 
@@ -145,7 +173,7 @@ func (c *CompiledRule) Rule() Rule { return c.rule }
 // filters on them.
 func (c *CompiledRule) Match(obs Observation, now time.Time) bool {
 	p := prepare(&obs)
-	return c.match(&p, now)
+	return c.match(&p, &clock{now: now})
 }
 
 // Match compiles r and matches it against obs at now.
@@ -187,7 +215,7 @@ func prepare(o *Observation) prepared {
 }
 
 // match is Match on a prepared observation. Criteria run cheapest first.
-func (c *CompiledRule) match(p *prepared, now time.Time) bool {
+func (c *CompiledRule) match(p *prepared, clk *clock) bool {
 	if c.set == 0 {
 		return false
 	}
@@ -225,7 +253,7 @@ func (c *CompiledRule) match(p *prepared, now time.Time) bool {
 	if s&bitCommandLine != 0 && !c.test(bitCommandLine, p.cmd != "", strings.Contains(p.cmd, c.cmd)) {
 		return false
 	}
-	return c.win.active(now)
+	return c.win.active(clk)
 }
 
 // test applies negation: a lacking value never matches; a negated criterion

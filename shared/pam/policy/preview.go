@@ -2,7 +2,9 @@ package policy
 
 // Preview matches r alone against history (newest first, as the caller
 // reads it): each item at its own RequestedAt, no priority shadowing, no
-// software-policy bridge, enabled and verdict ignored. It scans at most
+// software-policy bridge, enabled and verdict ignored. History holds no
+// directory groups: a draft with matchAdGroup matches nothing, negated or
+// not, whatever the items carry. It scans at most
 // opt.MaxScanned items of opt.FlowType (Truncated when history holds more)
 // and keeps the first opt.MaxSamples matches as samples. To learn whether the
 // window holds more, pass one item beyond the limit. A rule referencing a
@@ -30,7 +32,8 @@ func Preview(r Rule, groups []SignerGroup, history []HistoryItem, opt PreviewOpt
 		}
 		res.TotalScanned++
 		p := prepare(&h.Observation)
-		if !c.match(&p, h.RequestedAt) {
+		p.adGroups = nil // history holds no directory groups (spec 3, "Rule preview")
+		if !c.match(&p, &clock{now: h.RequestedAt}) {
 			continue
 		}
 		res.TotalMatched++

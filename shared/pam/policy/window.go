@@ -14,8 +14,12 @@ type window struct {
 	loc        *time.Location
 }
 
-// compileWindow compiles w; nil means no window (always active).
-func compileWindow(w *TimeWindow) *window {
+// zones caches loaded zones during one compilation.
+type zones map[string]*time.Location
+
+// compileWindow compiles w; nil means no window (always active). zs may be
+// nil (no cache).
+func compileWindow(w *TimeWindow, zs zones) *window {
 	if w == nil {
 		return nil
 	}
@@ -33,9 +37,14 @@ func compileWindow(w *TimeWindow) *window {
 		cw.days |= 1 << d
 	}
 	if w.Timezone != "" {
-		loc, ok := loadZone(w.Timezone)
+		loc, ok := zs[w.Timezone]
 		if !ok {
-			return &window{bad: true}
+			if loc, ok = loadZone(w.Timezone); !ok {
+				return &window{bad: true}
+			}
+			if zs != nil {
+				zs[w.Timezone] = loc
+			}
 		}
 		cw.loc = loc
 	}
@@ -69,17 +78,15 @@ func parseHHMM(s string) (int, bool) {
 	return h*60 + m, true
 }
 
-// active reports whether the window is open at now.
-func (w *window) active(now time.Time) bool {
+// active reports whether the window is open at the instant of clk.
+func (w *window) active(clk *clock) bool {
 	if w == nil {
 		return true
 	}
 	if w.bad {
 		return false
 	}
-	t := now.In(w.loc)
-	m := t.Hour()*60 + t.Minute()
-	day := int(t.Weekday())
+	m, day := clk.local(w.loc)
 	switch {
 	case w.start <= w.end:
 		if m < w.start || m > w.end {
@@ -93,4 +100,23 @@ func (w *window) active(now time.Time) bool {
 		return false
 	}
 	return w.days == 0 || w.days&(1<<day) != 0
+}
+
+// clock is one instant read in the zones of a chain's windows; it remembers
+// the last zone, as a chain's rules mostly share one.
+type clock struct {
+	now     time.Time
+	loc     *time.Location
+	min     int
+	weekday int
+}
+
+// local returns the minute of the day and the weekday of the instant in loc.
+func (c *clock) local(loc *time.Location) (int, int) {
+	if c.loc != loc || c.loc == nil {
+		t := c.now.In(loc)
+		h, m, _ := t.Clock()
+		c.loc, c.min, c.weekday = loc, h*60+m, int(t.Weekday())
+	}
+	return c.min, c.weekday
 }
