@@ -66,6 +66,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/pam/elevation-requests/": v.elevation,
 		"/api/v1/pam/rules/":              v.pamRule,
 		"/api/v1/pam/signer-groups/":      v.signerGroup,
+		"/api/v1/pam/software-policies/":  v.softwarePolicy,
 		"/api/v1/admin/":                  "00000000-0000-4000-8000-00000000abcd",
 		"/api/v1/access-reviews/":         v.review,
 	}
@@ -206,7 +207,7 @@ func skipped(skip map[string]string, path string) string {
 type victimSet struct {
 	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert, ssoProvider string
 	review, reviewItem                                                                            string
-	elevation, pamRule, signerGroup                                                               string
+	elevation, pamRule, signerGroup, softwarePolicy                                               string
 	names                                                                                         []string
 }
 
@@ -222,7 +223,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		return got
 	}
 	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3", "victim-sso-7f3",
-		"victim-signers-7f3", "victim-pamrule-7f3", "victim-subject-7f3"}
+		"victim-signers-7f3", "victim-pamrule-7f3", "victim-subject-7f3", "victim-swpolicy-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
 	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
@@ -257,6 +258,12 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		t.Fatalf("pam rule: %d %s", rule.Status, rule.Body)
 	}
 	v.pamRule, _ = rule.JSON(t)["rule"].(map[string]any)["id"].(string)
+	swp := w.Call(t, http.MethodPost, "/api/v1/pam/software-policies", fixture.AAdmin, map[string]any{"name": v.names[14], "mode": "allowlist",
+		"executables": []map[string]any{{"signer": "Victim Corp"}}})
+	if swp.Status != http.StatusCreated {
+		t.Fatalf("software policy: %d %s", swp.Status, swp.Body)
+	}
+	v.softwarePolicy, _ = swp.JSON(t)["softwarePolicy"].(map[string]any)["id"].(string)
 	token, _ := enr.JSON(t)["authToken"].(string)
 	v.elevation = id(w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+v.device+"/elevation-requests", token,
 		map[string]any{"subject_username": v.names[13], "target_executable_path": `C:\\victim\\setup.exe`}))

@@ -46,6 +46,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodPost, Path: basePath + "/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: h.revoke},
 		httpapi.Route{Method: http.MethodGet, Path: basePath + "/rules", Access: key, Scopes: read, Handle: h.rules},
 		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules", Access: key, Scopes: write, MFA: true, Handle: h.createRule},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules/preview", Access: key, Scopes: write, Handle: h.preview},
 		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateRule},
 		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteRule},
 		httpapi.Route{Method: http.MethodGet, Path: basePath + "/signer-groups", Access: key, Scopes: read, Handle: h.signerGroups},
@@ -56,6 +57,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodPut, Path: basePath + "/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
 	)
 	h.SettingsRoutes(rt)
+	h.SoftwarePolicyRoutes(rt)
 }
 
 // RequestList is the list answer.
