@@ -43,7 +43,7 @@ func TestIngestStatuses(t *testing.T) {
 	if r.FlowType != "uac_intercept" || r.DeviceID != d.id || r.SiteID == nil || *r.SiteID != w.A1.ID || r.DecisionSource != nil || r.PID == nil || *r.PID != 4242 {
 		t.Fatalf("stored %+v", r)
 	}
-	if got := types(events(t, w)); got != "elevation.requested" {
+	if got := elevTypes(events(t, w)); got != "elevation.requested" {
 		t.Fatalf("events %q", got)
 	}
 
@@ -220,7 +220,7 @@ func TestRespondStatuses(t *testing.T) {
 	if res.JSON(t)["status"] != "denied" {
 		t.Fatalf("deny %s", res.Body)
 	}
-	if got := types(events(t, w)); !strings.Contains(got, "elevation.approved") || !strings.Contains(got, "elevation.denied") {
+	if got := elevTypes(events(t, w)); !strings.Contains(got, "elevation.approved") || !strings.Contains(got, "elevation.denied") {
 		t.Fatalf("events %s", got)
 	}
 	if a := audits(t, w, w.A.ID); !strings.Contains(a, "pam.elevation_request.approve") || !strings.Contains(a, "pam.elevation_request.deny") {
@@ -279,7 +279,7 @@ func TestConcurrentDecisionsHaveOneWinner(t *testing.T) {
 	if won != 1 {
 		t.Fatalf("%d winners: %v", won, codes)
 	}
-	if got := types(events(t, w)); strings.Count(got, "elevation.approved")+strings.Count(got, "elevation.denied") != 1 {
+	if got := elevTypes(events(t, w)); strings.Count(got, "elevation.approved")+strings.Count(got, "elevation.denied") != 1 {
 		t.Fatalf("events %s", got)
 	}
 }
@@ -306,7 +306,7 @@ func TestRevokeStatuses(t *testing.T) {
 		t.Fatalf("revoked %+v", r)
 	}
 	fixture.ExpectError(t, revoke(t, w, fixture.AAdmin, id, map[string]any{"reason": "again"}), http.StatusConflict, "wrong_status")
-	if got := types(events(t, w)); !strings.Contains(got, "elevation.revoked") {
+	if got := elevTypes(events(t, w)); !strings.Contains(got, "elevation.revoked") {
 		t.Fatalf("events %s", got)
 	}
 	// An auto-approved elevation is revocable too.
@@ -397,7 +397,7 @@ func TestActuation(t *testing.T) {
 		t.Fatalf("revoked elevation still queued: %s", beat.Body)
 	}
 	fixture.ExpectError(t, actuate(t, w, fixture.AAdmin, d.id, map[string]any{"elevationRequestId": id}), http.StatusConflict, "wrong_status")
-	if got := types(events(t, w)); !strings.Contains(got, "elevation.actuating") {
+	if got := elevTypes(events(t, w)); !strings.Contains(got, "elevation.actuating") {
 		t.Fatalf("events %s", got)
 	}
 
@@ -480,7 +480,7 @@ func TestExpirySweep(t *testing.T) {
 	if n, err := job(context.Background()); err != nil || n != 1 || stored(t, w, w.A.ID, pending).Status != "expired" {
 		t.Fatalf("pending sweep %d %v", n, err)
 	}
-	if got := types(events(t, w)); strings.Count(got, "elevation.expired") != 3 {
+	if got := elevTypes(events(t, w)); strings.Count(got, "elevation.expired") != 3 {
 		t.Fatalf("events %s", got)
 	}
 	if a := audits(t, w, w.A.ID); strings.Count(a, "pam.elevation_request.expire") != 3 {

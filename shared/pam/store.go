@@ -99,7 +99,9 @@ func (s Store) Requests(ctx context.Context, orgID string, from, to time.Time) (
 // Recent reads up to max requests of orgID requested since from, newest
 // first, and reports whether more remained.
 func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int) ([]Request, bool, error) {
-	q := store.Query{PK: "ORG#" + orgID, SKFrom: idBound(from, false), SKTo: "ELEV#~", Descending: true, Limit: int32(min(max, 1000))}
+	// A prefix query newest first, stopping at the window's start.
+	q := store.Query{PK: "ORG#" + orgID, SKPrefix: "ELEV#", Descending: true}
+	lowest := idBound(from, false)
 	out := []Request{}
 	cursor := ""
 	for {
@@ -114,6 +116,9 @@ func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int
 			var r Request
 			if err := store.Unmarshal(it, &r); err != nil {
 				return nil, false, err
+			}
+			if r.SK < lowest {
+				return out, false, nil
 			}
 			out = append(out, r)
 		}

@@ -128,7 +128,7 @@ func events(t *testing.T, w *fixture.World) []map[string]any {
 	}
 }
 
-func types(evs []map[string]any) string {
+func elevTypes(evs []map[string]any) string {
 	var out []string
 	for _, e := range evs {
 		if s, _ := e["type"].(string); strings.HasPrefix(s, "elevation.") {
