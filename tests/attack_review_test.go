@@ -7,16 +7,19 @@ package tests
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
 )
 
 const attackPassword = "Marmalade-Otter-77!"
@@ -206,5 +209,290 @@ func TestAttackConcurrentSuspendRestoreOfInvitation(t *testing.T) {
 	}
 	if st, _ := attackMembership(t, w, victim.UserID, w.C.ID); st != user.MemberInvited && st != user.MemberInvitedSuspended {
 		t.Fatalf("after the race the invitation is %s", st)
+	}
+}
+
+type attackReviewDetail struct {
+	ID           string
+	Status       string
+	RevokedCount *int
+	Items        []struct{ ID, UserID, Decision string }
+}
+
+func attackReviewOf(t *testing.T, w *fixture.World, caller string) attackReviewDetail {
+	t.Helper()
+	id := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/access-reviews", caller, map[string]any{"name": "attack"}), http.StatusCreated).JSON(t)["id"].(string)
+	return attackReviewGet(t, w, caller, id)
+}
+
+func attackReviewGet(t *testing.T, w *fixture.World, caller, id string) attackReviewDetail {
+	t.Helper()
+	var d attackReviewDetail
+	fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/access-reviews/"+id, caller, nil), http.StatusOK).Decode(t, &d)
+	return d
+}
+
+// Classes 1 and 9 on access reviews: 20 concurrent completions raced with 20
+// decisions flipping one item: no 5xx, exactly one completion wins, and the
+// completed review reports exactly the revocations its items show; afterwards
+// it is immutable, and no other tenant reaches it.
+func TestAttackReviewCompletionRaces(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "access-reviews")
+	base := "/api/v1/access-reviews/"
+	d := attackReviewOf(t, w, fixture.AAdmin)
+	var flip string
+	for _, it := range d.Items {
+		if it.UserID == w.Users[fixture.AViewer] {
+			flip = it.ID
+		}
+		fixture.Expect(t, w.Call(t, http.MethodPatch, base+d.ID+"/items/"+it.ID, fixture.AAdmin, map[string]any{"decision": "approved"}), http.StatusOK)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	var bad []string
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var res fixture.Response
+			if i%2 == 0 {
+				res = w.Call(t, http.MethodPost, base+d.ID+"/complete", fixture.AAdmin, nil)
+			} else {
+				dec := []string{"revoked", "approved"}[i/2%2]
+				res = w.Call(t, http.MethodPatch, base+d.ID+"/items/"+flip, fixture.AAdmin, map[string]any{"decision": dec})
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case res.Status >= 500:
+				bad = append(bad, fmt.Sprintf("%d %s", res.Status, res.Body))
+			case i%2 == 0 && res.Status == http.StatusOK:
+				wins++
+			}
+		}()
+	}
+	wg.Wait()
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if wins > 1 {
+		t.Fatalf("%d completions answered 200", wins)
+	}
+	if wins == 0 {
+		fixture.Expect(t, w.Call(t, http.MethodPost, base+d.ID+"/complete", fixture.AAdmin, nil), http.StatusOK)
+	}
+	after := attackReviewGet(t, w, fixture.AAdmin, d.ID)
+	revoked := 0
+	for _, it := range after.Items {
+		if it.Decision == "revoked" {
+			revoked++
+		}
+	}
+	if after.Status != "completed" || after.RevokedCount == nil || *after.RevokedCount != revoked {
+		t.Fatalf("completed review %+v shows %d revoked items", after, revoked)
+	}
+	viewerGone := true
+	for _, m := range attackMembers(t, w, w.A.ID) {
+		if m == w.Users[fixture.AViewer] {
+			viewerGone = false
+		}
+	}
+	if (revoked == 1) != viewerGone {
+		t.Fatalf("revoked items %d, viewer removed %v", revoked, viewerGone)
+	}
+	// Immutable once completed, and invisible to every other tenant.
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+d.ID+"/items/"+flip, fixture.AAdmin, map[string]any{"decision": "pending"}), http.StatusBadRequest, "bad_request")
+	fixture.ExpectError(t, w.Call(t, http.MethodPost, base+d.ID+"/complete", fixture.AAdmin, nil), http.StatusBadRequest, "bad_request")
+	for _, c := range []string{fixture.BAdmin, fixture.CAdmin, fixture.PXAdmin, fixture.PYAdmin} {
+		fixture.NotFound(t, w.Call(t, http.MethodGet, base+d.ID, c, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodPatch, base+d.ID+"/items/"+flip, c, map[string]any{"decision": "pending"}))
+	}
+}
+
+func attackMembers(t *testing.T, w *fixture.World, orgID string) []string {
+	t.Helper()
+	ms, err := w.Env.Users.Members(context.Background(), authz.ScopeOrg, "", orgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.UserID)
+	}
+	return out
+}
+
+// Class 1 and 3 on reviews: another tenant's item id under one's own review
+// is unknown, and a restricted or lower caller cannot decide.
+func TestAttackReviewForeignItemsAndLowerCallers(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "access-reviews")
+	base := "/api/v1/access-reviews/"
+	a := attackReviewOf(t, w, fixture.AAdmin)
+	b := attackReviewOf(t, w, fixture.BAdmin)
+	for _, it := range a.Items {
+		// A's item under B's review, as B.
+		fixture.NotFound(t, w.Call(t, http.MethodPatch, base+b.ID+"/items/"+it.ID, fixture.BAdmin, map[string]any{"decision": "revoked"}))
+		res := w.Call(t, http.MethodPatch, base+a.ID+"/items/"+it.ID, fixture.ARestricted, map[string]any{"decision": "revoked"})
+		fixture.ExpectError(t, res, http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+a.ID+"/items/"+it.ID, fixture.AViewer, map[string]any{"decision": "revoked"}), http.StatusForbidden, "forbidden")
+	}
+	for _, it := range attackReviewGet(t, w, fixture.AAdmin, a.ID).Items {
+		if it.Decision != "pending" {
+			t.Fatalf("item changed: %+v", it)
+		}
+	}
+	if ms := attackMembers(t, w, w.B.ID); len(ms) != 1 {
+		t.Fatalf("B's members changed: %v", ms)
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Classes 1, 3, 4, 7 and 12 on SSO provider management: another tenant's
+// provider by id is 404 on every route and unchanged; lower and restricted
+// callers cannot write; an issuer and client id pair cannot be registered by
+// another tenant; the client secret is never answered, stored in clear or
+// logged; the public routes answer unknown and known organizations alike and
+// never 500 on garbage.
+//
+// Not parallel: it captures the process's default logger for its duration.
+func TestAttackSSOProvidersAcrossTenantsAndSecrets(t *testing.T) {
+	env := testenv.New(t, "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/32", "APP_URL", "https://app.gale.test", "API_URL", "https://api.gale.test",
+		"LOG_LEVEL", "debug")
+	logs := &syncBuffer{}
+	env.Log = httpapi.NewLogger(logs, slog.LevelDebug)
+	prev := slog.Default()
+	slog.SetDefault(env.Log)
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	w := &fixture.World{Env: env, Tokens: map[string]string{}, Users: map[string]string{}}
+	w.API = fixture.API(t, env, "sso", "auth")
+	px, py := fixture.Partner(t, env, "Partner X"), fixture.Partner(t, env, "Partner Y")
+	a, b, c := fixture.Org(t, env, px.ID, "Alpha"), fixture.Org(t, env, px.ID, "Bravo"), fixture.Org(t, env, py.ID, "Charlie")
+	site := fixture.Site(t, env, a.ID, "A one")
+	for name, m := range map[string]fixture.Member{
+		fixture.PXAdmin:     {Scope: authz.ScopePartner, PartnerID: px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
+		fixture.PXSelectedB: {Scope: authz.ScopePartner, PartnerID: px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{b.ID}, MFA: true, TOTP: true},
+		fixture.PYAdmin:     {Scope: authz.ScopePartner, PartnerID: py.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
+		fixture.AAdmin:      {Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: a.ID, RoleID: role.OrgAdminID, MFA: true},
+		fixture.AViewer:     {Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: a.ID, RoleID: role.OrgViewerID, MFA: true},
+		fixture.ATech:       {Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: a.ID, RoleID: role.OrgTechnicianID, MFA: true},
+		fixture.ARestricted: {Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: a.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}, MFA: true},
+		fixture.BAdmin:      {Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: b.ID, RoleID: role.OrgAdminID, MFA: true},
+		fixture.CAdmin:      {Scope: authz.ScopeOrg, PartnerID: py.ID, OrgID: c.ID, RoleID: role.OrgAdminID, MFA: true},
+	} {
+		u := fixture.User(t, env, m)
+		w.Tokens[name], w.Users[name] = u.Token, u.UserID
+	}
+	const secret1, secret2 = "Sso-Client-Secret-One-0f3c9a", "Sso-Client-Secret-Two-7be21d"
+	const issuer = "https://127.0.0.1:1/realms/alpha"
+	base := "/api/v1/sso/providers"
+	res := w.Call(t, http.MethodPost, base, fixture.AAdmin, map[string]any{"name": "Alpha IdP", "issuer": issuer,
+		"clientId": "gale-alpha", "clientSecret": secret1})
+	fixture.Expect(t, res, http.StatusCreated)
+	id := res.JSON(t)["id"].(string)
+	answers := []string{string(res.Body)}
+	res = w.Call(t, http.MethodPatch, base+"/"+id, fixture.AAdmin, map[string]any{"clientSecret": secret2})
+	answers = append(answers, string(fixture.Expect(t, res, http.StatusOK).Body))
+	res = w.Call(t, http.MethodPost, base+"/"+id+"/status", fixture.AAdmin, map[string]any{"status": "active"})
+	answers = append(answers, string(fixture.Expect(t, res, http.StatusOK).Body))
+	snapshot := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK).Body
+	answers = append(answers, string(snapshot))
+
+	// Another partner, another organization, a partner without access to A:
+	// 404 everywhere, and nothing changes.
+	for _, caller := range []string{fixture.BAdmin, fixture.CAdmin, fixture.PYAdmin, fixture.PXSelectedB} {
+		fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+id, caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodPatch, base+"/"+id, caller, map[string]any{"name": "owned", "enforceSSO": true}))
+		fixture.NotFound(t, w.Call(t, http.MethodPost, base+"/"+id+"/status", caller, map[string]any{"status": "inactive"}))
+		fixture.NotFound(t, w.Call(t, http.MethodPost, base+"/"+id+"/test", caller, nil))
+		fixture.NotFound(t, w.Call(t, http.MethodDelete, base+"/"+id, caller, nil))
+		list := w.Call(t, http.MethodGet, base+"?orgId="+a.ID, caller, nil)
+		if list.Status == http.StatusOK && strings.Contains(string(list.Body), id) {
+			t.Fatalf("%s lists A's provider: %s", caller, list.Body)
+		}
+		if strings.Contains(string(list.Body), "Alpha IdP") {
+			t.Fatalf("%s sees A's provider name: %s", caller, list.Body)
+		}
+	}
+	// Lower roles and a site-restricted administrator of A cannot write.
+	for _, caller := range []string{fixture.AViewer, fixture.ATech, fixture.ARestricted} {
+		fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id, caller, map[string]any{"enforceSSO": true}), http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.Call(t, http.MethodPost, base+"/"+id+"/status", caller, map[string]any{"status": "inactive"}), http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.Call(t, http.MethodDelete, base+"/"+id, caller, nil), http.StatusForbidden, "forbidden")
+		fixture.ExpectError(t, w.Call(t, http.MethodPost, base, caller, map[string]any{"name": "x", "issuer": "https://127.0.0.1:2/x", "clientId": "x"}), http.StatusForbidden, "forbidden")
+	}
+	if after := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil), http.StatusOK).Body; string(after) != string(snapshot) {
+		t.Fatalf("A's provider changed:\n%s\n%s", snapshot, after)
+	}
+	// Another tenant registering A's IdP application (same issuer and client id) is refused.
+	for _, caller := range []string{fixture.CAdmin, fixture.BAdmin} {
+		fixture.ExpectError(t, w.Call(t, http.MethodPost, base, caller, map[string]any{"name": "harvest", "issuer": issuer,
+			"clientId": "gale-alpha", "clientSecret": "x"}), http.StatusConflict, "conflict")
+	}
+	// A provider of another organization cannot be moved into A's reach.
+	cRes := fixture.Expect(t, w.Call(t, http.MethodPost, base, fixture.CAdmin, map[string]any{"name": "Charlie IdP",
+		"issuer": "https://127.0.0.1:1/realms/charlie", "clientId": "gale-charlie"}), http.StatusCreated)
+	cid := cRes.JSON(t)["id"].(string)
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cid, fixture.AAdmin, nil))
+	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cid, fixture.PXAdmin, nil))
+
+	// Public routes: an unknown organization looks like one without a
+	// provider; garbage never answers 5xx.
+	unknown := "5f0c7a52-3c8e-4d7e-9f1a-2b3c4d5e6f70"
+	known := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/sso/check/"+b.ID, "", nil), http.StatusOK).Body
+	other := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/sso/check/"+unknown, "", nil), http.StatusOK).Body
+	if string(known) != string(other) {
+		t.Fatalf("check tells an organization without a provider (%s) from an unknown id (%s)", known, other)
+	}
+	for _, path := range []string{"/api/v1/sso/callback?state=garbage&code=x", "/api/v1/sso/callback?state=&code=", "/api/v1/sso/callback",
+		"/api/v1/sso/callback?error=access_denied&state=x", "/api/v1/sso/login/not-a-uuid", "/api/v1/sso/login/" + unknown,
+		"/api/v1/sso/check/not-a-uuid", "/api/v1/sso/callback?state=" + strings.Repeat("a", 5000) + "&code=x"} {
+		if r := w.Call(t, http.MethodGet, path, "", nil); r.Status >= 500 || r.Status == http.StatusOK && strings.Contains(path, "callback") {
+			t.Fatalf("GET %.80s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	for _, body := range []any{map[string]any{"code": "x"}, map[string]any{"code": strings.Repeat("x", 300)}, map[string]any{"code": 7},
+		map[string]any{"code": "x", "Code": "y"}, `{"code":"x","code":"y"}`, map[string]any{}} {
+		if r := w.Call(t, http.MethodPost, "/api/v1/sso/exchange", "", body); r.Status < 400 || r.Status >= 500 {
+			t.Fatalf("exchange %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+
+	// Class 12: neither secret in any answer, the table or the logs.
+	scan := fixture.Scan(t, env)
+	for _, s := range []string{secret1, secret2} {
+		for i, ans := range answers {
+			if strings.Contains(ans, s) {
+				t.Fatalf("answer %d holds the client secret: %s", i, ans)
+			}
+		}
+		if strings.Contains(scan, strings.ToLower(s)) {
+			t.Fatal("the table holds the client secret in clear")
+		}
+		if strings.Contains(logs.String(), s) {
+			t.Fatal("the logs hold the client secret")
+		}
+	}
+	if !strings.Contains(logs.String(), "sso callback refused") {
+		t.Fatal("the log capture saw nothing: the scan of the logs proves nothing")
 	}
 }
