@@ -6,15 +6,23 @@ package tests
 
 import (
 	"context"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/outbound"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
@@ -495,4 +503,130 @@ func TestAttackSSOProvidersAcrossTenantsAndSecrets(t *testing.T) {
 	if !strings.Contains(logs.String(), "sso callback refused") {
 		t.Fatal("the log capture saw nothing: the scan of the logs proves nothing")
 	}
+}
+
+// unsafeURLs are destinations every user-given URL must refuse: loopback,
+// private, link-local and metadata addresses in numeric-host forms and in
+// every IPv6 form embedding an IPv4 address.
+var unsafeURLs = []string{
+	"https://127.0.0.1/", "https://127.0.0.1./x", "https://2130706433/", "https://0x7f000001/", "https://0X7F.0.0.1/",
+	"https://0177.0.0.1/", "https://127.1/", "https://127.000.000.001/", "https://0/", "https://0.0.0.0/",
+	"https://169.254.169.254/latest/meta-data/", "https://100.100.100.200/", "https://192.0.0.192/", "https://[fd00:ec2::254]/",
+	"https://[::1]/", "https://[::]/", "https://[::127.0.0.1]/", "https://[0:0:0:0:0:0:0:1]/",
+	"https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://[0:0:0:0:0:ffff:a9fe:a9fe]/",
+	"https://[::ffff:0:127.0.0.1]/", "https://[::ffff:0:a9fe:a9fe]/", "https://[64:ff9b::127.0.0.1]/",
+	"https://[64:ff9b::a9fe:a9fe]/", "https://[64:ff9b:1::8.8.8.8]/", "https://[2002:7f00:1::1]/", "https://[2002:a9fe:a9fe::]/",
+	"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "https://[2001:0:a9fe:a9fe::1]/", "https://[fe80::1%25eth0]/",
+	"https://localhost/", "https://LOCALHOST./", "https://metadata.localhost/", "https://printer.local/", "https://intranet/",
+	"http://hooks.example.com/", "https://xn--80ak6aa92e.com\u0000/", "https://\uff11\uff12\uff17.0.0.1/",
+}
+
+// Class 11 through the routes: a webhook URL (create and PATCH) and an SSO
+// issuer given in any unsafe form answer 400 naming the field and store
+// nothing.
+func TestAttackOutboundURLsRefusedAtTheRoutes(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "webhooks", "sso")
+	hook := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/webhooks", fixture.AAdmin, map[string]any{"name": "ok",
+		"url": "https://93.184.216.34/in", "events": []string{"device.online"}}), http.StatusCreated).JSON(t)["id"].(string)
+	before := fixture.Scan(t, w.Env)
+	for _, u := range unsafeURLs {
+		for _, c := range []struct {
+			method, path, field string
+			body                map[string]any
+		}{
+			{http.MethodPost, "/api/v1/webhooks", "url", map[string]any{"name": "x", "url": u, "events": []string{"device.online"}}},
+			{http.MethodPatch, "/api/v1/webhooks/" + hook, "url", map[string]any{"url": u}},
+			{http.MethodPost, "/api/v1/sso/providers", "issuer", map[string]any{"name": "x", "issuer": u, "clientId": "c"}},
+		} {
+			res := w.Call(t, c.method, c.path, fixture.AAdmin, c.body)
+			if res.Status != http.StatusBadRequest {
+				t.Errorf("%s %s with %q: %d %s", c.method, c.path, u, res.Status, res.Body)
+				continue
+			}
+			fixture.Invalid(t, res, c.field)
+		}
+	}
+	if after := fixture.Scan(t, w.Env); strings.Count(after, "\n") != strings.Count(before, "\n") {
+		t.Fatal("a refused URL left rows behind")
+	}
+}
+
+// Class 11 at dial time: the outbound client follows no redirect (a provider
+// or receiver answering 302 to the metadata address gets its 302 back, and
+// the metadata address is never dialled), and a name that resolves to a
+// blocked address after it was validated is refused when dialled.
+func TestAttackOutboundClientFollowsNoRedirectAndRechecksAtDial(t *testing.T) {
+	t.Parallel()
+	var metadataHits atomic.Int32
+	meta := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { metadataHits.Add(1) }))
+	defer meta.Close()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		to := map[string]string{"/meta": "https://169.254.169.254/latest/meta-data/", "/loop": meta.URL + "/x",
+			"/mapped": "https://[::ffff:169.254.169.254]/"}[r.URL.Path]
+		http.Redirect(w, r, to, http.StatusFound)
+	}))
+	defer srv.Close()
+	ca := t.TempDir() + "/ca.pem"
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := outbound.NewGuard([]string{"127.0.0.1/32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := outbound.NewHTTPClient(g, ca, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/meta", "/loop", "/mapped"} {
+		res, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p, err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusFound {
+			t.Fatalf("GET %s: %d, want the 302 itself", p, res.StatusCode)
+		}
+	}
+	if n := metadataHits.Load(); n != 0 {
+		t.Fatalf("a redirect was followed %d times", n)
+	}
+	// DNS rebinding: public when validated, loopback or metadata when dialled.
+	r := &flipResolver{first: netip.MustParseAddr("93.184.216.34")}
+	g2 := &outbound.Guard{Resolver: r}
+	if err := g2.Validate(context.Background(), "https://rebind.example.com/hook"); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	for _, later := range []string{"127.0.0.1", "169.254.169.254", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1"} {
+		r.set(netip.MustParseAddr(later))
+		_, err := g2.DialContext(context.Background(), "tcp", "rebind.example.com:443")
+		var unsafe *outbound.UnsafeError
+		if !errors.As(err, &unsafe) {
+			t.Fatalf("dial after rebinding to %s: %v", later, err)
+		}
+	}
+}
+
+// flipResolver answers first until set is called.
+type flipResolver struct {
+	mu    sync.Mutex
+	first netip.Addr
+	later netip.Addr
+}
+
+func (f *flipResolver) set(a netip.Addr) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.later = a
+}
+
+func (f *flipResolver) LookupNetIP(_ context.Context, _, _ string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.later.IsValid() {
+		return []netip.Addr{f.later}, nil
+	}
+	return []netip.Addr{f.first}, nil
 }
