@@ -462,6 +462,37 @@ func TestAttackSSOProvidersAcrossTenantsAndSecrets(t *testing.T) {
 	cid := cRes.JSON(t)["id"].(string)
 	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cid, fixture.AAdmin, nil))
 	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+cid, fixture.PXAdmin, nil))
+	// Nor can another tenant's provider take A's pair by PATCH, in one step or two.
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+cid, fixture.CAdmin, map[string]any{"issuer": issuer,
+		"clientId": "gale-alpha"}), http.StatusConflict, "conflict")
+	fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/"+cid, fixture.CAdmin, map[string]any{"issuer": issuer}), http.StatusOK)
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+cid, fixture.CAdmin, map[string]any{"clientId": "gale-alpha"}), http.StatusConflict, "conflict")
+	fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/"+cid, fixture.CAdmin, map[string]any{"clientId": "gale-charlie-2"}), http.StatusOK)
+
+	// 20 concurrent registrations of one pair by two tenants: exactly one wins.
+	var wg sync.WaitGroup
+	var created, conflicts atomic.Int32
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			caller := []string{fixture.BAdmin, fixture.CAdmin}[i%2]
+			r := w.Call(t, http.MethodPost, base, caller, map[string]any{"name": fmt.Sprintf("race %d", i),
+				"issuer": "https://127.0.0.1:1/realms/race", "clientId": "gale-race", "clientSecret": "x"})
+			switch r.Status {
+			case http.StatusCreated:
+				created.Add(1)
+			case http.StatusConflict:
+				conflicts.Add(1)
+			default:
+				t.Errorf("racing create: %d %s", r.Status, r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if created.Load() != 1 || conflicts.Load() != 19 {
+		t.Fatalf("racing creates of one pair: %d created, %d conflicts", created.Load(), conflicts.Load())
+	}
 
 	// Public routes: an unknown organization looks like one without a
 	// provider; garbage never answers 5xx.
