@@ -453,3 +453,21 @@ func TestExchangeKeepsTheAccountsMFAAndMembershipState(t *testing.T) {
 		t.Fatalf("suspended member: %q, want no_org_access", e)
 	}
 }
+
+// email_verified vouches for the email claim only: an address mapped from
+// another claim is unverified, so an IdP user who writes a member's address
+// into preferred_username cannot link or sign in as that member.
+func TestMappedEmailClaimIsNeverVerified(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, map[string]any{"attributeMapping": map[string]any{"email": "preferred_username"}})
+	fixture.User(t, w.env, fixture.Member{Email: "bob@alpha.example", Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID,
+		RoleID: role.OrgAdminID, Password: "Correct-Horse-Battery-9"})
+	mallory := &mockoidc.MockUser{Subject: "sub-mallory", Email: "mallory@elsewhere.example", EmailVerified: true,
+		PreferredUsername: "bob@alpha.example"}
+	if _, errCode := w.signIn(t, w.idpA, w.a.ID, mallory); errCode != sso.CodeUserNotFound {
+		t.Fatalf("mapped e-mail claim: %q, want user_not_found", errCode)
+	}
+	if strings.Contains(fixture.Scan(t, w.env), "ssoident#") {
+		t.Fatal("a mapped e-mail claim left an identity link")
+	}
+}

@@ -301,11 +301,16 @@ func claimString(c map[string]any, name string) string {
 func mapClaims(r *record, sub string, c map[string]any) (person, error) {
 	m := r.Mapping.withDefaults()
 	p := person{sub: sub, email: user.NormalizeEmail(claimString(c, m.Email))}
-	switch v := c["email_verified"].(type) {
-	case bool:
-		p.verified = v
-	case string:
-		p.verified = v == "true"
+	// email_verified speaks of the standard email claim only: an address read
+	// from another claim (preferred_username, upn) is never taken as verified,
+	// or a user of the IdP could name any address there and claim its account.
+	if m.Email == "email" {
+		switch v := c["email_verified"].(type) {
+		case bool:
+			p.verified = v
+		case string:
+			p.verified = v == "true"
+		}
 	}
 	f := fault.Fields{}
 	valid.Email(f, "email", p.email)
