@@ -9,13 +9,13 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: run test build synth bench deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk clean
+.PHONY: run test build synth bench deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
 
 ## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
-test: moto-check fmt-check tidy-check vet test-go test-cdk
+test: moto-check fmt-check tidy-check vet docs test-go test-cdk
 
 moto-check:
 	@command -v moto_server >/dev/null || pip install "moto[server]==5.2.1" || \
@@ -90,3 +90,26 @@ bench: moto-check
 
 clean:
 	rm -rf dist cdk.out
+
+# The API contract's npm tools, pinned in shared/api/_npm (package.json + package-lock.json;
+# the leading _ keeps the go tool out of node_modules): the reference page's bundle
+# (@scalar/api-reference) and the OpenAPI linter (@redocly/cli 2.77.0).
+API_NPM := shared/api/_npm
+DOCS_BUNDLE := shared/api/docs/scalar.js.gz
+
+$(API_NPM)/node_modules: $(API_NPM)/package.json $(API_NPM)/package-lock.json
+	cd $(API_NPM) && npm ci --no-audit --no-fund && touch node_modules
+
+## docs: the bundle GET /api/v1/docs serves (embedded in the health function; not committed).
+docs: $(DOCS_BUNDLE)
+build run: docs
+
+$(DOCS_BUNDLE): $(API_NPM)/node_modules
+	gzip -9 -n -c $(API_NPM)/node_modules/@scalar/api-reference/dist/browser/standalone.js > $@.tmp && mv $@.tmp $@
+
+## lint-openapi: Redocly lints the assembled document (what /api/v1/openapi.json serves); any error or warning fails.
+lint-openapi: $(API_NPM)/node_modules
+	@set -e; out=$$(mktemp -d); trap "rm -rf $$out" EXIT; \
+	 $(GO) run ./shared/api/cmd/openapi > $$out/openapi.json; \
+	 $(API_NPM)/node_modules/.bin/redocly lint $$out/openapi.json --format=json > $$out/lint.json 2>/dev/null || true; \
+	 node $(API_NPM)/lint-report.js $$out/lint.json

@@ -37,6 +37,7 @@ import (
 
 	yaml "gopkg.in/yaml.v3"
 
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
@@ -170,36 +171,131 @@ func Merge(frags []Fragment) (map[string]any, error) {
 			}
 		}
 	}
-	addKeyLimits(paths)
+	complete(paths, comps)
 	return doc, nil
 }
 
-// addKeyLimits gives every operation that accepts an API key the 429 of the
-// key's rate limit (apiKeyAuth in base.yaml), so fragments need not repeat it.
-func addKeyLimits(paths map[string]any) {
-	for _, item := range paths {
+// enrolPrefixes are the routes a user needs to enrol a second factor: Force
+// MFA's 428 never answers them (the Enrol routes of the code; DECISIONS'
+// list). A prefix ending in "/" covers the paths under it.
+var enrolPrefixes = []string{
+	"/api/v1/auth/me", "/api/v1/auth/logout", "/api/v1/auth/refresh", "/api/v1/auth/mfa/",
+	"/api/v1/auth/phone/", "/api/v1/auth/passkeys/", "/api/v1/auth/passkeys", "/api/v1/users/me",
+}
+
+// Enrol reports whether the documented path p is one of the routes Force MFA
+// leaves open.
+func Enrol(p string) bool {
+	for _, e := range enrolPrefixes {
+		if p == e || (strings.HasSuffix(e, "/") && strings.HasPrefix(p, e)) {
+			return true
+		}
+	}
+	return false
+}
+
+// rateLimitHeaders are the headers every answer to an API key carries.
+var rateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+// complete adds what every operation of a kind answers, so fragments need not
+// repeat it (and one added by another team cannot forget it):
+//   - an operation a signed-in user calls (bearerAuth), except the enrolment
+//     routes (Enrol), documents Force MFA's 428;
+//   - an operation that accepts an API key (apiKeyAuth) documents the key's
+//     429 and 503 (both with Retry-After) and the X-RateLimit-* headers on every
+//     answer; a shared response it refers to is replaced by a copy named
+//     Keyed<Name> that carries them.
+//
+// What a fragment wrote itself is kept.
+func complete(paths, comps map[string]any) {
+	responses, _ := comps["responses"].(map[string]any)
+	if responses == nil {
+		responses = map[string]any{}
+		comps["responses"] = responses
+	}
+	for p, item := range paths {
 		ops, _ := item.(map[string]any)
 		for _, op := range ops {
 			o, _ := op.(map[string]any)
-			secs, _ := o["security"].([]any)
-			accepts := false
-			for _, sec := range secs {
-				if m, ok := sec.(map[string]any); ok {
-					_, accepts = m["apiKeyAuth"]
-					if accepts {
-						break
-					}
-				}
-			}
 			resps, _ := o["responses"].(map[string]any)
-			if !accepts || resps == nil {
+			if resps == nil {
 				continue
 			}
-			if _, ok := resps["429"]; !ok {
-				resps["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+			user, key := schemes(o)
+			if user && !Enrol(p) {
+				addResponse(resps, "428", "PreconditionRequired")
+			}
+			if !key {
+				continue
+			}
+			addResponse(resps, "429", "TooManyRequests")
+			addResponse(resps, "503", "Unavailable")
+			for code, r := range resps {
+				resps[code] = keyed(r, responses)
 			}
 		}
 	}
+}
+
+// schemes reports whether an operation's security accepts a user's bearer
+// token and an API key.
+func schemes(o map[string]any) (user, key bool) {
+	secs, _ := o["security"].([]any)
+	for _, sec := range secs {
+		m, _ := sec.(map[string]any)
+		_, u := m["bearerAuth"]
+		_, k := m["apiKeyAuth"]
+		user, key = user || u, key || k
+	}
+	return user, key
+}
+
+func addResponse(resps map[string]any, code, name string) {
+	if _, ok := resps[code]; !ok {
+		resps[code] = map[string]any{"$ref": "#/components/responses/" + name}
+	}
+}
+
+// keyed returns r with the rate-limit headers: an inline response gets them
+// added, a reference to a shared response points to its Keyed copy instead.
+func keyed(r any, shared map[string]any) any {
+	m, _ := r.(map[string]any)
+	if m == nil {
+		return r
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		name, found := strings.CutPrefix(ref, "#/components/responses/")
+		orig, _ := shared[name].(map[string]any)
+		if !found || orig == nil || strings.HasPrefix(name, "Keyed") {
+			return r
+		}
+		k := "Keyed" + name
+		if _, done := shared[k]; !done {
+			c := make(map[string]any, len(orig)+1)
+			for f, v := range orig {
+				c[f] = v
+			}
+			withHeaders(c)
+			shared[k] = c
+		}
+		return map[string]any{"$ref": "#/components/responses/" + k}
+	}
+	withHeaders(m)
+	return m
+}
+
+func withHeaders(resp map[string]any) {
+	old, _ := resp["headers"].(map[string]any)
+	h := make(map[string]any, len(old)+len(rateLimitHeaders))
+	for k, v := range old {
+		h[k] = v
+	}
+	for _, name := range rateLimitHeaders {
+		if _, ok := h[name]; !ok {
+			h[name] = map[string]any{"$ref": "#/components/headers/" + strings.ReplaceAll(name, "-", "")}
+		}
+	}
+	resp["headers"] = h
 }
 
 // Document returns the merged document as JSON, built once on first use.
@@ -226,7 +322,25 @@ func Routes(rt *httpapi.Router) {
 	rt.Add(httpapi.Route{Method: http.MethodGet, Path: Path, Access: httpapi.Public, Handle: serve})
 }
 
+// NoQuery refuses a request that carries a query parameter, for the public
+// routes that take none (400 validation_failed naming the first, by name).
+func NoQuery(r *http.Request) error {
+	q := r.URL.Query()
+	if len(q) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(q))
+	for k := range q {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return fault.Invalid(names[0], "unknown query parameter")
+}
+
 func serve(w http.ResponseWriter, r *http.Request) error {
+	if err := NoQuery(r); err != nil {
+		return err
+	}
 	doc, err := Document()
 	if err != nil {
 		return err

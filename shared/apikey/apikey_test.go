@@ -465,7 +465,7 @@ func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 		{http.MethodGet, keysURL + "?orgId=1", nil, "orgId"},
 		{http.MethodPost, keysURL + "/" + k.ID + "/rotate", map[string]any{"force": true}, "force"},
 		{http.MethodPost, spURL, map[string]any{"orgId": w.A.ID, "name": "x"}, "scopes"},
-		{http.MethodPost, spURL, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []any{1}}, "scopes"},
+		{http.MethodPost, spURL, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []any{1}}, "scopes.0"},
 		{http.MethodPost, spURL + "/" + k.ID + "/migrate-key", map[string]any{}, "keyId"},
 		{http.MethodPost, spURL + "/" + k.ID + "/migrate-key", map[string]any{"keyId": "x"}, "keyId"},
 	}

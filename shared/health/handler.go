@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
@@ -27,6 +28,11 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	if q := r.URL.Query(); len(q) > 0 {
+		for name := range q { // the route takes no query: name one parameter it was sent
+			return fault.Invalid(name, "unknown query parameter")
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	var mu sync.Mutex

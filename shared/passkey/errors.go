@@ -24,11 +24,11 @@ var (
 	// ErrRegistrationChallenge is a registration without a live challenge (never
 	// issued, already used, or older than 5 minutes).
 	ErrRegistrationChallenge = fault.BadRequest("Passkey registration challenge expired or already used")
-	// ErrRegistration is an attestation shared/webauthn refused.
+	// ErrRegistration is an attestation the relying party (RP) refused.
 	ErrRegistration = fault.BadRequest("Passkey registration failed")
 	// ErrLoginChallenge is an assertion without a live challenge.
 	ErrLoginChallenge = fault.Unauthorized("Passkey challenge expired or already used")
-	// ErrAssertion is an assertion shared/webauthn refused, or one that lost the
+	// ErrAssertion is an assertion the relying party (RP) refused, or one that lost the
 	// compare-and-swap on the sign count or the temp token.
 	ErrAssertion = fault.Unauthorized("Passkey verification failed")
 	// ErrCloned is an assertion whose sign count did not increase: a cloned

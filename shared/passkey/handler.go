@@ -74,7 +74,7 @@ func (h *Handler) registerOptions(w http.ResponseWriter, r *http.Request) error 
 
 func (h *Handler) registerVerify(w http.ResponseWriter, r *http.Request) error {
 	// The body is the credential JSON itself (see the OpenAPI document): a JSON object under
-	// the body limit, handed to shared/webauthn's parser as is.
+	// the body limit, handed to go-webauthn's parser as is.
 	var raw json.RawMessage
 	if err := httpapi.Decode(r, &raw); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/descope/virtualwebauthn"
+	"github.com/fxamacker/cbor/v2"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/audit"
@@ -437,6 +438,57 @@ func TestClonedAuthenticatorIsRefused(t *testing.T) {
 	fixture.Expect(t, w.passkeyLogin(t, c.Email, a, 7), 200)
 	if k := w.stored(t, c.UserID)[0]; k.SignCount != 7 {
 		t.Fatalf("signCount = %d, want 7", k.SignCount)
+	}
+}
+
+// A synced passkey (backup eligible and backed up) signs in: the flags stored
+// at registration are what its assertions are held to. One that turns backup
+// eligible after registration is refused, and so is the reverse.
+func TestBackupEligibilityIsKeptFromRegistration(t *testing.T) {
+	w := newWorld(t)
+	c := w.orgUser(t, fixture.Member{})
+	synced := newAuthenticator()
+	synced.auth.Options = virtualwebauthn.AuthenticatorOptions{BackupEligible: true, BackupState: true}
+	w.register(t, c, synced, "Synced")
+	if k := w.stored(t, c.UserID)[0]; k.Flags&0x18 != 0x18 {
+		t.Fatalf("stored flags %#x lack backup eligibility and state", k.Flags)
+	}
+	fixture.Expect(t, w.passkeyLogin(t, c.Email, synced, 0), 200)
+	synced.auth.Options = virtualwebauthn.AuthenticatorOptions{}
+	expectError(t, w.passkeyLogin(t, c.Email, synced, 0), 401, "Passkey verification failed")
+
+	d := w.orgUser(t, fixture.Member{})
+	device := newAuthenticator()
+	w.register(t, d, device, "Device-bound")
+	device.auth.Options = virtualwebauthn.AuthenticatorOptions{BackupEligible: true}
+	expectError(t, w.passkeyLogin(t, d.Email, device, 0), 401, "Passkey verification failed")
+}
+
+// A registration answering in an attestation format other than none and
+// packed is refused with its reason.
+func TestRegistrationFormatIsRefused(t *testing.T) {
+	w := newWorld(t)
+	c := w.orgUser(t, fixture.Member{})
+	a := newAuthenticator()
+	_, opts := w.registerOptions(t, c, "Key")
+	body := w.attest(a, opts)
+	// Rewrite the attestation object's fmt; the none statement stays empty.
+	var m map[string]any
+	_ = json.Unmarshal([]byte(body), &m)
+	resp := m["response"].(map[string]any)
+	raw, _ := base64.RawURLEncoding.DecodeString(resp["attestationObject"].(string))
+	var obj map[string]cbor.RawMessage
+	if err := cbor.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj["fmt"], _ = cbor.Marshal("fido-u2f")
+	raw, _ = cbor.Marshal(obj)
+	resp["attestationObject"] = b64(raw)
+	out, _ := json.Marshal(m)
+	res := w.do(t, "POST", "/api/v1/auth/passkeys/register/verify", c.Token, string(out))
+	fixture.Expect(t, res, 400)
+	if !strings.Contains(string(res.Body), "attestation format") {
+		t.Fatalf("refusal does not name the format: %s", res.Body)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/audit"
@@ -22,7 +24,6 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/shared/valid"
-	"github.com/gale-rmm/gale/shared/webauthn"
 )
 
 // Limits of passkeys (described on the routes in the OpenAPI document).
@@ -67,21 +68,7 @@ type Service struct {
 	Policy Policy // nil: no organization policy applies
 	Limits ratelimit.Limiter
 	Clock  clock.Clock
-	RP     *webauthn.RP
-}
-
-// RelyingParty is Gale's WebAuthn relying party: the RP id, name and origins
-// of config, challenges (and the client-side timeout) of ChallengeTTL. The
-// policy (no attestation requested, user verification and a discoverable
-// credential preferred but not required, since a passkey is a second factor
-// after the password) is shared/webauthn's. Challenge expiry is the challenge
-// row's, on the injected clock.
-func RelyingParty(rpID, rpName string, origins []string) (*webauthn.RP, error) {
-	rp, err := webauthn.New(rpID, rpName, origins, ChallengeTTL)
-	if err != nil {
-		return nil, fmt.Errorf("passkey: relying party %q: %w", rpID, err)
-	}
-	return rp, nil
+	RP     *RP
 }
 
 // View is a passkey as its owner sees it: never the public key.
@@ -108,27 +95,22 @@ type Registered struct {
 	MFAMethod  string `json:"mfaMethod"`
 }
 
-// webauthnUser is u as the WebAuthn user: the handle is the user's id (a
-// UUID, no personal data).
-func webauthnUser(u *user.User) webauthn.User {
-	display := u.Name
-	if display == "" {
-		display = u.Email
-	}
-	return webauthn.User{ID: []byte(u.ID), Name: u.Email, DisplayName: display}
-}
-
-// credential is the WebAuthn record of k.
+// credential rebuilds go-webauthn's record of k: what its assertions are
+// verified against (key, flags for the backup-eligibility rule, sign count for
+// the clone check).
 func (k *Passkey) credential() (webauthn.Credential, error) {
 	id, err := decodeID(k.ID)
 	if err != nil {
 		return webauthn.Credential{}, fmt.Errorf("passkey %s: id: %w", k.ID, err)
 	}
-	c := webauthn.Credential{ID: id, PublicKey: k.PublicKey, SignCount: k.SignCount, Flags: webauthn.Flags(k.Flags),
-		AttestationFormat: k.AttestationFormat, AttestationType: k.AttestationType, Transports: k.Transports,
-		Attachment: k.Attachment}
+	c := webauthn.Credential{ID: id, PublicKey: k.PublicKey, AttestationType: k.AttestationType,
+		AttestationFormat: k.AttestationFormat, Flags: webauthn.NewCredentialFlags(protocol.AuthenticatorFlags(k.Flags)),
+		Authenticator: webauthn.Authenticator{SignCount: k.SignCount, Attachment: protocol.AuthenticatorAttachment(k.Attachment)}}
 	if g, err := uuid.Parse(k.AAGUID); err == nil {
-		c.AAGUID = g
+		c.Authenticator.AAGUID = g[:]
+	}
+	for _, t := range k.Transports {
+		c.Transport = append(c.Transport, protocol.AuthenticatorTransport(t))
 	}
 	return c, nil
 }
@@ -149,9 +131,16 @@ func credentials(keys []Passkey) ([]webauthn.Credential, error) {
 func newPasskey(userID, name string, c *webauthn.Credential, now string) Passkey {
 	id := credentialID(c.ID)
 	k := Key(userID, id)
-	return Passkey{Keys: store.Keys{PK: k.PK, SK: k.SK}, ID: id, UserID: userID, Name: name, PublicKey: c.PublicKey,
-		SignCount: c.SignCount, Flags: uint8(c.Flags), Attachment: c.Attachment, AAGUID: uuid.UUID(c.AAGUID).String(),
-		Transports: c.Transports, AttestationType: c.AttestationType, AttestationFormat: c.AttestationFormat, CreatedAt: now}
+	pk := Passkey{Keys: store.Keys{PK: k.PK, SK: k.SK}, ID: id, UserID: userID, Name: name, PublicKey: c.PublicKey,
+		SignCount: c.Authenticator.SignCount, Flags: uint8(c.Flags.ProtocolValue()), Attachment: string(c.Authenticator.Attachment),
+		AttestationType: c.AttestationType, AttestationFormat: c.AttestationFormat, CreatedAt: now}
+	if g, err := uuid.FromBytes(c.Authenticator.AAGUID); err == nil {
+		pk.AAGUID = g.String()
+	}
+	for _, t := range c.Transport {
+		pk.Transports = append(pk.Transports, string(t))
+	}
+	return pk
 }
 
 // otherFactor reports whether u has a TOTP or SMS factor besides passkeys: a
@@ -214,7 +203,7 @@ func checkName(f fault.Fields, name string) string {
 // RegisterOptions starts a registration: after the password step-up it returns
 // creation options ({publicKey: {...}}), excluding the user's existing
 // credentials, and keeps the challenge for ChallengeTTL.
-func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*webauthn.Creation, error) {
+func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*protocol.CredentialCreation, error) {
 	p, err := authz.Authenticated(ctx) // own account: any signed-in user
 	if err != nil {
 		return nil, err
@@ -251,7 +240,7 @@ func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name str
 	if err != nil {
 		return nil, err
 	}
-	creation, sess, err := s.RP.BeginRegistration(webauthnUser(u), creds)
+	creation, sess, err := s.RP.BeginRegistration(u, creds)
 	if err != nil {
 		return nil, fmt.Errorf("passkey registration options: %w", err)
 	}
@@ -279,9 +268,9 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
-	parsed, err := webauthn.ParseRegistration(body)
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(body)
 	if err != nil {
-		return nil, fault.Invalid("body", "must be a WebAuthn registration credential ("+webauthn.Reason(err)+")")
+		return nil, fault.Invalid("body", "must be a WebAuthn registration credential ("+Reason(err)+")")
 	}
 	if err := s.allowed(ctx, p); err != nil {
 		return nil, err
@@ -294,7 +283,7 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err != nil {
 		return nil, err
 	}
-	var sess webauthn.Session
+	var sess webauthn.SessionData
 	if err := json.Unmarshal([]byte(ch.Session), &sess); err != nil || ch.UserID != p.UserID {
 		return nil, ErrRegistrationChallenge
 	}
@@ -302,10 +291,10 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 	if err != nil {
 		return nil, err
 	}
-	cred, err := s.RP.VerifyRegistration(&sess, parsed)
+	cred, err := s.RP.FinishRegistration(u, sess, parsed)
 	if err != nil {
-		slog.InfoContext(ctx, "passkey registration refused", "reason", webauthn.Reason(err))
-		return nil, ErrRegistration.WithDetails(map[string]string{"reason": webauthn.Reason(err)})
+		slog.InfoContext(ctx, "passkey registration refused", "reason", Reason(err))
+		return nil, ErrRegistration.WithDetails(map[string]string{"reason": Reason(err)})
 	}
 	if !validID(credentialID(cred.ID)) {
 		return nil, ErrRegistration.WithDetails(map[string]string{"reason": "credential id too long"})
@@ -479,7 +468,7 @@ func (s *Service) mayDropLastFactor(ctx context.Context, p *authz.Principal) err
 // LoginOptions starts the passkey leg of an MFA sign-in: assertion options
 // allowing the pending user's passkeys, the challenge bound to the temp token
 // for ChallengeTTL.
-func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*webauthn.Request, error) {
+func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*protocol.CredentialAssertion, error) {
 	// Public route: no principal yet; the temp token is the credential.
 	if tempToken == "" {
 		return nil, fault.Invalid("tempToken", "is required")
@@ -499,7 +488,7 @@ func (s *Service) LoginOptions(ctx context.Context, tempToken string) (*webauthn
 	if err != nil {
 		return nil, err
 	}
-	assertion, sess, err := s.RP.BeginLogin([]byte(u.ID), creds)
+	assertion, sess, err := s.RP.BeginLogin(u, creds)
 	if err != nil {
 		return nil, fmt.Errorf("passkey login options: %w", err)
 	}
@@ -527,13 +516,13 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if tempToken == "" {
 		f.Add("tempToken", "is required")
 	}
-	var parsed *webauthn.Assertion
+	var parsed *protocol.ParsedCredentialAssertionData
 	if len(credential) == 0 || string(credential) == "null" {
 		f.Add("credential", "is required")
 	} else {
 		var err error
-		if parsed, err = webauthn.ParseAssertion(credential); err != nil {
-			f.Add("credential", "must be a WebAuthn assertion ("+webauthn.Reason(err)+")")
+		if parsed, err = protocol.ParseCredentialRequestResponseBytes(credential); err != nil {
+			f.Add("credential", "must be a WebAuthn assertion ("+Reason(err)+")")
 		}
 	}
 	if err := f.Err(); err != nil {
@@ -554,7 +543,7 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if err != nil {
 		return signin.Result{}, err
 	}
-	var sess webauthn.Session
+	var sess webauthn.SessionData
 	if err := json.Unmarshal([]byte(ch.Session), &sess); err != nil || ch.UserID != u.ID {
 		return signin.Result{}, ErrLoginChallenge
 	}
@@ -566,28 +555,29 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if err != nil {
 		return signin.Result{}, err
 	}
-	v, err := s.RP.VerifyAssertion(&sess, parsed, creds)
+	cred, err := s.RP.FinishLogin(u, creds, sess, parsed)
+	if errors.Is(err, errCloned) {
+		slog.WarnContext(ctx, "passkey sign count did not increase: possible cloned authenticator",
+			"userId", u.ID, "passkeyId", credentialID(cred.ID), "stored", cred.Authenticator.SignCount,
+			"presented", parsed.Response.AuthenticatorData.Counter)
+		return signin.Result{}, ErrCloned
+	}
 	if err != nil {
-		slog.InfoContext(ctx, "passkey assertion refused", "userId", u.ID, "reason", webauthn.Reason(err))
+		slog.InfoContext(ctx, "passkey assertion refused", "userId", u.ID, "reason", Reason(err))
 		return signin.Result{}, ErrAssertion
 	}
-	id := credentialID(v.Credential.ID)
+	id := credentialID(cred.ID)
 	i := slices.IndexFunc(keys, func(k Passkey) bool { return k.ID == id })
 	if i < 0 {
 		return signin.Result{}, ErrAssertion
 	}
 	stored := keys[i]
-	if v.CloneWarning {
-		slog.WarnContext(ctx, "passkey sign count did not increase: possible cloned authenticator",
-			"userId", u.ID, "passkeyId", id, "stored", stored.SignCount, "presented", v.SignCount)
-		return signin.Result{}, ErrCloned
-	}
 	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
 	if err != nil {
 		return signin.Result{}, err
 	}
 	k := Key(u.ID, id)
-	cas := usedWrite(k, stored.SignCount, v.SignCount, uint8(v.Flags), clock.Format(now))
+	cas := usedWrite(k, stored.SignCount, cred.Authenticator.SignCount, uint8(cred.Flags.ProtocolValue()), clock.Format(now))
 	res, err := s.SignIn.Complete(ctx, u, m, true, c, signin.SpendTemp(tempToken), cas)
 	if errors.Is(err, signin.ErrInvalidCredentials) {
 		// The temp token was spent or the sign count moved concurrently: one winner.

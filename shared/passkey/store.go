@@ -2,7 +2,7 @@
 // behind a current-password step-up, listing, renaming and deletion of one's own
 // passkeys, and the passkey leg of the MFA login sequence, which ends in
 // signin.Complete like every other sign-in. The WebAuthn ceremonies themselves
-// (options, attestation and assertion verification) are shared/webauthn's.
+// (options, attestation and assertion verification) are go-webauthn's, configured in relyingparty.go.
 //
 // Rows (PK / SK):
 //
@@ -105,7 +105,7 @@ type challenge struct {
 	store.Keys
 	UserID    string `dynamodbav:"userId"`
 	Name      string `dynamodbav:"name,omitempty"` // registration: the passkey's name
-	Session   string `dynamodbav:"session"`        // webauthn.Session, JSON
+	Session   string `dynamodbav:"session"`        // webauthn.SessionData (go-webauthn), JSON
 	ExpiresAt string `dynamodbav:"expiresAt"`
 }
 

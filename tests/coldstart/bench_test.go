@@ -20,13 +20,23 @@ import (
 // Runtime API on loopback records. The process is killed after that call.
 //
 // Reported per function: ms/start (exec to first Runtime API call), MiB-arm64
-// (the size of the binary make build ships; above 10 MiB fails the benchmark),
-// MiB-host (the timed binary's size) and x-hello (ms/start over the hello
-// world's, from the same run; the goal is at most 3). The AWS endpoint points
-// at a closed port: a function that called anything at init would fail here
-// instead of being timed.
+// (the size of the binary make build ships; above its budget fails the
+// benchmark), MiB-host (the timed binary's size) and x-hello (ms/start over the
+// hello world's, from the same run; the goal is at most 3, and a function with
+// a size exception fails above it). The AWS endpoint points at a closed port: a
+// function that called anything at init would fail here instead of being timed.
 func BenchmarkColdStart(b *testing.B) {
-	const maxMiB = 10 // the size goal for a deployed binary; 12 MB is the hard limit
+	const maxMiB = 10 // the size goal for a deployed binary
+	// Size exceptions, each at most 12 MiB and held to 3 times the hello world's
+	// cold start:
+	//   - auth-passkeys links go-webauthn, the WebAuthn library the design names
+	//     (every attestation format and the FIDO metadata types come with it);
+	//     a hand-written verifier would save about 1.7 MiB that nobody else
+	//     reviews.
+	//   - health embeds the API reference page's bundle (@scalar/api-reference,
+	//     about 1.3 MiB gzipped, served as is): data, not code run at init.
+	exceptions := map[string]float64{"auth-passkeys": 12, "health": 12}
+	const maxXHello = 3
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		b.Fatal(err)
@@ -76,11 +86,18 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(ms, "ms/start")
 			b.ReportMetric(size(f.deployed), "MiB-arm64")
 			b.ReportMetric(size(f.path), "MiB-host")
-			if mib := size(f.deployed); mib > maxMiB {
-				b.Errorf("%s is %.2f MiB for linux/arm64, over the %d MiB budget", f.name, mib, maxMiB)
+			budget, excepted := exceptions[f.name]
+			if !excepted {
+				budget = maxMiB
+			}
+			if mib := size(f.deployed); mib > budget {
+				b.Errorf("%s is %.2f MiB for linux/arm64, over its %.0f MiB budget", f.name, mib, budget)
 			}
 			if hello > 0 {
 				b.ReportMetric(ms/hello, "x-hello")
+				if excepted && ms/hello > maxXHello {
+					b.Errorf("%s starts in %.1f ms, %.1f times the hello world's: over %d", f.name, ms, ms/hello, maxXHello)
+				}
 			}
 		})
 	}
