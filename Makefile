@@ -67,7 +67,7 @@ test-faults:
 	   python3 shared/emulator/moto_atomic.py -H 127.0.0.1 -p $$port >/tmp/gale-moto-faults-$$port.log 2>&1 & pid=$$!; \
 	 trap "kill $$pid 2>/dev/null" EXIT; \
 	 for i in $$(seq 1 100); do curl -sf http://127.0.0.1:$$port/moto-api/ >/dev/null && break; sleep 0.2; done; \
-	 AWS_ENDPOINT_URL=http://127.0.0.1:$$port AWS_MAX_ATTEMPTS=12 $(GO) test -p 1 -count=1 -timeout 15m $(FAULT_PACKAGES)
+	 GALE_FAULT_MODE=1 AWS_ENDPOINT_URL=http://127.0.0.1:$$port AWS_MAX_ATTEMPTS=12 $(GO) test -p 1 -count=1 -timeout 15m $(FAULT_PACKAGES)
 
 test-cdk: infra/cdk/node_modules cfn-lint-check
 	cd infra/cdk && GOFLAGS=-mod=mod $(GO) vet ./... && \

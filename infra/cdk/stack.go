@@ -194,6 +194,7 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		fns[q.Consumer].AddEventSource(awslambdaeventsources.NewSqsEventSource(queues[q.Name].queue,
 			&awslambdaeventsources.SqsEventSourceProps{
 				BatchSize:               jsii.Number(q.BatchSize),
+				MaxConcurrency:          jsii.Number(q.MaxConcurrency),
 				ReportBatchItemFailures: jsii.Bool(true),
 			}))
 	}

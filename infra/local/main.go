@@ -100,7 +100,10 @@ func run() error {
 		if !ok {
 			return fmt.Errorf("no local consumer for queue %s (%s)", q.Name, q.Consumer)
 		}
-		go poll(ctx, d.SQS, q, res.Queues[q.Name], handle, log)
+		// As many batches at once as the event source mapping runs in AWS.
+		for range max(q.MaxConcurrency, 1) {
+			go poll(ctx, d.SQS, q, res.Queues[q.Name], handle, log)
+		}
 	}
 	schedule(ctx, sweepgroup.Sweeper(d), log)
 

@@ -227,6 +227,10 @@ func TestRateLimitThousandAndFirst(t *testing.T) {
 
 func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
 	t.Parallel()
+	if os.Getenv("GALE_FAULT_MODE") != "" {
+		// A request whose answer was lost reads the count after later requests.
+		t.Skip("exact remaining counts need answers that arrive (see TestHundredConcurrentRequestsOnOneKey)")
+	}
 	w := newWorld(t)
 	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "c", "scopes": []string{"devices:read"}, "rateLimit": 50})
 	const n = 20

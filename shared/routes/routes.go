@@ -64,15 +64,19 @@ type Queue struct {
 	BatchSize int
 	// VisibilityTimeoutSeconds must exceed the consumer's timeout.
 	VisibilityTimeoutSeconds int
+	// MaxConcurrency is how many batches of the queue the event source mapping
+	// runs at once (its maximum concurrency); the local runtime polls with as
+	// many pollers, so one slow batch does not hold the others back.
+	MaxConcurrency int
 }
 
 // Queues: platform events (fanned out to webhook deliveries), webhook
 // deliveries, and outbound mail and SMS (delivered by the mailer, the one
 // function that links SES and SNS).
 var Queues = []Queue{
-	{Name: "events", Consumer: "webhook-worker", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
-	{Name: "webhook-deliveries", Consumer: "webhook-worker", MaxReceiveCount: 8, BatchSize: 10, VisibilityTimeoutSeconds: 60},
-	{Name: "mail", Consumer: "mailer", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+	{Name: "events", MaxConcurrency: 5, Consumer: "webhook-worker", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+	{Name: "webhook-deliveries", MaxConcurrency: 5, Consumer: "webhook-worker", MaxReceiveCount: 8, BatchSize: 10, VisibilityTimeoutSeconds: 60},
+	{Name: "mail", MaxConcurrency: 5, Consumer: "mailer", MaxReceiveCount: 5, BatchSize: 10, VisibilityTimeoutSeconds: 60},
 }
 
 // Schedule is an EventBridge rule that fires the sweeper with a named job.
