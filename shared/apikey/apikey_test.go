@@ -299,8 +299,13 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 			t.Fatalf("rotation %d: status %d", i, c)
 		}
 	}
-	if winners != 1 {
-		t.Fatalf("%d rotations won, want exactly 1 (%v)", winners, codes)
+	// Rotations that read the same version have one winner; one that reads
+	// after another's commit rotates again, legitimately (the emulator
+	// serialises requests, so how many overlap depends on the machine).
+	// What must hold whatever the interleaving: someone won, and exactly one
+	// key authenticates afterwards.
+	if winners < 1 {
+		t.Fatalf("no rotation won (%v)", codes)
 	}
 	valid := 0
 	for _, raw := range append(keys, k.Key) {

@@ -19,8 +19,10 @@ import (
 //     must still be entitled to act in the key's organization (an active
 //     account with an active, unrestricted membership reaching it; 409
 //     otherwise); a caller other than the creator must hold every permission
-//     the key acts with (its scopes bounded by the creator's current
-//     permissions), 403 `Cannot grant scopes you do not hold` otherwise;
+//     the key acts with and every scope the key holds as written (a wildcard
+//     scope needs the matching wildcard permission), since the creator may
+//     regain what they lack today; 403 `Cannot grant scopes you do not hold`
+//     otherwise;
 //   - rotate or PATCH of a principal's key: the principal is active, the
 //     caller holds what the key acts with, new scopes stay within the
 //     principal's; the change bumps the principal's version, so it and
@@ -38,6 +40,12 @@ func (s *Service) rotatable(ctx context.Context, p *authz.Principal, k *Key, c *
 	}
 	if p.UserID == c.UserID && p.Kind == authz.KindUser {
 		return nil // the creator: the key acts within what they hold
+	}
+	// Another caller must hold the key's scopes as written, not only what the
+	// creator holds today: a creator demoted for a moment and promoted back
+	// would otherwise hand the rotating caller material above its own level.
+	if err := authz.CeilingScopes(p, k.Scopes); err != nil {
+		return err
 	}
 	return authz.Ceiling(p, authz.Acting(k.Scopes, perms))
 }

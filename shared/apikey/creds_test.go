@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -147,4 +148,32 @@ func TestPrincipalKeysStayWithinTheirPrincipal(t *testing.T) {
 
 func membershipOf(w *fixture.World, caller string) store.KeyRef {
 	return user.MembershipKey(w.Users[caller], authz.ScopeOrg, "", w.A.ID)
+}
+
+// A caller other than the creator must hold the key's scopes as written: a
+// creator demoted for a moment and promoted back would otherwise hand a lower
+// caller material that acts above it (create, demote, rotate, promote).
+func TestRotateWhileCreatorIsDemotedIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	slice := sliceCaller(t, w) // organizations:write + devices:read
+	v := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID, MFA: true})
+	w.Tokens["v"], w.Users["v"] = v.Token, v.UserID
+	k := create(t, w, "v", map[string]any{"orgId": w.A.ID, "name": "v's", "scopes": []string{"devices:read", "scripts:read"}})
+	refused := func() {
+		t.Helper()
+		res := w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", slice, nil)
+		if fixture.ExpectError(t, res, http.StatusForbidden, "forbidden"); errText(t, res) != "Cannot grant scopes you do not hold" {
+			t.Fatalf("rotate: %s", res.Body)
+		}
+	}
+	refused()
+	// Demote v to a role holding devices:read only: the key acts with less
+	// now, but its scopes still name scripts:read, which the caller lacks.
+	dr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Device reader",
+		"permissions": []map[string]string{{"resource": "devices", "action": "read"}}}), http.StatusCreated).JSON(t)
+	setAttr(t, w.Env, membershipOf(w, "v"), "roleId", dr["id"].(string))
+	setAttr(t, w.Env, membershipOf(w, "v"), "roleOwner", "ORG#"+w.A.ID)
+	refused()
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK) // nothing was rotated
 }

@@ -105,7 +105,7 @@ func TestServicePrincipalRules(t *testing.T) {
 	fixture.ExpectError(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/rotate", fixture.ANoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
 }
 
-func TestConcurrentPrincipalRotationsHaveOneWinner(t *testing.T) {
+func TestConcurrentPrincipalRotationsLeaveOneActiveKey(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
@@ -128,10 +128,12 @@ func TestConcurrentPrincipalRotationsHaveOneWinner(t *testing.T) {
 			t.Fatalf("codes %v", codes)
 		}
 	}
-	if won != 1 {
-		t.Fatalf("%d winners: %v", won, codes)
+	// A rotation that reads after another's commit rotates again
+	// (legitimately); whatever the interleaving, someone won and exactly one
+	// of the principal's keys is active.
+	if won < 1 {
+		t.Fatalf("no winner: %v", codes)
 	}
-	// Exactly one of the principal's keys is active.
 	res := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"?status=active", fixture.AAdmin, nil), http.StatusOK)
 	if got := len(fixture.IDs(t, res)); got != 1 {
 		t.Fatalf("%d active keys, want 1", got)
