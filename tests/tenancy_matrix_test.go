@@ -38,10 +38,15 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/users/me":                         "self-service: acts on the caller's own account",
 		"/api/v1/health":                           "public",
 		"/api/v1/openapi.json":                     "public",
+		"/api/v1/.well-known/jwks.json":            "public",
 		"/api/v1/permissions/catalog":              "public catalogue of permissions, no tenant data",
 		"/api/v1/roles/permissions/available":      "the caller's own grantable permissions",
 		"/admin/":                                  "the same handlers as /api/v1/admin/",
 		"/api/v1/webhooks/{id}/retry/{deliveryId}": "needs a delivery of the victim; covered by shared/webhook",
+		"/api/v1/sso/login/":                       "public: starts a browser sign-in (shared/sso end-to-end tests)",
+		"/api/v1/sso/callback":                     "public: the identity provider's return (shared/sso end-to-end tests)",
+		"/api/v1/sso/exchange":                     "public: a one-time code is the credential (shared/sso end-to-end tests)",
+		"/api/v1/sso/check/":                       "public: an organization's SSO status",
 	}
 	idOf := map[string]string{
 		"/api/v1/api-keys/":           v.apiKey,
@@ -49,6 +54,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/enrollment-keys/":    v.enrollKey,
 		"/api/v1/devices/":            v.device,
 		"/api/v1/webhooks/":           v.webhook,
+		"/api/v1/sso/providers/":      v.ssoProvider,
 		"/api/v1/sites/":              w.A2.ID,
 		"/api/v1/device-groups/":      w.GA,
 		"/api/v1/roles/":              v.role,
@@ -58,6 +64,7 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/scripts/":            v.script,
 		"/api/v1/alerts/":             v.alert,
 		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
+		"/api/v1/access-reviews/":     v.review,
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
 
@@ -83,6 +90,7 @@ func TestTenancyMatrix(t *testing.T) {
 			}
 			path = strings.ReplaceAll(path, "{id}", id)
 		}
+		path = strings.ReplaceAll(path, "{itemId}", v.reviewItem)
 		if strings.Contains(path, "{") {
 			t.Fatalf("%s %s: unclassified path parameter", op.method, op.path)
 		}
@@ -193,8 +201,9 @@ func skipped(skip map[string]string, path string) string {
 
 // victimSet is organization A's objects.
 type victimSet struct {
-	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert string
-	names                                                                            []string
+	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert, ssoProvider string
+	review, reviewItem                                                                            string
+	names                                                                                         []string
 }
 
 func victims(t *testing.T, w *fixture.World) victimSet {
@@ -208,7 +217,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		got, _ := res.JSON(t)["id"].(string)
 		return got
 	}
-	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3"}
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3", "victim-sso-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
 	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
@@ -232,6 +241,13 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"language": "powershell", "content": "Get-Process"}))
 	v.alert = id(w.Call(t, http.MethodPost, "/api/v1/alerts", fixture.AAdmin, map[string]any{"title": v.names[9],
 		"severity": "high", "deviceId": v.device}))
+	v.ssoProvider = id(w.Call(t, http.MethodPost, "/api/v1/sso/providers", fixture.AAdmin, map[string]any{"name": v.names[10],
+		"issuer": "https://93.184.216.34/victim", "clientId": "victim-client", "clientSecret": "victim-secret-7f3"}))
+	v.review = id(w.Call(t, http.MethodPost, "/api/v1/access-reviews", fixture.AAdmin, map[string]any{"name": "victim-review-7f3"}))
+	var rd struct{ Items []struct{ ID string } }
+	fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/access-reviews/"+v.review, fixture.AAdmin, nil), http.StatusOK).Decode(t, &rd)
+	v.reviewItem = rd.Items[0].ID
+	v.names = append(v.names, "victim-review-7f3")
 	return v
 }
 

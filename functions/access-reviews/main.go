@@ -1,6 +1,9 @@
 // Command access-reviews serves the access-reviews route group as a Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app"
+import (
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
+)
 
-func main() { app.RunHTTP(app.NotBuilt("access-reviews")) }
+func main() { app.RunHTTP(reviewsgroup.AccessReviews) }

@@ -160,7 +160,7 @@ func TestGaleStack(t *testing.T) {
 			}
 			// Test and local-run settings only: a deployed worker never trusts an
 			// extra CA or exempts an address range.
-			for _, v := range []string{"WEBHOOK_ALLOW_CIDRS", "WEBHOOK_CA_FILE"} {
+			for _, v := range []string{"OUTBOUND_ALLOW_CIDRS", "OUTBOUND_CA_FILE", "WEBHOOK_ALLOW_CIDRS", "WEBHOOK_CA_FILE"} {
 				if _, ok := vars[v]; ok {
 					t.Errorf("%s: env %s is set", name, v)
 				}

@@ -23,12 +23,14 @@ import (
 // event and invokes the owning function's Lambda handler in-process.
 type gateway struct {
 	functions map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
-	// maxBody mirrors API Gateway's 10 MB payload limit.
+	// maxBody is more than any route accepts (agent software uploads take
+	// 2 MiB; everything else 1 MiB or less): API Gateway's own limit is 10 MB,
+	// but a body no function would read is not held in memory here either.
 	maxBody int64
 }
 
 func newGateway(handlers map[string]http.Handler) *gateway {
-	g := &gateway{functions: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}, maxBody: 10 << 20}
+	g := &gateway{functions: map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){}, maxBody: 4 << 20}
 	for name, h := range handlers {
 		g.functions[name] = httpadapter.NewV2(h).ProxyWithContext
 	}
@@ -66,9 +68,18 @@ func gatewayError(w http.ResponseWriter, status int, msg, code string) {
 
 // toEvent builds the API Gateway HTTP API (payload 2.0) event for r.
 func toEvent(r *http.Request, maxBody int64) (events.APIGatewayV2HTTPRequest, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || int64(len(body)) > maxBody {
+	var body []byte
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		// No route reads the body of a GET: it is not read here either.
+	case r.ContentLength > maxBody:
 		return events.APIGatewayV2HTTPRequest{}, errTooLarge
+	default:
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || int64(len(body)) > maxBody {
+			return events.APIGatewayV2HTTPRequest{}, errTooLarge
+		}
 	}
 	headers := map[string]string{}
 	var cookies []string

@@ -274,6 +274,10 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 		return nil, ErrKeyNotActive
 	case k.PrincipalID == sp.ID:
 		return nil, ErrOwnedAlready
+	case k.PrincipalID != "":
+		// The spec's migrate adopts a user-created key; a principal's key
+		// never moves to another principal.
+		return nil, ErrKeyNotUserCreated
 	}
 	scopes := intersect(k.Scopes, sp.Scopes)
 	if err := ceiling(p, scopes); err != nil {
@@ -281,8 +285,9 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 	}
 	next := *k
 	next.PrincipalID, next.Scopes, next.UpdatedAt = sp.ID, scopes, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next),
-		store.Assert(sp.PK, sp.SK, store.Is("version", sp.Version).And(store.Is("status", SPActive))))
+	// The principal's version moves with the migration, so a disable that read
+	// the principal's keys before it cannot commit after it (and miss this key).
+	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next), bumpPrincipal(sp))
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.migrate_key",
 		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
 		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "scopesBefore": k.Scopes, "scopes": scopes}}))

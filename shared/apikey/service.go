@@ -230,6 +230,17 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	if err := updatable(k); err != nil {
 		return nil, err
 	}
+	// A principal's key never acts beyond its principal, and changes only
+	// while the principal is active (serialised on the principal's version).
+	var sp *Principal
+	if k.PrincipalID != "" {
+		if sp, err = s.activePrincipal(ctx, k); err != nil {
+			return nil, err
+		}
+		if in.Scopes != nil && !within(scopes, sp.Scopes) {
+			return nil, ErrBeyondPrincipal
+		}
+	}
 	next := *k
 	var changed []string
 	if in.Name != nil {
@@ -246,12 +257,18 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	}
 	next.UpdatedAt = clock.Format(s.Clock.Now())
 	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next))
+	if sp != nil {
+		tx.Add(bumpPrincipal(sp))
+	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.update",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: next.Name,
 		Details: map[string]any{"keyPrefix": k.KeyPrefix, "changed": changed, "scopesBefore": k.Scopes, "scopes": next.Scopes}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if failedAt(err, 0) {
 			return nil, ErrConcurrent
+		}
+		if sp != nil && failedAt(err, 2) {
+			return nil, s.principalConflict(ctx, sp)
 		}
 		return nil, fmt.Errorf("update api key %s: %w", id, err)
 	}
@@ -307,8 +324,11 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 		return nil, err
 	}
 	// The key keeps its owner: a principal's key stays the principal's, a user's
-	// keeps acting with what its creator holds (not the rotating caller).
+	// keeps acting with what its creator holds (not the rotating caller). The
+	// credential ceiling: the caller must hold what the key acts with, and its
+	// owner must still be entitled to act (ceiling.go).
 	var c *Creator
+	var sp *Principal
 	if k.PrincipalID == "" {
 		g, err := s.St.Guard(ctx, k.KeyHash)
 		if errors.Is(err, store.ErrNotFound) {
@@ -318,18 +338,34 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 			return nil, err
 		}
 		c = g.Creator
+		if err := s.rotatable(ctx, p, k, c); err != nil {
+			return nil, err
+		}
+	} else {
+		if sp, err = s.activePrincipal(ctx, k); err != nil {
+			return nil, err
+		}
+		if err := authz.Ceiling(p, authz.Acting(k.Scopes, authz.Acting(sp.Scopes, nil))); err != nil {
+			return nil, err
+		}
 	}
 	issued, err := s.rotateMaterial(k)
 	if err != nil {
 		return nil, err
 	}
 	tx := (&store.Tx{}).Add(rotateWrites(k, issued.Key, c)...)
+	if sp != nil {
+		tx.Add(bumpPrincipal(sp))
+	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.rotate",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
 		Details: map[string]any{"keyPrefix": issued.KeyPrefix, "previousKeyPrefix": k.KeyPrefix, "usageCount": 0}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if failedAt(err, 0) || failedAt(err, 1) {
 			return nil, ErrConcurrent
+		}
+		if sp != nil && failedAt(err, 3) {
+			return nil, s.principalConflict(ctx, sp)
 		}
 		return nil, fmt.Errorf("rotate api key %s: %w", id, err)
 	}
@@ -470,19 +506,9 @@ func checkScopes(f fault.Fields, path string, in []string) []string {
 	return out
 }
 
-// ceiling refuses scopes the caller does not hold ("*" needs every permission).
-func ceiling(p *authz.Principal, scopes []string) error {
-	for _, sc := range scopes {
-		perm := authz.AdminAll
-		if sc != "*" {
-			perm, _ = authz.Parse(sc)
-		}
-		if !p.Holds(perm) {
-			return ErrCeiling
-		}
-	}
-	return nil
-}
+// ceiling refuses scopes the caller does not hold ("*" needs every
+// permission): the credential ceiling of shared/authz, for grants.
+func ceiling(p *authz.Principal, scopes []string) error { return authz.CeilingScopes(p, scopes) }
 
 func failedAt(err error, i int) bool {
 	var te *store.TxError

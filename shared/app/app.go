@@ -70,7 +70,11 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 	})
 	st := store.New(db, cfg.Table, clk)
 	q := sqs.NewFromConfig(awsCfg)
-	sessions := session.NewManager(st, cfg.JWTSecret, clk)
+	keys, err := TokenKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sessions := session.NewManager(st, keys, clk)
 	roles := role.Store{St: st}
 	return &Deps{
 		Cfg: cfg, Clock: clk, Log: NewLogger(cfg.LogLevel), AWS: awsCfg, Store: st, SQS: q,
@@ -82,6 +86,26 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Auth: &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA,
 			Keys: &apikey.Authenticator{St: apikey.Store{St: st}, Roles: roles, Limits: ratelimit.Limiter{St: st, Clock: clk}, Clock: clk}},
 	}, nil
+}
+
+// TokenKeys builds the token key ring of cfg: signing keys where the function
+// holds them, and the published public keys (read lazily, never at init) where
+// the public-keys secret is configured.
+func TokenKeys(cfg config.Config) (*session.KeyRing, error) {
+	keys, err := session.NewKeyRing(cfg.TokenKeysVersion, cfg.TokenSigningKey, cfg.TokenSigningKeyPrevious)
+	if err != nil {
+		return nil, err
+	}
+	if arn := cfg.TokenPublicKeysARN; arn != "" {
+		keys.Load = func(ctx context.Context) ([]byte, error) {
+			v, err := cfg.ReadSecret(ctx, arn)
+			return []byte(v), err
+		}
+		if keys.CanSign() {
+			keys.Publish = func(ctx context.Context, jwks []byte) error { return cfg.PutSecret(ctx, arn, string(jwks)) }
+		}
+	}
+	return keys, nil
 }
 
 // Router returns a router that authenticates with d.Auth and, in tests, fails a

@@ -127,7 +127,7 @@ func (a *Authenticator) user(ctx context.Context, r *http.Request, rt httpapi.Ro
 	if !ok {
 		return nil, ErrMissingToken
 	}
-	c, err := a.Sessions.Signer.Verify(tok)
+	c, err := a.Sessions.Signer.VerifyContext(ctx, tok)
 	if err != nil {
 		return nil, ErrInvalidToken
 	}

@@ -4,24 +4,22 @@ package config
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
 // Config is every setting of a Gale process.
 type Config struct {
-	Env     string // development, test or production
-	Version string
-	AppURL  string
-	Region  string
+	Env string // development, test or production
+	// Function is the deployed function's name in shared/routes (GALE_FUNCTION,
+	// set by the CDK app); empty in local runs and tests.
+	Function string
+	Version  string
+	AppURL   string
+	Region   string
 	// Endpoint overrides every AWS endpoint (moto_server or LocalStack).
 	Endpoint string
 
@@ -34,10 +32,21 @@ type Config struct {
 	MailDLQURL       string
 	EmailFrom        string
 
-	JWTSecret      []byte
-	EncryptionKey  []byte // 32 bytes derived; encrypts TOTP seeds, webhook secrets, SSO secrets
-	EnrollPepper   []byte
-	EnrollPepperOK bool
+	// Token keys (secrets.go): hex Ed25519 seeds, set only in the functions
+	// that issue access tokens; TokenKeysVersion is the signing secret's
+	// rotation counter. TokenPublicKeysARN is the secret where those functions
+	// publish the public keys and every other function reads them.
+	TokenKeysVersion        int
+	TokenSigningKey         string
+	TokenSigningKeyPrevious string
+	TokenPublicKeysARN      string
+
+	// EncryptionKey seals TOTP seeds, webhook secrets and SSO client secrets;
+	// PreviousEncryptionKeys still open what was sealed before a rotation.
+	EncryptionKey          []byte
+	PreviousEncryptionKeys [][]byte
+	EnrollPepper           []byte
+	EnrollPepperOK         bool
 
 	EnableRegistration bool
 	Enable2FA          bool
@@ -53,8 +62,15 @@ type Config struct {
 	WebAuthnRPName  string
 	WebAuthnOrigins []string
 
-	WebhookAllowCIDRs []string
-	WebhookCAFile     string
+	// APIURL is where the API is reached from outside (API_URL, default
+	// APP_URL): the SSO redirect URI is APIURL + /api/v1/sso/callback.
+	APIURL string
+	// OutboundAllowCIDRs and OutboundCAFile exempt address ranges from the
+	// outbound guard and trust an extra CA (OUTBOUND_ALLOW_CIDRS and
+	// OUTBOUND_CA_FILE, aliases WEBHOOK_ALLOW_CIDRS and WEBHOOK_CA_FILE; tests
+	// and local runs only).
+	OutboundAllowCIDRs []string
+	OutboundCAFile     string
 
 	// CORSOrigins are the browser origins allowed to call the API (none by default).
 	CORSOrigins []string
@@ -85,6 +101,7 @@ func FromEnv(ctx context.Context) (Config, error) { return Load(ctx, os.Getenv) 
 func Load(ctx context.Context, get Getenv) (Config, error) {
 	c := Config{
 		Env:                 def(get("APP_ENV"), "development"),
+		Function:            get("GALE_FUNCTION"),
 		Version:             def(get("BUILD_VERSION"), Version),
 		AppURL:              strings.TrimRight(def(get("APP_URL"), "http://localhost:8080"), "/"),
 		Region:              def(get("AWS_REGION"), "us-east-1"),
@@ -101,11 +118,12 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),
 		WebAuthnRPID:        def(get("WEBAUTHN_RP_ID"), "localhost"),
 		WebAuthnRPName:      def(get("WEBAUTHN_RP_NAME"), "Gale"),
-		WebhookCAFile:       get("WEBHOOK_CA_FILE"),
+		OutboundCAFile:      first(get("OUTBOUND_CA_FILE"), get("WEBHOOK_CA_FILE")),
 		LogLevel:            def(get("LOG_LEVEL"), "info"),
 	}
 	c.WebAuthnOrigins = list(def(get("WEBAUTHN_ORIGINS"), c.AppURL))
-	c.WebhookAllowCIDRs = list(get("WEBHOOK_ALLOW_CIDRS"))
+	c.APIURL = strings.TrimRight(def(get("API_URL"), c.AppURL), "/")
+	c.OutboundAllowCIDRs = list(first(get("OUTBOUND_ALLOW_CIDRS"), get("WEBHOOK_ALLOW_CIDRS")))
 	c.CORSOrigins = list(get("CORS_ALLOWED_ORIGINS"))
 	for i, o := range c.CORSOrigins {
 		c.CORSOrigins[i] = strings.TrimRight(o, "/")
@@ -150,19 +168,7 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		return c, err
 	}
 
-	secrets := map[string]string{
-		"JWT_SECRET":            get("JWT_SECRET"),
-		"APP_ENCRYPTION_KEY":    get("APP_ENCRYPTION_KEY"),
-		"SECRET_ENCRYPTION_KEY": get("SECRET_ENCRYPTION_KEY"),
-		"ENROLLMENT_KEY_PEPPER": get("ENROLLMENT_KEY_PEPPER"),
-		"SYSTEM_ADMIN_PASSWORD": get("SYSTEM_ADMIN_PASSWORD"),
-	}
-	if arn := get("APP_SECRET_ARN"); arn != "" {
-		if err := fromSecretsManager(ctx, c, arn, secrets); err != nil {
-			return c, err
-		}
-	}
-	if err := c.applySecrets(secrets); err != nil {
+	if err := c.loadSecrets(ctx, get); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -170,72 +176,6 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 
 // Version is set at build time with -ldflags "-X .../config.Version=...".
 var Version = "dev"
-
-// Development defaults so `make run` and tests need no secrets; refused in production.
-const devSecret = "gale-development-only-secret-do-not-deploy"
-
-func (c *Config) applySecrets(s map[string]string) error {
-	// Spec 1: the pepper is the first configured of these four settings, and a
-	// production process without any fails with exactly this message.
-	pepper := first(s["ENROLLMENT_KEY_PEPPER"], s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"], s["JWT_SECRET"])
-	if pepper == "" {
-		if c.Production() {
-			return errors.New("No enrollment key pepper configured")
-		}
-		pepper = devSecret
-	}
-	c.EnrollPepper = []byte(pepper)
-
-	jwt := s["JWT_SECRET"]
-	if jwt == "" {
-		if c.Production() {
-			return errors.New("config: JWT_SECRET (or APP_SECRET_ARN) is required in production")
-		}
-		jwt = devSecret
-	}
-	if c.Production() && len(jwt) < 32 {
-		return errors.New("config: JWT_SECRET must be at least 32 characters in production")
-	}
-	c.JWTSecret = []byte(jwt)
-
-	enc := first(s["APP_ENCRYPTION_KEY"], s["SECRET_ENCRYPTION_KEY"])
-	if enc == "" {
-		if c.Production() {
-			return errors.New("config: APP_ENCRYPTION_KEY (or APP_SECRET_ARN) is required in production")
-		}
-		enc = devSecret
-	}
-	c.EncryptionKey = []byte(enc)
-	c.SystemAdminPassword = s["SYSTEM_ADMIN_PASSWORD"]
-	return nil
-}
-
-func fromSecretsManager(ctx context.Context, c Config, arn string, into map[string]string) error {
-	cfg, err := c.AWS(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-	if err != nil {
-		return fmt.Errorf("config: read secret %s: %w", arn, err)
-	}
-	var v struct {
-		JWTSecret        string `json:"jwtSecret"`
-		EncryptionKey    string `json:"encryptionKey"`
-		EnrollmentPepper string `json:"enrollmentPepper"`
-		// SystemAdminPassword is the bootstrap administrator's first password
-		// (the deploy generates it; read it from the secret, then change it).
-		SystemAdminPassword string `json:"systemAdminPassword"`
-	}
-	if err := json.Unmarshal([]byte(aws.ToString(out.SecretString)), &v); err != nil {
-		return fmt.Errorf("config: secret %s is not the expected JSON: %w", arn, err)
-	}
-	into["JWT_SECRET"] = first(into["JWT_SECRET"], v.JWTSecret)
-	into["APP_ENCRYPTION_KEY"] = first(into["APP_ENCRYPTION_KEY"], v.EncryptionKey)
-	into["ENROLLMENT_KEY_PEPPER"] = first(into["ENROLLMENT_KEY_PEPPER"], v.EnrollmentPepper)
-	into["SYSTEM_ADMIN_PASSWORD"] = first(into["SYSTEM_ADMIN_PASSWORD"], v.SystemAdminPassword)
-	return nil
-}
 
 // boolean parses a setting with strconv.ParseBool; a value that does not parse
 // stops the process naming the setting rather than silently meaning false.

@@ -25,12 +25,21 @@ func TestDefaults(t *testing.T) {
 
 func TestProductionRefusesMissingSecrets(t *testing.T) {
 	_, err := load(t, map[string]string{"APP_ENV": "production", "ENROLLMENT_KEY_PEPPER": "p"})
-	if err == nil || !strings.Contains(err.Error(), "JWT_SECRET") {
+	if err == nil || !strings.Contains(err.Error(), "APP_ENCRYPTION_KEY") {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = load(t, map[string]string{"APP_ENV": "production", "JWT_SECRET": "short"})
+	_, err = load(t, map[string]string{"APP_ENV": "production", "APP_ENCRYPTION_KEY": "short"})
 	if err == nil {
-		t.Fatal("short JWT secret accepted in production")
+		t.Fatal("short encryption key accepted in production")
+	}
+	_, err = load(t, map[string]string{"APP_ENV": "production", "APP_ENCRYPTION_KEY": strings.Repeat("k", 40),
+		"TOKEN_SIGNING_KEY": DevelopmentTokenKey()})
+	if err == nil || !strings.Contains(err.Error(), "development token-signing key") {
+		t.Fatalf("development token key in production: err = %v", err)
+	}
+	_, err = load(t, map[string]string{"TOKEN_SIGNING_KEY": "abcd"})
+	if err == nil || !strings.Contains(err.Error(), "TOKEN_SIGNING_KEY") {
+		t.Fatalf("short token key: err = %v", err)
 	}
 }
 
@@ -76,8 +85,8 @@ func TestListsAreTrimmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.WebAuthnOrigins) != 2 || c.WebAuthnOrigins[1] != "https://b.test" || len(c.WebhookAllowCIDRs) != 1 {
-		t.Fatalf("%v %v", c.WebAuthnOrigins, c.WebhookAllowCIDRs)
+	if len(c.WebAuthnOrigins) != 2 || c.WebAuthnOrigins[1] != "https://b.test" || len(c.OutboundAllowCIDRs) != 1 {
+		t.Fatalf("%v %v", c.WebAuthnOrigins, c.OutboundAllowCIDRs)
 	}
 }
 
@@ -115,5 +124,25 @@ func TestBooleansParseStrictly(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=yes: err %v, want a refusal naming the setting", key, err)
 		}
+	}
+}
+
+func TestOutboundSettingsAndAliases(t *testing.T) {
+	c, err := load(t, map[string]string{"WEBHOOK_ALLOW_CIDRS": "127.0.0.1/32,::1/128", "WEBHOOK_CA_FILE": "/tmp/a.pem"})
+	if err != nil || len(c.OutboundAllowCIDRs) != 2 || c.OutboundCAFile != "/tmp/a.pem" {
+		t.Fatalf("aliases: %v %q %v", c.OutboundAllowCIDRs, c.OutboundCAFile, err)
+	}
+	c, err = load(t, map[string]string{"OUTBOUND_ALLOW_CIDRS": "10.0.0.0/8", "WEBHOOK_ALLOW_CIDRS": "127.0.0.1/32",
+		"OUTBOUND_CA_FILE": "/tmp/b.pem", "WEBHOOK_CA_FILE": "/tmp/a.pem"})
+	if err != nil || len(c.OutboundAllowCIDRs) != 1 || c.OutboundAllowCIDRs[0] != "10.0.0.0/8" || c.OutboundCAFile != "/tmp/b.pem" {
+		t.Fatalf("OUTBOUND_ wins: %v %q %v", c.OutboundAllowCIDRs, c.OutboundCAFile, err)
+	}
+	c, err = load(t, map[string]string{"APP_URL": "https://app.test/"})
+	if err != nil || c.APIURL != "https://app.test" {
+		t.Fatalf("API_URL default: %q %v", c.APIURL, err)
+	}
+	c, err = load(t, map[string]string{"APP_URL": "https://app.test", "API_URL": "https://api.test/"})
+	if err != nil || c.APIURL != "https://api.test" {
+		t.Fatalf("API_URL: %q %v", c.APIURL, err)
 	}
 }

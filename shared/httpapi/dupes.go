@@ -1,77 +1,564 @@
 package httpapi
 
 import (
-	"bytes"
+	"cmp"
+	"encoding"
 	"encoding/json"
+	"hash/maphash"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/gale-rmm/gale/shared/fault"
 )
 
-// scope is an object or array being read by duplicateKey.
-type scope struct {
-	object  bool
-	keys    map[string]bool
-	path    string
-	index   int    // arrays: the next element's index
-	key     string // objects: the key whose value comes next
-	wantKey bool   // objects: the next string token is a key
+// MaxDepth is how deeply a request body may nest objects and arrays
+// (DECISIONS: 32 levels); deeper is 400 `Validation failed` naming the path
+// where it went too deep.
+const MaxDepth = 32
+
+// checkShape reads body once, left to right, and refuses in the same pass what
+// encoding/json would let through or pay too much for:
+//   - nesting deeper than MaxDepth (before encoding/json's own scanner sees it);
+//   - an object key that appears twice in one object, anywhere in the body
+//     (encoding/json keeps the last value silently, so `{"name":"a","name":"b"}`
+//     would say two things and mean one);
+//   - a key that is no field of the target type, exactly as written: encoding/json
+//     folds case ("Status" fills status) and DisallowUnknownFields does not catch it.
+//
+// Its cost is linear in the body: no path string is built unless it reports an
+// error, keys are compared in place, and a struct's keys are remembered as bits.
+// Types with their own UnmarshalJSON, and interface-typed values, are checked for
+// depth and duplicate keys only. Malformed JSON is reported as errSyntax, for
+// encoding/json to describe.
+func checkShape(body []byte, t reflect.Type) error {
+	if len(body) == 0 {
+		return errSyntax
+	}
+	// The body is not written while the checker lives, so its keys can be
+	// remembered as substrings of it without a copy each.
+	c := checker{s: unsafe.String(&body[0], len(body)), seed: maphash.MakeSeed()}
+	if err := c.value(t, 0); err != nil {
+		return err
+	}
+	c.space()
+	if c.i < len(c.s) {
+		return fault.Invalid("body", "unexpected data after the JSON object")
+	}
+	return nil
 }
 
-// duplicateKey finds an object key that appears twice in one object anywhere in
-// body and answers its path. encoding/json keeps the last value silently, so
-// `{"name": "a", "name": "b"}` would say two things and mean one.
-func duplicateKey(body []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var stack []*scope
-	top := func() *scope {
-		if len(stack) == 0 {
-			return nil
+type syntaxErr string
+
+func (e syntaxErr) Error() string { return string(e) }
+
+const errSyntax = syntaxErr("malformed JSON")
+
+// seg is one step of a path: an object key, or an array index when key is unset.
+type seg struct {
+	key     string // raw, as written between the quotes
+	escaped bool
+	index   int
+	isKey   bool
+}
+
+type checker struct {
+	s    string
+	i    int
+	path []seg
+	// keys holds the keys of the open map- and interface-typed objects, each
+	// object's from its mark on; buf is scratch for unescaping a key.
+	keys []keyRef
+	seed maphash.Seed
+	buf  []byte
+	// quoted: the value being read fills a `json:",string"` field.
+	quoted bool
+}
+
+func (c *checker) pathString(last ...seg) string {
+	var b strings.Builder
+	for _, s := range append(c.path[:len(c.path):len(c.path)], last...) {
+		if b.Len() > 0 {
+			b.WriteByte('.')
 		}
-		return stack[len(stack)-1]
+		if !s.isKey {
+			b.WriteString(strconv.Itoa(s.index))
+			continue
+		}
+		k := s.key
+		if s.escaped {
+			k = string(unescape(nil, k))
+		}
+		if len(k) > 64 { // a field error never echoes a megabyte key
+			k = k[:64] + "..."
+		}
+		b.WriteString(k)
 	}
-	// next is the path of the value about to be read, and marks it read.
-	next := func() string {
-		s := top()
-		switch {
-		case s == nil:
-			return ""
-		case s.object:
-			s.wantKey = true
-			return join(s.path, s.key)
+	if b.Len() == 0 {
+		return "body"
+	}
+	return b.String()
+}
+
+func (c *checker) space() {
+	for c.i < len(c.s) {
+		switch c.s[c.i] {
+		case ' ', '\t', '\n', '\r':
+			c.i++
+		default:
+			return
 		}
-		p := join(s.path, strconv.Itoa(s.index))
-		s.index++
-		return p
+	}
+}
+
+// value reads one JSON value whose target type is t (nil: unchecked) at the
+// given container depth.
+func (c *checker) value(t reflect.Type, depth int) error {
+	c.space()
+	if c.i >= len(c.s) {
+		return errSyntax
+	}
+	if err := c.kindOf(checked(t), c.s[c.i]); err != nil {
+		return err
+	}
+	switch ch := c.s[c.i]; {
+	case ch == '{' || ch == '[':
+		if depth >= MaxDepth {
+			return fault.Invalid(c.pathString(), "nested deeper than "+strconv.Itoa(MaxDepth)+" levels")
+		}
+		if ch == '{' {
+			return c.object(t, depth+1)
+		}
+		return c.array(t, depth+1)
+	case ch == '"':
+		_, _, err := c.str()
+		return err
+	case ch == 't':
+		return c.literal("true")
+	case ch == 'f':
+		return c.literal("false")
+	case ch == 'n':
+		return c.literal("null")
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		return c.number()
+	}
+	return errSyntax
+}
+
+// kindOf refuses a value that cannot fill a typed target (a list where an
+// object belongs, an object in a list of strings), by its path, before
+// encoding/json would read all of it only to skip it. first is the value's
+// first byte; null fills anything.
+func (c *checker) kindOf(t reflect.Type, first byte) error {
+	if t == nil || first == 'n' {
+		return nil
+	}
+	var ok bool
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		ok = first == '{'
+	case reflect.Slice:
+		ok = first == '[' || (first == '"' && t.Elem().Kind() == reflect.Uint8)
+	case reflect.Array:
+		ok = first == '['
+	case reflect.String:
+		ok = first == '"'
+	case reflect.Bool:
+		ok = first == 't' || first == 'f'
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		ok = first == '-' || (first >= '0' && first <= '9')
+	default:
+		return nil
+	}
+	if ok {
+		return nil
+	}
+	if first == '"' && c.quoted {
+		return nil // a `json:",string"` field takes its number or bool quoted
+	}
+	// Named as encoding/json names a type error: by field, without list indexes.
+	var fields []seg
+	for _, p := range c.path {
+		if p.isKey {
+			fields = append(fields, p)
+		}
+	}
+	saved := c.path
+	c.path = fields
+	path := c.pathString()
+	c.path = saved
+	return fault.Invalid(path, "must be "+jsonType(t.Kind().String()))
+}
+
+func (c *checker) literal(word string) error {
+	if !strings.HasPrefix(c.s[c.i:], word) {
+		return errSyntax
+	}
+	c.i += len(word)
+	return nil
+}
+
+func (c *checker) digits() int {
+	n := 0
+	for c.i < len(c.s) && c.s[c.i] >= '0' && c.s[c.i] <= '9' {
+		c.i++
+		n++
+	}
+	return n
+}
+
+func (c *checker) number() error {
+	if c.s[c.i] == '-' {
+		c.i++
+	}
+	if c.i < len(c.s) && c.s[c.i] == '0' {
+		c.i++
+	} else if c.digits() == 0 {
+		return errSyntax
+	}
+	if c.i < len(c.s) && c.s[c.i] == '.' {
+		c.i++
+		if c.digits() == 0 {
+			return errSyntax
+		}
+	}
+	if c.i < len(c.s) && (c.s[c.i] == 'e' || c.s[c.i] == 'E') {
+		c.i++
+		if c.i < len(c.s) && (c.s[c.i] == '+' || c.s[c.i] == '-') {
+			c.i++
+		}
+		if c.digits() == 0 {
+			return errSyntax
+		}
+	}
+	return nil
+}
+
+// str reads a string and answers its raw content (without quotes) and whether
+// it holds escapes.
+func (c *checker) str() (raw string, escaped bool, err error) {
+	start := c.i + 1
+	for c.i = start; c.i < len(c.s); c.i++ {
+		switch ch := c.s[c.i]; {
+		case ch == '"':
+			raw = c.s[start:c.i]
+			c.i++
+			return raw, escaped, nil
+		case ch == '\\':
+			escaped = true
+			c.i++
+			if c.i >= len(c.s) {
+				return "", false, errSyntax
+			}
+			switch c.s[c.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if c.i+4 >= len(c.s) {
+					return "", false, errSyntax
+				}
+				for _, h := range []byte(c.s[c.i+1 : c.i+5]) {
+					if !isHex(h) {
+						return "", false, errSyntax
+					}
+				}
+				c.i += 4
+			default:
+				return "", false, errSyntax
+			}
+		case ch < 0x20:
+			return "", false, errSyntax
+		}
+	}
+	return "", false, errSyntax
+}
+
+func isHex(h byte) bool {
+	return (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')
+}
+
+func (c *checker) object(t reflect.Type, depth int) error {
+	c.i++ // '{'
+	t = checked(t)
+	var fields *structFields
+	var elem reflect.Type
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = fieldsOf(t)
+		case reflect.Map:
+			elem = t.Elem()
+		}
+	}
+	var seenBits uint64
+	var seen map[string]struct{} // struct fields past the 64th
+	mark := -1                   // where this object's keys start in c.keys
+	c.space()
+	if c.i < len(c.s) && c.s[c.i] == '}' {
+		c.i++
+		return nil
 	}
 	for {
-		tok, err := dec.Token()
+		c.space()
+		if c.i >= len(c.s) || c.s[c.i] != '"' {
+			return errSyntax
+		}
+		start := c.i + 1
+		raw, escaped, err := c.str()
 		if err != nil {
-			return "", false // malformed input is the decoder's to report
+			return err
 		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &scope{object: true, keys: map[string]bool{}, path: next(), wantKey: true})
-			case '[':
-				stack = append(stack, &scope{path: next()})
-			default:
-				stack = stack[:len(stack)-1]
+		key := raw
+		if escaped {
+			c.buf = unescape(c.buf[:0], raw)
+			key = unsafe.String(unsafe.SliceData(c.buf), len(c.buf)) // only until the next key
+		}
+		here := seg{key: raw, escaped: escaped, isKey: true}
+		child := elem
+		dup := false
+		if fields != nil {
+			f, ok := fields.index[key]
+			if !ok {
+				return fault.Invalid(c.pathString(here), "unknown field")
 			}
-		case string:
-			if s := top(); s != nil && s.object && s.wantKey {
-				if s.keys[t] {
-					return join(s.path, t), true
+			child = fields.types[f]
+			c.quoted = fields.quoted[f]
+			if f < 64 {
+				dup = seenBits&(1<<f) != 0
+				seenBits |= 1 << f
+			} else {
+				if seen == nil {
+					seen = map[string]struct{}{}
 				}
-				s.keys[t], s.key, s.wantKey = true, t, false
-				continue
+				_, dup = seen[key]
+				seen[string(key)] = struct{}{}
 			}
-			next()
-		default:
-			next()
+		} else {
+			if mark < 0 {
+				mark = len(c.keys)
+			}
+			if len(c.keys) == cap(c.keys) {
+				// Doubling, never past one entry per 4 bytes of body (the
+				// shortest member, `"":0`): at most twice what the keys need.
+				grown := make([]keyRef, len(c.keys), min(max(2*cap(c.keys), 64), len(c.s)/4+1))
+				copy(grown, c.keys)
+				c.keys = grown
+			}
+			c.keys = append(c.keys, keyRef{hash: maphash.String(c.seed, key), at: uint32(start), n: uint32(len(raw))})
 		}
-		if len(stack) == 0 {
-			return "", false
+		if dup {
+			return fault.Invalid(c.pathString(here), "appears more than once")
+		}
+		c.space()
+		if c.i >= len(c.s) || c.s[c.i] != ':' {
+			return errSyntax
+		}
+		c.i++
+		c.path = append(c.path, here)
+		err = c.value(child, depth)
+		c.quoted = false
+		if err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		c.space()
+		if c.i >= len(c.s) {
+			return errSyntax
+		}
+		switch c.s[c.i] {
+		case ',':
+			c.i++
+		case '}':
+			c.i++
+			if mark >= 0 {
+				err := c.duplicates(mark)
+				c.keys = c.keys[:mark]
+				return err
+			}
+			return nil
+		default:
+			return errSyntax
 		}
 	}
+}
+
+// keyRef is one key of an open object: the hash of its value and where it is
+// written in the body.
+type keyRef struct {
+	hash  uint64
+	at, n uint32
+}
+
+func (c *checker) keyAt(k keyRef) string { return c.s[k.at : k.at+k.n] }
+
+// duplicates reports a key that appears twice among c.keys[mark:], the keys
+// of the object just read: sorted by hash, equal keys sit side by side. Memory
+// is 16 bytes a key, whatever the keys' length.
+func (c *checker) duplicates(mark int) error {
+	keys := c.keys[mark:]
+	if len(keys) < 2 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b keyRef) int {
+		if a.hash != b.hash {
+			return cmp.Compare(a.hash, b.hash)
+		}
+		return cmp.Compare(a.at, b.at)
+	})
+	for i := 1; i < len(keys); i++ {
+		if keys[i].hash != keys[i-1].hash {
+			continue
+		}
+		// Same hash: compare the values (a run of equal hashes is compared pairwise).
+		for j := i - 1; j >= 0 && keys[j].hash == keys[i].hash; j-- {
+			a, b := c.keyAt(keys[j]), c.keyAt(keys[i])
+			if a == b || string(unescape(nil, a)) == string(unescape(nil, b)) {
+				raw := c.keyAt(keys[i])
+				return fault.Invalid(c.pathString(seg{key: raw, escaped: strings.IndexByte(raw, '\\') >= 0, isKey: true}), "appears more than once")
+			}
+		}
+	}
+	return nil
+}
+
+// unescape appends the value of a JSON string's raw content (already checked
+// by str) to dst.
+func unescape(dst []byte, raw string) []byte {
+	for i := 0; i < len(raw); i++ {
+		ch := raw[i]
+		if ch != '\\' {
+			dst = append(dst, ch)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(raw[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if pair := utf16.DecodeRune(r, hex4(raw[i+3:i+7])); pair != utf8.RuneError {
+					r = pair
+					i += 6
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, raw[i])
+		}
+	}
+	return dst
+}
+
+func hex4(h string) rune {
+	var r rune
+	for i := range 4 {
+		c := h[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+func (c *checker) array(t reflect.Type, depth int) error {
+	c.i++ // '['
+	t = checked(t)
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	c.space()
+	if c.i < len(c.s) && c.s[c.i] == ']' {
+		c.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		c.path = append(c.path, seg{index: n})
+		if err := c.value(elem, depth); err != nil {
+			return err
+		}
+		c.path = c.path[:len(c.path)-1]
+		c.space()
+		if c.i >= len(c.s) {
+			return errSyntax
+		}
+		switch c.s[c.i] {
+		case ',':
+			c.i++
+		case ']':
+			c.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// checked is the type whose fields the checker holds a value to: pointers
+// followed, nil for interfaces and for types that decode themselves.
+func checked(t reflect.Type) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) ||
+		reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return nil
+	}
+	return t
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// structFields are the exact JSON names of a struct's fields (embedded structs
+// flattened) and their types.
+type structFields struct {
+	index  map[string]int
+	types  []reflect.Type
+	quoted []bool
+}
+
+var fieldCache sync.Map // reflect.Type -> *structFields
+
+func fieldsOf(t reflect.Type) *structFields {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(*structFields)
+	}
+	f := &structFields{index: map[string]int{}}
+	for name, jf := range jsonFields(t) {
+		f.index[name] = len(f.types)
+		f.types = append(f.types, jf.typ)
+		f.quoted = append(f.quoted, jf.quoted)
+	}
+	fieldCache.Store(t, f)
+	return f
 }

@@ -84,12 +84,16 @@ var throttleCodes = map[string]bool{
 	"SlowDown":           true,
 	"ServiceUnavailable": true, "ServiceUnavailableException": true, "InternalServerError": true,
 	"InternalFailure": true, "InternalError": true,
+	// A table, queue or secret that is not there (an emulator that lost its
+	// state, a stack half deployed) is an outage to wait out, not a bug: 503.
+	"ResourceNotFoundException": true, "TableNotFoundException": true,
+	"AWS.SimpleQueueService.NonExistentQueue": true, "QueueDoesNotExist": true,
 }
 
 // DependencyFailed reports whether err is a dependency's failure rather than a
 // bug of ours: the request's deadline passed, a connection was refused, reset
 // or timed out, the SDK gave up retrying, or AWS answered a throttling error,
-// a 5xx, or a cancelled transaction whose reasons are throttling. The encoder
+// a 5xx, a missing table, queue or secret, or a cancelled transaction whose reasons are throttling. The encoder
 // answers these with 503 `Service unavailable` and Retry-After.
 func DependencyFailed(err error) bool {
 	if err == nil {

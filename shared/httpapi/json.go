@@ -30,29 +30,74 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Decode reads a JSON object body into v strictly: unknown fields, wrong types,
-// trailing data and bodies over MaxBody are client errors naming the field.
+// trailing data and bodies over MaxBody (or the route's own limit) are client
+// errors naming the field.
 func Decode(r *http.Request, v any) error { return DecodeLimit(r, v, MaxBody) }
 
-// DecodeLimit is Decode with a body limit in bytes (413 beyond it). A body
-// must be sent as application/json: a form or text body is refused rather than
-// guessed at.
+// DecodeLimit is Decode with a body limit in bytes (413 beyond it; the route's
+// Route.MaxBody, when smaller, wins). A body must be sent as application/json:
+// a form or text body is refused rather than guessed at.
 func DecodeLimit(r *http.Request, v any, limit int64) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		if r.ContentLength != 0 {
 			return fault.Invalid("Content-Type", "must be application/json")
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := ReadBody(r, limit)
 	if err != nil {
-		return fault.BadRequest("Could not read request body").Wrap(err)
-	}
-	if int64(len(body)) > limit {
-		return fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": limit})
+		return err
 	}
 	return DecodeBytes(body, v)
 }
 
-// DecodeBytes strictly decodes a JSON object.
+// ReadBody reads r's body through a hard cap: limit bytes, or the route's
+// Route.MaxBody when that is smaller. A declared Content-Length over the cap is
+// refused before a byte is read; a body that turns out longer stops being read
+// at the cap. Either is 413 `payload_too_large`.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if rl := routeLimit(r.Context()); rl > 0 && rl < limit {
+		limit = rl
+	}
+	tooLarge := func() error {
+		return fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": limit})
+	}
+	if r.ContentLength > limit {
+		return nil, tooLarge()
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = r.ContentLength + 1 // the extra byte sees a body longer than declared
+	}
+	buf := make([]byte, 0, size)
+	lr := io.LimitReader(r.Body, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, tooLarge()
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, tooLarge()
+			}
+			return nil, fault.BadRequest("Could not read request body").Wrap(err)
+		}
+	}
+}
+
+// DecodeBytes strictly decodes a JSON object, in time and memory linear in its
+// size: one pass (checkShape) refuses nesting deeper than MaxDepth, duplicate
+// keys and fields the target does not have, then encoding/json fills v.
 func DecodeBytes(body []byte, v any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -61,25 +106,17 @@ func DecodeBytes(body []byte, v any) error {
 	if trimmed[0] != '{' {
 		return fault.Invalid("body", "must be a JSON object")
 	}
-	if path, dup := duplicateKey(trimmed); dup {
-		return fault.Invalid(path, "appears more than once")
+	shapeErr := checkShape(trimmed, reflect.TypeOf(v))
+	if shapeErr != nil && shapeErr != errSyntax {
+		return shapeErr
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			// encoding/json names only the key; the walk names its whole path.
-			if ferr := exactFields(trimmed, reflect.TypeOf(v), ""); ferr != nil {
-				return ferr
-			}
-		}
+	if err := json.Unmarshal(trimmed, v); err != nil {
 		return decodeError(err)
 	}
-	// dec.More misses a stray ']' or '}'; only a clean end of input will do.
-	if _, err := dec.Token(); err != io.EOF {
-		return fault.Invalid("body", "unexpected data after the JSON object")
+	if shapeErr != nil { // encoding/json accepted what the checker did not: refuse anyway
+		return fault.Invalid("body", "invalid JSON")
 	}
-	return exactFields(trimmed, reflect.TypeOf(v), "")
+	return nil
 }
 
 func decodeError(err error) error {
@@ -130,9 +167,9 @@ func jsonType(kind string) string {
 // EmptyBody accepts the absent body of a route that takes none, or an empty
 // object; any field in it is refused by name, as Decode would.
 func EmptyBody(r *http.Request) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	body, err := ReadBody(r, MaxBody)
 	if err != nil {
-		return fault.BadRequest("Could not read request body").Wrap(err)
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil

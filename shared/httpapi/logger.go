@@ -20,7 +20,7 @@ func (h requestHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("requestId", id))
 	}
-	return h.Handler.Handle(ctx, r)
+	return h.Handler.Handle(ctx, withMetrics(r)) // metrics.go
 }
 
 func (h requestHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

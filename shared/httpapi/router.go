@@ -7,6 +7,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -44,7 +45,40 @@ type Route struct {
 	// NoAuthz marks a route whose handler legitimately makes no authorization
 	// check (public routes, own-profile routes). Say why where it is set.
 	NoAuthz bool
+	// MaxBody caps the request body in bytes when set (agent ingest: 32 KB; a
+	// larger upload may set more); unset, a route takes at most the default
+	// MaxBody (1 MiB). The cap holds before authentication: a declared
+	// Content-Length over it is 413 at once, and no reader of the body gets past
+	// it. GET and HEAD routes take no body: theirs is never read.
+	MaxBody int64
 	Handle  Handler
+}
+
+type limitKey struct{}
+
+// capReader lets a reader see at most one byte past a route's cap (so that
+// every reader can tell "over the limit" from "at it"), then ends the body.
+type capReader struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// routeLimit is the body cap of the route serving ctx's request (0 outside one).
+func routeLimit(ctx context.Context) int64 {
+	n, _ := ctx.Value(limitKey{}).(int64)
+	return n
 }
 
 // Handler is an endpoint body: it writes a success response or returns an error
@@ -120,7 +154,24 @@ func Patterns(h http.Handler) (patterns []string, ok bool) {
 }
 
 func (rt *Router) serve(route Route) http.Handler {
+	limit := route.MaxBody
+	if limit <= 0 {
+		limit = MaxBody
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			// A route that takes no body never reads one, whatever was sent.
+			r.Body, r.ContentLength = http.NoBody, 0
+		case r.ContentLength > limit:
+			WriteError(w, r, fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": limit}))
+			return
+		default:
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = &capReader{ReadCloser: r.Body, left: limit + 1}
+			}
+			r = r.WithContext(context.WithValue(r.Context(), limitKey{}, limit))
+		}
 		if route.Access != Public {
 			if rt.authn == nil {
 				WriteError(w, r, fault.Internal(errMissingAuthn))
@@ -137,11 +188,13 @@ func (rt *Router) serve(route Route) http.Handler {
 			}
 		}
 		guarded := route.Access != Public && !route.NoAuthz && rt.tracker != nil
-		// Strict holds the response until the check is known, so a route that ran
-		// without one answers 500 (Edge recovers the panic) instead of its success.
+		// A guarded route's answer is held until the check is known, so a route
+		// that ran without one answers 500 instead of its success: in strict mode
+		// (tests) by a panic that Edge recovers, in production by replacing the
+		// held answer (and logging it).
 		var held *heldResponse
 		out := w
-		if guarded && rt.Strict {
+		if guarded {
 			held = &heldResponse{header: http.Header{}}
 			out = held
 		}
@@ -157,6 +210,8 @@ func (rt *Router) serve(route Route) http.Handler {
 			if rt.Strict {
 				panic("route ran without an authorization check: " + route.Method + " " + route.Path)
 			}
+			WriteError(w, r, fault.Internal(errNoAuthz))
+			return
 		}
 		if held != nil {
 			held.sendTo(w)
@@ -201,7 +256,10 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-const errMissingAuthn = errString("httpapi: non-public route without an authenticator")
+const (
+	errMissingAuthn = errString("httpapi: non-public route without an authenticator")
+	errNoAuthz      = errString("httpapi: route answered without an authorization decision")
+)
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 

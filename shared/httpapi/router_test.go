@@ -167,10 +167,27 @@ func TestStrictRouterRefusesRouteWithoutAuthzCheck(t *testing.T) {
 	}
 }
 
-func TestLenientRouterOnlyLogs(t *testing.T) {
-	rec := do(newRouter(false, fakeAuth{}), http.MethodGet, "/api/v1/things/1", "Bearer ok")
-	if rec.Code != http.StatusOK {
-		t.Fatalf("non-strict router = %d, want the handler's 200 (the miss is logged)", rec.Code)
+// Issue 19 finding 6: in production (not strict) a route that answered without an
+// authorization decision used to send its success and only log. The router now
+// holds the answer and replaces it with 500.
+func TestProductionRouterReplacesUndecidedAnswer(t *testing.T) {
+	h := newRouter(false, fakeAuth{})
+	rec := do(h, http.MethodGet, "/api/v1/things/1", "Bearer ok")
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("production router = %d %s, want 500", rec.Code, rec.Body.String())
+	}
+	if strings.Contains(rec.Body.String(), "yes") {
+		t.Fatalf("the undecided route's body was sent: %s", rec.Body.String())
+	}
+	if body := decodeBody(t, rec); body["code"] != "internal" || body["error"] != "Internal Server Error" {
+		t.Fatalf("body %s", rec.Body.String())
+	}
+	// Decided routes answer as written, headers and body held and sent.
+	if rec := do(h, http.MethodPut, "/api/v1/things/7", "Bearer ok"); rec.Code != 204 || rec.Header().Get("X-Thing") != "7" {
+		t.Errorf("held response: %d %v", rec.Code, rec.Header())
+	}
+	if rec := do(h, http.MethodPost, "/api/v1/things", "Bearer ok"); decodeBody(t, rec)["ok"] != "yes" {
+		t.Errorf("held response lost its body: %s", rec.Body.String())
 	}
 }
 

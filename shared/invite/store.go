@@ -22,9 +22,12 @@ func activateWrite(u *user.User) *store.Write {
 }
 
 // acceptWrite turns the invited membership m active (and drops the name the
-// inviter gave), only while it is the same membership (compare-and-swap on id).
+// inviter gave), only while it is the same membership still awaiting
+// acceptance (compare-and-swap on id and state: an invitation suspended
+// meanwhile is not accepted; the transition table of shared/user).
 func acceptWrite(m *user.Membership) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(user.MemberActive)).
 		Remove(expression.Name("invitedName"))
-	return store.Change(m.PK, m.SK, upd).When(store.Is("id", m.ID))
+	invited := store.Is("status", string(user.MemberInvited)).Or(expression.Name("status").AttributeNotExists())
+	return store.Change(m.PK, m.SK, upd).When(store.Is("id", m.ID).And(invited))
 }

@@ -34,7 +34,8 @@ var Groups = []Group{
 	{Function: "search", Prefixes: []string{APIBase + "/search"}},
 	{Function: "users", Prefixes: []string{APIBase + "/users"}},
 	{Function: "roles", Prefixes: []string{APIBase + "/roles", APIBase + "/permissions"}},
-	{Function: "auth", Prefixes: []string{APIBase + "/auth"}},
+	// The auth function issues access tokens, so it also publishes their keys.
+	{Function: "auth", Prefixes: []string{APIBase + "/auth", APIBase + "/.well-known/jwks.json"}},
 	// Passkeys are their own function: WebAuthn verification (CBOR, COSE keys)
 	// would push the auth function past its 10 MB size budget.
 	{Function: "auth-passkeys", Prefixes: []string{APIBase + "/auth/passkeys", APIBase + "/auth/mfa/passkey"}},
@@ -89,6 +90,9 @@ var Schedules = []Schedule{
 	{Job: "outbox-drain", RateMinutes: 1},
 	{Job: "enrollment-key-expiry", RateMinutes: 60},
 	{Job: "deletion-grace", RateMinutes: 60},
+	// access-review-completion resumes completions stalled past their marker
+	// (shared/review: completion beyond one transaction).
+	{Job: "access-review-completion", RateMinutes: 5},
 	{Job: "elevation-expiry", RateMinutes: 1},
 	{Job: "device-offline", RateMinutes: 1},
 	// bootstrap creates the configured system administrator when it is missing

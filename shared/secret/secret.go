@@ -28,11 +28,33 @@ const version = "v1."
 // under another key or for another context. It says nothing more on purpose.
 var ErrOpen = errors.New("secret: cannot open sealed value")
 
-// Box seals and opens values under one key.
-type Box struct{ aead cipher.AEAD }
+// Box seals under one key and opens under that key or, during a rotation,
+// the previous ones.
+type Box struct {
+	aead     cipher.AEAD
+	previous []cipher.AEAD
+}
 
-// New returns a box keyed with SHA-256 of key.
-func New(key []byte) (*Box, error) {
+// New returns a box keyed with SHA-256 of key. Values sealed under a previous
+// key still open (a rotation: the new key seals, the old one still decrypts
+// until every value is sealed again and it is retired; README, "Secrets").
+func New(key []byte, previous ...[]byte) (*Box, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	b := &Box{aead: aead}
+	for _, p := range previous {
+		a, err := newAEAD(p)
+		if err != nil {
+			return nil, err
+		}
+		b.previous = append(b.previous, a)
+	}
+	return b, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	if len(key) == 0 {
 		return nil, errors.New("secret: empty key")
 	}
@@ -45,7 +67,7 @@ func New(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	return aead, nil
 }
 
 // Seal encrypts plaintext for context with a random nonce.
@@ -74,6 +96,12 @@ func (b *Box) Open(sealed, context string) ([]byte, error) {
 	}
 	n := b.aead.NonceSize()
 	pt, err := b.aead.Open(nil, raw[:n], raw[n:], []byte(context))
+	for _, prev := range b.previous {
+		if err == nil {
+			break
+		}
+		pt, err = prev.Open(nil, raw[:n], raw[n:], []byte(context))
+	}
 	if err != nil {
 		return nil, ErrOpen
 	}

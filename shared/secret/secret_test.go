@@ -127,3 +127,46 @@ func TestOpenRefusals(t *testing.T) {
 		t.Error("New(nil) accepted an empty key")
 	}
 }
+
+// TestRotation: after a rotation the new key seals and values sealed under the
+// previous key still open; once the previous key is retired they do not.
+func TestRotation(t *testing.T) {
+	oldBox, err := New([]byte("old-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedOld, err := oldBox.Seal([]byte("seed"), "totp:u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := New([]byte("new-key"), []byte("old-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt, err := rotated.Open(sealedOld, "totp:u1"); err != nil || string(pt) != "seed" {
+		t.Fatalf("rotated box opens the old value: %q %v", pt, err)
+	}
+	if _, err := rotated.Open(sealedOld, "totp:u2"); err == nil {
+		t.Fatal("the previous key ignores the context")
+	}
+	sealedNew, err := rotated.Seal([]byte("seed"), "totp:u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oldBox.Open(sealedNew, "totp:u1"); err == nil {
+		t.Fatal("the rotated box sealed with the previous key")
+	}
+	retired, err := New([]byte("new-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := retired.Open(sealedOld, "totp:u1"); err == nil {
+		t.Fatal("a retired key still opens")
+	}
+	if pt, err := retired.Open(sealedNew, "totp:u1"); err != nil || string(pt) != "seed" {
+		t.Fatalf("new value: %q %v", pt, err)
+	}
+	if _, err := New([]byte("k"), nil); err == nil {
+		t.Fatal("an empty previous key accepted")
+	}
+}

@@ -100,9 +100,12 @@ type Manager struct {
 	Clock  clock.Clock
 }
 
-// NewManager wires a manager with the JWT secret.
-func NewManager(st *store.Store, secret []byte, clk clock.Clock) *Manager {
-	return &Manager{St: st, Clock: clk, Signer: Signer{Secret: secret, Now: clk.Now}}
+// NewManager wires a manager with the token keys.
+func NewManager(st *store.Store, keys *KeyRing, clk clock.Clock) *Manager {
+	if keys.Now == nil {
+		keys.Now = clk.Now
+	}
+	return &Manager{St: st, Clock: clk, Signer: Signer{Keys: keys, Now: clk.Now}}
 }
 
 // Start prepares a new session for userID: the pair to hand out and the write to

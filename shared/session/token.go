@@ -1,8 +1,15 @@
-// Package session owns sign-in sessions: JWT access tokens (HS256, 15 minutes,
-// audience gale-api) and opaque refresh tokens (7 days absolute) rotated on every
-// use. A session is one refresh-token family: reuse of a spent token revokes it.
-// Concurrent refreshes with one token have one winner (compare-and-swap on the
-// current token hash); the losers are refused without revoking the family.
+// Package session owns sign-in sessions: JWT access tokens (EdDSA over Ed25519
+// with a `kid` header, 15 minutes, audience gale-api) and opaque refresh tokens
+// (7 days absolute) rotated on every use. A session is one refresh-token family:
+// reuse of a spent token revokes it. Concurrent refreshes with one token have
+// one winner (compare-and-swap on the current token hash); the losers are
+// refused without revoking the family.
+//
+// Keys (keys.go): only the functions that issue tokens hold a private key (the
+// token-signing secret: current and, during a rotation, previous Ed25519
+// seeds); every other function verifies with the public keys those functions
+// publish (the token public-keys secret, also served as the JWKS document at
+// GET /api/v1/.well-known/jwks.json).
 //
 // Rows: USER#<uid> / SESSION#<sid> {tokenHash (SHA-256 of the current refresh
 // token), spent (recent spent hashes), scope claims, mfa, ip, userAgent,
@@ -11,6 +18,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,14 +63,26 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 	}{plain(c), aud})
 }
 
-// Signer issues and verifies access tokens.
+// Signer issues and verifies access tokens with the keys of Keys.
 type Signer struct {
-	Secret []byte
-	Now    func() time.Time
+	Keys *KeyRing
+	Now  func() time.Time
 }
 
-// Issue signs claims for subject userID, valid AccessTTL from now.
+// ErrNoSigningKey is returned by Issue in a function that holds no private key.
+var ErrNoSigningKey = errors.New("session: this function holds no token-signing key")
+
+// Issue signs claims for subject userID, valid AccessTTL from now, with the
+// current key; the header names it (`kid`).
 func (s Signer) Issue(userID string, c Claims) (string, error) {
+	if s.Keys == nil {
+		return "", ErrNoSigningKey
+	}
+	key := s.Keys.current()
+	if key == nil {
+		return "", ErrNoSigningKey
+	}
+	s.Keys.beforeIssue()
 	now := s.Now()
 	c.RegisteredClaims = jwt.RegisteredClaims{
 		Subject:   userID,
@@ -70,7 +90,9 @@ func (s Signer) Issue(userID string, c Claims) (string, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(now.Add(AccessTTL)),
 	}
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(s.Secret)
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	t.Header["kid"] = key.ID
+	tok, err := t.SignedString(key.private)
 	if err != nil {
 		return "", fmt.Errorf("sign access token: %w", err)
 	}
@@ -80,11 +102,31 @@ func (s Signer) Issue(userID string, c Claims) (string, error) {
 // ErrInvalidToken is any unusable access token; the reason is not disclosed.
 var ErrInvalidToken = errors.New("invalid access token")
 
-// Verify parses an access token: HS256 only, audience and expiry checked.
+// Verify is VerifyContext without a request context.
 func (s Signer) Verify(token string) (*Claims, error) {
+	return s.VerifyContext(context.Background(), token)
+}
+
+// VerifyContext parses an access token: EdDSA only, a `kid` the key ring
+// knows (a published key unknown here is looked up at most twice a minute),
+// audience and expiry checked.
+func (s Signer) VerifyContext(ctx context.Context, token string) (*Claims, error) {
+	if s.Keys == nil {
+		return nil, ErrInvalidToken
+	}
 	var c Claims
-	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) { return s.Secret, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		kid, ok := t.Header["kid"].(string)
+		if !ok || kid == "" {
+			return nil, ErrInvalidToken
+		}
+		pub, ok := s.Keys.Lookup(ctx, kid)
+		if !ok {
+			return nil, ErrInvalidToken
+		}
+		return pub, nil
+	},
+		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithAudience(Audience),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),

@@ -434,6 +434,18 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 		Refresh: &pair}, nil
 }
 
+// AfterFirstFactor finishes a sign-in whose first factor was checked elsewhere
+// (an identity provider, through shared/sso's exchange): the same MFA hand-off
+// as a password login when the account has a second factor, otherwise
+// Complete in membership m. An identity provider's own MFA claims are not
+// trusted for the mfa claim.
+func (s *Service) AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, c Client) (Result, error) {
+	if s.Enable2FA && u.MFAEnabled {
+		return s.pendingMFA(ctx, u)
+	}
+	return s.Complete(ctx, u, m, false, c)
+}
+
 // PrimaryMembership exposes the membership choice for MFA and SSO completion.
 func (s *Service) PrimaryMembership(ctx context.Context, userID string) (*user.Membership, error) {
 	return s.primaryMembership(ctx, userID)

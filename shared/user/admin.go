@@ -200,7 +200,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Membe
 	if disable && u.ID == p.UserID {
 		return nil, ErrDisableSelf
 	}
-	if m.Pending(u) {
+	if !m.Accepted(u) {
 		return s.updatePending(ctx, p, t, u, m, in)
 	}
 	owner, err := s.holdsAccount(ctx, p, u.ID)
@@ -220,24 +220,36 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Membe
 	return s.updateAccount(ctx, p, t, u, m, in)
 }
 
-// updatePending edits an invitation not yet accepted: its name is the one the
-// tenant gave (the account's own stays), and disabling it suspends the
-// membership, which kills the invitation.
+// updatePending edits a membership the account has not accepted (invited or
+// invited_suspended): its name is the one the tenant gave (the account's own
+// stays), disabling it suspends the invitation (its token stops working) and
+// restoring it returns it to invited, never to active (the transition table
+// of membership.go).
 func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput) (*Member, error) {
-	if in.Status != nil && Status(*in.Status) == StatusActive {
-		return nil, ErrActivateGuest
-	}
+	from := m.State(u)
 	next := *m
 	if in.Name != nil {
 		next.InvitedName = *in.Name
 	}
 	if in.Status != nil {
-		next.Status = MemberSuspended
+		op := OpSuspend
+		if Status(*in.Status) == StatusActive {
+			op = OpRestore
+		}
+		to, ok := Next(from, op)
+		if !ok {
+			return nil, ErrActivateGuest
+		}
+		next.Status = to
+	}
+	if next.Status == m.Status && next.InvitedName == m.InvitedName {
+		v := NewMember(u, m)
+		return &v, nil
 	}
 	tx := (&store.Tx{}).Add(
-		replaceMembershipWrite(&next, m.ID, m.RoleID),
+		replaceMembershipWrite(&next, m),
 		s.record(p, t, "user.update", &User{ID: u.ID, Email: u.Email}, map[string]any{"pending": true,
-			"suspended": next.Status == MemberSuspended}))
+			"from": from, "to": next.State(u)}))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("update invitation of %s: %w", u.ID, err)
 	}
@@ -247,11 +259,15 @@ func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Targe
 
 // setMemberStatus suspends or restores the membership in t only.
 func (s *Service) setMemberStatus(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, disable bool) (*Member, error) {
-	from, to := m.Status, MemberActive
+	from, op := m.State(u), OpRestore
 	if disable {
-		to = MemberSuspended
+		op = OpSuspend
 	}
-	if (to == MemberActive && m.Active()) || from == to {
+	to, ok := Next(from, op)
+	if !ok {
+		return nil, ErrActivateGuest
+	}
+	if from == to {
 		v := NewMember(u, m)
 		return &v, nil
 	}
@@ -285,7 +301,7 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 		u.Name = *in.Name
 		changed = append(changed, "name")
 	}
-	restore := in.Status != nil && Status(*in.Status) == StatusActive && m.Status == MemberSuspended
+	restore := in.Status != nil && Status(*in.Status) == StatusActive && m.State(u) == MemberSuspended
 	if in.Status != nil && Status(*in.Status) != u.Status {
 		next := Status(*in.Status)
 		if next == StatusDisabled {
@@ -325,7 +341,8 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 
 // Remove deletes the membership of a user in the caller's scope; the account
 // survives and can be invited again. A pending invitation for this scope is
-// revoked with it.
+// revoked with it, and so is every API key the user created there
+// (RemoveMembership).
 func (s *Service) Remove(ctx context.Context, id, orgID string) error {
 	p, t, err := s.admin(ctx, authz.UsersDelete, orgID)
 	if err != nil {
@@ -341,19 +358,8 @@ func (s *Service) Remove(ctx context.Context, id, orgID string) error {
 	if err := s.manageable(ctx, p, m); err != nil {
 		return err
 	}
-	tx := &store.Tx{}
-	if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
-		return err
-	}
-	tx.Add(deleteMembershipWrite(m))
-	if t.OrgID != "" {
-		tx.Add(tenant.CountOrg(t.OrgID, "", tenant.CountMembers, -1))
-	}
-	ik := InviteKey(u.ID, m.Scope, m.PartnerID, m.OrgID)
-	tx.Add(store.Delete(ik.PK, ik.SK))
-	tx.Add(s.record(p, t, "user.remove", &User{ID: u.ID, Email: u.Email}, map[string]any{"roleId": m.RoleID}))
-	if err := s.commit(ctx, tx); err != nil {
-		return fmt.Errorf("remove user %s from %s: %w", u.ID, t.Tenant(), err)
+	if _, err := s.remove(ctx, p.Actor(), t, &User{ID: u.ID, Email: u.Email}, m, "", nil); err != nil {
+		return fmt.Errorf("remove user %s: %w", u.ID, err)
 	}
 	return nil
 }
@@ -398,7 +404,7 @@ func (s *Service) AssignRole(ctx context.Context, id, orgID, roleID string) (*Me
 	next.RoleID, next.RoleOwner = r.ID, r.Owner
 	next.SetKeys()
 	tx.Add(
-		replaceMembershipWrite(&next, m.ID, from),
+		replaceMembershipWrite(&next, m),
 		s.record(p, t, "user.role.assign", u, map[string]any{"fromRoleId": from, "toRoleId": r.ID}))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("assign role %s to %s: %w", r.ID, u.ID, err)
@@ -478,6 +484,9 @@ func (s *Service) holdsAccount(ctx context.Context, p *authz.Principal, userID s
 	var orgIDs []string
 	for _, m := range ms {
 		switch {
+		case m.Status == MemberInvited || m.Status == MemberInvitedSuspended:
+			// An invitation the account never accepted gives its tenant no
+			// say over the account, and takes none from the others.
 		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopeOrg && m.OrgID == p.OrgID:
 		case m.Scope == authz.ScopePartner && p.Scope == authz.ScopePartner && m.PartnerID == p.PartnerID:
 		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopePartner:

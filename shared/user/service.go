@@ -63,6 +63,7 @@ type Roles interface {
 type Orgs interface {
 	Org(ctx context.Context, id string) (*tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 }
 
 // Mailer sends e-mail (notify.Notifier through SES).
@@ -88,6 +89,9 @@ type Service struct {
 	// OrgAdmin is the permission set that makes an organization administrator
 	// (the Org Admin system role's), for the last-administrator rule.
 	OrgAdmin authz.Set
+	// Keys revokes the API keys of removed members (RemoveMembership); nil
+	// revokes none (tests of this package alone).
+	Keys KeyRevoker
 }
 
 // Errors of user administration, with the spec's texts where it gives one.
@@ -216,11 +220,19 @@ type Member struct {
 
 // NewMember renders u with membership m. Until the person accepts an
 // invitation the tenant sees only what it sent (the address and the name it
-// gave), never the account's own name, status or activity; a membership its
-// tenant suspended shows as disabled there.
+// gave), never the account's own name, status, MFA state or activity; a
+// membership (or invitation) its tenant suspended shows as disabled there.
 func NewMember(u *User, m *Membership) Member {
-	if m.Pending(u) {
-		return Member{ID: u.ID, Email: u.Email, Name: cmp.Or(m.InvitedName, u.Name), Status: StatusInvited,
+	if !m.Accepted(u) {
+		status := StatusInvited
+		if m.State(u) == MemberInvitedSuspended {
+			status = StatusDisabled
+		}
+		name := m.InvitedName
+		if name == "" && u.Status == StatusInvited {
+			name = u.Name // the account was created by an invitation: the name is the inviter's
+		}
+		return Member{ID: u.ID, Email: u.Email, Name: name, Status: status,
 			RoleID: m.RoleID, Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, OrgAccess: m.OrgAccess,
 			OrgIDs: m.OrgIDs, SiteIDs: m.SiteIDs, DeviceGroupIDs: m.GroupIDs, CreatedAt: m.CreatedAt, UpdatedAt: m.CreatedAt}
 	}

@@ -88,15 +88,18 @@ func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 // Writes of the user service. Each names its condition: the compare-and-swap
 // that makes concurrent changes of one record have one winner.
 
-// replaceMembershipWrite overwrites membership next if the stored one is
-// still id with role roleID.
-func replaceMembershipWrite(next *Membership, id, roleID string) *store.Write {
-	return store.Put(next).When(store.Is("id", id).And(store.Is("roleId", roleID)))
+// replaceMembershipWrite overwrites membership prev with next if the stored
+// one is still prev: same id, role and state (so a stale copy never writes
+// back a state another request moved it from).
+func replaceMembershipWrite(next, prev *Membership) *store.Write {
+	return store.Put(next).When(store.Is("id", prev.ID).And(store.Is("roleId", prev.RoleID)).And(statusIs(prev)))
 }
 
-// memberStatusWrite sets membership m's status if it is still m.
+// memberStatusWrite moves membership m to state to if it is still m in the
+// state it was read in.
 func memberStatusWrite(m *Membership, to MemberStatus) *store.Write {
-	return store.Change(m.PK, m.SK, expression.Set(expression.Name("status"), expression.Value(to))).When(store.Is("id", m.ID))
+	return store.Change(m.PK, m.SK, expression.Set(expression.Name("status"), expression.Value(to))).
+		When(store.Is("id", m.ID).And(statusIs(m)))
 }
 
 // deleteMembershipWrite deletes membership m if it is still m.

@@ -91,7 +91,8 @@ const (
 	// MemberInvited: invited, not yet accepted; it grants nothing.
 	MemberInvited MemberStatus = "invited"
 	MemberActive  MemberStatus = "active"
-	// MemberSuspended: its tenant disabled the person there; it grants nothing.
+	// MemberSuspended: its tenant disabled the person there after they
+	// accepted; it grants nothing.
 	MemberSuspended MemberStatus = "suspended"
 )
 
@@ -119,11 +120,10 @@ type Membership struct {
 // Active reports whether the membership grants its role.
 func (m *Membership) Active() bool { return m.Status == "" || m.Status == MemberActive }
 
-// Pending reports whether the membership awaits acceptance (memberships of
-// accounts invited before membership status existed count by the account).
-func (m *Membership) Pending(u *User) bool {
-	return m.Status == MemberInvited || (m.Status == "" && u.Status == StatusInvited)
-}
+// Pending reports whether the membership awaits acceptance now (state
+// invited; a suspended invitation does not): its token may be accepted and
+// resent.
+func (m *Membership) Pending(u *User) bool { return m.State(u) == MemberInvited }
 
 // Tenant returns the membership's <scope>#<tenant> key part.
 func TenantKey(scope authz.Scope, partnerID, orgID string) string {

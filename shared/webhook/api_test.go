@@ -267,7 +267,11 @@ func TestInvalidWebhookURLGivesTheReason(t *testing.T) {
 	for _, u := range []string{"http://hooks.example.com/", "https://localhost/", "https://x.localhost/", "https://nas.local/",
 		"https://10.0.0.1/", "https://169.254.169.254/latest/meta-data", "https://[::1]/", "https://[::ffff:10.0.0.1]/",
 		"https://[64:ff9b::a00:1]/", "https://2130706433/", "https://0x7f000001/", "https://0177.0.0.1/", "https://127.1/",
-		"https://internal.example.com/", "https://nowhere.example.com/", "https://127.0.0.2/"} {
+		"https://internal.example.com/", "https://nowhere.example.com/", "https://127.0.0.2/",
+		// Issue 18: IPv4-translated, NAT64 (both prefixes), 6to4 and Teredo around loopback and metadata.
+		"https://[::ffff:0:127.0.0.1]/", "https://[::ffff:0:a9fe:a9fe]/", "https://[64:ff9b::169.254.169.254]/",
+		"https://[64:ff9b:1:7f00:0:100::]/", "https://[2002:7f00:1::1]/", "https://[2002:a9fe:a9fe::]/",
+		"https://[2001:0:808:404:0:0:80ff:fffe]/", "https://[2001:0:a9fe:a9fe::f7f7:f7f7]/"} {
 		for _, req := range []struct{ m, p string }{{http.MethodPost, base}, {http.MethodPatch, base + "/" + wh.ID}} {
 			res := w.call(t, req.m, req.p, aAdmin, hookBody(map[string]any{"url": u}))
 			if req.m == http.MethodPatch {

@@ -2,17 +2,16 @@ package webhook
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gale-rmm/gale/shared/outbound"
 )
 
 // Message is one queue message; DelaySeconds is SQS's per-message delay (0-900).
@@ -75,42 +74,8 @@ func delaySeconds(d time.Duration) int32 {
 	return int32((d + time.Second - 1) / time.Second)
 }
 
-// NewHTTPClient is the delivery client: dials through the guard (so every
-// address dialled is checked after DNS), no proxy, no redirects followed, the
-// delivery timeout, and TLS trusting the system roots plus caFile's PEM bundle
-// when set (WEBHOOK_CA_FILE; tests and local runs only).
-func NewHTTPClient(g *Guard, caFile string) (*http.Client, error) {
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("webhook: WEBHOOK_CA_FILE: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("webhook: WEBHOOK_CA_FILE %s holds no certificate", caFile)
-		}
-		tlsCfg.RootCAs = pool
-	}
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           g.DialContext,
-		TLSClientConfig:       tlsCfg,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: Timeout,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	return &http.Client{
-		Transport: tr,
-		Timeout:   Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}, nil
+// NewHTTPClient is the delivery client: outbound's client (guarded dialer, no
+// proxy, no redirects, OUTBOUND_CA_FILE) with the delivery timeout.
+func NewHTTPClient(g *outbound.Guard, caFile string) (*http.Client, error) {
+	return outbound.NewHTTPClient(g, caFile, Timeout)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/outbound"
 )
 
 // BenchmarkSignedSend is the worker's own ceiling without the emulator: each
@@ -29,7 +30,7 @@ func BenchmarkSignedSend(b *testing.B) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	g, err := NewGuard([]string{"127.0.0.1/32"})
+	g, err := outbound.NewGuard([]string{"127.0.0.1/32"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/outbound"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -34,7 +35,7 @@ type Service struct {
 	Orgs  Orgs
 	Clock clock.Clock
 	Box   *secret.Box
-	Guard *Guard
+	Guard *outbound.Guard
 	// Queue and DeliveryQueueURL enqueue test and retry deliveries.
 	Queue            Queue
 	DeliveryQueueURL string
@@ -293,7 +294,7 @@ func (s *Service) checkURL(ctx context.Context, f fault.Fields, raw string, give
 	reason := ""
 	if given {
 		if err := s.Guard.Validate(ctx, raw); err != nil {
-			var ue *URLError
+			var ue *outbound.URLError
 			if !errors.As(err, &ue) {
 				return err
 			}

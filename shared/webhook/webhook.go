@@ -8,7 +8,7 @@
 //   - A webhook's URL, secret and custom headers are sealed at rest
 //     (shared/secret, AES-GCM bound to the webhook id); responses show the URL
 //     without userinfo, query or fragment, header values masked and hasSecret.
-//   - A destination is public HTTPS: Guard checks the URL at create and update
+//   - A destination is public HTTPS: shared/outbound's Guard checks the URL at create and update
 //     (with DNS) and the dialer checks every address actually dialled at every
 //     attempt, after resolution. Redirects are never followed; no proxy is used.
 //   - One delivery row per (event, webhook): its id is derived from the event

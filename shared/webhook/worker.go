@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/outbound"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -43,7 +44,7 @@ type Doer interface {
 type Worker struct {
 	St    Store
 	Box   *secret.Box
-	Guard *Guard
+	Guard *outbound.Guard
 	HTTP  Doer
 	Queue Queue
 	Clock clock.Clock
@@ -74,6 +75,8 @@ func (w *Worker) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSE
 		}()
 	}
 	wg.Wait()
+	// Metrics (shared/httpapi/metrics.go): messages and failures per batch.
+	w.Log.InfoContext(ctx, "batch", "messages", len(batch.Records), "batchItemFailures", len(resp.BatchItemFailures))
 	return resp, nil
 }
 
@@ -275,6 +278,9 @@ func (w *Worker) record(ctx context.Context, d *Delivery, claimID string, r resu
 		w.Log.WarnContext(ctx, "attempt outcome not recorded: claim lost", "deliveryId", d.ID)
 		return nil
 	}
+	if err == nil { // metrics (shared/httpapi/metrics.go): deliveries by outcome
+		w.Log.InfoContext(ctx, "delivery", "outcome", r.to, "attempts", r.attempts)
+	}
 	return err
 }
 
@@ -349,7 +355,7 @@ func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, 
 	defer cancel()
 	start := time.Now()
 	if err := w.Guard.CheckNow(ctx, h.url); err != nil {
-		var unsafe *UnsafeError
+		var unsafe *outbound.UnsafeError
 		if errors.As(err, &unsafe) {
 			r.to, r.errorMessage = DeliveryFailed, ptr(msgUnsafe)
 			return
@@ -380,7 +386,7 @@ func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, 
 	resp, err := w.HTTP.Do(req)
 	r.responseTimeMs = time.Since(start).Milliseconds()
 	if err != nil {
-		var unsafe *UnsafeError
+		var unsafe *outbound.UnsafeError
 		if errors.As(err, &unsafe) {
 			r.to, r.errorMessage = DeliveryFailed, ptr(msgUnsafe)
 			return

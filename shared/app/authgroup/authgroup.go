@@ -13,6 +13,7 @@ import (
 	"github.com/gale-rmm/gale/shared/mfa"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
+	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/signin"
 )
 
@@ -28,6 +29,7 @@ func Auth(d *app.Deps) (http.Handler, error) {
 	}
 	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
 	(&invite.Handler{Svc: Invite(d)}).Routes(rt)
+	(&session.KeysHandler{Keys: d.Sessions.Signer.Keys}).Routes(rt)
 	rt.Pending(
 		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
 		"PATCH /api/v1/auth/account-deletion-request/{id}",
@@ -42,7 +44,7 @@ func Invite(d *app.Deps) *invite.Service {
 
 // MFA builds the TOTP, SMS and recovery-code service.
 func MFA(d *app.Deps) (*mfa.Service, error) {
-	box, err := secret.New(d.Cfg.EncryptionKey)
+	box, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, err
 	}

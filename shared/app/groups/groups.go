@@ -16,9 +16,11 @@ import (
 	"github.com/gale-rmm/gale/shared/app/filtersgroup"
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
 	"github.com/gale-rmm/gale/shared/app/scriptsgroup"
 	"github.com/gale-rmm/gale/shared/app/searchgroup"
+	"github.com/gale-rmm/gale/shared/app/ssogroup"
 	"github.com/gale-rmm/gale/shared/app/tenancygroup"
 	"github.com/gale-rmm/gale/shared/app/usersgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookgroup"
@@ -37,8 +39,8 @@ func Builders() map[string]app.Builder {
 		"roles":              rolesgroup.Roles,
 		"auth":               authgroup.Auth,
 		"auth-passkeys":      passkeygroup.AuthPasskeys,
-		"sso":                app.NotBuilt("sso"),
-		"access-reviews":     app.NotBuilt("access-reviews"),
+		"sso":                ssogroup.SSO,
+		"access-reviews":     reviewsgroup.AccessReviews,
 		"admin":              admingroup.Admin,
 		"pam":                app.NotBuilt("pam"),
 		"devices":            devicesgroup.Devices,

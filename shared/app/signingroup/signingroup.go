@@ -22,6 +22,7 @@ import (
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/sso/enforce"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
@@ -31,7 +32,8 @@ import (
 func SignIn(d *app.Deps) *signin.Service {
 	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA,
-		Queue: d.Notify, Mail: d.Notify, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration}
+		Queue: d.Notify, Mail: d.Notify, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration,
+		SSO: enforce.Store{St: d.Store}}
 }
 
 // Bootstrap creates the system administrator named by

@@ -13,6 +13,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
 	"github.com/gale-rmm/gale/shared/sweep"
 )
 
@@ -21,6 +22,7 @@ func Sweeper(d *app.Deps) *sweep.Sweeper {
 	sw := app.Sweeper(d)
 	sw.Jobs["enrollment-key-expiry"] = enrollgroup.Service(d).Purge
 	sw.Jobs["device-offline"] = devicesgroup.Service(d).SweepOffline
+	sw.Jobs["access-review-completion"] = reviewsgroup.Service(d).ResumeStalled
 	sw.Jobs["bootstrap"] = func(ctx context.Context) (int, error) { return signingroup.BootstrapCount(ctx, d) }
 	return sw
 }

@@ -5,6 +5,7 @@ package usersgroup
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
@@ -20,9 +21,12 @@ func Users(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the users service; its invitation e-mails go through the mail queue.
+// Service builds the users service; its invitation e-mails go through the mail
+// queue, and removals revoke the removed user's API keys through shared/apikey
+// (user.Service.RemoveMembership, the one removal primitive bulk callers use).
 func Service(d *app.Deps) *user.Service {
+	keys := &apikey.Service{St: apikey.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Roles: d.Roles, Clock: d.Clock}
 	return &user.Service{St: d.Store, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store}, OrgAdmin: role.OrgAdminSet(),
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
-		Clock:  d.Clock, Mail: d.Notify, AppURL: d.Cfg.AppURL}
+		Clock:  d.Clock, Mail: d.Notify, AppURL: d.Cfg.AppURL, Keys: keys}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/outbound"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/webhook"
@@ -28,11 +29,12 @@ func Webhooks(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Guard builds the destination guard from WEBHOOK_ALLOW_CIDRS.
-func Guard(d *app.Deps) (*webhook.Guard, error) { return webhook.NewGuard(d.Cfg.WebhookAllowCIDRs) }
+// Guard builds the destination guard from OUTBOUND_ALLOW_CIDRS (alias
+// WEBHOOK_ALLOW_CIDRS).
+func Guard(d *app.Deps) (*outbound.Guard, error) { return outbound.NewGuard(d.Cfg.OutboundAllowCIDRs) }
 
 func box(d *app.Deps) (*secret.Box, error) {
-	b, err := secret.New(d.Cfg.EncryptionKey)
+	b, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("webhook secrets: %w", err)
 	}
@@ -53,8 +55,8 @@ func Service(d *app.Deps) (*webhook.Service, error) {
 		Queue: webhook.SQSQueue{SQS: d.SQS}, DeliveryQueueURL: d.Cfg.DeliveryQueueURL}, nil
 }
 
-// Worker builds the queue consumer: the guard (WEBHOOK_ALLOW_CIDRS) and the
-// delivery client (WEBHOOK_CA_FILE). Building it does no I/O beyond reading the
+// Worker builds the queue consumer: the guard (OUTBOUND_ALLOW_CIDRS) and the
+// delivery client (OUTBOUND_CA_FILE). Building it does no I/O beyond reading the
 // CA file when one is set.
 func Worker(d *app.Deps) (*webhook.Worker, error) {
 	b, err := box(d)
@@ -65,7 +67,7 @@ func Worker(d *app.Deps) (*webhook.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := webhook.NewHTTPClient(g, d.Cfg.WebhookCAFile)
+	client, err := webhook.NewHTTPClient(g, d.Cfg.OutboundCAFile)
 	if err != nil {
 		return nil, err
 	}

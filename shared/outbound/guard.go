@@ -1,4 +1,40 @@
-package webhook
+// Package outbound is the one way Gale reaches a URL that a tenant chose:
+// webhook deliveries and single sign-on (issuer discovery, token, userinfo and
+// JWKS). A URL is checked when it is saved (Validate: form, host name rules,
+// every address its name resolves to) and again inside the dialer on the
+// addresses actually dialled, after resolution, so a name that resolves to a
+// public address when saved and to a private one later never gets a request.
+//
+// # Blocked destinations
+//
+// IPv4: the IANA special-purpose ranges of code.dny.dev/ssrf (a superset of
+// DECISIONS.md's list: 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12,
+// 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24,
+// 224/4, 240/4, plus the AS112, AMT and 6to4-relay /24s).
+//
+// IPv6: everything outside global unicast 2000::/3 (so ::, ::1, the
+// IPv4-compatible ::/96, 100::/64, fc00::/7, fe80::/10, fec0::/10, ff00::/8),
+// the special-purpose 2001::/23 (except Teredo, below), 2001:db8::/32,
+// 3fff::/20, 2620:4f:8000::/48, and the local-use NAT64 prefix 64:ff9b:1::/48
+// whole. Every form that embeds an IPv4 address is judged by the address it
+// embeds (refused when that one is blocked): IPv4-mapped ::ffff:a.b.c.d,
+// IPv4-translated ::ffff:0:a.b.c.d (RFC 2765), NAT64 64:ff9b::a.b.c.d
+// (RFC 6052), 6to4 2002:AABB:CCDD::/48 (RFC 3056) and Teredo 2001:0:S:S::C:C
+// (RFC 4380: the server address and the client address, stored inverted;
+// either blocked refuses). Checked the same way at create and at dial time.
+//
+// Names: localhost, *.localhost, *.local and single-label names are refused,
+// and so is an IPv4 address written in any form but canonical dotted decimal
+// (one integer, hex, octal, zero-padded or fewer than four parts): resolvers
+// disagree on what those mean. Only https is accepted.
+//
+// # Test and local-run exemptions
+//
+// OUTBOUND_ALLOW_CIDRS (alias WEBHOOK_ALLOW_CIDRS) lists prefixes exempt from
+// the blocked ranges and OUTBOUND_CA_FILE (alias WEBHOOK_CA_FILE) a PEM bundle
+// trusted beside the system roots. The deployed stack never sets either;
+// HTTPS stays required.
+package outbound
 
 import (
 	"context"
@@ -12,45 +48,32 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+
+	"code.dny.dev/ssrf"
 )
 
 // Resolver resolves host names; *net.Resolver satisfies it. Tests inject one
-// to change answers between validation and delivery (DNS rebinding).
+// to change answers between validation and dialling (DNS rebinding).
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Guard decides which destinations a webhook may have. A URL is checked when a
-// webhook is created or changed (Validate: form, host name rules, every address
-// its name resolves to) and again at every delivery attempt inside the dialer,
-// on the addresses actually dialled after resolution (DialContext, and the
-// dialer's Control hook as a second check), so a name that resolves to a public
-// address at validation and to a private one at delivery never gets a request.
-//
-// Blocked: 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24,
-// 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4;
-// ::/96 (unspecified, loopback, IPv4-compatible), 100::/64, 2001:db8::/32,
-// fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48; IPv4-mapped
-// (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses whose
-// embedded IPv4 address is blocked. Host names localhost, *.localhost, *.local
-// and single-label names are refused, and so is an IPv4 address written in any
-// form but canonical dotted decimal (one integer, hex, octal, zero-padded or
-// fewer than four parts): resolvers disagree on what those mean.
+// Guard decides which destinations Gale may reach (see the package doc).
 type Guard struct {
-	// Allow lists prefixes exempt from the blocked ranges (WEBHOOK_ALLOW_CIDRS;
+	// Allow lists prefixes exempt from the blocked ranges (OUTBOUND_ALLOW_CIDRS;
 	// tests and local runs only: the deployed stack never sets it).
 	Allow []netip.Prefix
 	// Resolver resolves names; nil means net.DefaultResolver.
 	Resolver Resolver
 }
 
-// NewGuard parses the allowed CIDRs (WEBHOOK_ALLOW_CIDRS).
+// NewGuard parses the allowed CIDRs (OUTBOUND_ALLOW_CIDRS).
 func NewGuard(allow []string) (*Guard, error) {
 	g := &Guard{}
 	for _, c := range allow {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
 		if err != nil {
-			return nil, fmt.Errorf("webhook: WEBHOOK_ALLOW_CIDRS entry %q: %w", c, err)
+			return nil, fmt.Errorf("outbound: OUTBOUND_ALLOW_CIDRS entry %q: %w", c, err)
 		}
 		g.Allow = append(g.Allow, p.Masked())
 	}
@@ -60,29 +83,32 @@ func NewGuard(allow []string) (*Guard, error) {
 // URLError says why a URL is refused; Reason is shown in the error details.
 type URLError struct{ Reason string }
 
-func (e *URLError) Error() string { return "invalid webhook URL: " + e.Reason }
+func (e *URLError) Error() string { return "invalid URL: " + e.Reason }
 
-// UnsafeError is a delivery refused by the dialer: the destination resolved to
+// UnsafeError is a request refused by the dialer: the destination resolved to
 // a blocked address (or failed the URL rules). No request was sent.
 type UnsafeError struct{ Addr string }
 
-func (e *UnsafeError) Error() string { return "unsafe webhook destination " + e.Addr }
+func (e *UnsafeError) Error() string { return "unsafe outbound destination " + e.Addr }
 
 func refuse(format string, args ...any) error { return &URLError{Reason: fmt.Sprintf(format, args...)} }
 
-// MaxURL is the longest webhook URL accepted.
+// MaxURL is the longest URL accepted.
 const MaxURL = 2048
 
-var blocked4 = prefixes("0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-	"192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
-	"224.0.0.0/4", "240.0.0.0/4")
-
-var blocked6 = prefixes("::/96", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8", "64:ff9b:1::/48")
+var blocked4 = ssrf.IPv4DeniedPrefixes
 
 var (
-	nat64   = netip.MustParsePrefix("64:ff9b::/96")
-	sixTo4  = netip.MustParsePrefix("2002::/16")
-	mapped4 = netip.MustParsePrefix("::ffff:0:0/96")
+	global6 = netip.MustParsePrefix("2000::/3")
+	// blocked6 are the special-purpose prefixes inside global unicast; Teredo
+	// (2001::/32, inside 2001::/23) is judged by its embedded addresses first.
+	blocked6    = prefixes("2001::/23", "2001:db8::/32", "3fff::/20", "2620:4f:8000::/48")
+	nat64Local  = netip.MustParsePrefix("64:ff9b:1::/48")
+	nat64       = netip.MustParsePrefix("64:ff9b::/96")
+	sixTo4      = netip.MustParsePrefix("2002::/16")
+	teredo      = netip.MustParsePrefix("2001::/32")
+	mapped4     = netip.MustParsePrefix("::ffff:0:0/96")
+	translated4 = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -93,7 +119,7 @@ func prefixes(ss ...string) []netip.Prefix {
 	return out
 }
 
-// Blocked reports whether a may not be a webhook destination.
+// Blocked reports whether a may not be a destination (exemptions applied).
 func (g *Guard) Blocked(a netip.Addr) bool {
 	a = a.WithZone("")
 	for _, p := range g.Allow {
@@ -102,6 +128,27 @@ func (g *Guard) Blocked(a netip.Addr) bool {
 		}
 	}
 	return BlockedAddr(a)
+}
+
+// Embedded returns the IPv4 addresses an IPv6 address carries in one of the
+// forms of the package doc (none for another address).
+func Embedded(a netip.Addr) []netip.Addr {
+	a = a.WithZone("")
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	v4 := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[i+1], b[i+2], b[i+3]}) }
+	switch {
+	case mapped4.Contains(a), translated4.Contains(a), nat64.Contains(a):
+		return []netip.Addr{v4(12)}
+	case sixTo4.Contains(a):
+		return []netip.Addr{v4(2)}
+	case teredo.Contains(a):
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return []netip.Addr{v4(4), client}
+	}
+	return nil
 }
 
 // BlockedAddr reports whether a is in a blocked range (no exemptions).
@@ -113,15 +160,16 @@ func BlockedAddr(a netip.Addr) bool {
 	if a.Is4() {
 		return in(blocked4, a)
 	}
-	if mapped4.Contains(a) {
-		return in(blocked4, a.Unmap())
+	if e := Embedded(a); e != nil {
+		for _, v4 := range e {
+			if in(blocked4, v4) {
+				return true
+			}
+		}
+		return false
 	}
-	b := a.As16()
-	switch {
-	case nat64.Contains(a):
-		return in(blocked4, netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-	case sixTo4.Contains(a):
-		return in(blocked4, netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+	if nat64Local.Contains(a) || !global6.Contains(a) {
+		return true
 	}
 	return in(blocked6, a)
 }
@@ -293,8 +341,8 @@ func (g *Guard) Validate(ctx context.Context, raw string) error {
 	return nil
 }
 
-// CheckNow is the check before each delivery attempt: the form rules, then the
-// host's current addresses. A blocked answer (or a URL the rules refuse) is an
+// CheckNow is the check before each request (a webhook delivery attempt): the
+// form rules, then the host's current addresses. A blocked answer (or a URL the rules refuse) is an
 // UnsafeError; a failed lookup is returned as is (the attempt fails and is
 // retried). The dialer checks again the address it connects to, so a new
 // connection made after this lookup cannot reach a blocked address either;
@@ -329,7 +377,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	port, err := strconv.ParseUint(portStr, 10, 16)
 	if err != nil {
-		return nil, fmt.Errorf("webhook: port %q: %w", portStr, err)
+		return nil, fmt.Errorf("outbound: port %q: %w", portStr, err)
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -338,7 +386,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 		return nil, err
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("webhook: %s has no address", host)
+		return nil, fmt.Errorf("outbound: %s has no address", host)
 	}
 	for _, a := range addrs {
 		if g.Blocked(a) {
@@ -372,4 +420,12 @@ func (g *Guard) control(_, address string, _ syscall.RawConn) error {
 		return &UnsafeError{Addr: ap.Addr().String()}
 	}
 	return nil
+}
+
+// Check applies the rules that need no network (form, host name, literal
+// address) to raw: for URLs Gale did not choose but will call, such as the
+// endpoints an identity provider's discovery document names.
+func (g *Guard) Check(raw string) error {
+	_, err := g.parse(raw)
+	return err
 }

@@ -1,0 +1,150 @@
+package apikey_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+// sliceCaller adds a member of A holding only organizations:write and
+// devices:read (a custom role), with MFA, and returns its cast name.
+func sliceCaller(t *testing.T, w *fixture.World) string {
+	t.Helper()
+	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Org writer",
+		"permissions": []map[string]string{{"resource": "organizations", "action": "write"}, {"resource": "devices", "action": "read"}}}),
+		http.StatusCreated).JSON(t)
+	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: cr["id"].(string),
+		RoleOwner: "ORG#" + w.A.ID, MFA: true})
+	w.Tokens["slice"], w.Users["slice"] = c.Token, c.UserID
+	return "slice"
+}
+
+// Finding 1 of issue 18: rotating a key skipped the ceiling, so a caller
+// holding only organizations:write minted material for another user's "*"
+// key or a principal's key.
+func TestRotateAppliesTheCeiling(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	slice := sliceCaller(t, w)
+	star := create(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "partner star", "scopes": []string{"*"}})
+	sp := createSP(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "star bot", "scopes": []string{"*"}})
+	narrow := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "reader", "scopes": []string{"devices:read"}})
+	wide := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "writer", "scopes": []string{"devices:write", "devices:read"}})
+
+	refused := func(caller, id string) {
+		t.Helper()
+		res := w.Call(t, http.MethodPost, keysURL+"/"+id+"/rotate", caller, nil)
+		if fixture.ExpectError(t, res, http.StatusForbidden, "forbidden"); errText(t, res) != "Cannot grant scopes you do not hold" {
+			t.Fatalf("rotate %s by %s: %s", id, caller, res.Body)
+		}
+	}
+	refused(slice, star.ID)
+	refused(slice, sp.APIKeyID)
+	refused(slice, wide.ID)
+	refused(fixture.AAdmin, star.ID) // acts with the partner admin's *:*
+	refused(fixture.AAdmin, sp.APIKeyID)
+	// The old material still works: nothing was rotated.
+	fixture.Expect(t, withKey(t, w, star.Key, ""), http.StatusOK)
+
+	// A caller covering what the key acts with may rotate it; it keeps acting
+	// as its creator (and dies with the creator's membership, not the rotator's).
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+narrow.ID+"/rotate", slice, nil), http.StatusOK)
+	var rot issued
+	res.Decode(t, &rot)
+	fixture.Expect(t, withKey(t, w, rot.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+wide.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+star.ID+"/rotate", fixture.PXAdmin, nil), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+sp.APIKeyID+"/rotate", fixture.SysAdmin, nil), http.StatusOK)
+
+	// A creator no longer entitled (suspended in A): nobody gets new material.
+	setAttr(t, w.Env, membershipOf(w, fixture.AAdmin), "status", "suspended")
+	res = w.Call(t, http.MethodPost, keysURL+"/"+narrow.ID+"/rotate", fixture.PXAdmin, nil)
+	fixture.ExpectError(t, res, http.StatusConflict, "wrong_status")
+	setAttr(t, w.Env, membershipOf(w, fixture.AAdmin), "status", "active")
+}
+
+// Finding 3 of issue 18: migrate-key checked the principal's version but did
+// not bump it, so keys migrated beside a disable stayed active under the
+// disabled principal.
+func TestDisableSerialisesWithMigrations(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	const n = 12
+	keys := make([]issued, n)
+	for i := range keys {
+		keys[i] = create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "k", "scopes": []string{"devices:read"}})
+	}
+	var wg sync.WaitGroup
+	disabled := 0
+	wg.Add(n + 1)
+	for i := range keys {
+		go func(id string) {
+			defer wg.Done()
+			res := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": id})
+			if res.Status != http.StatusOK && res.Status != http.StatusConflict {
+				t.Errorf("migrate: %d %s", res.Status, res.Body)
+			}
+		}(keys[i].ID)
+	}
+	go func() {
+		defer wg.Done()
+		for range 20 {
+			res := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/disable", fixture.AAdmin, nil)
+			if res.Status == http.StatusOK {
+				disabled++
+				return
+			}
+			if res.Status != http.StatusConflict {
+				t.Errorf("disable: %d %s", res.Status, res.Body)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	if disabled != 1 {
+		t.Fatalf("disable never answered 200")
+	}
+	for _, k := range keys {
+		got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+		if got["servicePrincipalId"] == sp.ID && got["status"] == "active" {
+			t.Errorf("key %s of the disabled principal is active", k.ID)
+		}
+		if got["servicePrincipalId"] == sp.ID && withKey(t, w, k.Key, "").Status != http.StatusUnauthorized {
+			t.Errorf("key %s of the disabled principal authenticates", k.ID)
+		}
+	}
+}
+
+// Finding 4 of issue 18: a principal's key could be PATCHed beyond the
+// principal's scopes, and migrate-key moved one principal's key to another.
+func TestPrincipalKeysStayWithinTheirPrincipal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sp1 := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "one", "scopes": []string{"devices:read"}})
+	sp2 := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "two", "scopes": []string{"devices:read", "devices:write"}})
+	fixture.Invalid(t, w.Call(t, http.MethodPatch, keysURL+"/"+sp1.APIKeyID, fixture.AAdmin,
+		map[string]any{"scopes": []string{"devices:read", "devices:write"}}), "scopes")
+	fixture.Expect(t, w.Call(t, http.MethodPatch, keysURL+"/"+sp1.APIKeyID, fixture.AAdmin, map[string]any{"scopes": []string{}}), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPatch, keysURL+"/"+sp1.APIKeyID, fixture.AAdmin, map[string]any{"scopes": []string{"devices:read"}}), http.StatusOK)
+	fixture.Invalid(t, w.Call(t, http.MethodPost, spURL+"/"+sp2.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": sp1.APIKeyID}), "keyId")
+	got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+sp1.APIKeyID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if got["servicePrincipalId"] != sp1.ID {
+		t.Fatalf("the key moved: %v", got)
+	}
+	// A disabled principal's keys cannot be changed at all.
+	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp1.ID+"/disable", fixture.AAdmin, nil), http.StatusOK)
+	res := w.Call(t, http.MethodPatch, keysURL+"/"+sp1.APIKeyID, fixture.AAdmin, map[string]any{"name": "x"})
+	if res.Status < 400 {
+		t.Fatalf("PATCH of a disabled principal's key: %d", res.Status)
+	}
+}
+
+func membershipOf(w *fixture.World, caller string) store.KeyRef {
+	return user.MembershipKey(w.Users[caller], authz.ScopeOrg, "", w.A.ID)
+}

@@ -1,0 +1,548 @@
+package sso
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/google/uuid"
+	"golang.org/x/oauth2"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// CallbackPath is where providers return; the redirect URI given to them is
+// APIURL + CallbackPath.
+const CallbackPath = "/api/v1/sso/callback"
+
+// MaxState bounds the state and code query parameters of the callback.
+const MaxState = 2048
+
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("sso: random: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// discover runs OpenID discovery through the outbound client and holds every
+// endpoint the document names to the outbound rules (the dialer checks their
+// addresses when they are called).
+func (s *Service) discover(ctx context.Context, issuer string) (*oidc.Provider, error) {
+	prov, err := oidc.NewProvider(oidc.ClientContext(ctx, s.HTTP), issuer)
+	if err != nil {
+		return nil, fmt.Errorf("discovery failed: %w", err)
+	}
+	var meta struct {
+		JWKS string `json:"jwks_uri"`
+	}
+	_ = prov.Claims(&meta)
+	ep := prov.Endpoint()
+	for name, u := range map[string]string{"authorization_endpoint": ep.AuthURL, "token_endpoint": ep.TokenURL,
+		"jwks_uri": meta.JWKS, "userinfo_endpoint": prov.UserInfoEndpoint()} {
+		if u == "" && name == "userinfo_endpoint" {
+			continue
+		}
+		if err := s.Guard.Check(u); err != nil {
+			return nil, fmt.Errorf("discovery names a %s the outbound guard refuses (%s)", name, reason(err))
+		}
+	}
+	return prov, nil
+}
+
+func (s *Service) oauth(r *record, prov *oidc.Provider, secret string) *oauth2.Config {
+	return &oauth2.Config{ClientID: r.ClientID, ClientSecret: secret, Endpoint: prov.Endpoint(),
+		RedirectURL: s.APIURL + CallbackPath, Scopes: r.Scopes}
+}
+
+// checkOrgID refuses a malformed organization id at /sso/login and /sso/check.
+func checkOrgID(id string) error { return valid.PathID("orgId", id) }
+
+// Login starts a login at orgID's active provider. It answers the provider's
+// authorization URL and the state to bind to the browser; a *CallbackError
+// (provider_not_found, provider_error) goes to the application like a
+// callback failure.
+func (s *Service) Login(ctx context.Context, orgID string) (redirect, state string, err error) {
+	// Public route: the organization's active provider is public knowledge
+	// (/sso/check) and nothing is changed but a login session.
+	if err := checkOrgID(orgID); err != nil {
+		return "", "", err
+	}
+	a, err := s.St.Active(ctx, orgID)
+	if err != nil {
+		return "", "", err
+	}
+	if a == nil {
+		return "", "", fail(CodeProviderNotFound, nil)
+	}
+	r, err := s.St.Get(ctx, orgID, a.ProviderID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Status != StatusActive) {
+		return "", "", fail(CodeProviderNotFound, err)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	prov, err := s.discover(ctx, r.Issuer)
+	if err != nil {
+		return "", "", fail(CodeProviderError, err)
+	}
+	if state, err = randomToken(); err != nil {
+		return "", "", err
+	}
+	nonce, err := randomToken()
+	if err != nil {
+		return "", "", err
+	}
+	verifier := oauth2.GenerateVerifier()
+	k := loginKey(state)
+	now := s.Clock.Now()
+	exp := now.Add(LoginTTL)
+	ls := loginSession{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(time.Hour))}, ProviderID: r.ID,
+		OrgID: r.OrgID, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp)}
+	if ls.Nonce, err = s.Box.Seal([]byte(nonce), "ssologin:nonce:"+k.PK); err != nil {
+		return "", "", err
+	}
+	if ls.Verifier, err = s.Box.Seal([]byte(verifier), "ssologin:verifier:"+k.PK); err != nil {
+		return "", "", err
+	}
+	if err := s.St.St.Do(ctx, store.PutNew(ls)); err != nil {
+		return "", "", fmt.Errorf("store SSO login session: %w", err)
+	}
+	return s.oauth(r, prov, "").AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), state, nil
+}
+
+// ErrorRedirect is where a failed login or callback sends the browser.
+func (s *Service) ErrorRedirect(code string) string {
+	return s.AppURL + "/login?error=" + url.QueryEscape(code)
+}
+
+// CallbackInput is what the callback received.
+type CallbackInput struct {
+	State, Code, Error, Issuer string
+	// CookieState is the state the browser's cookie holds ("" for none).
+	CookieState string
+}
+
+// CheckCallback validates the callback's query: 4xx naming the field for a
+// request no provider would send.
+func CheckCallback(q url.Values) (CallbackInput, error) {
+	f := fault.Fields{}
+	in := CallbackInput{State: q.Get("state"), Code: q.Get("code"), Error: q.Get("error"), Issuer: q.Get("iss")}
+	for _, k := range []string{"state", "code", "error", "iss"} {
+		if len(q[k]) > 1 {
+			f.Add(k, "must be given once")
+		}
+	}
+	switch {
+	case in.State == "":
+		f.Add("state", "is required")
+	case len(in.State) > MaxState:
+		f.Addf("state", "must be at most %d characters", MaxState)
+	}
+	switch {
+	case in.Code == "" && in.Error == "":
+		f.Add("code", "is required (or error)")
+	case len(in.Code) > MaxState:
+		f.Addf("code", "must be at most %d characters", MaxState)
+	}
+	if len(in.Error) > 256 {
+		f.Add("error", "must be at most 256 characters")
+	}
+	return in, f.Err()
+}
+
+// Callback finishes a login and answers where the browser goes next: the
+// application with a one-time code, or its login page with an error code.
+func (s *Service) Callback(ctx context.Context, in CallbackInput) string {
+	// Public route: the state bound to this browser is the credential.
+	code, err := s.callback(ctx, in)
+	if err != nil {
+		var ce *CallbackError
+		if !errors.As(err, &ce) {
+			slog.ErrorContext(ctx, "sso callback failed", "err", err)
+			return s.ErrorRedirect(CodeProviderError)
+		}
+		slog.InfoContext(ctx, "sso callback refused", "code", ce.Code, "err", ce.Cause)
+		return s.ErrorRedirect(ce.Code)
+	}
+	return s.AppURL + "/auth/sso/callback#ssoCode=" + url.QueryEscape(code)
+}
+
+func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error) {
+	if in.CookieState == "" || subtle.ConstantTimeCompare([]byte(in.CookieState), []byte(in.State)) != 1 {
+		return "", fail(CodeInvalidState, errors.New("state does not match this browser's cookie"))
+	}
+	var ls loginSession
+	k := loginKey(in.State)
+	if err := s.St.St.Take(ctx, k.PK, k.SK, &ls); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return "", fail(CodeInvalidState, errors.New("no such login session (spent or never started)"))
+		}
+		return "", err
+	}
+	if clock.Stamp(s.Clock.Now()) >= ls.ExpiresAt {
+		return "", fail(CodeSessionExpired, nil)
+	}
+	if in.Error != "" {
+		return "", fail(CodeProviderError, fmt.Errorf("provider answered error %q", in.Error))
+	}
+	r, err := s.St.Get(ctx, ls.OrgID, ls.ProviderID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Status != StatusActive) {
+		return "", fail(CodeProviderNotFound, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	// RFC 9207: a provider that names itself must be the one this login went to.
+	if in.Issuer != "" && normIssuer(in.Issuer) != normIssuer(r.Issuer) {
+		return "", fail(CodeInvalidState, fmt.Errorf("callback names issuer %q, the login went to %q", in.Issuer, r.Issuer))
+	}
+	nonce, err := s.Box.Open(ls.Nonce, "ssologin:nonce:"+k.PK)
+	if err != nil {
+		return "", err
+	}
+	verifier, err := s.Box.Open(ls.Verifier, "ssologin:verifier:"+k.PK)
+	if err != nil {
+		return "", err
+	}
+	secret, err := s.clientSecret(r)
+	if err != nil {
+		return "", err
+	}
+	prov, err := s.discover(ctx, r.Issuer)
+	if err != nil {
+		return "", fail(CodeProviderError, err)
+	}
+	octx := oidc.ClientContext(ctx, s.HTTP)
+	tok, err := s.oauth(r, prov, secret).Exchange(octx, in.Code, oauth2.VerifierOption(string(verifier)))
+	if err != nil {
+		return "", fail(CodeTokenExchange, err)
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return "", fail(CodeIDTokenInvalid, errors.New("token response has no id_token"))
+	}
+	idt, err := prov.Verifier(&oidc.Config{ClientID: r.ClientID, Now: s.Clock.Now}).Verify(octx, raw)
+	if err != nil {
+		return "", fail(CodeIDTokenInvalid, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), nonce) != 1 {
+		return "", fail(CodeIDTokenInvalid, errors.New("nonce does not match the login session"))
+	}
+	if idt.AccessTokenHash != "" {
+		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
+			return "", fail(CodeIDTokenInvalid, err)
+		}
+	}
+	claims := map[string]any{}
+	if err := idt.Claims(&claims); err != nil {
+		return "", fail(CodeIDTokenInvalid, err)
+	}
+	if prov.UserInfoEndpoint() != "" {
+		ui, err := prov.UserInfo(octx, oauth2.StaticTokenSource(tok))
+		if err != nil {
+			return "", fail(CodeProviderError, fmt.Errorf("userinfo: %w", err))
+		}
+		switch ui.Subject {
+		case idt.Subject:
+			extra := map[string]any{}
+			if err := ui.Claims(&extra); err == nil {
+				for c, v := range extra {
+					if _, ok := claims[c]; !ok {
+						claims[c] = v
+					}
+				}
+			}
+		case "":
+			// A user-info answer without sub cannot be tied to the ID token: its
+			// claims are not used.
+		default:
+			return "", fail(CodeIDTokenInvalid, errors.New("userinfo sub differs from the ID token's"))
+		}
+	}
+	return s.admit(ctx, r, idt.Subject, claims)
+}
+
+// person is what the claims say about the person signing in.
+type person struct {
+	sub, email, name string
+	verified         bool
+}
+
+func claimString(c map[string]any, name string) string {
+	v, _ := c[name].(string)
+	return strings.TrimSpace(v)
+}
+
+func mapClaims(r *record, sub string, c map[string]any) (person, error) {
+	m := r.Mapping.withDefaults()
+	p := person{sub: sub, email: user.NormalizeEmail(claimString(c, m.Email))}
+	switch v := c["email_verified"].(type) {
+	case bool:
+		p.verified = v
+	case string:
+		p.verified = v == "true"
+	}
+	f := fault.Fields{}
+	valid.Email(f, "email", p.email)
+	if p.email == "" || len(f) > 0 || len(p.email) > 255 {
+		return p, fail(CodeEmailMissing, errors.New("no usable e-mail claim"))
+	}
+	p.name = claimString(c, m.Name)
+	if p.name == "" {
+		p.name = strings.TrimSpace(claimString(c, m.FirstName) + " " + claimString(c, m.LastName))
+	}
+	if p.name == "" {
+		p.name = p.email[:strings.IndexByte(p.email, '@')]
+	}
+	p.name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, p.name)
+	if rs := []rune(p.name); len(rs) > 255 {
+		p.name = string(rs[:255])
+	}
+	return p, nil
+}
+
+// admit applies the no-takeover rules of the package doc and, when they
+// admit the person, stores an exchange code (with any link or provisioning in
+// the same transaction).
+func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[string]any) (string, error) {
+	if sub == "" {
+		return "", fail(CodeIDTokenInvalid, errors.New("ID token has no sub"))
+	}
+	who, err := mapClaims(r, sub, claims)
+	if err != nil {
+		return "", err
+	}
+	domain := who.email[strings.LastIndexByte(who.email, '@')+1:]
+	if len(r.AllowedDomains) > 0 && !slices.Contains(r.AllowedDomains, domain) {
+		return "", fail(CodeDomainNotAllowed, nil)
+	}
+	code, err := randomToken()
+	if err != nil {
+		return "", err
+	}
+	now := s.Clock.Now()
+	ck := codeKey(code)
+	xc := exchangeCode{Keys: store.Keys{PK: ck.PK, SK: ck.SK, TTL: store.TTL(now.Add(CodeTTL))}, OrgID: r.OrgID,
+		ProviderID: r.ID, ExpiresAt: clock.Stamp(now.Add(CodeTTL))}
+	tx := (&store.Tx{}).Add(assertProvider(r))
+
+	// An identity already linked signs in its account.
+	link, err := s.St.Identity(ctx, r.ID, sub)
+	switch {
+	case err == nil:
+		m, err := s.orgMembership(ctx, link.UserID, r.OrgID)
+		if err != nil {
+			return "", err
+		}
+		if m == nil {
+			return "", fail(CodeNoOrgAccess, errors.New("linked account holds no active membership here"))
+		}
+		xc.UserID = link.UserID
+		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(xc))
+		return code, s.commit(ctx, tx)
+	case !errors.Is(err, store.ErrNotFound):
+		return "", err
+	}
+
+	ident := identity{Keys: store.Keys{PK: identityKey(r.ID, sub).PK, SK: identityKey(r.ID, sub).SK}, ProviderID: r.ID,
+		Subject: sub, Email: who.email, CreatedAt: clock.Format(now)}
+	u, err := s.Accounts.ByEmail(ctx, who.email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return s.provision(ctx, r, who, ident, xc, code, tx)
+	case err != nil:
+		return "", err
+	}
+	// An existing account: linked only on a verified e-mail, and only into an
+	// organization it already belongs to (or, with no membership anywhere, by
+	// auto-provisioning one).
+	if !who.verified {
+		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; an existing account is not linked"))
+	}
+	if u.Status != user.StatusActive {
+		return "", fail(CodeNoOrgAccess, errors.New("account is not active"))
+	}
+	ms, err := s.Accounts.Memberships(ctx, u.ID)
+	if err != nil {
+		return "", err
+	}
+	var m *user.Membership
+	for i := range ms {
+		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Accepted(&ms[i]) {
+			m = &ms[i]
+		}
+	}
+	ident.UserID, xc.UserID = u.ID, u.ID
+	switch {
+	case m != nil:
+		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(ident), store.PutNew(xc),
+			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
+				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.identity.link", ResourceType: "user", ResourceID: u.ID,
+				ResourceName: u.Email, Details: map[string]any{"providerId": r.ID}}))
+		return code, s.commit(ctx, tx)
+	case len(ms) == 0 && r.AutoProvision:
+		mem, err := s.newMembership(ctx, r, u.ID)
+		if err != nil {
+			return "", err
+		}
+		// The account exists: only its membership is new.
+		tx.Add(s.Accounts.MembershipWrite(mem))
+		tx.Add(tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1), store.PutNew(ident), store.PutNew(xc),
+			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
+				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.user.provision", ResourceType: "user", ResourceID: u.ID,
+				ResourceName: u.Email, Details: map[string]any{"providerId": r.ID, "roleId": mem.RoleID, "newAccount": false}}))
+		return code, s.commit(ctx, tx)
+	}
+	return "", fail(CodeNoOrgAccess, errors.New("account holds no active membership of the provider's organization"))
+}
+
+// provision creates an account with its first membership (autoProvision).
+func (s *Service) provision(ctx context.Context, r *record, who person, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
+	if !r.AutoProvision {
+		return "", fail(CodeUserNotFound, nil)
+	}
+	if !who.verified {
+		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; no account is provisioned"))
+	}
+	now := clock.Format(s.Clock.Now())
+	u := &user.User{ID: uuid.NewString(), Email: who.email, Name: who.name, Status: user.StatusActive, CreatedAt: now, UpdatedAt: now}
+	mem, err := s.newMembership(ctx, r, u.ID)
+	if err != nil {
+		return "", err
+	}
+	ident.UserID, xc.UserID = u.ID, u.ID
+	tx.Add(s.Accounts.AccountWrites(u)...).Add(s.Accounts.MembershipWrite(mem))
+	tx.Add(tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1), store.PutNew(ident), store.PutNew(xc),
+		audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
+			OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.user.provision", ResourceType: "user", ResourceID: u.ID,
+			ResourceName: u.Email, Details: map[string]any{"providerId": r.ID, "roleId": mem.RoleID, "newAccount": true}}))
+	return code, s.commit(ctx, tx)
+}
+
+// newMembership is the membership auto-provisioning grants: the provider's
+// default role, which must still exist.
+func (s *Service) newMembership(ctx context.Context, r *record, userID string) (*user.Membership, error) {
+	if r.DefaultRoleID == "" {
+		return nil, fail(CodeDefaultRole, nil)
+	}
+	ri, err := s.Roles.Assignee(ctx, r.DefaultRoleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fail(CodeDefaultRole, errors.New("the default role no longer exists"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &user.Membership{ID: uuid.NewString(), UserID: userID, Scope: authz.ScopeOrg, PartnerID: r.PartnerID,
+		OrgID: r.OrgID, RoleID: ri.ID, RoleOwner: ri.Owner, CreatedAt: clock.Format(s.Clock.Now())}, nil
+}
+
+// orgMembership is userID's accepted membership of orgID, or nil.
+func (s *Service) orgMembership(ctx context.Context, userID, orgID string) (*user.Membership, error) {
+	u, err := s.Accounts.Get(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Status != user.StatusActive {
+		return nil, nil
+	}
+	ms, err := s.Accounts.Memberships(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ms {
+		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == orgID && s.Accounts.Accepted(&ms[i]) {
+			return &ms[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// commit writes an admission; a failed condition (the provider changed or
+// left service, the membership was suspended, the e-mail was taken meanwhile)
+// admits no one.
+func (s *Service) commit(ctx context.Context, tx *store.Tx) error {
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			if te.FailedAt(0) {
+				return fail(CodeProviderNotFound, err)
+			}
+			return fail(CodeNoOrgAccess, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Exchange trades a one-time code for the login response.
+func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (signin.Result, error) {
+	// Public route: the code (256 random bits, single use, 2 minutes) is the credential.
+	var xc exchangeCode
+	k := codeKey(code)
+	if err := s.St.St.Take(ctx, k.PK, k.SK, &xc); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return signin.Result{}, ErrExchangeCode
+		}
+		return signin.Result{}, err
+	}
+	if clock.Stamp(s.Clock.Now()) >= xc.ExpiresAt {
+		return signin.Result{}, ErrExchangeCode
+	}
+	m, err := s.orgMembership(ctx, xc.UserID, xc.OrgID)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	if m == nil {
+		return signin.Result{}, ErrExchangeCode
+	}
+	u, err := s.Accounts.Get(ctx, xc.UserID)
+	if err != nil {
+		return signin.Result{}, err
+	}
+	return s.SignIn.AfterFirstFactor(ctx, u, m, c)
+}
+
+// CheckOrg answers GET /sso/check/:orgId.
+func (s *Service) CheckOrg(ctx context.Context, orgID string) (*Check, error) {
+	// Public route: the login page asks before a session exists; an unknown
+	// organization looks like one without a provider.
+	if err := checkOrgID(orgID); err != nil {
+		return nil, err
+	}
+	a, err := s.St.Active(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return &Check{}, nil
+	}
+	return &Check{SSOEnabled: true, Provider: &CheckInfo{ID: a.ProviderID, Name: a.Name, Type: a.Type}, EnforceSSO: a.EnforceSSO}, nil
+}

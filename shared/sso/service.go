@@ -1,0 +1,738 @@
+package sso
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/outbound"
+	"github.com/gale-rmm/gale/shared/secret"
+	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Orgs reaches organizations; tenant.Store satisfies it.
+type Orgs interface {
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+}
+
+// Roles resolves a role with its effective permissions; role.Store satisfies it.
+type Roles interface {
+	Assignee(ctx context.Context, id string) (user.RoleInfo, error)
+}
+
+// Accounts is what single sign-on needs of shared/user's accounts and
+// memberships (ssogroup wires user.Store and the package's write builders).
+type Accounts interface {
+	Get(ctx context.Context, id string) (*user.User, error)
+	ByEmail(ctx context.Context, email string) (*user.User, error)
+	Memberships(ctx context.Context, userID string) ([]user.Membership, error)
+	// Accepted reports whether m grants its role (accepted by the account
+	// and not suspended).
+	Accepted(m *user.Membership) bool
+	// AccountWrites create an active account u without a password (with its
+	// e-mail guard: a taken e-mail fails the transaction).
+	AccountWrites(u *user.User) []*store.Write
+	// MembershipWrite creates membership m, accepted by the account's own SSO
+	// sign-in (it grants its role at once).
+	MembershipWrite(m *user.Membership) *store.Write
+	// StillAccepted holds a transaction to m being accepted and not suspended.
+	StillAccepted(m *user.Membership) *store.Write
+}
+
+// SignIn finishes a sign-in (signin.Service).
+type SignIn interface {
+	AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, c signin.Client) (signin.Result, error)
+}
+
+// Service holds the rules of /sso.
+type Service struct {
+	St       Store
+	Orgs     Orgs
+	Roles    Roles
+	Accounts Accounts
+	SignIn   SignIn
+	Clock    clock.Clock
+	Box      *secret.Box
+	// Guard checks issuers and every endpoint a discovery document names;
+	// HTTP is its client (shared/outbound), used for every provider call.
+	Guard *outbound.Guard
+	HTTP  *http.Client
+	// AppURL receives the final redirects; APIURL is where providers return
+	// (<APIURL>/api/v1/sso/callback).
+	AppURL, APIURL string
+}
+
+// CreateInput is the create body.
+type CreateInput struct {
+	OrgID            string   `json:"orgId"`
+	Name             *string  `json:"name"`
+	Type             *string  `json:"type"`
+	Issuer           *string  `json:"issuer"`
+	ClientID         *string  `json:"clientId"`
+	ClientSecret     *string  `json:"clientSecret"`
+	Scopes           []string `json:"scopes"`
+	AttributeMapping *Mapping `json:"attributeMapping"`
+	AutoProvision    *bool    `json:"autoProvision"`
+	DefaultRoleID    *string  `json:"defaultRoleId"`
+	AllowedDomains   []string `json:"allowedDomains"`
+	EnforceSSO       *bool    `json:"enforceSSO"`
+}
+
+// PatchInput is the PATCH body; Present and Null say which fields the body
+// named and which it set to null (clientSecret, defaultRoleId: clear).
+type PatchInput struct {
+	Name             *string  `json:"name"`
+	Issuer           *string  `json:"issuer"`
+	ClientID         *string  `json:"clientId"`
+	ClientSecret     *string  `json:"clientSecret"`
+	Scopes           []string `json:"scopes"`
+	AttributeMapping *Mapping `json:"attributeMapping"`
+	AutoProvision    *bool    `json:"autoProvision"`
+	DefaultRoleID    *string  `json:"defaultRoleId"`
+	AllowedDomains   []string `json:"allowedDomains"`
+	EnforceSSO       *bool    `json:"enforceSSO"`
+
+	Present map[string]bool `json:"-"`
+	Null    map[string]bool `json:"-"`
+}
+
+// StatusInput is the status body.
+type StatusInput struct {
+	Status *string `json:"status"`
+}
+
+// authorize is the preamble of every management route: a user session
+// holding perm, in a tenant context or at system scope; writes also need an
+// unrestricted caller.
+func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := authz.Require(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	if p.Scope != authz.ScopeSystem {
+		if err := p.RequireTenantContext(); err != nil {
+			return nil, err
+		}
+	}
+	if perm == authz.OrgsWrite {
+		if err := p.RequireUnrestricted(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// orgParam resolves the organization a list or create names: organization
+// callers their own (another id is 404), partner and system callers must name
+// it.
+func orgParam(p *authz.Principal, orgID string) (string, error) {
+	switch {
+	case orgID == "" && p.Scope == authz.ScopeOrg:
+		return p.OrgID, nil
+	case orgID == "":
+		return "", ErrOrgContext
+	case !valid.IsUUID(orgID):
+		return "", fault.Invalid("orgId", "must be a UUID")
+	case p.Scope == authz.ScopeOrg && orgID != p.OrgID:
+		return "", ErrOrgNotFound
+	}
+	return orgID, nil
+}
+
+func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
+	o, err := s.Orgs.Reach(ctx, p, id)
+	if errors.Is(err, tenant.ErrOrgNotFound) {
+		return nil, ErrOrgNotFound
+	}
+	return o, err
+}
+
+// provider reads provider id and checks the caller can reach it.
+func (s *Service) provider(ctx context.Context, p *authz.Principal, id string) (*record, error) {
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	var r *record
+	var err error
+	if p.Scope == authz.ScopeOrg {
+		r, err = s.St.Get(ctx, p.OrgID, id)
+	} else {
+		r, err = s.St.ByID(ctx, id)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	case !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}):
+		return nil, ErrNotFound
+	}
+	return r, nil
+}
+
+// ListPresets returns the provider presets.
+func (s *Service) ListPresets(ctx context.Context) ([]Preset, error) {
+	if _, err := s.authorize(ctx, authz.OrgsRead); err != nil {
+		return nil, err
+	}
+	return slices.Clone(Presets), nil
+}
+
+// List returns the providers of the organization the caller names (or its own).
+func (s *Service) List(ctx context.Context, orgID string) ([]Provider, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	if orgID, err = orgParam(p, orgID); err != nil {
+		return nil, err
+	}
+	if p.Scope != authz.ScopeOrg {
+		if _, err := s.org(ctx, p, orgID); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := s.St.List(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Provider, 0, len(rs))
+	for i := range rs {
+		out = append(out, *rs[i].view())
+	}
+	slices.SortFunc(out, func(a, b Provider) int {
+		if c := strings.Compare(a.CreatedAt, b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// Get returns one provider.
+func (s *Service) Get(ctx context.Context, id string) (*Provider, error) {
+	p, err := s.authorize(ctx, authz.OrgsRead)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.provider(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.view(), nil
+}
+
+// fields is a provider's settings being validated.
+type fields struct {
+	name, issuer, clientID string
+	scopes, domains        []string
+	mapping                Mapping
+}
+
+// checkIssuer applies the outbound guard and the OpenID issuer form (https, no
+// query or fragment); DNS only when the form passes.
+func (s *Service) checkIssuer(ctx context.Context, f fault.Fields, raw string) {
+	if err := s.Guard.Check(raw); err != nil {
+		f.Add("issuer", reason(err))
+		return
+	}
+	if u, err := url.Parse(raw); err != nil || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		f.Add("issuer", "must be an https URL without userinfo, query or fragment")
+		return
+	}
+	if err := s.Guard.Validate(ctx, raw); err != nil {
+		f.Add("issuer", reason(err))
+	}
+}
+
+func reason(err error) string {
+	var ue *outbound.URLError
+	if errors.As(err, &ue) {
+		return ue.Reason
+	}
+	return "is not a usable URL"
+}
+
+func checkText(f fault.Fields, path, s string, max int) {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		f.Add(path, "must not contain control characters")
+		return
+	}
+	valid.Len(f, path, s, 1, max)
+}
+
+// checkScopes validates scopes (nil: the defaults); openid is required.
+func checkScopes(f fault.Fields, scopes []string) []string {
+	if scopes == nil {
+		return slices.Clone(DefaultScopes)
+	}
+	if len(scopes) > MaxScopes {
+		f.Addf("scopes", "must have at most %d entries", MaxScopes)
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, sc := range scopes {
+		path := fmt.Sprintf("scopes.%d", i)
+		ok := sc != "" && len(sc) <= MaxScope
+		for _, r := range sc {
+			if r <= 0x20 || r > 0x7e || r == '"' || r == '\\' {
+				ok = false
+			}
+		}
+		switch {
+		case !ok:
+			f.Addf(path, "must be 1-%d printable ASCII characters without spaces, quotes or backslashes", MaxScope)
+		case seen[sc]:
+			f.Add(path, "is a duplicate")
+		}
+		seen[sc] = true
+	}
+	if !seen["openid"] {
+		f.Add("scopes", "must include openid")
+	}
+	return scopes
+}
+
+// checkDomains validates allowedDomains (lower-cased, unique DNS names).
+func checkDomains(f fault.Fields, ds []string) []string {
+	if ds == nil {
+		return []string{}
+	}
+	if len(ds) > MaxDomains {
+		f.Addf("allowedDomains", "must have at most %d entries", MaxDomains)
+		return nil
+	}
+	out := make([]string, 0, len(ds))
+	for i, d := range ds {
+		path := fmt.Sprintf("allowedDomains.%d", i)
+		d = strings.ToLower(strings.TrimSpace(d))
+		if !domainName(d) {
+			f.Add(path, "must be a DNS domain name such as example.com")
+			continue
+		}
+		if slices.Contains(out, d) {
+			f.Add(path, "is a duplicate")
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func domainName(d string) bool {
+	if d == "" || len(d) > MaxDomain || !strings.Contains(d, ".") {
+		return false
+	}
+	for _, l := range strings.Split(d, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func checkMapping(f fault.Fields, m *Mapping) Mapping {
+	if m == nil {
+		return Mapping{}
+	}
+	for path, v := range map[string]string{"email": m.Email, "name": m.Name, "firstName": m.FirstName, "lastName": m.LastName, "groups": m.Groups} {
+		if v != "" && (len(v) > MaxClaimName || strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0) {
+			f.Addf("attributeMapping."+path, "must be a claim name of at most %d characters without spaces", MaxClaimName)
+		}
+	}
+	return *m
+}
+
+// defaultRole resolves a default role for organization o: an organization
+// system role or a custom role of o, whose every permission p holds (the
+// provider will grant it to new accounts).
+func (s *Service) defaultRole(ctx context.Context, p *authz.Principal, o *tenant.Organization, id string) (user.RoleInfo, error) {
+	if !valid.IsUUID(id) {
+		return user.RoleInfo{}, fault.Invalid("defaultRoleId", "must be a UUID")
+	}
+	r, err := s.Roles.Assignee(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return user.RoleInfo{}, ErrRoleNotFound
+	case err != nil:
+		return user.RoleInfo{}, err
+	case r.IsSystem && r.Scope != authz.ScopeOrg:
+		return user.RoleInfo{}, ErrRoleScope
+	case !r.IsSystem && r.Owner != "ORG#"+o.ID:
+		return user.RoleInfo{}, ErrRoleNotFound
+	}
+	for perm := range r.Effective {
+		if !p.Holds(perm) {
+			return user.RoleInfo{}, ErrRoleCeiling
+		}
+	}
+	return r, nil
+}
+
+// Create adds a provider to an organization the caller can reach.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if in.Type != nil && *in.Type == TypeSAML {
+		return nil, ErrSAML
+	}
+	orgID, err := orgParam(p, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	typ := TypeOIDC
+	if in.Type != nil && *in.Type != TypeOIDC {
+		f.Add("type", "must be oidc or saml")
+	}
+	name := valid.Required(f, "name", in.Name)
+	if in.Name != nil {
+		name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", name, MaxName)
+	}
+	clientID := valid.Required(f, "clientId", in.ClientID)
+	if in.ClientID != nil {
+		checkText(f, "clientId", clientID, MaxClientID)
+	}
+	if in.ClientSecret != nil {
+		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
+	}
+	scopes := checkScopes(f, in.Scopes)
+	domains := checkDomains(f, in.AllowedDomains)
+	mapping := checkMapping(f, in.AttributeMapping)
+	auto := in.AutoProvision != nil && *in.AutoProvision
+	roleID := ""
+	if in.DefaultRoleID != nil {
+		roleID = *in.DefaultRoleID
+		if !valid.IsUUID(roleID) {
+			f.Add("defaultRoleId", "must be a UUID")
+		}
+	}
+	if auto && roleID == "" {
+		f.Add("defaultRoleId", "is required when autoProvision is on")
+	}
+	issuer := valid.Required(f, "issuer", in.Issuer)
+	switch {
+	case in.Issuer != nil && issuer == "":
+		f.Add("issuer", "is required")
+	case in.Issuer != nil:
+		s.checkIssuer(ctx, f, issuer)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.org(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	r := &record{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Type: typ, Issuer: issuer,
+		ClientID: clientID, Scopes: scopes, Mapping: mapping, AutoProvision: auto, AllowedDomains: domains,
+		EnforceSSO: in.EnforceSSO != nil && *in.EnforceSSO, Status: StatusInactive, CreatedBy: p.UserID, CreatedAt: now,
+		UpdatedAt: now, Version: 1}
+	if roleID != "" {
+		ri, err := s.defaultRole(ctx, p, o, roleID)
+		if err != nil {
+			return nil, err
+		}
+		r.DefaultRoleID, r.DefaultRoleOwner = ri.ID, ri.Owner
+	}
+	r.Keys = Key(r.OrgID, r.ID)
+	if in.ClientSecret != nil {
+		if r.ClientSecret, err = s.seal(r.ID, *in.ClientSecret); err != nil {
+			return nil, err
+		}
+	}
+	tx := (&store.Tx{}).Add(putNew(r)...).Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
+		PartnerID: r.PartnerID, Action: "sso.provider.create", ResourceType: "sso_provider", ResourceID: r.ID,
+		ResourceName: r.Name, Details: map[string]any{"issuer": r.Issuer, "clientId": r.ClientID, "autoProvision": r.AutoProvision}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) && te.FailedAt(1) {
+			return nil, ErrClientTaken
+		}
+		return nil, fmt.Errorf("create SSO provider: %w", err)
+	}
+	return r.view(), nil
+}
+
+func (s *Service) seal(id, v string) (string, error) {
+	return s.Box.Seal([]byte(v), "sso:"+id+":clientSecret")
+}
+
+func (s *Service) clientSecret(r *record) (string, error) {
+	if r.ClientSecret == "" {
+		return "", nil
+	}
+	b, err := s.Box.Open(r.ClientSecret, "sso:"+r.ID+":clientSecret")
+	if err != nil {
+		return "", fmt.Errorf("open client secret of SSO provider %s: %w", r.ID, err)
+	}
+	return string(b), nil
+}
+
+// Update applies a PATCH.
+func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provider, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.provider(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Present) == 0 {
+		return nil, ErrNoUpdates
+	}
+	next := *r
+	f := fault.Fields{}
+	changed := []string{}
+	for k := range in.Present {
+		changed = append(changed, k)
+	}
+	slices.Sort(changed)
+	nullable := map[string]bool{"clientSecret": true, "defaultRoleId": true}
+	for k := range in.Null {
+		if in.Null[k] && !nullable[k] {
+			f.Add(k, "must not be null")
+		}
+	}
+	if in.Name != nil {
+		next.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", next.Name, MaxName)
+	}
+	if in.ClientID != nil {
+		next.ClientID = *in.ClientID
+		checkText(f, "clientId", next.ClientID, MaxClientID)
+	}
+	if in.ClientSecret != nil {
+		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
+	}
+	if in.Present["scopes"] && !in.Null["scopes"] {
+		next.Scopes = checkScopes(f, in.Scopes)
+	}
+	if in.Present["allowedDomains"] && !in.Null["allowedDomains"] {
+		next.AllowedDomains = checkDomains(f, in.AllowedDomains)
+	}
+	if in.AttributeMapping != nil {
+		next.Mapping = checkMapping(f, in.AttributeMapping)
+	}
+	if in.AutoProvision != nil {
+		next.AutoProvision = *in.AutoProvision
+	}
+	if in.EnforceSSO != nil {
+		next.EnforceSSO = *in.EnforceSSO
+	}
+	newRole := ""
+	switch {
+	case in.Null["defaultRoleId"]:
+		next.DefaultRoleID, next.DefaultRoleOwner = "", ""
+	case in.DefaultRoleID != nil:
+		newRole = *in.DefaultRoleID
+		if !valid.IsUUID(newRole) {
+			f.Add("defaultRoleId", "must be a UUID")
+		}
+	}
+	if next.AutoProvision && next.DefaultRoleID == "" && newRole == "" {
+		f.Add("defaultRoleId", "is required when autoProvision is on")
+	}
+	if in.Issuer != nil {
+		next.Issuer = *in.Issuer
+		if next.Issuer == "" {
+			f.Add("issuer", "is required")
+		} else {
+			s.checkIssuer(ctx, f, next.Issuer)
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if newRole != "" {
+		ri, err := s.defaultRole(ctx, p, &tenant.Organization{ID: r.OrgID, PartnerID: r.PartnerID}, newRole)
+		if err != nil {
+			return nil, err
+		}
+		next.DefaultRoleID, next.DefaultRoleOwner = ri.ID, ri.Owner
+	}
+	switch {
+	case in.Null["clientSecret"]:
+		next.ClientSecret = ""
+	case in.ClientSecret != nil:
+		if next.ClientSecret, err = s.seal(r.ID, *in.ClientSecret); err != nil {
+			return nil, err
+		}
+	}
+	next.Version = r.Version + 1
+	next.UpdatedAt = clock.Format(s.Clock.Now())
+	tx := &store.Tx{}
+	tx.Add(replace(&next, r.Version))
+	var guard *store.Write
+	if normIssuer(next.Issuer) != normIssuer(r.Issuer) || next.ClientID != r.ClientID {
+		tx.Add(dropGuard(r.Issuer, r.ClientID, r.ID))
+		guard = tx.Include(newGuard(next.Issuer, next.ClientID, r.ID))
+	}
+	if r.Status == StatusActive {
+		tx.Add(activate(&next))
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "sso.provider.update", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: next.Name,
+		Details: map[string]any{"fields": changed}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		switch {
+		case errors.As(err, &te) && guard != nil && te.FailedOn(guard):
+			return nil, ErrClientTaken
+		case errors.As(err, &te):
+			return nil, ErrRaceLost
+		}
+		return nil, fmt.Errorf("update SSO provider %s: %w", r.ID, err)
+	}
+	return next.view(), nil
+}
+
+// SetStatus moves a provider to active, inactive or testing.
+func (s *Service) SetStatus(ctx context.Context, id string, in StatusInput) (*Provider, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	to := valid.Required(f, "status", in.Status)
+	if in.Status != nil {
+		valid.OneOf(f, "status", to, StatusActive, StatusInactive, StatusTesting)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	r, err := s.provider(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == to {
+		return r.view(), nil
+	}
+	next := *r
+	next.Status, next.Version, next.UpdatedAt = to, r.Version+1, clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replace(&next, r.Version))
+	var act *store.Write
+	switch {
+	case to == StatusActive:
+		act = tx.Include(activate(&next))
+	case r.Status == StatusActive:
+		tx.Add(deactivate(r))
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "sso.provider.update", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: r.Name,
+		Details: map[string]any{"status": to, "previousStatus": r.Status}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		switch {
+		case errors.As(err, &te) && act != nil && te.FailedOn(act):
+			return nil, ErrAnotherActive
+		case errors.As(err, &te):
+			return nil, ErrRaceLost
+		}
+		return nil, fmt.Errorf("set status of SSO provider %s: %w", r.ID, err)
+	}
+	return next.view(), nil
+}
+
+// Delete removes a provider with every identity linked through it. Identities
+// go first (in transactions of 100), so an interrupted delete leaves the
+// provider in place and a retry finishes it.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return err
+	}
+	r, err := s.provider(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	ids, err := s.St.Identities(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += store.MaxTxItems {
+		tx := &store.Tx{}
+		for i := start; i < min(start+store.MaxTxItems, len(ids)); i++ {
+			tx.Add(deleteIdentity(&ids[i]))
+		}
+		if err := s.St.St.Commit(ctx, tx); err != nil {
+			return fmt.Errorf("delete identities of SSO provider %s: %w", r.ID, err)
+		}
+	}
+	tx := (&store.Tx{}).Add(deleteProvider(r), dropGuard(r.Issuer, r.ClientID, r.ID))
+	if r.Status == StatusActive {
+		tx.Add(deactivate(r))
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "sso.provider.delete", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: r.Name,
+		Details: map[string]any{"identities": len(ids)}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			return ErrRaceLost
+		}
+		return fmt.Errorf("delete SSO provider %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Test runs OpenID discovery against the provider's issuer through the
+// outbound client and reports what it found or why it failed.
+func (s *Service) Test(ctx context.Context, id string) (*TestResult, error) {
+	p, err := s.authorize(ctx, authz.OrgsWrite)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.provider(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	res := &TestResult{Issuer: r.Issuer}
+	prov, err := s.discover(ctx, r.Issuer)
+	if err != nil {
+		res.Error = err.Error()
+		return res, nil
+	}
+	var meta struct {
+		JWKS    string   `json:"jwks_uri"`
+		Scopes  []string `json:"scopes_supported"`
+		Methods []string `json:"code_challenge_methods_supported"`
+	}
+	_ = prov.Claims(&meta)
+	ep := prov.Endpoint()
+	res.Success = true
+	res.AuthorizationEndpoint, res.TokenEndpoint, res.UserinfoEndpoint = ep.AuthURL, ep.TokenURL, prov.UserInfoEndpoint()
+	res.JWKSURI, res.ScopesSupported, res.PKCEMethods = meta.JWKS, meta.Scopes, meta.Methods
+	if len(meta.Methods) > 0 && !slices.Contains(meta.Methods, "S256") {
+		res.Success, res.Error = false, "the provider does not offer PKCE S256"
+	}
+	return res, nil
+}
