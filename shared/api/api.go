@@ -201,6 +201,9 @@ var rateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X
 // repeat it (and one added by another team cannot forget it):
 //   - an operation a signed-in user calls (bearerAuth), except the enrolment
 //     routes (Enrol), documents Force MFA's 428;
+//   - an operation with no 2xx answer, because it redirects (3xx) or is not
+//     built yet (501), documents that every other answer is the error
+//     envelope (default);
 //   - an operation that accepts an API key (apiKeyAuth) documents the key's
 //     429 and 503 (both with Retry-After) and the X-RateLimit-* headers on every
 //     answer; a shared response it refers to is replaced by a copy named
@@ -221,6 +224,9 @@ func complete(paths, comps map[string]any) {
 			if resps == nil {
 				continue
 			}
+			if answersNo2xx(resps) {
+				addResponse(resps, "default", "Default")
+			}
 			user, key := schemes(o)
 			if user && !Enrol(p) {
 				addResponse(resps, "428", "PreconditionRequired")
@@ -235,6 +241,21 @@ func complete(paths, comps map[string]any) {
 			}
 		}
 	}
+}
+
+// answersNo2xx reports whether an operation's answers are a redirect or 501
+// and errors: no 2xx.
+func answersNo2xx(resps map[string]any) bool {
+	redirectOrStub := false
+	for code := range resps {
+		switch {
+		case strings.HasPrefix(code, "2"), code == "default":
+			return false
+		case strings.HasPrefix(code, "3"), code == "501":
+			redirectOrStub = true
+		}
+	}
+	return redirectOrStub
 }
 
 // schemes reports whether an operation's security accepts a user's bearer
