@@ -11,6 +11,14 @@
 //     with the domain noun as prefix (User..., Role..., Site...). Schema names
 //     are unique across fragments.
 //
+// Merge completes what every operation of a kind answers (see complete): Force
+// MFA's 428, an API key's 429 and 503 with Retry-After and X-RateLimit-*
+// headers, and default for operations that only redirect or are not built, so
+// a fragment cannot forget them. `make lint-openapi` holds the result to
+// Redocly's recommended rules with no error and no warning, and tests/docs to
+// a generated Go client that compiles. The reference page (docs.go) renders it
+// at GET /api/v1/docs.
+//
 // The document is the reference for behaviour the code relies on (messages,
 // statuses, limits, the rate-limit numbers, invitation and refresh rules): the
 // `description:` fields say it where the schema cannot. Tests hold it to the
