@@ -15,7 +15,7 @@ run: moto-check
 	$(GO) run ./infra/local
 
 ## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
-test: moto-check fmt-check tidy-check vet docs test-go test-cdk
+test: moto-check fmt-check tidy-check vet docs lint-openapi test-go test-cdk
 
 moto-check:
 	@command -v moto_server >/dev/null || pip install "moto[server]==5.2.1" || \

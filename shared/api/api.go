@@ -11,6 +11,14 @@
 //     with the domain noun as prefix (User..., Role..., Site...). Schema names
 //     are unique across fragments.
 //
+// Merge completes what every operation of a kind answers (see complete): Force
+// MFA's 428, an API key's 429 and 503 with Retry-After and X-RateLimit-*
+// headers, and default for operations that only redirect or are not built, so
+// a fragment cannot forget them. `make lint-openapi` holds the result to
+// Redocly's recommended rules with no error and no warning, and tests/docs to
+// a generated Go client that compiles. The reference page (docs.go) renders it
+// at GET /api/v1/docs.
+//
 // The document is the reference for behaviour the code relies on (messages,
 // statuses, limits, the rate-limit numbers, invitation and refresh rules): the
 // `description:` fields say it where the schema cannot. Tests hold it to the
@@ -201,6 +209,9 @@ var rateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X
 // repeat it (and one added by another team cannot forget it):
 //   - an operation a signed-in user calls (bearerAuth), except the enrolment
 //     routes (Enrol), documents Force MFA's 428;
+//   - an operation with no 2xx answer, because it redirects (3xx) or is not
+//     built yet (501), documents that every other answer is the error
+//     envelope (default);
 //   - an operation that accepts an API key (apiKeyAuth) documents the key's
 //     429 and 503 (both with Retry-After) and the X-RateLimit-* headers on every
 //     answer; a shared response it refers to is replaced by a copy named
@@ -221,6 +232,9 @@ func complete(paths, comps map[string]any) {
 			if resps == nil {
 				continue
 			}
+			if answersNo2xx(resps) {
+				addResponse(resps, "default", "Default")
+			}
 			user, key := schemes(o)
 			if user && !Enrol(p) {
 				addResponse(resps, "428", "PreconditionRequired")
@@ -235,6 +249,21 @@ func complete(paths, comps map[string]any) {
 			}
 		}
 	}
+}
+
+// answersNo2xx reports whether an operation's answers are a redirect or 501
+// and errors: no 2xx.
+func answersNo2xx(resps map[string]any) bool {
+	redirectOrStub := false
+	for code := range resps {
+		switch {
+		case strings.HasPrefix(code, "2"), code == "default":
+			return false
+		case strings.HasPrefix(code, "3"), code == "501":
+			redirectOrStub = true
+		}
+	}
+	return redirectOrStub
 }
 
 // schemes reports whether an operation's security accepts a user's bearer

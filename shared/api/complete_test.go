@@ -119,6 +119,12 @@ paths:
       security: [{bearerAuth: []}]
       responses:
         '200': {description: ok}
+  /api/v1/redirect:
+    get:
+      security: []
+      responses:
+        '302': {description: to the provider}
+        '400': {$ref: '#/components/responses/BadRequest'}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +139,12 @@ paths:
 	}
 	if r := resp("/api/v1/x", "428"); r["$ref"] != "#/components/responses/KeyedPreconditionRequired" {
 		t.Errorf("428 = %v", r)
+	}
+	if r := resp("/api/v1/redirect", "default"); r["$ref"] != "#/components/responses/Default" {
+		t.Errorf("redirect's default = %v", r)
+	}
+	if r := resp("/api/v1/x", "default"); r != nil {
+		t.Errorf("an operation with a 2xx got a default %v", r)
 	}
 	if r := resp("/api/v1/auth/mfa/x", "428"); r != nil {
 		t.Errorf("enrolment route got 428 %v", r)

@@ -3,6 +3,7 @@ package session
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
@@ -21,6 +22,11 @@ func (h *KeysHandler) Routes(rt *httpapi.Router) {
 }
 
 func (h *KeysHandler) get(w http.ResponseWriter, r *http.Request) error {
+	if q := r.URL.Query(); len(q) > 0 {
+		for name := range q { // the route takes no query: name one parameter it was sent
+			return fault.Invalid(name, "unknown query parameter")
+		}
+	}
 	set := h.Keys.JWKS(r.Context())
 	// Caches may keep it as long as a verifier keeps its own copy.
 	w.Header().Set("Cache-Control", "public, max-age=300")
