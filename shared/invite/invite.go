@@ -200,7 +200,11 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		u.Version++
 	}
 	m.Status, m.InvitedName = user.MemberActive, ""
-	return s.SignIn.Complete(ctx, u, &m, false, c)
+	// The invitation is accepted; the sign-in that follows is a password
+	// sign-in like any other: an organization enforcing SSO refuses it (the
+	// account signs in with SSO next) and an account with a second factor
+	// gets the MFA hand-off, never tokens on the password alone.
+	return s.SignIn.AfterPassword(ctx, u, &m, c)
 }
 
 // Handler serves the two invitation routes of /api/v1/auth.

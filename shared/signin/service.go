@@ -217,13 +217,24 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if err != nil {
 		return Result{}, err
 	}
+	return s.AfterPassword(ctx, u, m, c)
+}
+
+// ErrSSOEnforced refuses a password sign-in into an organization that enforces SSO.
+var ErrSSOEnforced = fault.Forbidden("Password login is disabled for this organization; sign in with SSO")
+
+// AfterPassword finishes a sign-in whose password was verified (login, an
+// accepted invitation) in membership m: refused when m's organization
+// enforces SSO, the MFA hand-off when the account has a second factor,
+// otherwise Complete. Every password path ends here, so none skips either.
+func (s *Service) AfterPassword(ctx context.Context, u *user.User, m *user.Membership, c Client) (Result, error) {
 	if m != nil && m.OrgID != "" && s.SSO != nil {
 		enforced, err := s.SSO.Enforced(ctx, m.OrgID)
 		if err != nil {
 			return Result{}, err
 		}
 		if enforced {
-			return Result{}, fault.Forbidden("Password login is disabled for this organization; sign in with SSO")
+			return Result{}, ErrSSOEnforced
 		}
 	}
 	if s.Enable2FA && u.MFAEnabled {

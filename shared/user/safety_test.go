@@ -305,3 +305,17 @@ func TestInvitationLimitsAndPlainMail(t *testing.T) {
 	}
 	fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("many"), role.OrgViewerID)), 429)
 }
+
+// Accepting an invitation is a password sign-in like the login's: an account
+// with a second factor gets the MFA step, never tokens on the password alone
+// (else a mailbox and a forgotten-password reset would be a whole takeover).
+func TestAcceptingAnInvitationKeepsTheAccountsMFA(t *testing.T) {
+	w := newWorld(t)
+	v := fixture.User(t, w.env, fixture.Member{Email: uniqueEmail("mfa-victim"), Name: "Victim", Password: strongPassword,
+		Scope: authz.ScopeOrg, OrgID: w.orgB.ID, RoleID: role.OrgViewerID, TOTP: true})
+	fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "Guest", "roleId": role.OrgViewerID}), 201)
+	got := fixture.Expect(t, w.accept(t, v.Email, strongPassword), http.StatusOK).JSON(t)
+	if got["mfaRequired"] != true || got["tokens"] != nil {
+		t.Fatalf("accepting an invitation skipped the second factor: %v", got)
+	}
+}
