@@ -467,9 +467,13 @@ func withinRestriction(p *authz.Principal, sites, groups []string) bool {
 }
 
 // holdsAccount reports whether p's authority covers every membership of the
-// account (one query of the account's memberships, plus one BatchGetItem of
-// organizations for a partner caller). Site- or group-restricted callers
-// never hold an account.
+// account, by tenant and by level: every accepted membership is in p's reach
+// and p holds every permission of its role (one query of the account's
+// memberships, one role read per membership whose role p might not cover,
+// plus one BatchGetItem of organizations for a partner caller). Without the
+// level check, a slice of a partner's users:write could disable its Partner
+// Admin through a weak organization membership. Site- or group-restricted
+// callers never hold an account.
 func (s *Service) holdsAccount(ctx context.Context, p *authz.Principal, userID string) (bool, error) {
 	if p.Scope == authz.ScopeSystem {
 		return true, nil
@@ -483,10 +487,21 @@ func (s *Service) holdsAccount(ctx context.Context, p *authz.Principal, userID s
 	}
 	var orgIDs []string
 	for _, m := range ms {
-		switch {
-		case m.Status == MemberInvited || m.Status == MemberInvitedSuspended:
+		if m.Status == MemberInvited || m.Status == MemberInvitedSuspended {
 			// An invitation the account never accepted gives its tenant no
 			// say over the account, and takes none from the others.
+			continue
+		}
+		if !p.Holds(authz.AdminAll) {
+			r, err := s.Roles.Assignee(ctx, m.RoleID)
+			if err != nil {
+				return false, fmt.Errorf("role of membership %s: %w", m.ID, err)
+			}
+			if !HoldsAll(p, r.Effective) {
+				return false, nil
+			}
+		}
+		switch {
 		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopeOrg && m.OrgID == p.OrgID:
 		case m.Scope == authz.ScopePartner && p.Scope == authz.ScopePartner && m.PartnerID == p.PartnerID:
 		case m.Scope == authz.ScopeOrg && p.Scope == authz.ScopePartner:
