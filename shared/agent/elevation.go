@@ -21,9 +21,9 @@ type Elevations interface {
 // of that device only; body at most 32 KB; 600 a minute per device, counted
 // in the transaction that records the request).
 //
-// DynamoDB calls on the request path: 3 (agent row GetItem; Query of the
-// organization's PAM# rows; one transaction: rate-limit step, request,
-// audit, outbox). After the answer, not awaited: the event's send and outbox
+// DynamoDB calls on the request path: 4 (agent row GetItem; the ingest
+// limit's UpdateItem; Query of the organization's PAM# rows; one
+// transaction: request, audit, outbox). After the answer, not awaited: the event's send and outbox
 // clear (1), and for a pending request the mobile approval fan-out (1 per
 // batch of approvers).
 type ElevationHandler struct {

@@ -79,10 +79,10 @@ func ingestString(f fault.Fields, path string, v *string, required bool, max int
 
 // Ingest records an elevation prompt the agent of a observed and decides it
 // (software-policy bridge, rules, default verdict). The request path makes
-// three DynamoDB calls: the agent row (authentication), one Query of the
-// organization's PAM# rows, and one transaction that counts the event against
-// the device's ingest limit, stores the request (unless ignored), its audit
-// record and its event. The event's send and the mobile approval fan-out run
+// four DynamoDB calls: the agent row (authentication), the device's ingest
+// limit (shared/ratelimit, one UpdateItem; a refusal adds its refund), one
+// Query of the organization's PAM# rows, and one transaction that stores the
+// request (unless ignored), its audit record and its event. The event's send and the mobile approval fan-out run
 // after the answer (best effort; an unsent event is sent by the outbox drain).
 func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (*Ingested, func(context.Context), error) {
 	f := fault.Fields{}
@@ -107,6 +107,9 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	if err := f.Err(); err != nil {
 		return nil, nil, err
 	}
+	if err := s.Limits.Allow(ctx, ratelimit.AgentIngest, a.DeviceID); err != nil {
+		return nil, nil, err
+	}
 	pol, err := s.St.Policies(ctx, a.OrgID)
 	if err != nil {
 		return nil, nil, err
@@ -125,13 +128,10 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	agentActor := audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
 	if d.Status == StatusIgnored {
 		details := map[string]any{"subjectUsername": subject, "targetExecutablePath": path, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
-		tx := func(busy bool) *store.Tx {
-			return (&store.Tx{}).Add(ratelimit.StepWrite(ratelimit.AgentIngest, a.DeviceID, now, busy),
-				audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID, Action: "agent.elevation_request.ignored",
-					ResourceType: "elevation_request", ResourceName: path, Details: details}))
-		}
-		if err := s.limited(ctx, func(busy bool) error { return s.St.Commit(ctx, tx(busy)) }); err != nil {
-			return nil, nil, err
+		tx := (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID,
+			Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: path, Details: details}))
+		if err := s.St.Commit(ctx, tx); err != nil {
+			return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
 		}
 		return &Ingested{Status: StatusIgnored}, nil, nil
 	}
@@ -174,19 +174,13 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 		return nil, nil, err
 	}
 	row := CreateRequestWrite(r, s.PendingTTL)
-	var send func(context.Context)
-	err = s.limited(ctx, func(busy bool) error {
-		tx := (&store.Tx{}).Add(ratelimit.StepWrite(ratelimit.AgentIngest, a.DeviceID, now, busy), row,
-			audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
-				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
-				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
-					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
-		var err error
-		send, err = s.Events.CommitDeferred(ctx, tx, ev)
-		return err
-	})
+	tx := (&store.Tx{}).Add(row, audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "agent.elevation_request.submit", ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
+		Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
+			"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
+	send, err := s.Events.CommitDeferred(ctx, tx, ev)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
 	}
 	after := func(ctx context.Context) {
 		send(ctx)
@@ -197,19 +191,4 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 		}
 	}
 	return &Ingested{ID: &r.ID, Status: r.Status}, after, nil
-}
-
-// limited runs commit with the limiter's idle step, then (when the step's
-// condition failed) its busy step; a second failure is the 429.
-func (s *Service) limited(ctx context.Context, commit func(busy bool) error) error {
-	for _, busy := range []bool{false, true} {
-		err := commit(busy)
-		if err == nil {
-			return nil
-		}
-		if !device.FailedAt(err, 0) {
-			return fmt.Errorf("ingest elevation request: %w", err)
-		}
-	}
-	return ratelimit.Refused(ratelimit.AgentIngest)
 }
