@@ -19,10 +19,10 @@ type Elevations interface {
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
 // of that device only; body at most 32 KB; 600 a minute per device, counted
-// in the transaction that records the request).
+// before the body is read by the limiter's one atomic write).
 //
-// DynamoDB calls on the request path: 4 (agent row GetItem; the ingest
-// limit's UpdateItem; Query of the organization's PAM# rows; one
+// DynamoDB calls on the request path: 4 (agent row GetItem; the device's
+// ingest window UpdateItem; Query of the organization's PAM# rows; one
 // transaction: request, audit, outbox). After the answer, not awaited: the event's send and outbox
 // clear (1), and for a pending request the mobile approval fan-out (1 per
 // batch of approvers).
@@ -40,7 +40,7 @@ func (h *ElevationHandler) Routes(rt *httpapi.Router) {
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.Svc.caller(r.Context(), r.PathValue("id"))
+	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

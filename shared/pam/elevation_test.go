@@ -120,17 +120,17 @@ func TestIngestFloodLimitsOneDevice(t *testing.T) {
 	w := newWorld(t)
 	a := newDevice(t, w, w.A.ID, "", "flood")
 	b := newDevice(t, w, w.A.ID, "", "calm")
-	// Fill device a's window: 600 events in the current slot.
+	// Fill device a's window: n events counted in the current slot.
+	k := ratelimit.BucketKey(ratelimit.AgentIngest, a.id)
+	now := w.Env.Clock.Now()
+	slot := "b" + strconv.FormatInt(now.UnixMilli()/ratelimit.Slot(ratelimit.AgentIngest.Window).Milliseconds(), 10)
 	fill := func(n int) {
 		t.Helper()
-		k := ratelimit.BucketKey(ratelimit.AgentIngest, a.id)
-		now := w.Env.Clock.Now()
-		slot := "b" + strconv.FormatInt(now.UnixMilli()/ratelimit.Slot(ratelimit.AgentIngest.Window).Milliseconds(), 10)
 		if err := w.Env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(slot), expression.Value(n)))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fill(600)
+	fill(ratelimit.AgentIngest.Limit)
 	before := strings.Count(fixture.Scan(t, w.Env), "sk:elev#")
 	for range 5 {
 		res := fixture.ExpectError(t, ingest(t, w, a, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
@@ -144,7 +144,7 @@ func TestIngestFloodLimitsOneDevice(t *testing.T) {
 	submit(t, w, b, "u")
 	// A real burst: concurrent prompts of one device past its bucket are
 	// answered 201 or 429, never 5xx.
-	fill(590)
+	fill(ratelimit.AgentIngest.Limit - 10)
 	var wg sync.WaitGroup
 	codes := make([]int, 30)
 	for i := range codes {
@@ -166,7 +166,7 @@ func TestIngestFloodLimitsOneDevice(t *testing.T) {
 		}
 	}
 	if ok != 10 {
-		t.Fatalf("%d of 30 passed a window with room for 10: %v", ok, codes)
+		t.Fatalf("%d of 30 passed a window with room for exactly 10: %v", ok, codes)
 	}
 }
 

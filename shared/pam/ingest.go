@@ -16,7 +16,6 @@ import (
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/pam/policy"
-	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/valid"
 	"github.com/gale-rmm/gale/shared/webhook/eventtype"
@@ -78,11 +77,10 @@ func ingestString(f fault.Fields, path string, v *string, required bool, max int
 }
 
 // Ingest records an elevation prompt the agent of a observed and decides it
-// (software-policy bridge, rules, default verdict). The request path makes
-// four DynamoDB calls: the agent row (authentication), the device's ingest
-// limit (shared/ratelimit, one UpdateItem; a refusal adds its refund), one
-// Query of the organization's PAM# rows, and one transaction that stores the
-// request (unless ignored), its audit record and its event. The event's send and the mobile approval fan-out run
+// (software-policy bridge, rules, default verdict). The caller has counted the
+// event against the device's ingest limit; Ingest makes two DynamoDB calls:
+// one Query of the organization's PAM# rows and one transaction that stores
+// the request (unless ignored), its audit record and its event. The event's send and the mobile approval fan-out run
 // after the answer (best effort; an unsent event is sent by the outbox drain).
 func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (*Ingested, func(context.Context), error) {
 	f := fault.Fields{}
@@ -105,9 +103,6 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 		observed = valid.Time(f, "observed_at", *in.ObservedAt)
 	}
 	if err := f.Err(); err != nil {
-		return nil, nil, err
-	}
-	if err := s.Limits.Allow(ctx, ratelimit.AgentIngest, a.DeviceID); err != nil {
 		return nil, nil, err
 	}
 	pol, err := s.St.Policies(ctx, a.OrgID)
@@ -174,13 +169,19 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 		return nil, nil, err
 	}
 	row := CreateRequestWrite(r, s.PendingTTL)
-	tx := (&store.Tx{}).Add(row, audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID,
-		Action: "agent.elevation_request.submit", ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
-		Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
-			"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
-	send, err := s.Events.CommitDeferred(ctx, tx, ev)
+	var send func(context.Context)
+	err = func() error {
+		tx := (&store.Tx{}).Add(row,
+			audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
+				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
+				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
+					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
+		var err error
+		send, err = s.Events.CommitDeferred(ctx, tx, ev)
+		return err
+	}()
 	if err != nil {
-		return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
+		return nil, nil, err
 	}
 	after := func(ctx context.Context) {
 		send(ctx)

@@ -15,7 +15,6 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/fault"
-	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
@@ -56,8 +55,6 @@ type Service struct {
 	Events *event.Publisher
 	// PendingTTL is PAM_PENDING_TTL_MINUTES.
 	PendingTTL time.Duration
-	// Limits counts agent ingest per device.
-	Limits ratelimit.Limiter
 	// ActuatorEnabled is PAM_ACTUATOR_ENABLED.
 	ActuatorEnabled bool
 	// Decided is told about each human decision (mobile approvals expire

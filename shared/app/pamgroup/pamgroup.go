@@ -7,7 +7,6 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/pam"
-	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -21,5 +20,5 @@ func PAM(d *app.Deps) (http.Handler, error) {
 // Service builds the PAM service.
 func Service(d *app.Deps) *pam.Service {
 	return &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
-		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled, Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}}
+		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled}
 }
