@@ -492,8 +492,8 @@ func TestCallBudgets(t *testing.T) {
 	exactly("list devices (org)", w.Call(t, http.MethodGet, "/api/v1/devices", fixture.AAdmin, nil), http.StatusOK, 2)
 	exactly("get device (org)", w.Call(t, http.MethodGet, dev, fixture.AAdmin, nil), http.StatusOK, 2)
 	exactly("get device (partner)", w.Call(t, http.MethodGet, dev, fixture.PXAdmin, nil), http.StatusOK, 3)
-	exactly("patch device", w.Call(t, http.MethodPatch, dev, fixture.AAdmin, map[string]any{"groupId": w.GA}), http.StatusOK, 5)
-	exactly("hardware", w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/hardware", d.AuthToken, map[string]any{"cpuCores": 4}), http.StatusOK, 3)
+	exactly("patch device", w.Call(t, http.MethodPatch, dev, fixture.AAdmin, map[string]any{"groupId": w.GA}), http.StatusOK, 6)
+	exactly("hardware", w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/hardware", d.AuthToken, map[string]any{"cpuCores": 4}), http.StatusOK, 4)
 	w.Env.Clock.Advance(time.Second) // agent uploads are spaced: an idle ingest bucket
 	exactly("software", w.AgentCall(t, http.MethodPut, "/api/v1/agents/"+d.DeviceID+"/software", d.AuthToken, map[string]any{"software": []any{map[string]any{"name": "a"}}}), http.StatusOK, 4)
 	exactly("get device with software", w.Call(t, http.MethodGet, dev, fixture.AAdmin, nil), http.StatusOK, 3)

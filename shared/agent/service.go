@@ -379,7 +379,7 @@ func (s *Service) PutHardware(ctx context.Context, id string, h device.Hardware)
 	if err := f.Err(); err != nil {
 		return err
 	}
-	return s.Devices.Do(ctx, device.HardwareWrite(a.OrgID, id, h, s.Clock.Now()))
+	return s.inventory(ctx, a, device.HardwareChange(a.OrgID, id, h, s.Clock.Now()), "hardware")
 }
 
 // PutNetwork replaces the device's network facts.
@@ -394,7 +394,7 @@ func (s *Service) PutNetwork(ctx context.Context, id string, n device.Network) e
 	if err := f.Err(); err != nil {
 		return err
 	}
-	return s.Devices.Do(ctx, device.NetworkWrite(a.OrgID, id, n, s.Clock.Now()))
+	return s.inventory(ctx, a, device.NetworkChange(a.OrgID, id, n, s.Clock.Now()), "network")
 }
 
 // SoftwareInput is the software body.

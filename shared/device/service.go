@@ -256,7 +256,11 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 	slices.Sort(changed)
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID, Action: "device.update",
 		ResourceType: "device", ResourceID: id, ResourceName: d.Hostname, Details: map[string]any{"changed": changed}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
+	ev, err := event.New(s.Clock, eventtype.DeviceUpdated, d.OrgID, map[string]any{"deviceId": id, "hostname": d.Hostname, "changed": changed})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
 		switch {
 		case groupAt >= 0 && FailedAt(err, groupAt):
 			return nil, ErrGroupNotFound

@@ -307,6 +307,18 @@ func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))).Exists()
 }
 
+// HardwareChange replaces device id's hardware facts only when they differ
+// from h (an unchanged upload fails the condition and writes nothing).
+func HardwareChange(orgID, id string, h Hardware, now time.Time) *store.Write {
+	return HardwareWrite(orgID, id, h, now).When(expression.Name("hw").AttributeNotExists().Or(expression.Name("hw").NotEqual(expression.Value(h))))
+}
+
+// NetworkChange replaces device id's network facts only when they differ
+// from n.
+func NetworkChange(orgID, id string, n Network, now time.Time) *store.Write {
+	return NetworkWrite(orgID, id, n, now).When(expression.Name("net").AttributeNotExists().Or(expression.Name("net").NotEqual(expression.Value(n))))
+}
+
 // NetworkWrite replaces device id's network facts.
 func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
 	return store.Change("ORG#"+orgID, "DEVICE#"+id, expression.Set(expression.Name("net"), expression.Value(n)).

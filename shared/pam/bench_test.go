@@ -37,7 +37,7 @@ func benchWorld(b *testing.B) (*testenv.Env, http.Handler, fixture.Caller, strin
 
 // BenchmarkIngest drives agent elevation ingest (pending results, with 20
 // enabled rules that do not match) and reports the DynamoDB calls on the
-// request path. The post-answer work (event send and outbox clear, the
+// request path (4: token, limit, PAM rows, transaction). The post-answer work (event send and outbox clear, the
 // mobile fan-out) runs outside the request's count.
 // Run: go test -run '^$' -bench Ingest -benchtime 200x ./shared/pam/
 func BenchmarkIngest(b *testing.B) {

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 const base = "/api/v1/pam"
 
-var groups = []string{"pam", "agents", "devices", "enrollment-keys"}
+var groups = []string{"pam", "agents", "devices", "enrollment-keys", "api-keys"}
 
 // newWorld is the cast serving the PAM, agents, devices and enrollment-keys
 // groups with the actuator enabled.
