@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
@@ -18,7 +20,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -26,7 +27,8 @@ import (
 	"github.com/gale-rmm/gale/shared/routes"
 )
 
-// Context keys the app reads (cdk.json "context" or `cdk synth -c key=value`).
+// Context keys the app reads (cdk.json "context" or `cdk synth -c key=value`);
+// cdk.json holds the defaults, and so does the code, for a context without them.
 const (
 	// ctxDistDir is the directory holding <function>/bootstrap, relative to the
 	// project root (the directory of cdk.json) unless absolute. Default "dist".
@@ -34,11 +36,38 @@ const (
 	// ctxAppURL is the public URL of the web app, used in links the API sends.
 	ctxAppURL = "appUrl"
 	// ctxAdminEmail names the system administrator the sweeper's bootstrap job
-	// creates; its password is the app secret's systemAdminPassword.
+	// creates; its password is the admin-password secret's.
 	ctxAdminEmail = "adminEmail"
+	// ctxStageName is the HTTP API's stage. "$default" serves the routes at the
+	// root of the API's URL; any other stage prefixes the execute-api path
+	// with its name, which the routes do not expect: use it with a custom
+	// domain (the mapping hides the stage).
+	ctxStageName = "stageName"
+	// ctxDomainName and ctxCertificateArn: a custom domain for the API (an ACM
+	// certificate of the stack's region); empty for none.
+	ctxDomainName     = "domainName"
+	ctxCertificateArn = "certificateArn"
+	// ctxCorsOrigins: comma-separated browser origins allowed to call the API
+	// (CORS_ALLOWED_ORIGINS); empty for none.
+	ctxCorsOrigins = "corsOrigins"
+	// ctxAlarmEmail subscribes an address to the alarm topic; empty for none.
+	ctxAlarmEmail = "alarmEmail"
+	// ctxThrottleRate and ctxThrottleBurst: the stage's default route
+	// throttling (requests per second, burst).
+	ctxThrottleRate  = "throttleRateLimit"
+	ctxThrottleBurst = "throttleBurstLimit"
+	// ctxXRay turns on X-Ray: active tracing of the functions, and their AWS
+	// SDK calls as subsegments (GALE_XRAY): "true" or "false".
+	ctxXRay = "xray"
+	// ctxLogRetentionDays is how long function logs are kept.
+	ctxLogRetentionDays = "logRetentionDays"
 
-	defaultDistDir = "dist"
-	defaultAppURL  = "https://app.example.com"
+	defaultDistDir       = "dist"
+	defaultAppURL        = "https://app.example.com"
+	defaultStageName     = "$default"
+	defaultThrottleRate  = 200
+	defaultThrottleBurst = 400
+	defaultLogRetention  = 30
 )
 
 // Function settings. Workers stay well under their queues' visibility timeout
@@ -65,20 +94,10 @@ var queueEnvStem = map[string]string{
 	mailQueue:       "MAIL",
 }
 
-// Functions with extra rights beyond the baseline every function gets (read/write
-// table data, send to the events queue, read the app secret).
+// Functions the stack wires by name.
 const (
 	webhookWorker = "webhook-worker"
 	sweeper       = "sweeper"
-	adminFunction = "admin"
-	mailer        = "mailer"
-)
-
-// notifiers send e-mail (SES) and SMS/push (SNS): only the mailer, which
-// delivers what mailSenders put on the mail queue.
-var (
-	notifiers   = []string{mailer}
-	mailSenders = []string{"auth", "auth-passkeys", "users", "admin", "pam"}
 )
 
 // GaleStackProps configures NewGaleStack.
@@ -92,15 +111,16 @@ type GaleStackProps struct {
 	// value, else https://app.example.com.
 	AppURL string
 	// AdminEmail is the system administrator's e-mail, created by the sweeper's
-	// hourly bootstrap job with the generated password the app secret holds
-	// (systemAdminPassword). Empty means the "adminEmail" context value, else
-	// no administrator is created.
+	// hourly bootstrap job with the generated password of the admin-password
+	// secret. Empty means the "adminEmail" context value, else no
+	// administrator is created.
 	AdminEmail string
 }
 
-// NewGaleStack defines the whole deployment: table, queues, secret, one Lambda
-// per routes.Functions() entry, the HTTP API and the sweeper schedules. It panics
-// (as CDK constructs do) when the route table and the stack disagree or a
+// NewGaleStack defines the whole deployment: table, queues, secrets, one Lambda
+// per routes.Functions() entry with exactly the rights routes.NeedsOf lists,
+// the HTTP API, the sweeper schedules, alarms and the dashboard. It panics (as
+// CDK constructs do) when the route table and the stack disagree or a
 // function's binary is missing.
 func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) awscdk.Stack {
 	if props == nil {
@@ -119,16 +139,20 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 	if appURL == "" {
 		appURL = contextString(stack, ctxAppURL, defaultAppURL)
 	}
+	adminEmail := props.AdminEmail
+	if adminEmail == "" {
+		adminEmail = contextString(stack, ctxAdminEmail, "")
+	}
+	xray := contextBool(stack, ctxXRay, false)
+	cors := contextString(stack, ctxCorsOrigins, "")
 
 	table := newTable(stack)
 	queues := newQueues(stack)
-	secret := newAppSecret(stack)
+	secrets := newSecrets(stack)
 
 	env := map[string]*string{
-		"TABLE_NAME":     table.TableName(),
-		"APP_SECRET_ARN": secret.SecretArn(),
-		"APP_ENV":        jsii.String("production"),
-		"APP_URL":        jsii.String(appURL),
+		"APP_ENV": jsii.String("production"),
+		"APP_URL": jsii.String(appURL),
 	}
 	for _, q := range routes.Queues {
 		stem := queueEnvStem[q.Name]
@@ -136,40 +160,36 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		env[stem+"_DLQ_URL"] = queues[q.Name].dlq.QueueUrl()
 	}
 
-	adminEmail := props.AdminEmail
-	if adminEmail == "" {
-		adminEmail = contextString(stack, ctxAdminEmail, "")
-	}
-
 	fns := map[string]awslambda.Function{}
 	for _, name := range routes.Functions() {
+		needs := routes.NeedsOf(name)
 		timeout := httpTimeoutSecond
 		if slices.Contains(routes.Workers, name) {
 			timeout = workerTimeoutSec
 		}
-		fenv := env
+		fenv := maps.Clone(env)
+		fenv["GALE_FUNCTION"] = jsii.String(name)
+		if needs.Table != routes.TableNone {
+			fenv["TABLE_NAME"] = table.TableName()
+		}
+		for _, s := range needs.Secrets {
+			fenv[secretEnv[s]] = secrets[s].SecretArn()
+		}
 		if name == sweeper && adminEmail != "" {
-			fenv = maps.Clone(env)
 			fenv["SYSTEM_ADMIN_EMAIL"] = jsii.String(adminEmail)
 		}
-		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, fenv)
-
-		// Baseline of every function.
-		table.GrantReadWriteData(fn)
-		queues[eventsQueue].queue.GrantSendMessages(fn)
-		secret.GrantRead(fn, nil)
-		if slices.Contains(notifiers, name) {
-			grantNotify(stack, fn)
+		if xray {
+			fenv["GALE_XRAY"] = jsii.String("true") // AWS SDK calls as subsegments (shared/config/xray.go)
 		}
-		if slices.Contains(mailSenders, name) {
-			queues[mailQueue].queue.GrantSendMessages(fn)
+		if cors != "" && !slices.Contains(routes.Workers, name) {
+			fenv["CORS_ALLOWED_ORIGINS"] = jsii.String(cors)
 		}
+		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, fenv, xray)
+		grant(stack, fn, name, needs, table, queues, secrets)
 		fns[name] = fn
 	}
 
-	// The webhook worker fans events out to deliveries and retries deliveries;
-	// it also reads and refills the delivery DLQ. Each event source grants
-	// consume rights on its own queue.
+	// Each event source grants consume rights on its own queue.
 	for _, q := range routes.Queues {
 		fns[q.Consumer].AddEventSource(awslambdaeventsources.NewSqsEventSource(queues[q.Name].queue,
 			&awslambdaeventsources.SqsEventSourceProps{
@@ -177,17 +197,8 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 				ReportBatchItemFailures: jsii.Bool(true),
 			}))
 	}
-	deliveries := queues[deliveriesQueue]
-	deliveries.queue.GrantSendMessages(fns[webhookWorker])
-	deliveries.dlq.GrantConsumeMessages(fns[webhookWorker])
-	deliveries.dlq.GrantSendMessages(fns[webhookWorker])
 
-	// Admin redrive: take messages off the delivery DLQ, put them back on the
-	// deliveries queue.
-	deliveries.dlq.GrantConsumeMessages(fns[adminFunction])
-	deliveries.queue.GrantSendMessages(fns[adminFunction])
-
-	api := newHTTPAPI(stack, fns)
+	api, stage := newHTTPAPI(stack, fns)
 
 	for _, s := range routes.Schedules {
 		rule := awsevents.NewRule(stack, jsii.String("Schedule"+pascal(s.Job)), &awsevents.RuleProps{
@@ -199,11 +210,16 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		}))
 	}
 
-	output(stack, "ApiUrl", api.Url())
+	newOperations(stack, api, table, queues, fns)
+
+	output(stack, "ApiUrl", stage.Url())
 	output(stack, "TableName", table.TableName())
 	for _, q := range routes.Queues {
 		output(stack, pascal(q.Name)+"QueueUrl", queues[q.Name].queue.QueueUrl())
 		output(stack, pascal(q.Name)+"DlqUrl", queues[q.Name].dlq.QueueUrl())
+	}
+	for _, s := range routes.AllSecrets {
+		output(stack, pascal(string(s))+"SecretArn", secrets[s].SecretArn())
 	}
 	return stack
 }
@@ -216,9 +232,30 @@ func checkRoutes() error {
 		}
 	}
 	fns := routes.Functions()
-	for _, name := range slices.Concat([]string{webhookWorker, sweeper, adminFunction}, notifiers, mailSenders) {
+	for _, name := range []string{webhookWorker, sweeper} {
 		if !slices.Contains(fns, name) {
 			return fmt.Errorf("routes: function %q missing", name)
+		}
+	}
+	// Every name in the needs table is a function, and every queue it names
+	// exists: a typo would silently grant nothing.
+	queueNames := map[string]bool{}
+	for _, q := range routes.Queues {
+		queueNames[q.Name], queueNames[routes.DLQ(q.Name)] = true, true
+	}
+	for name, n := range routes.FunctionNeeds {
+		if !slices.Contains(fns, name) {
+			return fmt.Errorf("routes: needs of unknown function %q", name)
+		}
+		for _, q := range slices.Concat(n.Send, n.Receive, n.Inspect) {
+			if !queueNames[q] {
+				return fmt.Errorf("routes: function %q needs unknown queue %q", name, q)
+			}
+		}
+		for _, sec := range n.Secrets {
+			if _, ok := secretEnv[sec]; !ok {
+				return fmt.Errorf("routes: function %q needs unknown secret %q", name, sec)
+			}
 		}
 	}
 	for _, q := range routes.Queues {
@@ -287,6 +324,35 @@ func contextString(scope constructs.Construct, key, fallback string) string {
 	return v
 }
 
+// contextBool reads a context value given as a JSON boolean or as the string
+// "true"/"false" (what -c key=value passes).
+func contextBool(scope constructs.Construct, key string, fallback bool) bool {
+	switch v := scope.Node().TryGetContext(jsii.String(key)).(type) {
+	case bool:
+		return v
+	case string:
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+		panic(fmt.Sprintf("context %s: %q is not true or false", key, v))
+	}
+	return fallback
+}
+
+// contextNumber reads a context value given as a JSON number or a string.
+func contextNumber(scope constructs.Construct, key string, fallback float64) float64 {
+	switch v := scope.Node().TryGetContext(jsii.String(key)).(type) {
+	case float64:
+		return v
+	case string:
+		if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+			return n
+		}
+		panic(fmt.Sprintf("context %s: %q is not a number", key, v))
+	}
+	return fallback
+}
+
 func newTable(stack awscdk.Stack) awsdynamodb.Table {
 	str := awsdynamodb.AttributeType_STRING
 	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
@@ -297,7 +363,10 @@ func newTable(stack awscdk.Stack) awsdynamodb.Table {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		// The table outlives the stack: deleting the stack, or a change that
+		// would replace the table, keeps it (and CloudFormation cannot delete it).
+		RemovalPolicy:      awscdk.RemovalPolicy_RETAIN,
+		DeletionProtection: jsii.Bool(true),
 	})
 	for _, gsi := range []string{"GSI1", "GSI2"} {
 		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
@@ -338,73 +407,18 @@ func newQueues(stack awscdk.Stack) map[string]queuePair {
 	return out
 }
 
-// newAppSecret creates the secret the functions read at start: a JSON object
-// {"jwtSecret", "encryptionKey", "enrollmentPepper"}, each value generated by
-// Secrets Manager at deploy time and never present in the template.
-//
-// Secrets Manager generates only one key per secret, so encryptionKey and
-// enrollmentPepper are generated into two seed secrets and copied into the app
-// secret's template through CloudFormation dynamic references; jwtSecret is the
-// app secret's own generated key. The functions are granted the app secret only.
-//
-// Formats: jwtSecret and enrollmentPepper are 64 alphanumeric characters;
-// encryptionKey is 64 lowercase hex digits, i.e. a hex-encoded 32-byte key.
-//
-// All three secrets are retained with the table: the table holds data sealed
-// with encryptionKey and hashes peppered with enrollmentPepper.
-func newAppSecret(stack awscdk.Stack) awssecretsmanager.Secret {
-	seed := func(id, desc string, gen *awssecretsmanager.SecretStringGenerator) *string {
-		s := awssecretsmanager.NewSecret(stack, jsii.String(id), &awssecretsmanager.SecretProps{
-			Description:          jsii.String(desc),
-			GenerateSecretString: gen,
-			RemovalPolicy:        awscdk.RemovalPolicy_RETAIN,
-		})
-		// A dynamic reference ({{resolve:secretsmanager:...}}) is resolved by
-		// CloudFormation at deploy time; the template holds only the reference.
-		return awscdk.SecretValue_SecretsManager(s.SecretArn(), nil).UnsafeUnwrap()
-	}
-	encryptionKey := seed("EncryptionKeySeed", "Gale: seed of APP_SECRET encryptionKey (hex, 32 bytes)",
-		&awssecretsmanager.SecretStringGenerator{
-			PasswordLength:     jsii.Number(64),
-			ExcludePunctuation: jsii.Bool(true),
-			ExcludeUppercase:   jsii.Bool(true),
-			ExcludeCharacters:  jsii.String("ghijklmnopqrstuvwxyz"),
-		})
-	pepper := seed("EnrollmentPepperSeed", "Gale: seed of APP_SECRET enrollmentPepper",
-		&awssecretsmanager.SecretStringGenerator{
-			PasswordLength:     jsii.Number(64),
-			ExcludePunctuation: jsii.Bool(true),
-		})
-	adminPassword := seed("SystemAdminPasswordSeed", "Gale: seed of APP_SECRET systemAdminPassword",
-		&awssecretsmanager.SecretStringGenerator{
-			PasswordLength:    jsii.Number(32),
-			ExcludeCharacters: jsii.String(`"\\/@` + "`"),
-		})
-
-	template := stack.ToJsonString(map[string]any{
-		"encryptionKey":       encryptionKey,
-		"enrollmentPepper":    pepper,
-		"systemAdminPassword": adminPassword,
-	}, nil)
-	return awssecretsmanager.NewSecret(stack, jsii.String("AppSecret"), &awssecretsmanager.SecretProps{
-		Description:   jsii.String("Gale application secrets: jwtSecret, encryptionKey, enrollmentPepper, systemAdminPassword"),
-		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
-		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
-			SecretStringTemplate: template,
-			GenerateStringKey:    jsii.String("jwtSecret"),
-			PasswordLength:       jsii.Number(64),
-			ExcludePunctuation:   jsii.Bool(true),
-		},
-	})
-}
-
-func newFunction(stack awscdk.Stack, name, assetDir string, timeoutSec int, env map[string]*string) awslambda.Function {
+func newFunction(stack awscdk.Stack, name, assetDir string, timeoutSec int, env map[string]*string, xray bool) awslambda.Function {
 	id := pascal(name)
 	logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		Retention:     retention(contextNumber(stack, ctxLogRetentionDays, defaultLogRetention)),
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	tracing := awslambda.Tracing_DISABLED
+	if xray {
+		tracing = awslambda.Tracing_ACTIVE
+	}
 	return awslambda.NewFunction(stack, jsii.String(id+"Function"), &awslambda.FunctionProps{
+		Tracing:      tracing,
 		Description:  jsii.String("Gale " + name),
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
@@ -438,11 +452,22 @@ func grantNotify(stack awscdk.Stack, fn awslambda.Function) {
 }
 
 // newHTTPAPI routes every prefix of every group, exactly and with its subpaths,
-// to the group's function.
-func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) awsapigatewayv2.HttpApi {
+// to the group's function, on one stage with the context's throttling, and
+// maps the custom domain when one is configured.
+func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) (awsapigatewayv2.HttpApi, awsapigatewayv2.HttpStage) {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
-		ApiName:     jsii.String("gale"),
-		Description: jsii.String("Gale HTTP API"),
+		ApiName:            jsii.String("gale"),
+		Description:        jsii.String("Gale HTTP API"),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("Stage"), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    api,
+		StageName:  jsii.String(contextString(stack, ctxStageName, defaultStageName)),
+		AutoDeploy: jsii.Bool(true),
+		Throttle: &awsapigatewayv2.ThrottleSettings{
+			RateLimit:  jsii.Number(contextNumber(stack, ctxThrottleRate, defaultThrottleRate)),
+			BurstLimit: jsii.Number(contextNumber(stack, ctxThrottleBurst, defaultThrottleBurst)),
+		},
 	})
 	for _, g := range routes.Groups {
 		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(
@@ -460,7 +485,22 @@ func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) awsapigat
 			}
 		}
 	}
-	return api
+	if domain := contextString(stack, ctxDomainName, ""); domain != "" {
+		arn := contextString(stack, ctxCertificateArn, "")
+		if arn == "" {
+			panic(fmt.Sprintf("context %s needs %s (an ACM certificate of the stack's region)", ctxDomainName, ctxCertificateArn))
+		}
+		dn := awsapigatewayv2.NewDomainName(stack, jsii.String("Domain"), &awsapigatewayv2.DomainNameProps{
+			DomainName:  jsii.String(domain),
+			Certificate: awscertificatemanager.Certificate_FromCertificateArn(stack, jsii.String("Certificate"), jsii.String(arn)),
+		})
+		awsapigatewayv2.NewApiMapping(stack, jsii.String("DomainMapping"), &awsapigatewayv2.ApiMappingProps{
+			Api: api, DomainName: dn, Stage: stage,
+		})
+		// Point the domain's DNS record (CNAME or alias) here.
+		output(stack, "DomainTarget", dn.RegionalDomainName())
+	}
+	return api, stage
 }
 
 // rateExpression is the EventBridge rate for a whole number of minutes, kept in

@@ -43,6 +43,12 @@ func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	ctx := cdkJSONContext(t)
 	ctx[ctxDistDir] = dist
 	ctx[ctxAdminEmail] = "admin@example.com"
+	// Every optional part on, so the assertions and cfn-lint see all of it.
+	ctx[ctxAlarmEmail] = "ops@example.com"
+	ctx[ctxDomainName] = "api.example.com"
+	ctx[ctxCertificateArn] = "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-4000-8000-000000000000"
+	ctx[ctxCorsOrigins] = "https://app.example.com"
+	ctx[ctxXRay] = "true"
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 	stack := NewGaleStack(app, "Gale", nil)
 
@@ -54,6 +60,15 @@ func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	var cfn cfnTemplate
 	if err := json.Unmarshal(raw, &cfn); err != nil {
 		t.Fatal(err)
+	}
+	// make test lints this template with cfn-lint.
+	if out := os.Getenv("GALE_TEMPLATE_OUT"); out != "" {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return tmpl, cfn
 }
@@ -122,6 +137,7 @@ func TestGaleStack(t *testing.T) {
 					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2")},
 					"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+					"DeletionProtectionEnabled":        true,
 				},
 			})
 		})
@@ -153,14 +169,21 @@ func TestGaleStack(t *testing.T) {
 			}
 			vars, _ := dig(fn.Properties, "Environment", "Variables").(map[string]any)
 			for _, v := range []string{"TABLE_NAME", "EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "DELIVERY_QUEUE_URL",
-				"DELIVERY_DLQ_URL", "APP_SECRET_ARN", "APP_ENV", "APP_URL"} {
+				"DELIVERY_DLQ_URL", "APP_ENV", "APP_URL", "GALE_FUNCTION", "GALE_XRAY"} {
 				if _, ok := vars[v]; !ok {
 					t.Errorf("%s: env %s missing", name, v)
 				}
 			}
+			if vars["GALE_FUNCTION"] != name {
+				t.Errorf("%s: GALE_FUNCTION = %v", name, vars["GALE_FUNCTION"])
+			}
+			if dig(fn.Properties, "TracingConfig", "Mode") != "Active" {
+				t.Errorf("%s: tracing %v with xray on", name, fn.Properties["TracingConfig"])
+			}
 			// Test and local-run settings only: a deployed worker never trusts an
 			// extra CA or exempts an address range.
-			for _, v := range []string{"OUTBOUND_ALLOW_CIDRS", "OUTBOUND_CA_FILE", "WEBHOOK_ALLOW_CIDRS", "WEBHOOK_CA_FILE"} {
+			for _, v := range []string{"OUTBOUND_ALLOW_CIDRS", "OUTBOUND_CA_FILE", "WEBHOOK_ALLOW_CIDRS", "WEBHOOK_CA_FILE",
+				"APP_SECRET_ARN", "JWT_SECRET", "TOKEN_SIGNING_KEY"} {
 				if _, ok := vars[v]; ok {
 					t.Errorf("%s: env %s is set", name, v)
 				}
@@ -168,8 +191,17 @@ func TestGaleStack(t *testing.T) {
 			if vars["APP_ENV"] != "production" || vars["APP_URL"] != "https://app.example.com" {
 				t.Errorf("%s: APP_ENV=%v APP_URL=%v", name, vars["APP_ENV"], vars["APP_URL"])
 			}
-			if ref(vars["APP_SECRET_ARN"]) != cfn.only(t, "AWS::SecretsManager::Secret", "AppSecret") {
-				t.Errorf("%s: APP_SECRET_ARN = %v, want the app secret", name, vars["APP_SECRET_ARN"])
+			// A secret's ARN is in the environment exactly when the function reads it.
+			needs := routes.NeedsOf(name)
+			for sec, v := range secretEnv {
+				got := constructID(ref(vars[v]))
+				want := map[bool]string{true: pascal(string(sec)) + "Secret"}[needs.Holds(sec)]
+				if got != want {
+					t.Errorf("%s: %s refers to %q, want %q", name, v, got, want)
+				}
+			}
+			if cors := vars["CORS_ALLOWED_ORIGINS"]; (cors == "https://app.example.com") == slices.Contains(routes.Workers, name) {
+				t.Errorf("%s: CORS_ALLOWED_ORIGINS = %v", name, cors)
 			}
 			for v, queue := range map[string]string{
 				"EVENTS_QUEUE_URL": "EventsQueue", "EVENTS_DLQ_URL": "EventsDlq",
@@ -213,6 +245,11 @@ func TestGaleStack(t *testing.T) {
 			}
 			if got := getAtt(dig(props, "RedrivePolicy", "deadLetterTargetArn")); got != dlq {
 				t.Errorf("%s: dead-letter target %q, want %q", q.Name, got, dlq)
+			}
+			for _, id := range []string{queue, dlq} {
+				if dig(cfn.Resources[id].Properties, "SqsManagedSseEnabled") != true {
+					t.Errorf("%s: not encrypted", id)
+				}
 			}
 			dprops := cfn.Resources[dlq].Properties
 			if got := dig(dprops, "MessageRetentionPeriod"); got != 14*24*3600.0 {
@@ -312,82 +349,17 @@ func TestGaleStack(t *testing.T) {
 		}
 	})
 
-	t.Run("least privilege", func(t *testing.T) {
-		for _, name := range routes.Functions() {
-			stmts := cfn.statements(t, cfn.function(t, fnName, name))
-			if len(stmts) == 0 {
-				t.Errorf("%s: no policy", name)
-				continue
-			}
-			for _, s := range stmts {
-				for _, a := range s.Actions {
-					if a == "*" || strings.HasSuffix(a, ":*") {
-						t.Errorf("%s: wildcard action %q", name, a)
-					}
-				}
-			}
-			notifier := slices.Contains(notifiers, name)
-			wantSend := []string{"EventsQueue"}
-			var wantReceive []string
-			switch name {
-			case webhookWorker:
-				wantSend = []string{"EventsQueue", "WebhookDeliveriesDlq", "WebhookDeliveriesQueue"}
-				wantReceive = []string{"EventsQueue", "WebhookDeliveriesDlq", "WebhookDeliveriesQueue"}
-			case adminFunction:
-				wantSend = []string{"EventsQueue", "WebhookDeliveriesQueue"}
-				wantReceive = []string{"WebhookDeliveriesDlq"}
-			case mailer:
-				wantReceive = []string{"MailQueue"}
-			}
-			if slices.Contains(mailSenders, name) {
-				wantSend = append(wantSend, "MailQueue")
-				slices.Sort(wantSend)
-			}
-			for action, want := range map[string][]string{
-				"sqs:SendMessage":               wantSend,
-				"sqs:ReceiveMessage":            wantReceive,
-				"sqs:DeleteMessage":             wantReceive,
-				"dynamodb:PutItem":              {"Table"},
-				"dynamodb:Query":                {"Table"},
-				"secretsmanager:GetSecretValue": {"AppSecret"},
-			} {
-				got := granted(stmts, action)
-				if !slices.Equal(got, want) {
-					t.Errorf("%s: %s on %v, want %v", name, action, got, want)
-				}
-			}
-			for _, action := range []string{"ses:SendEmail", "sns:Publish"} {
-				if got := allows(stmts, action); got != notifier {
-					t.Errorf("%s: may %s = %v, want %v", name, action, got, notifier)
-				}
-			}
-		}
-	})
-
-	t.Run("app secret", func(t *testing.T) {
-		id := cfn.only(t, "AWS::SecretsManager::Secret", "AppSecret")
-		gen, _ := dig(cfn.Resources[id].Properties, "GenerateSecretString").(map[string]any)
-		if gen["GenerateStringKey"] != "jwtSecret" {
-			t.Errorf("generated key %v, want jwtSecret", gen["GenerateStringKey"])
-		}
-		raw, _ := json.Marshal(gen["SecretStringTemplate"])
-		for _, key := range []string{"encryptionKey", "enrollmentPepper", "systemAdminPassword"} {
-			if !strings.Contains(string(raw), `\"`+key+`\":\"{{resolve:secretsmanager:`) {
-				t.Errorf("template %s lacks a dynamic reference for %s", raw, key)
-			}
-		}
-		for sid, s := range cfn.of("AWS::SecretsManager::Secret") {
-			if s.DeletionPolicy != "Retain" {
-				t.Errorf("secret %s: deletion policy %q, want Retain", sid, s.DeletionPolicy)
-			}
-			if dig(s.Properties, "SecretString") != nil {
-				t.Errorf("secret %s has a literal value in the template", sid)
-			}
-		}
-	})
+	t.Run("least privilege", func(t *testing.T) { leastPrivilege(t, cfn, fnName) })
+	t.Run("secrets", func(t *testing.T) { checkSecrets(t, cfn) })
+	t.Run("alarms", func(t *testing.T) { checkAlarms(t, cfn, fnName) })
+	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, cfn) })
+	t.Run("stage and domain", func(t *testing.T) { checkStage(t, tmpl, cfn) })
 
 	t.Run("outputs", func(t *testing.T) {
-		want := []string{"ApiUrl", "TableName"}
+		want := []string{"ApiUrl", "TableName", "AlarmTopicArn", "DomainTarget"}
+		for _, sec := range routes.AllSecrets {
+			want = append(want, pascal(string(sec))+"SecretArn")
+		}
 		for _, q := range routes.Queues {
 			want = append(want, pascal(q.Name)+"QueueUrl", pascal(q.Name)+"DlqUrl")
 		}
@@ -498,6 +470,7 @@ func (c cfnTemplate) function(t *testing.T, names map[string]string, name string
 type statement struct {
 	Actions   []string
 	Resources []any
+	Condition map[string]any
 }
 
 // statements returns the Allow statements of the policies on fnID's role.
@@ -516,7 +489,8 @@ func (c cfnTemplate) statements(t *testing.T, fnID string) []statement {
 			if m["Effect"] != "Allow" {
 				continue
 			}
-			out = append(out, statement{Actions: strs(m["Action"]), Resources: list(m["Resource"])})
+			cond, _ := m["Condition"].(map[string]any)
+			out = append(out, statement{Actions: strs(m["Action"]), Resources: list(m["Resource"]), Condition: cond})
 		}
 	}
 	return out

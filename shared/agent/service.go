@@ -97,6 +97,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	if err := s.Limits.Allow(ctx, ratelimit.AgentEnroll, ip); err != nil {
 		return nil, err
 	}
+	in.sanitize()
 	f := fault.Fields{}
 	raw := req(f, "enrollmentKey", in.EnrollmentKey, 1, 128)
 	host := req(f, "hostname", in.Hostname, 1, 255)
@@ -264,6 +265,7 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	if err != nil {
 		return nil, err
 	}
+	in.sanitize()
 	f := fault.Fields{}
 	health := req(f, "status", in.Status, 1, 16)
 	if in.Status != nil {
@@ -371,6 +373,7 @@ func (s *Service) PutHardware(ctx context.Context, id string, h device.Hardware)
 	if err != nil {
 		return err
 	}
+	cleanHardware(&h)
 	f := fault.Fields{}
 	checkHardware(f, "", &h)
 	if err := f.Err(); err != nil {
@@ -385,6 +388,7 @@ func (s *Service) PutNetwork(ctx context.Context, id string, n device.Network) e
 	if err != nil {
 		return err
 	}
+	cleanNetwork(&n)
 	f := fault.Fields{}
 	checkNetwork(f, "", &n)
 	if err := f.Err(); err != nil {

@@ -316,10 +316,11 @@ func Document() ([]byte, error) {
 	return merged, errDoc
 }
 
-// Routes registers GET /api/v1/openapi.json.
+// Routes registers GET /api/v1/openapi.json and the reference page (DocsPath).
 func Routes(rt *httpapi.Router) {
 	// Public by design: the contract is no secret, and clients fetch it unauthenticated.
 	rt.Add(httpapi.Route{Method: http.MethodGet, Path: Path, Access: httpapi.Public, Handle: serve})
+	docsRoutes(rt)
 }
 
 // NoQuery refuses a request that carries a query parameter, for the public

@@ -185,26 +185,42 @@ func TestManagementRoutesRefuseKeys(t *testing.T) {
 	}
 }
 
+// The limit counts exactly (DECISIONS): rateLimit requests pass in the hour,
+// the next is 429 with Retry-After and X-RateLimit-Reset naming the same
+// instant (when the oldest counted minute leaves the window), and nothing
+// passes before it. A small limit keeps the test short; the default of 1,000
+// is the same code.
 func TestRateLimitThousandAndFirst(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}})
-	prev := 1000
-	for i := 1; i <= 1000; i++ {
+	const limit = 10
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}, "rateLimit": limit})
+	prev := limit
+	for i := 1; i <= limit; i++ {
 		res := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
 		rem, _ := strconv.Atoi(res.Header.Get("X-RateLimit-Remaining"))
 		if rem != prev-1 {
 			t.Fatalf("request %d: remaining %d after %d", i, rem, prev)
 		}
 		prev = rem
+		w.Env.Clock.Advance(5 * time.Minute) // the first at 09:00, the last at 09:45
 	}
+	w.Env.Clock.Set(testenv.Start.Add(59 * time.Minute))
 	res := withKey(t, w, k.Key, "")
 	fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
-	if errText(t, res) != "Rate limit exceeded" || res.Header.Get("Retry-After") == "" || res.Header.Get("X-RateLimit-Remaining") != "0" {
-		t.Fatalf("1001st: %v %s", res.Header, res.Body)
+	if errText(t, res) != "Rate limit exceeded" || res.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("limit+1st: %v %s", res.Header, res.Body)
 	}
-	// A cell refills every 3.6 s: the window slides, it does not reset at a boundary.
-	w.Env.Clock.Advance(3600 * time.Millisecond)
+	// 09:00's minute leaves the 61 counted minutes at 10:01:00.
+	reset, _ := strconv.ParseInt(res.Header.Get("X-RateLimit-Reset"), 10, 64)
+	after, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+	want := testenv.Start.Add(61 * time.Minute)
+	if reset != want.Unix() || w.Env.Clock.Now().Add(time.Duration(after)*time.Second) != want {
+		t.Fatalf("Retry-After %d s and X-RateLimit-Reset %d, want both %v", after, reset, want)
+	}
+	w.Env.Clock.Set(want.Add(-time.Second))
+	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusTooManyRequests)
+	w.Env.Clock.Set(want)
 	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
 	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusTooManyRequests)
 }

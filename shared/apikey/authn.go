@@ -3,7 +3,6 @@ package apikey
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,16 +23,40 @@ import (
 // Window is the rate-limit window of every key.
 const Window = time.Hour
 
-// maxSpendAttempts bounds the compare-and-swap retries of one request.
-const maxSpendAttempts = 40
-
 // Authenticator checks X-API-Key (shared/auth's KeyAuthenticator): the steps
-// of the OpenAPI document's apiKeyAuth, in order.
+// of the OpenAPI document's apiKeyAuth, in at most 2 DynamoDB calls and no
+// transaction on the key's row:
+//
+//  1. one UpdateItem on the key's guard row counts the request in the guard's
+//     per-minute slots (ratelimit.Spend), sets lastUsedAt and usageCount, and
+//     answers the whole row (ALL_NEW) under the condition that the key is
+//     active; a failed condition answers the row as it was (ALL_OLD), so an
+//     unknown, revoked or expired key is known from the same call;
+//  2. one BatchGetItem, with consistent reads, reads the client address's
+//     unknown-key window and, for a user-created key, its creator's profile,
+//     membership and the custom roles the guard caches, and compares them with
+//     what the guard cached.
+//
+// A request over the key's limit takes its count back instead (the second
+// call). Only the rare paths cost more: a creator whose role or roles changed
+// (the cache is refreshed), a refusal by the address's unknown-key window after
+// the key was counted (the count is taken back).
 type Authenticator struct {
 	St     Store
 	Roles  role.Store
 	Limits ratelimit.Limiter
 	Clock  clock.Clock
+	// LimitOf, when set, replaces each key's rateLimit (tests of the limit+1st
+	// request need not make 1,000 first).
+	LimitOf func(rateLimit int) int
+}
+
+func (a *Authenticator) limit(g *Guard) int {
+	n := max(g.RateLimit, 1)
+	if a.LimitOf != nil {
+		n = a.LimitOf(n)
+	}
+	return n
 }
 
 // AuthenticateKey returns the principal of raw, setting the rate-limit headers
@@ -46,84 +69,166 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	if !WellFormed(raw) { // truncated or altered: it cannot match a key
 		return nil, a.badKey(ctx, ip, errKeyUnknown)
 	}
-	gk, bk := GuardKey(Hash(raw)), ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip)
-	items, err := a.St.St.BatchGet(ctx, gk, bk)
+	now := a.Clock.Now()
+	gk := GuardKey(Hash(raw))
+	spend := ratelimit.Spend(expression.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
+		Add(expression.Name("usageCount"), expression.Value(1)), Window, now)
+	item, err := a.St.St.Update(ctx, store.Change(gk.PK, gk.SK, spend).When(store.Is("status", StatusActive)))
+	if errors.Is(err, store.ErrConditionFailed) {
+		if item == nil {
+			return nil, a.badKey(ctx, ip, errKeyUnknown)
+		}
+		var old Guard
+		if err := store.Unmarshal(item, &old); err != nil {
+			return nil, err
+		}
+		if old.Status == StatusExpired {
+			return nil, errKeyExpired
+		}
+		return nil, errKeyRevoked
+	}
 	if err != nil {
 		return nil, err
-	}
-	// An address that has probed too many keys is refused before its key is judged.
-	if no, after, err := ratelimit.Refuses(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], a.Clock.Now()); err != nil {
-		return nil, err
-	} else if no {
-		return nil, fault.RateLimited("Too many requests", after)
-	}
-	item, ok := items[gk.PK+"|"+gk.SK]
-	if !ok {
-		return nil, a.badKey(ctx, ip, errKeyUnknown)
 	}
 	var g Guard
 	if err := store.Unmarshal(item, &g); err != nil {
 		return nil, err
 	}
-	for range maxSpendAttempts {
-		now := a.Clock.Now()
-		switch {
-		case g.Status == StatusRevoked:
-			return nil, errKeyRevoked
-		case g.Status == StatusExpired:
-			return nil, errKeyExpired
-		case expired(g.ExpiresAt, now):
-			if err := a.expire(ctx, &g, now); err != nil {
-				return nil, err
-			}
-			return nil, errKeyExpired
-		}
-		q := quota(&g, now)
-		q.header(w)
-		if q.retryAfter > 0 {
-			return nil, fault.RateLimited(errLimitedMessage, q.retryAfter)
-		}
-		tx := &store.Tx{}
-		spend := tx.Include(spendWrite(&g, q.tat, clock.Format(now)))
-		if g.PrincipalID == "" {
-			if g.Creator == nil {
-				return nil, errKeyUnknown
-			}
-			tx.Add(creatorChecks(&g)...)
-		}
-		err := a.St.St.Commit(ctx, tx)
-		if err == nil {
-			return principalOf(&g), nil
-		}
-		var te *store.TxError
-		if !errors.As(err, &te) {
+	if expired(g.ExpiresAt, now) {
+		if err := a.expire(ctx, &g, now); err != nil {
 			return nil, err
 		}
-		if te.FailedOn(spend) { // another request spent a cell first, or the key changed
-			fresh, err := a.St.Guard(ctx, strings.TrimPrefix(g.PK, "APIKEYHASH#"))
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, errKeyUnknown // rotated meanwhile
-			}
+		return nil, errKeyExpired
+	}
+	if g.PrincipalID == "" && g.Creator == nil {
+		return nil, errKeyUnknown
+	}
+	limit, win := a.limit(&g), ratelimit.Tally(item, Window, now)
+	header(w, limit, win)
+	if win.Count > limit {
+		if err := a.refund(ctx, &g, now); err != nil {
+			return nil, err
+		}
+		return nil, fault.RateLimited(errLimitedMessage, win.RetryAfter(now))
+	}
+
+	bk := ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip)
+	refs := []store.KeyRef{bk}
+	if g.PrincipalID == "" {
+		refs = append(refs, creatorRefs(&g)...)
+	}
+	items, err := a.St.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return nil, err
+	}
+	// An address that has probed too many keys is refused, its count on the
+	// key taken back.
+	if no, after := a.Limits.Refuses(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], now); no {
+		if err := a.refund(ctx, &g, now); err != nil {
+			return nil, err
+		}
+		return nil, fault.RateLimited("Too many requests", after)
+	}
+	if g.PrincipalID == "" {
+		if ok, err := creatorHolds(&g, items); err != nil {
+			return nil, err
+		} else if !ok {
+			// The creator changed: disabled, removed, restricted, or another role.
+			c, err := a.currentCreator(ctx, &g)
 			if err != nil {
 				return nil, err
 			}
-			g = *fresh
-			continue
+			if c == nil {
+				return nil, errKeyUnknown
+			}
+			if err := a.St.St.Do(ctx, creatorCacheWrite(&g, c)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+				return nil, err
+			}
+			g.Creator = c
 		}
-		// The creator changed: disabled, removed, restricted, or another role.
-		c, err := a.currentCreator(ctx, &g)
-		if err != nil {
-			return nil, err
-		}
-		if c == nil {
-			return nil, errKeyUnknown
-		}
-		if err := a.St.St.Do(ctx, creatorCacheWrite(&g, c)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return nil, err
-		}
-		g.Creator = c
 	}
-	return nil, fault.Unavailable(fmt.Errorf("api key %s: rate-limit contention", g.KeyPrefix), 1)
+	return principalOf(&g), nil
+}
+
+// refund takes back the request counted on g's guard at now.
+func (a *Authenticator) refund(ctx context.Context, g *Guard, now time.Time) error {
+	err := a.St.St.Do(ctx, ratelimit.Refund(g.PK, g.SK, Window, now))
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	return nil
+}
+
+func header(w http.ResponseWriter, limit int, win ratelimit.Window) {
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-win.Count, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(win.Reset.Unix()+boolInt(win.Reset.Nanosecond() > 0), 10))
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// creatorRefs are the rows a user-created key's creator checks read: the
+// creator's profile and membership, and the cached custom roles.
+func creatorRefs(g *Guard) []store.KeyRef {
+	c := g.Creator
+	pk := user.ProfileKey(c.UserID)
+	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
+	refs := []store.KeyRef{{PK: pk.PK, SK: pk.SK}, {PK: mk.PK, SK: mk.SK}}
+	for _, p := range c.Pins {
+		refs = append(refs, store.KeyRef{PK: p.PK, SK: p.SK})
+	}
+	return refs
+}
+
+// creatorHolds reports whether the rows read by creatorRefs still say what the
+// guard cached: the creator active, an unrestricted active member of the key's
+// organization with the cached role, and the cached custom roles at their
+// versions.
+func creatorHolds(g *Guard, items map[string]store.Item) (bool, error) {
+	c := g.Creator
+	pk := user.ProfileKey(c.UserID)
+	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
+	pi, ok1 := items[pk.PK+"|"+pk.SK]
+	mi, ok2 := items[mk.PK+"|"+mk.SK]
+	if !ok1 || !ok2 {
+		return false, nil
+	}
+	var u user.User
+	var m user.Membership
+	if err := store.Unmarshal(pi, &u); err != nil {
+		return false, err
+	}
+	if err := store.Unmarshal(mi, &m); err != nil {
+		return false, err
+	}
+	if u.Status != user.StatusActive || !m.Active() || m.RoleID != c.RoleID || len(m.SiteIDs) > 0 || len(m.GroupIDs) > 0 {
+		return false, nil
+	}
+	if authz.Scope(c.Scope) == authz.ScopePartner && m.OrgAccess != authz.OrgAccessAll && !contains(m.OrgIDs, g.OrgID) {
+		return false, nil
+	}
+	for _, p := range c.Pins {
+		var row struct {
+			Version int `dynamodbav:"version"`
+		}
+		it, ok := items[p.PK+"|"+p.SK]
+		if !ok {
+			return false, nil
+		}
+		if err := store.Unmarshal(it, &row); err != nil {
+			return false, err
+		}
+		if row.Version != p.Version {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // badKey spends a cell of ip's unknown-key bucket and answers err, or 429
@@ -144,32 +249,6 @@ func (a *Authenticator) expire(ctx context.Context, g *Guard, now time.Time) err
 		return err
 	}
 	return nil
-}
-
-// creatorChecks assert, in the spending transaction, that the creator of a
-// user-created key is still active, still an unrestricted active member with
-// the cached role, and that the cached custom roles are unchanged.
-func creatorChecks(g *Guard) []*store.Write {
-	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	member := store.Present().
-		And(expression.Name("status").AttributeNotExists().Or(store.Is("status", string(user.MemberActive)))).
-		And(store.Is("roleId", c.RoleID)).
-		And(expression.Name("siteIds").AttributeNotExists()).
-		And(expression.Name("deviceGroupIds").AttributeNotExists())
-	if authz.Scope(c.Scope) == authz.ScopePartner {
-		member = member.And(store.Is("orgAccess", string(authz.OrgAccessAll)).
-			Or(expression.Name("orgIds").Contains(g.OrgID)))
-	}
-	ws := []*store.Write{
-		store.Assert(pk.PK, pk.SK, store.Is("status", string(user.StatusActive))),
-		store.Assert(mk.PK, mk.SK, member),
-	}
-	for _, p := range c.Pins {
-		ws = append(ws, role.Unchanged(role.Pin{Key: store.KeyRef{PK: p.PK, SK: p.SK}, Version: p.Version}))
-	}
-	return ws
 }
 
 // currentCreator reads what a key's creator holds now; nil when the key may
@@ -244,38 +323,4 @@ func principalOf(g *Guard) *authz.Principal {
 		}
 	}
 	return p
-}
-
-// usage is a key's rate-limit state for one request.
-type usage struct {
-	limit, remaining int
-	reset            int64 // unix seconds when the bucket is full again
-	retryAfter       int   // > 0: refused
-	tat              int64 // the guard's tat after this request (unix ns)
-}
-
-// quota applies GCRA over Window to g at now: a cell refills every
-// Window/rateLimit, so at most rateLimit requests pass in any hour.
-func quota(g *Guard, now time.Time) usage {
-	rate := max(g.RateLimit, 1)
-	iv := int64(Window) / int64(rate)
-	n := now.UnixNano()
-	base := max(g.TAT, n)
-	u := usage{limit: rate}
-	if base-n > int64(Window)-iv {
-		u.retryAfter = int(max((base-n-(int64(Window)-iv)+int64(time.Second)-1)/int64(time.Second), 1))
-		u.reset = (base + int64(time.Second) - 1) / int64(time.Second)
-		return u
-	}
-	u.tat = base + iv
-	u.remaining = int((n + int64(Window) - u.tat) / iv)
-	u.reset = (u.tat + int64(time.Second) - 1) / int64(time.Second)
-	return u
-}
-
-func (u usage) header(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(u.limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(u.remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(u.reset, 10))
 }

@@ -118,6 +118,13 @@ func TestRemoveMembershipIsIdempotent(t *testing.T) {
 	if s, _ := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k3.ID, fixture.BAdmin, nil), http.StatusOK).JSON(t)["status"].(string); s != "active" {
 		t.Fatalf("the last administrator's key is %s", s)
 	}
+	// A removal naming a membership that has since been replaced (removed and
+	// invited again) leaves the new one and its keys alone.
+	got, err = svc.RemoveMembership(ctx, actor, user.Removal{UserID: w.Users[fixture.BAdmin], Scope: authz.ScopeOrg, OrgID: w.B.ID,
+		MembershipID: "00000000-0000-4000-8000-00000000dead"})
+	if err != nil || got.Membership || got.RevokedKeys != 0 {
+		t.Fatalf("removing a replaced membership = %+v, %v", got, err)
+	}
 	if _, err := svc.RemoveMembership(ctx, actor, user.Removal{UserID: victim.UserID}); err == nil {
 		t.Fatal("a removal naming no scope was accepted")
 	}

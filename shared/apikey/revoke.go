@@ -15,8 +15,9 @@ import (
 // each, details.reason "creator_removed"), for shared/user's RemoveMembership
 // (user.KeyRevoker). Keys owned by a service principal are not the user's and
 // stay; keys already revoked or expired are left alone, so it may be re-run.
-// It returns how many keys it revoked.
-func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string) (int, error) {
+// before, when not "", limits it to keys created before that time. It
+// returns how many keys it revoked.
+func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error) {
 	// Called after the removal it belongs to was authorized (user.RemoveMembership).
 	n := 0
 	for _, orgID := range orgIDs {
@@ -26,7 +27,7 @@ func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID
 		}
 		for i := range keys {
 			k := &keys[i]
-			if k.CreatedBy != userID || k.PrincipalID != "" || k.Status != StatusActive {
+			if k.CreatedBy != userID || k.PrincipalID != "" || k.Status != StatusActive || (before != "" && k.CreatedAt >= before) {
 				continue
 			}
 			now := clock.Format(s.Clock.Now())

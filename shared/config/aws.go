@@ -38,6 +38,7 @@ func (c Config) AWS(ctx context.Context) (aws.Config, error) {
 		cfg.BaseEndpoint = aws.String(c.Endpoint)
 	}
 	c.bound(&cfg)
+	traceSDK(&cfg, os.Getenv) // xray.go
 	return cfg, nil
 }
 

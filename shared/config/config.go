@@ -96,8 +96,8 @@ type Getenv func(string) string
 // FromEnv loads the configuration from the process environment.
 func FromEnv(ctx context.Context) (Config, error) { return Load(ctx, os.Getenv) }
 
-// Load builds a Config from get. When APP_SECRET_ARN is set the secrets
-// (jwtSecret, encryptionKey, enrollmentPepper) come from Secrets Manager.
+// Load builds a Config from get. Secrets come from the environment or, where
+// their *_SECRET_ARN is set, from one Secrets Manager secret per purpose (secrets.go).
 func Load(ctx context.Context, get Getenv) (Config, error) {
 	c := Config{
 		Env:                 def(get("APP_ENV"), "development"),

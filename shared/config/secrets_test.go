@@ -3,11 +3,13 @@ package config
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeSecrets answers GetSecretValue and PutSecretValue (the Secrets Manager
@@ -162,5 +164,62 @@ func TestProductionChecksOnlyNeededSecrets(t *testing.T) {
 	_, err := load(t, map[string]string{"APP_ENV": "production", "GALE_FUNCTION": "enrollment-keys"})
 	if err == nil || err.Error() != "No enrollment key pepper configured" {
 		t.Errorf("enrollment-keys: %v", err)
+	}
+}
+
+// With GALE_XRAY=true each AWS call is sent to the X-Ray daemon as a
+// subsegment of the invocation's trace; unsampled invocations send nothing.
+func TestXRaySubsegments(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	f := &fakeSecrets{values: map[string]string{"arn:x": `{}`}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
+	t.Setenv("GALE_XRAY", "true")
+	t.Setenv("AWS_XRAY_DAEMON_ADDRESS", udp.LocalAddr().String())
+	c, err := load(t, map[string]string{"AWS_ENDPOINT_URL": srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsampled := context.WithValue(context.Background(), "x-amzn-trace-id", "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0")
+	sampled := context.WithValue(context.Background(), "x-amzn-trace-id", "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1")
+	if _, err := c.ReadSecret(unsampled, "arn:x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadSecret(sampled, "arn:x"); err != nil {
+		t.Fatal(err)
+	}
+	_ = udp.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 65536)
+	n, _, err := udp.ReadFrom(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, body, ok := strings.Cut(string(buf[:n]), "\n")
+	if !ok || header != `{"format": "json", "version": 1}` {
+		t.Fatalf("datagram %q", buf[:n])
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	aws, _ := doc["aws"].(map[string]any)
+	if doc["type"] != "subsegment" || doc["name"] != "Secrets Manager" || doc["trace_id"] != "1-5759e988-bd862e3fe1be46a994272793" ||
+		doc["parent_id"] != "53995c3f42cd8ad8" || aws["operation"] != "GetSecretValue" || doc["namespace"] != "aws" ||
+		len(doc["id"].(string)) != 16 || doc["end_time"].(float64) < doc["start_time"].(float64) {
+		t.Fatalf("subsegment %s", body)
+	}
+	// Only one datagram: the unsampled call sent none.
+	_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, _, err := udp.ReadFrom(buf); err == nil {
+		t.Fatalf("second datagram %q", buf[:n])
+	}
+	if got := daemonUDP("tcp:127.0.0.1:2000 udp:127.0.0.2:2001"); got != "127.0.0.2:2001" {
+		t.Errorf("daemonUDP = %q", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 //	route                              MFA  calls                     what
 //	GET   /devices                          org 3; others 3 + orgs    partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
 //	GET   /devices/:id                      org 3; others 4 (+1)      others: agent row GetItem; device GetItem; +1 Query of software chunks when it has software
-//	PATCH /devices/:id                      org 5; others 6           read as GET, transaction (device CAS, group counts, agent row, audit), GetItem of the result
+//	PATCH /devices/:id                      org 5; others 6 (+1)      read as GET, transaction (device CAS, group counts, agent row, audit), GetItem of the result; +1 GetItem of the group joined (its reach)
 //	POST  /devices/:id/decommission    yes  org 5; others 6           read as GET, transaction (device CAS, agent row, audit, outbox), outbox clear after the SQS send
 //
 // The two reads accept a bearer JWT or an X-API-Key with the devices:read scope

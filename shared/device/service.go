@@ -25,6 +25,7 @@ type Orgs interface {
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+	GroupInReach(ctx context.Context, p *authz.Principal, orgID, id string) (bool, error)
 }
 
 // Service holds the inventory rules and the offline sweep.
@@ -223,6 +224,16 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device
 	if patch.SetGroup && patch.Group != d.GroupID {
 		if groupRestricted(p) && (patch.Group == "" || !slices.Contains(p.DeviceGroupIDs, patch.Group)) {
 			return nil, ErrGroupScope
+		}
+		if patch.Group != "" {
+			// The group must lie within the caller's reach too (its site).
+			ok, err := s.Orgs.GroupInReach(ctx, p, d.OrgID, patch.Group)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, ErrGroupNotFound
+			}
 		}
 		if patch.Group != "" {
 			groupAt = tx.Len()

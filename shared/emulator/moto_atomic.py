@@ -19,34 +19,54 @@ _lock = threading.RLock()
 _call_action = DynamoHandler.call_action
 
 
-# The AWS SDKs send the same amz-sdk-invocation-id header on every attempt of
-# one operation. When an attempt's response is lost on the way back (seen under
-# load: the client reads "use of closed network connection" after a 200), the
-# SDK retries an operation the emulator already applied, and a conditional
-# write then fails its own condition. Remembering each operation's first
-# response and answering retries with it makes the emulator's retries as
-# harmless as DynamoDB's are in practice.
-_first_responses = {}  # invocation id -> response of a write
-_FIRST_RESPONSES_MAX = 20000
-# Only writes need it (reads are safe to repeat), and their answers are small.
+# Single-item writes are NOT replayed: DynamoDB does not make PutItem,
+# UpdateItem or DeleteItem idempotent, so a retried write whose first answer
+# was lost meets its own effect (a conditional write fails its condition, a
+# counter counts twice). The emulator must never be kinder than DynamoDB; the
+# store recognises its own writes by their write token instead.
+#
+# Fault mode (off by default), for tests of exactly that:
+#   GALE_MOTO_DROP_P      probability that an applied write's answer is lost
+#                         (the write is applied, the client gets a 500
+#                         InternalServerError and retries, as after a dropped
+#                         connection);
+#   GALE_MOTO_THROTTLE_Q  probability that a DynamoDB request is refused with
+#                         ProvisionedThroughputExceededException or
+#                         ThrottlingException before it runs;
+#   GALE_MOTO_FAULT_SEED  seed of the fault sequence (default 19).
+import json as _json  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+
 _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+_DROP_P = float(os.environ.get("GALE_MOTO_DROP_P") or 0)
+_THROTTLE_Q = float(os.environ.get("GALE_MOTO_THROTTLE_Q") or 0)
+_faults = random.Random(int(os.environ.get("GALE_MOTO_FAULT_SEED") or 19))
+fault_counts = {"dropped": 0, "throttled": 0}
+
+
+def _error(status, kind, message):
+    body = _json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#" + kind, "message": message})
+    return status, {"Content-Type": "application/x-amz-json-1.0"}, body
 
 
 def _atomic_call_action(self):
     with _lock:
-        invocation = None
+        if not (_DROP_P or _THROTTLE_Q):
+            return _call_action(self)
         try:
-            if self._get_action() in _WRITES:
-                invocation = self.headers.get("amz-sdk-invocation-id")
-        except Exception:  # noqa: BLE001 - no headers: no memory
-            pass
-        if invocation and invocation in _first_responses:
-            return _first_responses[invocation]
+            action = self._get_action()
+        except Exception:  # noqa: BLE001 - not an operation: no faults
+            return _call_action(self)
+        if _THROTTLE_Q and _faults.random() < _THROTTLE_Q:
+            fault_counts["throttled"] += 1
+            kind = _faults.choice(["ProvisionedThroughputExceededException", "ThrottlingException"])
+            return _error(400, kind, "fault mode: throttled")
         response = _call_action(self)
-        if invocation:
-            if len(_first_responses) >= _FIRST_RESPONSES_MAX:
-                _first_responses.clear()
-            _first_responses[invocation] = response
+        if action in _WRITES and _DROP_P and isinstance(response, tuple) and response[0] == 200 \
+                and _faults.random() < _DROP_P:
+            fault_counts["dropped"] += 1
+            return _error(500, "InternalServerError", "fault mode: the answer of an applied write was lost")
         return response
 
 
@@ -60,7 +80,6 @@ DynamoHandler.call_action = _atomic_call_action
 # such a retry failed its own conditions. Applied transactions are remembered
 # here by token (runs under _lock, like every DynamoDB request).
 import hashlib  # noqa: E402
-import json as _json  # noqa: E402
 import time  # noqa: E402
 
 from moto.dynamodb.exceptions import MockValidationException  # noqa: E402

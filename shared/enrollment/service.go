@@ -173,6 +173,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 {
 		return nil, ErrGroupRestricted
 	}
+	if err := authz.CeilingScopes(p, Acts); err != nil {
+		return nil, err
+	}
 	o, err := s.org(ctx, p, orgID)
 	if err != nil {
 		return nil, err
@@ -239,6 +242,17 @@ func (s *Service) Rotate(ctx context.Context, id string, in RotateInput) (*Issue
 	}
 	old, err := s.key(ctx, p, id)
 	if err != nil {
+		return nil, err
+	}
+	// The ceiling, and the restrictions of create: new material enrols as
+	// widely as the key does.
+	if p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0 {
+		return nil, ErrGroupRestricted
+	}
+	if p.SiteRestricted() && (old.SiteID == nil || !p.CanAccessSite(*old.SiteID)) {
+		return nil, ErrSiteRequired
+	}
+	if err := authz.CeilingScopes(p, Acts); err != nil {
 		return nil, err
 	}
 	raw, err := NewRaw()
@@ -430,8 +444,20 @@ func siteVisible(p *authz.Principal, siteID *string) bool {
 func futureTime(f fault.Fields, path, s string, now time.Time) time.Time {
 	before := len(f[path])
 	t := valid.Time(f, path, s)
-	if len(f[path]) == before && !t.After(now) {
+	switch {
+	case len(f[path]) != before:
+	case !t.After(now):
 		f.Add(path, "must be in the future")
+	case t.After(now.Add(MaxLifetime)):
+		f.Add(path, "must be at most 365 days ahead")
 	}
 	return t
 }
+
+// MaxLifetime bounds expiresAt (DECISIONS: at most 365 days ahead).
+const MaxLifetime = 365 * 24 * time.Hour
+
+// Acts is what an enrollment key acts with: it creates devices in its
+// organization (and site). Create and rotate apply the credential ceiling
+// (authz.Ceiling) to it: the caller must hold devices:write now.
+var Acts = []string{authz.DevicesWrite.String()}

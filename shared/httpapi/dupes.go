@@ -182,7 +182,18 @@ func (c *checker) kindOf(t reflect.Type, first byte) error {
 	if first == '"' && c.quoted {
 		return nil // a `json:",string"` field takes its number or bool quoted
 	}
-	return fault.Invalid(c.pathString(), "must be "+jsonType(t.Kind().String()))
+	// Named as encoding/json names a type error: by field, without list indexes.
+	var fields []seg
+	for _, p := range c.path {
+		if p.isKey {
+			fields = append(fields, p)
+		}
+	}
+	saved := c.path
+	c.path = fields
+	path := c.pathString()
+	c.path = saved
+	return fault.Invalid(path, "must be "+jsonType(t.Kind().String()))
 }
 
 func (c *checker) literal(word string) error {

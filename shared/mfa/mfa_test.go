@@ -403,7 +403,7 @@ func TestConcurrentVerifySameCodeOneWinner(t *testing.T) {
 	w := newWorld(t)
 	secret, codes := w.enableTOTP(t, w.c.Token)
 	for _, totpRound := range []bool{true, false} {
-		w.env.Clock.Advance(5 * time.Minute) // a fresh rate-limit window
+		w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 		code := codes[0]
 		if totpRound {
 			code = w.code(t, secret)
@@ -447,7 +447,7 @@ func TestVerifyRefusals(t *testing.T) {
 		expectError(t, w.verify(t, tok, w.code(t, secret)), 401, "Invalid or expired MFA token")
 	})
 	t.Run("wrong and malformed codes", func(t *testing.T) {
-		w.env.Clock.Advance(5 * time.Minute) // a fresh rate-limit window
+		w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 		tok := w.tempToken(t, w.email, "totp")
 		expectError(t, w.verify(t, tok, "000000"), 401, "Invalid MFA code")
 		expectError(t, w.verify(t, tok, "ZZZZ-ZZZZ"), 401, "Invalid MFA code")
@@ -456,18 +456,18 @@ func TestVerifyRefusals(t *testing.T) {
 		signedIn(t, w.verify(t, tok, w.code(t, secret)))
 	})
 	t.Run("rate limit", func(t *testing.T) {
-		w.env.Clock.Advance(5 * time.Minute)
+		w.env.Clock.Advance(5*time.Minute + 5*time.Second)
 		tok := w.tempToken(t, w.email, "totp")
 		for i := 0; i < 5; i++ {
 			expectError(t, w.verify(t, tok, "000001"), 401, "")
 		}
 		b := expectError(t, w.verify(t, tok, w.code(t, secret)), 429, "")
-		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 300 {
+		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 305 {
 			t.Fatalf("retryAfter = %v", b["retryAfter"])
 		}
 	})
 	t.Run("disabled user", func(t *testing.T) {
-		w.env.Clock.Advance(5 * time.Minute)
+		w.env.Clock.Advance(5*time.Minute + 5*time.Second)
 		access := signedIn(t, w.verify(t, w.tempToken(t, w.email, "totp"), w.code(t, secret)))
 		w.tick()
 		tok := w.tempToken(t, w.email, "totp")
@@ -581,7 +581,7 @@ func TestRotateRecoveryCodes(t *testing.T) {
 	}
 	// The TOTP code was spent by the rotation.
 	expectError(t, w.post(t, "/mfa/recovery-codes", w.c.Token, map[string]string{"code": code}), 400, "Invalid MFA code")
-	w.env.Clock.Advance(5 * time.Minute) // a fresh rate-limit window
+	w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 	if recs := w.audits(t, "auth.mfa.recovery_codes.rotate"); len(recs) != 1 {
 		t.Fatalf("audit = %+v", recs)
 	}
@@ -637,7 +637,7 @@ func TestSMSFactorEndToEnd(t *testing.T) {
 	tok3 := w.tempToken(t, w.email, "sms")
 	fixture.Expect(t, w.post(t, "/mfa/sms/send", "", map[string]string{"tempToken": tok3}), 200)
 	late := lastSMS(t, phone, 4)
-	w.env.Clock.Advance(5*time.Minute + time.Second)
+	w.env.Clock.Advance(5*time.Minute + 5*time.Second)
 	tok4 := w.tempToken(t, w.email, "sms")
 	expectError(t, w.verify(t, tok4, late), 401, "Invalid MFA code")
 }
@@ -685,7 +685,7 @@ func TestSMSRateLimits(t *testing.T) {
 		}
 		other := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: role.OrgViewerID})
 		b := expectError(t, w.post(t, "/phone/verify", other.Token, map[string]string{"phoneNumber": phone}), 429, "")
-		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 3600 {
+		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 3660 {
 			t.Fatalf("retryAfter = %v", b["retryAfter"])
 		}
 	})
@@ -706,7 +706,7 @@ func TestSMSRateLimits(t *testing.T) {
 			fixture.Expect(t, w.post(t, "/mfa/sms/send", "", map[string]string{"tempToken": tok}), 200)
 		}
 		b := expectError(t, w.post(t, "/mfa/sms/send", "", map[string]string{"tempToken": tok}), 429, "")
-		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 300 {
+		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 305 {
 			t.Fatalf("retryAfter = %v", b["retryAfter"])
 		}
 		tok2 := w.tempToken(t, email, "sms")

@@ -26,7 +26,7 @@ type Group struct {
 // Groups lists every HTTP route group. Order is irrelevant: Lookup picks the
 // longest matching prefix.
 var Groups = []Group{
-	{Function: "health", Prefixes: []string{APIBase + "/health", APIBase + "/openapi.json"}},
+	{Function: "health", Prefixes: []string{APIBase + "/health", APIBase + "/openapi.json", APIBase + "/docs"}},
 	{Function: "api-keys", Prefixes: []string{APIBase + "/api-keys"}},
 	{Function: "enrollment-keys", Prefixes: []string{APIBase + "/enrollment-keys"}},
 	{Function: "service-principals", Prefixes: []string{APIBase + "/service-principals"}},

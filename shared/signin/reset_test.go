@@ -390,7 +390,7 @@ func TestChangePasswordLimitsGuesses(t *testing.T) {
 	if ra, ok := res.JSON(t)["retryAfter"].(float64); !ok || ra < 1 {
 		t.Fatalf("retryAfter missing: %s", res.Body)
 	}
-	s.env.Clock.Advance(5 * time.Minute)
+	s.env.Clock.Advance(5*time.Minute + 5*time.Second)
 	fixture.Expect(t, changePassword(t, s, s.user.Token, pw, "Changed-Passphrase-55"), 200)
 }
 

@@ -387,3 +387,69 @@ func TestEnforceSSODisablesPasswordLogin(t *testing.T) {
 		t.Fatalf("B: %+v", chk)
 	}
 }
+
+// An account created by an invitation (it accepted nothing yet) accepts its
+// invitation to the provider's organization by its SSO sign-in; an account
+// that accepted a membership anywhere is never given one by another
+// tenant's provider, even one its admin invited it to.
+func TestSSOAcceptsOnlyANewAccountsInvitation(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, nil)
+	w.provider(t, cAdmin, "", w.idpB, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
+	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/users/invite", aAdmin, map[string]any{"email": "ivy@alpha.example",
+		"name": "Ivy", "roleId": role.OrgViewerID}), http.StatusCreated)
+	code, e := w.signIn(t, w.idpA, w.a.ID, verified("sub-ivy", "ivy@alpha.example"))
+	if e != "" {
+		t.Fatalf("invited account: %s", e)
+	}
+	fixture.Expect(t, w.exchange(t, code), http.StatusOK)
+	u, ms := w.memberships(t, "ivy@alpha.example")
+	if u.Status != user.StatusActive || u.PasswordHash != "" || len(ms) != 1 || ms[0].State(u) != user.MemberActive {
+		t.Fatalf("after SSO acceptance: %+v %+v", u, ms)
+	}
+
+	// C's admin invites A's admin and asserts the address through C's IdP.
+	victim := fixture.User(t, w.env, fixture.Member{Email: "vic@alpha.example", Scope: authz.ScopeOrg, PartnerID: w.px.ID,
+		OrgID: w.a.ID, RoleID: role.OrgAdminID})
+	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/users/invite", cAdmin, map[string]any{"email": "vic@alpha.example",
+		"name": "Vic", "roleId": role.OrgViewerID}), http.StatusCreated)
+	if _, e := w.signIn(t, w.idpB, w.c.ID, verified("vic-at-c", "vic@alpha.example")); e != sso.CodeNoOrgAccess {
+		t.Fatalf("C's provider on A's admin: %q, want no_org_access", e)
+	}
+	u, ms = w.memberships(t, "vic@alpha.example")
+	for _, m := range ms {
+		if m.OrgID == w.c.ID && m.State(u) != user.MemberInvited {
+			t.Fatalf("C's invitation of %s became %s", victim.UserID, m.State(u))
+		}
+	}
+	// A new account invited to C cannot be taken into A by A's provider.
+	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/users/invite", cAdmin, map[string]any{"email": "zed@charlie.example",
+		"name": "Zed", "roleId": role.OrgViewerID}), http.StatusCreated)
+	if _, e := w.signIn(t, w.idpA, w.a.ID, verified("zed", "zed@charlie.example")); e != sso.CodeNoOrgAccess {
+		t.Fatalf("A's provider on C's invitee: %q, want no_org_access", e)
+	}
+}
+
+// The account's own second factor still applies after SSO: the exchange
+// answers the MFA hand-off, never tokens; a suspended membership stops the
+// next SSO sign-in.
+func TestExchangeKeepsTheAccountsMFAAndMembershipState(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, nil)
+	mfa := fixture.User(t, w.env, fixture.Member{Email: "mia@alpha.example", Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID,
+		RoleID: role.OrgViewerID, TOTP: true})
+	code, e := w.signIn(t, w.idpA, w.a.ID, verified("sub-mia", "mia@alpha.example"))
+	if e != "" {
+		t.Fatal(e)
+	}
+	var lr signin.Result
+	fixture.Expect(t, w.exchange(t, code), http.StatusOK).Decode(t, &lr)
+	if !lr.MFARequired || lr.TempToken == "" || lr.Tokens != nil {
+		t.Fatalf("exchange for an MFA account: %+v", lr)
+	}
+	// A's admin suspends the membership: the linked identity no longer signs in.
+	fixture.Expect(t, w.call(t, http.MethodPatch, "/api/v1/users/"+mfa.UserID, aAdmin, map[string]any{"status": "disabled"}), http.StatusOK)
+	if _, e := w.signIn(t, w.idpA, w.a.ID, verified("sub-mia", "mia@alpha.example")); e != sso.CodeNoOrgAccess {
+		t.Fatalf("suspended member: %q, want no_org_access", e)
+	}
+}

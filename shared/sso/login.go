@@ -257,6 +257,11 @@ func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error
 	if err := idt.Claims(&claims); err != nil {
 		return "", fail(CodeIDTokenInvalid, err)
 	}
+	// OpenID Connect Core 3.1.3.7: with several audiences, the authorized
+	// party must be this client.
+	if azp, _ := claims["azp"].(string); len(idt.Audience) > 1 && azp != r.ClientID {
+		return "", fail(CodeIDTokenInvalid, errors.New("ID token for several audiences without this client as azp"))
+	}
 	if prov.UserInfoEndpoint() != "" {
 		ui, err := prov.UserInfo(octx, oauth2.StaticTokenSource(tok))
 		if err != nil {
@@ -384,20 +389,23 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	if !who.verified {
 		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; an existing account is not linked"))
 	}
-	if u.Status != user.StatusActive {
-		return "", fail(CodeNoOrgAccess, errors.New("account is not active"))
-	}
 	ms, err := s.Accounts.Memberships(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
+	ident.UserID, xc.UserID = u.ID, u.ID
+	if u.Status == user.StatusInvited {
+		return s.acceptInvitation(ctx, r, u, ms, ident, xc, code, tx)
+	}
+	if u.Status != user.StatusActive {
+		return "", fail(CodeNoOrgAccess, errors.New("account is not active"))
+	}
 	var m *user.Membership
 	for i := range ms {
-		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Accepted(&ms[i]) {
+		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Grants(u, &ms[i]) {
 			m = &ms[i]
 		}
 	}
-	ident.UserID, xc.UserID = u.ID, u.ID
 	switch {
 	case m != nil:
 		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(ident), store.PutNew(xc),
@@ -419,6 +427,33 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 		return code, s.commit(ctx, tx)
 	}
 	return "", fail(CodeNoOrgAccess, errors.New("account holds no active membership of the provider's organization"))
+}
+
+// acceptInvitation lets an account that accepted nothing yet (created by an
+// invitation, status invited) accept its invitation to the provider's
+// organization by this SSO sign-in, as it could with a password. An account
+// that already accepted a membership anywhere accepts invitations only with
+// its own password (POST /auth/accept-invite): the organization's provider
+// is that organization's, not the account's.
+func (s *Service) acceptInvitation(ctx context.Context, r *record, u *user.User, ms []user.Membership, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
+	var inv *user.Membership
+	for i := range ms {
+		switch {
+		case s.Accounts.Accepted(u, &ms[i]):
+			return "", fail(CodeNoOrgAccess, errors.New("account accepted a membership already"))
+		case ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Pending(u, &ms[i]):
+			inv = &ms[i]
+		}
+	}
+	if inv == nil {
+		return "", fail(CodeNoOrgAccess, errors.New("no invitation to the provider's organization"))
+	}
+	tx.Add(s.Accounts.AcceptWrites(u, inv)...)
+	tx.Add(store.PutNew(ident), store.PutNew(xc),
+		audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
+			OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "user.invite.accept", ResourceType: "user", ResourceID: u.ID,
+			ResourceName: u.Email, Details: map[string]any{"via": "sso", "providerId": r.ID}}))
+	return code, s.commit(ctx, tx)
 }
 
 // provision creates an account with its first membership (autoProvision).
@@ -478,7 +513,7 @@ func (s *Service) orgMembership(ctx context.Context, userID, orgID string) (*use
 		return nil, err
 	}
 	for i := range ms {
-		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == orgID && s.Accounts.Accepted(&ms[i]) {
+		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == orgID && s.Accounts.Grants(u, &ms[i]) {
 			return &ms[i], nil
 		}
 	}

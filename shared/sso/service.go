@@ -41,9 +41,20 @@ type Accounts interface {
 	Get(ctx context.Context, id string) (*user.User, error)
 	ByEmail(ctx context.Context, email string) (*user.User, error)
 	Memberships(ctx context.Context, userID string) ([]user.Membership, error)
-	// Accepted reports whether m grants its role (accepted by the account
-	// and not suspended).
-	Accepted(m *user.Membership) bool
+	// Grants reports whether m of account u grants its role (accepted by the
+	// account and not suspended: the active state of shared/user's table).
+	Grants(u *user.User, m *user.Membership) bool
+	// Accepted reports whether account u accepted m (active or suspended).
+	Accepted(u *user.User, m *user.Membership) bool
+	// Pending reports whether m of account u is an invitation awaiting
+	// acceptance.
+	Pending(u *user.User, m *user.Membership) bool
+	// AcceptWrites are the account's own acceptance of invitation m by its
+	// SSO sign-in, for an account that accepted nothing yet (status invited):
+	// m becomes active and the account active (no password is set); each
+	// write is a compare-and-swap on the state read, and the invitation
+	// token is spent.
+	AcceptWrites(u *user.User, m *user.Membership) []*store.Write
 	// AccountWrites create an active account u without a password (with its
 	// e-mail guard: a taken e-mail fails the transaction).
 	AccountWrites(u *user.User) []*store.Write

@@ -50,7 +50,12 @@
 //     info) says email_verified: true (user_not_found otherwise), the domain is
 //     allowed, and the account holds an active membership of the organization
 //     or has no membership anywhere and autoProvision is on (no_org_access
-//     otherwise); an unknown e-mail is provisioned (an active account without
+//     otherwise); an account created by an invitation that accepted nothing
+//     yet (status invited) accepts its invitation to the provider's
+//     organization by this sign-in (the accept transition of shared/user's
+//     table, as with a password; no password is set), while an account that
+//     accepted a membership anywhere accepts invitations only with its own
+//     password (POST /auth/accept-invite); an unknown e-mail is provisioned (an active account without
 //     a password, and an active membership with defaultRoleId, accepted by
 //     this very sign-in) when autoProvision is on and the e-mail is verified
 //     (user_not_found otherwise). A provider never changes a password, MFA or

@@ -183,7 +183,7 @@ func newWorld(t *testing.T) *world {
 	// Provider tokens carry the wall clock; the injected clock starts there.
 	env.Clock.Set(time.Now())
 	w := &world{env: env, pki: pki, tokens: map[string]string{}, users: map[string]fixture.Caller{}}
-	w.api = fixture.API(t, env, "sso", "auth")
+	w.api = fixture.API(t, env, "sso", "auth", "users")
 	w.idpA, w.idpB = newIDP(t, pki), newIDP(t, pki)
 	w.px = fixture.Partner(t, env, "Partner X")
 	w.py = fixture.Partner(t, env, "Partner Y")

@@ -45,7 +45,7 @@
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
-//	rate-limit bucket   RL#<rule>#<subject> / GCRA               -                                  -                        ratelimit
+//	rate-limit window   RL#<rule>#<subject> / WIN                -                                  -                        ratelimit
 //	access review       ORG#<oid> or PARTNER#<pid> / REVIEW#<id> -                                  REVIEWCOMPLETING / <at>#<tenant>#<id> (completing)  review
 //	review item         REVIEW#<rid> / ITEM#<id>                 -                                  -                        review
 //	deletion request    DELREQ#<id> / DELREQ                     DELREQDUE#<status> / <processBy>#<id> (open)  DELREQS / <requestedAt>#<id>  deletion
@@ -87,6 +87,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -275,49 +277,152 @@ func (w *Write) describe() string {
 	return pk + "/" + sk
 }
 
+// TokenAttr is the attribute in which a single-item write leaves its write
+// token (see Do).
+const TokenAttr = "wtok"
+
+// newToken makes a write token (replaced by tests that replay a write).
+var newToken = func() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// tokened adds the write token tok to an update: SET wtok = tok, and the
+// condition that wtok is not tok yet, so a retry of an applied update fails
+// (and is recognised) instead of applying twice.
+func tokened(cond, update *string, names map[string]string, vals Item, tok string) (*string, *string, map[string]string, Item) {
+	if names == nil {
+		names = map[string]string{}
+	}
+	if vals == nil {
+		vals = Item{}
+	}
+	names["#wtok"], vals[":wtok"] = TokenAttr, &types.AttributeValueMemberS{Value: tok}
+	u := aws.ToString(update)
+	lines := strings.Split(strings.TrimSpace(u), "\n")
+	set := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "SET ") {
+			lines[i], set = "SET #wtok = :wtok, "+strings.TrimPrefix(l, "SET "), true
+		}
+	}
+	if !set {
+		lines = append(lines, "SET #wtok = :wtok")
+	}
+	u = strings.Join(lines, "\n")
+	fresh := "attribute_not_exists(#wtok) OR #wtok <> :wtok"
+	if cond == nil {
+		cond = &fresh
+	} else {
+		cond = aws.String("(" + *cond + ") AND (" + fresh + ")")
+	}
+	return cond, &u, names, vals
+}
+
+// applied reports whether old, the item a failed condition found, carries tok:
+// the write had applied on an earlier attempt whose answer was lost.
+func applied(old Item, tok string) bool {
+	v, ok := old[TokenAttr].(*types.AttributeValueMemberS)
+	return ok && v.Value == tok
+}
+
 // Do runs a single write. A failed condition is ErrConditionFailed.
+//
+// Every write is safe when its response is lost and the SDK retries it, as
+// DynamoDB requires (only transactions are idempotent there, by token): a put
+// or update carries a write token (attribute wtok), its condition failure is
+// read with ReturnValuesOnConditionCheckFailure ALL_OLD, and finding its own
+// token there means the write had applied; an update without a condition gets
+// "not this token yet" as one, so a retry never applies twice. A conditional
+// delete runs as a one-item transaction with a client token.
 func (s *Store) Do(ctx context.Context, w *Write) error {
+	_, err := s.write(ctx, w, false)
+	return err
+}
+
+// write runs w; with returnNew it answers the item after an update (ALL_NEW,
+// or, when a lost answer is recognised, the item as that write left it).
+func (s *Store) write(ctx context.Context, w *Write, returnNew bool) (Item, error) {
 	cond, update, names, vals, err := w.exprParts()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	tok := newToken()
+	onFail := types.ReturnValuesOnConditionCheckFailureAllOld
+	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case w.put != nil:
 		item, err := Marshal(w.put)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		item[TokenAttr] = &types.AttributeValueMemberS{Value: tok}
 		_, err = s.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.Table, Item: item,
-			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
-		return mapErr(err, w)
+			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
+			ReturnValuesOnConditionCheckFailure: onFail})
+		if errors.As(err, &ccf) && applied(ccf.Item, tok) {
+			return nil, nil
+		}
+		return nil, mapErr(err, w)
+	case w.delete && cond != nil:
+		_, err = s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{ClientRequestToken: aws.String(tok),
+			TransactItems: []types.TransactWriteItem{{Delete: &types.Delete{TableName: &s.Table, Key: w.key,
+				ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals}}}})
+		var tce *types.TransactionCanceledException
+		if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 && aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+			return nil, ErrConditionFailed.Wrap(fmt.Errorf("store: %s: condition failed", w.describe()))
+		}
+		if err != nil && strings.Contains(err.Error(), "ConditionalCheckFailed") {
+			return nil, ErrConditionFailed.Wrap(fmt.Errorf("store: %s: condition failed", w.describe()))
+		}
+		return nil, mapErr(err, w)
 	case w.delete:
-		_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: w.key,
-			ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
-		return mapErr(err, w)
+		_, err = s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: w.key})
+		return nil, mapErr(err, w)
 	case update != nil:
-		_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
-			UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
-		return mapErr(err, w)
+		cond, update, names, vals = tokened(cond, update, names, vals, tok)
+		in := &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
+			UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names,
+			ExpressionAttributeValues: vals, ReturnValuesOnConditionCheckFailure: onFail}
+		if returnNew {
+			in.ReturnValues = types.ReturnValueAllNew
+		}
+		res, err := s.DB.UpdateItem(ctx, in)
+		if errors.As(err, &ccf) {
+			if applied(ccf.Item, tok) {
+				return ccf.Item, nil
+			}
+			return ccf.Item, mapErr(err, w)
+		}
+		if err != nil {
+			return nil, mapErr(err, w)
+		}
+		return res.Attributes, nil
 	}
-	return fmt.Errorf("store: write %s: nothing to do", w.describe())
+	return nil, fmt.Errorf("store: write %s: nothing to do", w.describe())
 }
 
 // UpdateReturn runs an update and unmarshals the item as it is after the update.
 func (s *Store) UpdateReturn(ctx context.Context, w *Write, out any) error {
-	cond, update, names, vals, err := w.exprParts()
+	if w.upd == nil {
+		return fmt.Errorf("store: update %s: no update expression", w.describe())
+	}
+	item, err := s.write(ctx, w, true)
 	if err != nil {
 		return err
 	}
-	if update == nil {
-		return fmt.Errorf("store: update %s: no update expression", w.describe())
+	return Unmarshal(item, out)
+}
+
+// Update runs an update and answers the whole item after it (ALL_NEW). When
+// its condition fails it answers ErrConditionFailed and the item as it was
+// (nil when absent), read by the same call (ReturnValuesOnConditionCheckFailure).
+func (s *Store) Update(ctx context.Context, w *Write) (Item, error) {
+	if w.upd == nil {
+		return nil, fmt.Errorf("store: update %s: no update expression", w.describe())
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &s.Table, Key: w.key,
-		UpdateExpression: update, ConditionExpression: cond, ExpressionAttributeNames: names,
-		ExpressionAttributeValues: vals, ReturnValues: types.ReturnValueAllNew})
-	if err := mapErr(err, w); err != nil {
-		return err
-	}
-	return Unmarshal(res.Attributes, out)
+	return s.write(ctx, w, true)
 }
 
 func mapErr(err error, w *Write) error {

@@ -71,3 +71,22 @@ func CreateOrg(f fault.Fields, p *authz.Principal, orgID string) string {
 	}
 	return orgID
 }
+
+// GroupInReach reports whether device group id of organization orgID exists
+// and lies within p's reach: the organization, p's site restriction (a group
+// of another site, or of no site for a site-restricted caller, is out of it)
+// and p's device-group restriction. Every write that puts something into a
+// group checks it, as reads of groups do (Service.group).
+func (s Store) GroupInReach(ctx context.Context, p *authz.Principal, orgID, id string) (bool, error) {
+	if _, ok := reach(p, orgID); !ok {
+		return false, nil
+	}
+	g, err := s.Group(ctx, orgID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return groupVisible(p, g), nil
+}

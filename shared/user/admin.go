@@ -358,7 +358,7 @@ func (s *Service) Remove(ctx context.Context, id, orgID string) error {
 	if err := s.manageable(ctx, p, m); err != nil {
 		return err
 	}
-	if _, err := s.remove(ctx, p.Actor(), t, &User{ID: u.ID, Email: u.Email}, m, nil); err != nil {
+	if _, err := s.remove(ctx, p.Actor(), t, &User{ID: u.ID, Email: u.Email}, m, "", nil); err != nil {
 		return fmt.Errorf("remove user %s: %w", u.ID, err)
 	}
 	return nil

@@ -14,7 +14,8 @@ package user_test
 //	                                + transaction + scope name; +1 BatchGet with siteIds/deviceGroupIds
 //	POST   /users/resend-invite 8   auth + BatchGet + two invitation limits (1-2 each) + transaction + scope name
 //	PATCH  /users/{id}          4   auth + BatchGet + transaction
-//	DELETE /users/{id}          5   auth + BatchGet + invitation (invited users) + transaction
+//	DELETE /users/{id}          5   auth + BatchGet + the organization's API keys, queried before and after
+//	                                (RemoveMembership revokes the user's) + transaction (+1 per revoked key)
 //	POST   /users/{id}/role     5   auth + BatchGet + role (custom only) + transaction
 //	POST   /auth/invite/preview 2   BatchGet (profile, invitation) + scope name
 //	POST   /auth/accept-invite  6   rate limit + BatchGet + membership + transaction + sign-in

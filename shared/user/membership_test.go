@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -200,4 +201,53 @@ func TestMembershipTransitionTable(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() { t.Logf("transition table: %d cases (states x operations x callers)", cases) })
+}
+
+// Finding 2 of issue 18: another tenant's admin invited an existing account,
+// suspended the invitation, then restored it: the membership became active
+// without acceptance, the account could then be renamed and disabled, its
+// owner's next sign-in could land in the attacker's tenant, and GET showed
+// the account's own name, MFA state and last sign-in.
+func TestInviteSuspendRestoreNeverActivates(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "users", "auth")
+	victim := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID,
+		Password: strongPassword, Name: "Victim Own Name", TOTP: false})
+	path := "/api/v1/users/" + victim.UserID
+	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/users/invite", fixture.CAdmin,
+		map[string]any{"email": victim.Email, "name": "Attacker Given", "roleId": role.OrgAdminID}), http.StatusCreated)
+	fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.CAdmin, map[string]any{"status": "disabled"}), http.StatusOK)
+	v := fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.CAdmin, map[string]any{"status": "active"}), http.StatusOK).JSON(t)
+	if v["status"] != "invited" || v["name"] != "Attacker Given" || v["mfaEnabled"] != false || v["lastLoginAt"] != nil {
+		t.Fatalf("restored invitation shows %v", v)
+	}
+	k := user.MembershipKey(victim.UserID, authz.ScopeOrg, "", w.C.ID)
+	var m user.Membership
+	if err := w.Env.Store.Get(context.Background(), k.PK, k.SK, &m); err != nil || m.Status != user.MemberInvited {
+		t.Fatalf("membership after suspend and restore: %s, %v", m.Status, err)
+	}
+	// A second restore is refused: only acceptance activates.
+	fixture.ExpectError(t, w.Call(t, http.MethodPatch, path, fixture.CAdmin, map[string]any{"status": "active"}), http.StatusBadRequest, "bad_request")
+	// The account-wide fields stay the owner's.
+	fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.CAdmin, map[string]any{"name": "Renamed"}), http.StatusOK)
+	fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.CAdmin, map[string]any{"status": "disabled"}), http.StatusOK)
+	u, err := w.Env.Users.Get(context.Background(), victim.UserID)
+	if err != nil || u.Name != "Victim Own Name" || u.Status != user.StatusActive {
+		t.Fatalf("account after the attacker's writes: %+v, %v", u, err)
+	}
+	// The owner's sign-in lands in their own organization.
+	login := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": victim.Email, "password": strongPassword}), http.StatusOK)
+	me := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/auth/me", Token: accessToken(t, login)})
+	if body := fixture.Expect(t, me, http.StatusOK).JSON(t); !strings.Contains(string(me.Body), w.A.ID) || strings.Contains(string(me.Body), w.C.ID) {
+		t.Fatalf("sign-in landed elsewhere: %v", body)
+	}
+}
+
+func accessToken(t *testing.T, res fixture.Response) string {
+	t.Helper()
+	var body struct {
+		Tokens struct{ AccessToken string }
+	}
+	res.Decode(t, &body)
+	return body.Tokens.AccessToken
 }

@@ -19,9 +19,10 @@ type KeyRevoker interface {
 	// created in the organizations orgIDs (keys since moved to a service
 	// principal are not theirs any more): status revoked, one api_key.revoke
 	// audit record each (details.reason "creator_removed"). Keys already
-	// revoked or expired are left alone, so a re-run revokes nothing twice. It
-	// returns how many keys this call revoked.
-	RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string) (int, error)
+	// revoked or expired are left alone, so a re-run revokes nothing twice.
+	// before, when not "", limits it to keys created before that time (RFC
+	// 3339, as stored). It returns how many keys this call revoked.
+	RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error)
 }
 
 // Removal names the membership RemoveMembership removes: UserID's membership
@@ -32,6 +33,10 @@ type Removal struct {
 	Scope     authz.Scope
 	PartnerID string
 	OrgID     string
+	// MembershipID, when set, must still be the membership's id: a membership
+	// removed and re-invited since (a new id) is left alone, as one already
+	// gone is (the key revocation still runs, for keys created before).
+	MembershipID string
 	// Details are added to the user.remove audit record (for example the
 	// access review that decided the removal).
 	Details map[string]any
@@ -87,13 +92,16 @@ func (s *Service) RemoveMembership(ctx context.Context, actor audit.Actor, r Rem
 	}
 	var m *Membership
 	var got Membership
+	before := "" // a newer membership's keys are not this removal's
 	k := t.membershipKey(r.UserID)
 	switch err := s.St.Get(ctx, k.PK, k.SK, &got); {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		return Removed{}, err
-	default:
+	case r.MembershipID == "" || got.ID == r.MembershipID:
 		m = &got
+	default:
+		before = got.CreatedAt
 	}
 	email := ""
 	if u, err := s.Users.Get(ctx, r.UserID); err == nil {
@@ -101,12 +109,12 @@ func (s *Service) RemoveMembership(ctx context.Context, actor audit.Actor, r Rem
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return Removed{}, err
 	}
-	return s.remove(ctx, actor, t, &User{ID: r.UserID, Email: email}, m, r.Details)
+	return s.remove(ctx, actor, t, &User{ID: r.UserID, Email: email}, m, before, r.Details)
 }
 
 // remove deletes membership m (nil: already gone) of u in t and revokes the
 // keys u created there (RemoveMembership's steps).
-func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *User, m *Membership, details map[string]any) (Removed, error) {
+func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *User, m *Membership, before string, details map[string]any) (Removed, error) {
 	var out Removed
 	orgIDs, err := s.keyOrgs(ctx, t)
 	if err != nil {
@@ -117,7 +125,7 @@ func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *Us
 		if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
 			return out, err
 		}
-		n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs)
+		n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs, before)
 		out.RevokedKeys += n
 		if err != nil {
 			return out, err
@@ -149,7 +157,7 @@ func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *Us
 			out.Membership = true
 		}
 	}
-	n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs)
+	n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs, before)
 	out.RevokedKeys += n
 	return out, err
 }
@@ -170,9 +178,9 @@ func (s *Service) keyOrgs(ctx context.Context, t Target) ([]string, error) {
 	return ids, nil
 }
 
-func (s *Service) revokeKeys(ctx context.Context, actor audit.Actor, userID string, orgIDs []string) (int, error) {
+func (s *Service) revokeKeys(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error) {
 	if s.Keys == nil || len(orgIDs) == 0 {
 		return 0, nil
 	}
-	return s.Keys.RevokeCreatedBy(ctx, actor, userID, orgIDs)
+	return s.Keys.RevokeCreatedBy(ctx, actor, userID, orgIDs, before)
 }

@@ -13,12 +13,16 @@ import (
 )
 
 // links names the packages that only some functions may link, and which.
+// sso finishes a sign-in (tokens, the MFA hand-off) through shared/signin.
 var links = map[string][]string{
 	"github.com/aws/aws-sdk-go-v2/service/sesv2":       {"mailer"},
 	"github.com/aws/aws-sdk-go-v2/service/sns":         {"mailer"},
-	"golang.org/x/crypto/argon2":                       {"auth", "auth-passkeys", "sweeper", "mailer"},
-	"github.com/wagslane/go-password-validator":        {"auth", "auth-passkeys", "sweeper", "mailer"},
-	"github.com/gale-rmm/gale/shared/signin":           {"auth", "auth-passkeys", "sweeper", "mailer"},
+	"golang.org/x/crypto/argon2":                       {"auth", "auth-passkeys", "sweeper", "mailer", "sso"},
+	"github.com/wagslane/go-password-validator":        {"auth", "auth-passkeys", "sweeper", "mailer", "sso"},
+	"github.com/gale-rmm/gale/shared/signin":           {"auth", "auth-passkeys", "sweeper", "mailer", "sso"},
+	"github.com/coreos/go-oidc/v3/oidc":                {"sso"},
+	"golang.org/x/oauth2":                              {"sso"},
+	"github.com/go-jose/go-jose/v4":                    {"sso"},
 	"github.com/go-webauthn/webauthn/webauthn":         {"auth-passkeys"},
 	"github.com/fxamacker/cbor/v2":                     {"auth-passkeys"},
 	"gopkg.in/yaml.v3":                                 {"health"},

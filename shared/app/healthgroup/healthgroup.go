@@ -1,5 +1,6 @@
-// Package healthgroup wires the health function: GET /api/v1/health and the
-// OpenAPI document at GET /api/v1/openapi.json. It links no sign-in, hashing,
+// Package healthgroup wires the health function: GET /api/v1/health, the
+// OpenAPI document at GET /api/v1/openapi.json and the API reference page that
+// renders it at GET /api/v1/docs (shared/api). It links no sign-in, hashing,
 // SES or SNS code.
 package healthgroup
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/signingroup"
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/outbound"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/sso"
@@ -38,7 +39,7 @@ func SSO(d *app.Deps) (http.Handler, error) {
 // Service builds the /sso service. Building it does no I/O beyond reading the
 // CA file when one is set.
 func Service(d *app.Deps) (*sso.Service, error) {
-	b, err := secret.New(d.Cfg.EncryptionKey)
+	b, err := secret.New(d.Cfg.EncryptionKey, d.Cfg.PreviousEncryptionKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("sso secrets: %w", err)
 	}
@@ -51,15 +52,44 @@ func Service(d *app.Deps) (*sso.Service, error) {
 		return nil, err
 	}
 	return &sso.Service{St: sso.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Roles: d.Roles,
-		Accounts: Accounts{Store: d.Users}, SignIn: signingroup.SignIn(d), Clock: d.Clock, Box: b, Guard: g, HTTP: client,
+		Accounts: Accounts{Store: d.Users, Clock: d.Clock}, SignIn: signingroup.SignIn(d), Clock: d.Clock, Box: b, Guard: g, HTTP: client,
 		AppURL: d.Cfg.AppURL, APIURL: d.Cfg.APIURL}, nil
 }
 
 // Accounts adapts shared/user to sso.Accounts.
-type Accounts struct{ user.Store }
+type Accounts struct {
+	user.Store
+	Clock clock.Clock
+}
 
-// Accepted reports whether m grants its role.
-func (Accounts) Accepted(m *user.Membership) bool { return m.Active() }
+// Grants reports whether m is in the active state of shared/user's table.
+func (Accounts) Grants(u *user.User, m *user.Membership) bool { return m.State(u) == user.MemberActive }
+
+// Accepted reports whether the account accepted m (active or suspended).
+func (Accounts) Accepted(u *user.User, m *user.Membership) bool { return m.Accepted(u) }
+
+// Pending reports whether m awaits the account's acceptance.
+func (Accounts) Pending(u *user.User, m *user.Membership) bool {
+	return m.State(u) == user.MemberInvited
+}
+
+// AcceptWrites accept invitation m of invited account u (the table's accept
+// transition, by the account's own SSO sign-in): m becomes active while it is
+// the same invitation still awaiting acceptance, the account active while it
+// is still invited, and the invitation token is spent.
+func (a Accounts) AcceptWrites(u *user.User, m *user.Membership) []*store.Write {
+	st := expression.Name("status")
+	mk := user.MembershipKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
+	invited := st.Equal(expression.Value(string(user.MemberInvited))).Or(expression.AttributeNotExists(st))
+	member := store.Change(mk.PK, mk.SK, expression.Set(st, expression.Value(string(user.MemberActive))).
+		Remove(expression.Name("invitedName"))).When(store.Is("id", m.ID).And(invited))
+	pk := user.ProfileKey(u.ID)
+	account := store.Change(pk.PK, pk.SK, expression.Set(st, expression.Value(string(user.StatusActive))).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(a.Clock.Now()))).
+		Add(expression.Name("version"), expression.Value(1))).When(store.Is("status", string(user.StatusInvited))).Exists()
+	ik := user.InviteKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
+	return []*store.Write{member, account, store.Delete(ik.PK, ik.SK)}
+}
 
 // AccountWrites create u (active, no password) with its e-mail guard.
 func (Accounts) AccountWrites(u *user.User) []*store.Write { return user.CreateWrites(u) }
