@@ -188,7 +188,7 @@ func TestDeletionRequestLifecycle(t *testing.T) {
 	if approved := res.JSON(t); approved["status"] != "processing" {
 		t.Fatalf("approved %v", approved)
 	}
-	w.Env.Clock.Advance(5 * time.Minute)
+	w.Env.Clock.Advance(6 * time.Minute) // past the password re-entry window (counted by the minute)
 	fixture.ExpectError(t, call(t, w, http.MethodPost, mine, u, map[string]any{"password": password}), http.StatusConflict, "conflict")
 	sweepGrace(t, w)
 	sweepGrace(t, w)
@@ -321,7 +321,7 @@ func TestDeletionPasswordRateLimitAndRaces(t *testing.T) {
 		t.Fatalf("%d denied attempts audited", n)
 	}
 	// After the window, concurrent requests: one pending request.
-	w.Env.Clock.Advance(5 * time.Minute)
+	w.Env.Clock.Advance(6 * time.Minute)
 	v := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgViewerID,
 		Password: password, MFA: true})
 	var created atomic.Int32

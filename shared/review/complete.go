@@ -63,7 +63,8 @@ func (s *Service) Complete(ctx context.Context, id string) (*Completed, error) {
 			case !cur.Completing():
 				return nil, ErrChanged // a decision moved the review since its items were read
 			}
-			r = cur
+			// Another call froze it: its decisions are the ones read now, not ours.
+			r, items = cur, nil
 		} else {
 			r.CompletingAt, r.CompletingBy = at, p.UserID
 		}
