@@ -739,4 +739,11 @@ func TestAttackAcceptanceReplaysAndRaces(t *testing.T) {
 	if r := accept(30); r.Status < 400 || r.Status >= 500 {
 		t.Fatalf("replayed token: %d %s", r.Status, r.Body)
 	}
+	// Class 12: neither the invitation token nor the password is stored in clear.
+	scan := fixture.Scan(t, w.Env)
+	for _, s := range []string{tok, attackPassword} {
+		if strings.Contains(scan, strings.ToLower(s)) {
+			t.Fatalf("the table holds %q in clear", s[:6])
+		}
+	}
 }
