@@ -49,22 +49,26 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/sso/check/":                       "public: an organization's SSO status",
 	}
 	idOf := map[string]string{
-		"/api/v1/api-keys/":           v.apiKey,
-		"/api/v1/service-principals/": v.principal,
-		"/api/v1/enrollment-keys/":    v.enrollKey,
-		"/api/v1/devices/":            v.device,
-		"/api/v1/webhooks/":           v.webhook,
-		"/api/v1/sso/providers/":      v.ssoProvider,
-		"/api/v1/sites/":              w.A2.ID,
-		"/api/v1/device-groups/":      w.GA,
-		"/api/v1/roles/":              v.role,
-		"/api/v1/users/":              v.user,
-		"/api/v1/organizations/":      w.A.ID,
-		"/api/v1/filters/":            v.filter,
-		"/api/v1/scripts/":            v.script,
-		"/api/v1/alerts/":             v.alert,
-		"/api/v1/admin/":              "00000000-0000-4000-8000-00000000abcd",
-		"/api/v1/access-reviews/":     v.review,
+		"/api/v1/api-keys/":               v.apiKey,
+		"/api/v1/service-principals/":     v.principal,
+		"/api/v1/enrollment-keys/":        v.enrollKey,
+		"/api/v1/devices/":                v.device,
+		"/api/v1/webhooks/":               v.webhook,
+		"/api/v1/sso/providers/":          v.ssoProvider,
+		"/api/v1/sites/":                  w.A2.ID,
+		"/api/v1/device-groups/":          w.GA,
+		"/api/v1/roles/":                  v.role,
+		"/api/v1/users/":                  v.user,
+		"/api/v1/organizations/":          w.A.ID,
+		"/api/v1/filters/":                v.filter,
+		"/api/v1/scripts/":                v.script,
+		"/api/v1/alerts/":                 v.alert,
+		"/api/v1/pam/elevation-requests/": v.elevation,
+		"/api/v1/pam/rules/":              v.pamRule,
+		"/api/v1/pam/signer-groups/":      v.signerGroup,
+		"/api/v1/pam/software-policies/":  v.softwarePolicy,
+		"/api/v1/admin/":                  "00000000-0000-4000-8000-00000000abcd",
+		"/api/v1/access-reviews/":         v.review,
 	}
 	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
 
@@ -203,6 +207,7 @@ func skipped(skip map[string]string, path string) string {
 type victimSet struct {
 	apiKey, principal, enrollKey, device, webhook, role, user, filter, script, alert, ssoProvider string
 	review, reviewItem                                                                            string
+	elevation, pamRule, signerGroup, softwarePolicy                                               string
 	names                                                                                         []string
 }
 
@@ -217,7 +222,8 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		got, _ := res.JSON(t)["id"].(string)
 		return got
 	}
-	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3", "victim-sso-7f3"}
+	v.names = []string{"victim-key-7f3", "victim-sp-7f3", "victim-ekey-7f3", "victim-host-7f3", "victim-hook-7f3", "victim-role-7f3", "victim-user-7f3", "victim-filter-7f3", "victim-script-7f3", "victim-alert-7f3", "victim-sso-7f3",
+		"victim-signers-7f3", "victim-pamrule-7f3", "victim-subject-7f3", "victim-swpolicy-7f3"}
 	v.apiKey = id(w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[0], "scopes": []string{"devices:read"}}))
 	v.principal = id(w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": v.names[1], "scopes": []string{"devices:read"}}))
 	ek := w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": v.names[2], "siteId": w.A2.ID, "maxUsage": 5})
@@ -241,6 +247,26 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 		"language": "powershell", "content": "Get-Process"}))
 	v.alert = id(w.Call(t, http.MethodPost, "/api/v1/alerts", fixture.AAdmin, map[string]any{"title": v.names[9],
 		"severity": "high", "deviceId": v.device}))
+	sg := w.Call(t, http.MethodPost, "/api/v1/pam/signer-groups", fixture.AAdmin, map[string]any{"name": v.names[11], "signers": []string{"Victim Corp"}})
+	if sg.Status != http.StatusCreated {
+		t.Fatalf("signer group: %d %s", sg.Status, sg.Body)
+	}
+	v.signerGroup, _ = sg.JSON(t)["signerGroup"].(map[string]any)["id"].(string)
+	rule := w.Call(t, http.MethodPost, "/api/v1/pam/rules", fixture.AAdmin, map[string]any{"name": v.names[12], "verdict": "require_approval",
+		"matchSignerGroupId": v.signerGroup, "siteId": w.A2.ID})
+	if rule.Status != http.StatusCreated {
+		t.Fatalf("pam rule: %d %s", rule.Status, rule.Body)
+	}
+	v.pamRule, _ = rule.JSON(t)["rule"].(map[string]any)["id"].(string)
+	swp := w.Call(t, http.MethodPost, "/api/v1/pam/software-policies", fixture.AAdmin, map[string]any{"name": v.names[14], "mode": "allowlist",
+		"executables": []map[string]any{{"signer": "Victim Corp"}}})
+	if swp.Status != http.StatusCreated {
+		t.Fatalf("software policy: %d %s", swp.Status, swp.Body)
+	}
+	v.softwarePolicy, _ = swp.JSON(t)["softwarePolicy"].(map[string]any)["id"].(string)
+	token, _ := enr.JSON(t)["authToken"].(string)
+	v.elevation = id(w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+v.device+"/elevation-requests", token,
+		map[string]any{"subject_username": v.names[13], "target_executable_path": `C:\\victim\\setup.exe`}))
 	v.ssoProvider = id(w.Call(t, http.MethodPost, "/api/v1/sso/providers", fixture.AAdmin, map[string]any{"name": v.names[10],
 		"issuer": "https://93.184.216.34/victim", "clientId": "victim-client", "clientSecret": "victim-secret-7f3"}))
 	v.review = id(w.Call(t, http.MethodPost, "/api/v1/access-reviews", fixture.AAdmin, map[string]any{"name": "victim-review-7f3"}))

@@ -12,9 +12,11 @@
 //
 // # Budgets
 //
-// A heartbeat is at most 2 DynamoDB calls: the token check (GetItem of the agent
-// row, which also carries the device's status and its pending commands) and the
-// device update (one UpdateItem that sets the facts, the last-seen index keys
+// A heartbeat is 3 DynamoDB calls: the token check (GetItem of the agent
+// row, which also carries the device's status and its pending commands), one
+// BatchGetItem of the PAM policy-settings rows of its organization and partner
+// (shared/pam: the reply's pam.uacInterceptionEnabled, resolved device ->
+// group -> site -> organization -> partner, default true), and the device update (one UpdateItem that sets the facts, the last-seen index keys
 // and one rate-limiter step, a GCRA over the item's "tat" attribute: 600 per
 // minute with a burst of 600). Two cases add a call: a burst faster than one a
 // second needs the limiter's second case (a second UpdateItem), and a status

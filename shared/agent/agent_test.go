@@ -178,9 +178,11 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	events(t, w)
 	w.Env.Clock.Advance(time.Minute)
 	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
-	fixture.Budget(t, res, 2)
-	if res.DBCalls != 2 {
-		t.Fatalf("heartbeat made %d calls, documented 2", res.DBCalls)
+	// 2 for the heartbeat, 1 BatchGetItem of the PAM policy settings
+	// (pam.uacInterceptionEnabled).
+	fixture.Budget(t, res, 3)
+	if res.DBCalls != 3 {
+		t.Fatalf("heartbeat made %d calls, documented 3", res.DBCalls)
 	}
 	var reply struct {
 		Commands []any
@@ -190,7 +192,7 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 		}
 	}
 	res.Decode(t, &reply)
-	if reply.Commands == nil || len(reply.Commands) != 0 || reply.Config.HeartbeatIntervalSeconds != 60 {
+	if reply.Commands == nil || len(reply.Commands) != 0 || reply.Config.HeartbeatIntervalSeconds != 60 || !reply.Config.PAM.UACInterceptionEnabled {
 		t.Fatalf("reply %s", res.Body)
 	}
 	d, err := device.Store{St: w.Env.Store}.Get(context.Background(), w.A.ID, id)
@@ -210,7 +212,7 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	}
 	w.Env.Clock.Advance(time.Minute)
 	res = fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
-	fixture.Budget(t, res, 2)
+	fixture.Budget(t, res, 3)
 	if !strings.Contains(string(res.Body), cmd.ID) {
 		t.Fatalf("command not returned: %s", res.Body)
 	}
@@ -235,7 +237,7 @@ func TestHeartbeatRateLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
-	fixture.Budget(t, res, 3)
+	fixture.Budget(t, res, 4)
 }
 
 func TestOfflineSweepAndOnlineTransition(t *testing.T) {
@@ -276,7 +278,7 @@ func TestOfflineSweepAndOnlineTransition(t *testing.T) {
 	}
 	// The next heartbeat brings it back online with device.online.
 	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(stale), staleTok, beat()), http.StatusOK)
-	fixture.Budget(t, res, 3)
+	fixture.Budget(t, res, 4)
 	if d := getDevice(t, w, w.A.ID, stale); d.Status != "online" {
 		t.Fatalf("after heartbeat: %s", d.Status)
 	}

@@ -13,7 +13,7 @@ import (
 //
 //	route                                          calls   what
 //	POST /agents/enroll                            4       rate-limit UpdateItem, guard GetItem, transaction (key consume, device, agent row, counts, audit, outbox), outbox clear
-//	POST /agents/:id/heartbeat                     2       agent row GetItem (token, status, commands), device UpdateItem; see the package doc for the rare third
+//	POST /agents/:id/heartbeat                     3       agent row GetItem (token, status, commands), PAM settings BatchGetItem, device UpdateItem; see the package doc for the rare fourth
 //	PUT  /agents/:id/hardware | network            3       agent row, rate-limit UpdateItem, device UpdateItem
 //	PUT  /agents/:id/software                      4       agent row, rate limit, device GetItem (hash), transaction (chunks, device) unless unchanged
 //	POST /agents/:id/commands/:commandId/result    3       agent row, rate limit, transaction (queue entry, result)

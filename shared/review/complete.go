@@ -10,6 +10,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // StaleAfter is how old a completion marker must be before the sweeper
@@ -79,29 +80,40 @@ func (s *Service) finish(ctx context.Context, r *Review, items []Item, actor aud
 			return nil, err
 		}
 	}
-	revoked := 0
 	for i := range items {
 		it := &items[i]
-		if it.Decision != DecisionRevoked {
-			continue
-		}
-		revoked++
-		if it.AppliedAt != "" {
+		if it.Decision != DecisionRevoked || it.AppliedAt != "" {
 			continue
 		}
 		rm := Removal{UserID: it.UserID, MembershipID: it.MemberID, Scope: r.Scope, PartnerID: r.PartnerID, OrgID: r.OrgID,
 			Actor: actor, Reason: "access_review:" + r.ID}
-		if err := s.Remover.RemoveMember(ctx, rm); err != nil {
+		skipped := ""
+		if err := s.Remover.RemoveMember(ctx, rm); errors.Is(err, user.ErrLastAdmin) {
+			// The tenant keeps its last administrator: the item is applied as
+			// kept, and counted apart from the revocations.
+			skipped = "last_administrator"
+		} else if err != nil {
 			return nil, fmt.Errorf("complete review %s: remove %s: %w", r.ID, it.UserID, err)
 		}
+		it.Skipped = skipped
 		if err := s.St.St.Do(ctx, appliedWrite(it, clock.Format(s.Clock.Now()))); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return nil, fmt.Errorf("complete review %s: mark item %s: %w", r.ID, it.ID, err)
+		}
+	}
+	revoked, kept := 0, []string{}
+	for _, it := range items {
+		switch {
+		case it.Decision != DecisionRevoked:
+		case it.Skipped != "":
+			kept = append(kept, it.UserID)
+		default:
+			revoked++
 		}
 	}
 	at := clock.Format(s.Clock.Now())
 	rec := audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "access_review.complete",
 		ResourceType: "access_review", ResourceID: r.ID, ResourceName: r.Name,
-		Details: map[string]any{"revokedCount": revoked, "itemCount": len(items), "startedBy": r.CompletingBy}})
+		Details: map[string]any{"revokedCount": revoked, "itemCount": len(items), "startedBy": r.CompletingBy, "keptLastAdministrator": kept}})
 	if err := s.St.St.Commit(ctx, (&store.Tx{}).Add(finishWrite(r, at, revoked), rec)); err != nil {
 		var te *store.TxError
 		if errors.As(err, &te) {

@@ -39,7 +39,8 @@
 //     the review's tenant (membership deleted, the API keys the user created
 //     there revoked, every session and token ended; the MemberRemover is
 //     idempotent), then the item is marked applied (conditional on not being
-//     applied). A crash anywhere leaves a state from which the same steps,
+//     applied). A tenant's last administrator is kept (shared/user's rule):
+//     the item is applied as kept (skipped) and not counted in revokedCount. A crash anywhere leaves a state from which the same steps,
 //     run again, finish the work and never undo or repeat it.
 //  3. Finish: one transaction moves the review to completed (condition: still
 //     completing), with completedAt, revokedCount and the access_review.complete
@@ -67,8 +68,9 @@
 // profile, item transactions of 100 with the review and audit in the last);
 // detail 2 + ceil(users/100) + custom roles (review and items, profiles);
 // item update 2 (one BatchGetItem of review and item, one transaction; a
-// custom role's permissions add its reads on revoke); complete 3 + 2 per
-// revoked user + the remover's own calls.
+// custom role's permissions add its reads on revoke); complete 4 + 2 per
+// revoked user + user.Service.RemoveMembership's own (17 in all, with
+// authentication, for one revoked administrator holding a key).
 package review
 
 import (
@@ -143,6 +145,8 @@ type Item struct {
 	ReviewedBy *string  `dynamodbav:"reviewedBy"`
 	CreatedAt  string   `dynamodbav:"createdAt"`
 	AppliedAt  string   `dynamodbav:"appliedAt,omitempty"`
+	// Skipped says why an applied revocation removed nobody (last_administrator).
+	Skipped string `dynamodbav:"skipped,omitempty"`
 	// Version moves with every decision (compare-and-swap).
 	Version int `dynamodbav:"version"`
 }

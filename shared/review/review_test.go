@@ -90,12 +90,16 @@ func audits(t *testing.T, w *fixture.World, action string) int {
 
 func TestReviewLifecycle(t *testing.T) {
 	t.Parallel()
-	w := fixture.NewWorld(t, "access-reviews", "api-keys", "scripts")
+	w := fixture.NewWorld(t, "access-reviews", "api-keys", "service-principals", "scripts")
 	// An administrator who will be revoked, holding an API key of A.
 	leaver := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID, MFA: true, Name: "Leaver"})
-	key := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/api-keys", Token: leaver.Token,
-		Body: map[string]any{"orgId": w.A.ID, "name": "leaver key", "scopes": []string{"scripts:read"}}}), http.StatusCreated).JSON(t)["key"].(string)
+	created := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/api-keys", Token: leaver.Token,
+		Body: map[string]any{"orgId": w.A.ID, "name": "leaver key", "scopes": []string{"scripts:read"}}}), http.StatusCreated).JSON(t)
+	key, keyID := created["key"].(string), created["id"].(string)
 	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/scripts", APIKey: key}), http.StatusOK)
+	// A service principal the leaver created: its key depends on no user.
+	spKey := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/service-principals", Token: leaver.Token,
+		Body: map[string]any{"orgId": w.A.ID, "name": "leaver robot", "scopes": []string{"scripts:read"}}}), http.StatusCreated).JSON(t)["key"].(string)
 
 	inA := members(t, w, authz.ScopeOrg, "", w.A.ID)
 	res := w.Call(t, http.MethodPost, base, fixture.AAdmin, map[string]any{"name": "Q4 review", "description": "quarterly",
@@ -103,7 +107,11 @@ func TestReviewLifecycle(t *testing.T) {
 	fixture.Expect(t, res, http.StatusCreated)
 	fixture.Budget(t, res, 6)
 	id := res.JSON(t)["id"].(string)
-	d := getDetail(t, w, fixture.AAdmin, id)
+	res = w.Call(t, http.MethodGet, base+"/"+id, fixture.AAdmin, nil)
+	fixture.Expect(t, res, http.StatusOK)
+	fixture.Budget(t, res, 5)
+	var d detail
+	res.Decode(t, &d)
 	if d.Status != "pending" || d.ItemCount != len(inA) || len(d.Items) != len(inA) || d.ReviewerName != "Test User" {
 		t.Fatalf("detail %+v, members %d", d, len(inA))
 	}
@@ -142,6 +150,8 @@ func TestReviewLifecycle(t *testing.T) {
 	}
 	res = w.Call(t, http.MethodPost, base+"/"+id+"/complete", fixture.AAdmin, nil)
 	fixture.Expect(t, res, http.StatusOK)
+	t.Logf("complete with one revoked administrator: %d DynamoDB calls", res.DBCalls)
+	fixture.Budget(t, res, 20)
 	if got := res.JSON(t); got["status"] != "completed" || got["revokedCount"] != float64(1) || got["completedAt"] == nil {
 		t.Fatalf("complete %v", got)
 	}
@@ -151,6 +161,10 @@ func TestReviewLifecycle(t *testing.T) {
 	}
 	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: base, Token: leaver.Token}), http.StatusUnauthorized)
 	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/scripts", APIKey: key}), http.StatusUnauthorized)
+	if st := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/api-keys/"+keyID, fixture.AAdmin, nil), http.StatusOK).JSON(t)["status"]; st != "revoked" {
+		t.Fatalf("the leaver's key is %v, want revoked", st)
+	}
+	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/scripts", APIKey: spKey}), http.StatusOK)
 	// A completed review is immutable.
 	e := fixture.ExpectError(t, w.Call(t, http.MethodPatch, base+"/"+id+"/items/"+leaverItem, fixture.AAdmin, map[string]any{"decision": "approved"}), http.StatusBadRequest, "bad_request")
 	if e["error"] != "Cannot modify completed review" {
@@ -290,6 +304,24 @@ func TestReviewAboveLevelAndKeys(t *testing.T) {
 	readOnly := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "read",
 		"scopes": []string{"users:read"}}), http.StatusCreated).JSON(t)["key"].(string)
 	fixture.ExpectError(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: base, APIKey: readOnly, Body: map[string]any{"name": "x"}}), http.StatusForbidden, "forbidden")
+}
+
+// TestReviewKeepsLastAdministrator: a review that revokes a tenant's only
+// administrator completes, and the tenant keeps them (shared/user's
+// last-administrator rule), counted apart from the revocations.
+func TestReviewKeepsLastAdministrator(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "access-reviews")
+	id, n := create(t, w, fixture.BAdmin, map[string]any{"name": "alone"})
+	if n != 1 {
+		t.Fatalf("%d items in B", n)
+	}
+	item := getDetail(t, w, fixture.BAdmin, id).Items[0].ID
+	fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/"+id+"/items/"+item, fixture.BAdmin, map[string]any{"decision": "revoked"}), http.StatusOK)
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/"+id+"/complete", fixture.BAdmin, nil), http.StatusOK).JSON(t)
+	if res["revokedCount"] != float64(0) || !members(t, w, authz.ScopeOrg, "", w.B.ID)[w.Users[fixture.BAdmin]] {
+		t.Fatalf("complete %v", res)
+	}
 }
 
 func TestConcurrentDecisionsOnOneItem(t *testing.T) {

@@ -147,7 +147,11 @@ func markCompletingWrite(r *Review, at, by string) *store.Write {
 
 // appliedWrite marks item it applied, once.
 func appliedWrite(it *Item, at string) *store.Write {
-	return store.Change(it.PK, it.SK, expression.Set(expression.Name("appliedAt"), expression.Value(at))).
+	upd := expression.Set(expression.Name("appliedAt"), expression.Value(at))
+	if it.Skipped != "" {
+		upd = upd.Set(expression.Name("skipped"), expression.Value(it.Skipped))
+	}
+	return store.Change(it.PK, it.SK, upd).
 		When(expression.AttributeNotExists(expression.Name("appliedAt"))).Exists()
 }
 

@@ -46,6 +46,11 @@
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event
 //	rate-limit window   RL#<rule>#<subject> / WIN                -                                  -                        ratelimit
+//	access review       ORG#<oid> or PARTNER#<pid> / REVIEW#<id> -                                  REVIEWCOMPLETING / <at>#<tenant>#<id> (completing)  review
+//	review item         REVIEW#<rid> / ITEM#<id>                 -                                  -                        review
+//	deletion request    DELREQ#<id> / DELREQ                     DELREQDUE#<status> / <processBy>#<id> (open)  DELREQS / <requestedAt>#<id>  deletion
+//	open deletion guard USER#<uid> / DELREQ#OPEN                 -                                  -                        deletion
+//	deletion index      DELREQS#<ORG#oid|PARTNER#pid> / <requestedAt>#<id>  -                       -                        deletion
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2

@@ -1,13 +1,14 @@
 // Package admingroup wires the admin function, served at /api/v1/admin and
-// /admin: the webhook dead-letter queue (built) and account deletion
-// administration (not built yet: 501).
+// /admin: the webhook dead-letter queue and account deletion administration.
 package admingroup
 
 import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/deletiongroup"
 	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/deletion"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/webhook"
 )
@@ -17,13 +18,6 @@ func Admin(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
 	prefixes := []string{routes.APIBase + "/admin", "/admin"}
 	(&webhook.AdminHandler{DLQ: webhookgroup.DLQ(d)}).Routes(rt, prefixes...)
-	for _, p := range prefixes {
-		rt.Pending(
-			"GET "+p+"/account-deletion-requests",
-			"GET "+p+"/account-deletion-requests/pending-count",
-			"GET "+p+"/account-deletion-requests/{id}",
-			"POST "+p+"/account-deletion-requests/{id}/process",
-		)
-	}
+	(&deletion.AdminHandler{Svc: deletiongroup.Service(d)}).Routes(rt, prefixes...)
 	return d.Edge(rt), nil
 }

@@ -2,10 +2,12 @@
 package agentsgroup
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/agent"
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
 	"github.com/gale-rmm/gale/shared/ratelimit"
@@ -18,6 +20,16 @@ func Agents(d *app.Deps) (http.Handler, error) {
 	d.Auth.Agents = svc
 	rt := d.Router()
 	(&agent.Handler{Svc: svc}).Routes(rt)
+	ps := pamgroup.Service(d)
+	svc.PAM = ps.UACEnabled
+	eh := &agent.ElevationHandler{Svc: svc, PAM: ps}
+	if d.Strict {
+		// Test processes run the post-answer work (event send, mobile
+		// fan-out) before the answer, outside the request's call count, so
+		// tests see its effects deterministically.
+		eh.After = func(f func(context.Context)) { f(context.Background()) }
+	}
+	eh.Routes(rt)
 	return d.Edge(agent.Wrap(rt)), nil
 }
 

@@ -1,6 +1,6 @@
 // Package authgroup wires the auth function (/api/v1/auth, except passkeys):
-// sign-in, registration, password flows, invitation acceptance, TOTP, SMS and
-// recovery codes.
+// sign-in, registration, password flows, invitation acceptance, TOTP, SMS,
+// recovery codes and the requester's account deletion routes.
 package authgroup
 
 import (
@@ -9,8 +9,11 @@ import (
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/deletiongroup"
+	"github.com/gale-rmm/gale/shared/deletion"
 	"github.com/gale-rmm/gale/shared/invite"
 	"github.com/gale-rmm/gale/shared/mfa"
+	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/session"
@@ -29,11 +32,10 @@ func Auth(d *app.Deps) (http.Handler, error) {
 	}
 	(&mfa.Handler{Svc: mfaSvc}).Routes(rt)
 	(&invite.Handler{Svc: Invite(d)}).Routes(rt)
+	del := deletiongroup.Service(d)
+	del.Verify = passhash.Verify
+	(&deletion.Handler{Svc: del}).Routes(rt)
 	(&session.KeysHandler{Keys: d.Sessions.Signer.Keys}).Routes(rt)
-	rt.Pending(
-		"GET /api/v1/auth/account-deletion-request", "POST /api/v1/auth/account-deletion-request",
-		"PATCH /api/v1/auth/account-deletion-request/{id}",
-	)
 	return d.Edge(rt), nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/pam"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -13,6 +15,7 @@ import (
 func Devices(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
 	(&device.Handler{Svc: Service(d)}).Routes(rt)
+	(&pam.ActuationHandler{Svc: pamgroup.Service(d)}).Routes(rt)
 	return d.Edge(rt), nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/enrollgroup"
 	"github.com/gale-rmm/gale/shared/app/filtersgroup"
 	"github.com/gale-rmm/gale/shared/app/healthgroup"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/app/passkeygroup"
 	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
 	"github.com/gale-rmm/gale/shared/app/rolesgroup"
@@ -42,7 +43,7 @@ func Builders() map[string]app.Builder {
 		"sso":                ssogroup.SSO,
 		"access-reviews":     reviewsgroup.AccessReviews,
 		"admin":              admingroup.Admin,
-		"pam":                app.NotBuilt("pam"),
+		"pam":                pamgroup.PAM,
 		"devices":            devicesgroup.Devices,
 		"agents":             agentsgroup.Agents,
 		"webhooks":           webhookgroup.Webhooks,

@@ -1,15 +1,14 @@
 // Package removal is the wiring that ends a membership for the access-review
-// and account-deletion services (their MemberRemover interfaces), with what
-// shared/user offers: the membership's keys and rows. It is idempotent: a
-// membership already gone (or replaced since it was reviewed) is left alone.
-//
-// One transaction deletes the membership (if it is still the one named), its
-// pending invitation and the organization's member count, ends every session
-// and token of the account (tokensValidAfter, as sign-out everywhere does) and
-// writes the user.remove audit record. The API keys the user created in the
-// organization stop at once, because key authentication checks in every
-// request that the creator is still a member (shared/apikey); marking them
-// revoked is shared/user's removal primitive's job once it exists.
+// and account-deletion services (their MemberRemover interfaces), on
+// shared/user's one removal primitive (user.Service.RemoveMembership: the
+// membership, its invitation and member count, the user.remove audit record,
+// the last-administrator rule, and the revocation of every API key the user
+// created in the tenant). It adds what a review or a deletion also promises:
+// every session and token of the account ends (tokensValidAfter, as sign-out
+// everywhere does), written before the membership goes, so a run interrupted
+// in between repeats it rather than skipping it. It is idempotent: a
+// membership already gone (or replaced since it was reviewed) is left alone,
+// and the key revocation re-runs.
 package removal
 
 import (
@@ -23,7 +22,6 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
-	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
@@ -42,52 +40,29 @@ type Member struct {
 // Remover ends memberships.
 type Remover struct {
 	St    *store.Store
+	Users *user.Service
 	Clock clock.Clock
 }
 
-// Remove ends membership m (idempotent).
+// Remove ends membership m (idempotent). Removing a tenant's last
+// administrator is user.ErrLastAdmin.
 func (r Remover) Remove(ctx context.Context, m Member) error {
 	k := user.MembershipKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
 	var cur user.Membership
 	switch err := r.St.Get(ctx, k.PK, k.SK, &cur); {
 	case errors.Is(err, store.ErrNotFound):
-		return nil
 	case err != nil:
 		return fmt.Errorf("remove %s: %w", m.UserID, err)
-	}
-	if m.MembershipID != "" && cur.ID != m.MembershipID {
+	case m.MembershipID != "" && cur.ID != m.MembershipID:
 		return nil // removed and invited again since: a new membership
-	}
-	now := r.Clock.Now()
-	pk := user.ProfileKey(m.UserID)
-	ik := user.InviteKey(m.UserID, cur.Scope, cur.PartnerID, cur.OrgID)
-	tx := (&store.Tx{}).Add(
-		store.Delete(k.PK, k.SK).When(store.Is("id", cur.ID)),
-		store.Delete(ik.PK, ik.SK),
-		store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(now)))).Exists(),
-		audit.Put(r.Clock, audit.Entry{Actor: m.Actor, OrgID: m.OrgID, PartnerID: partnerOf(m), Action: "user.remove",
-			ResourceType: "user", ResourceID: m.UserID, Details: map[string]any{"roleId": cur.RoleID, "reason": m.Reason,
-				"sessionsRevoked": true}}))
-	if m.OrgID != "" {
-		tx.Add(tenant.CountOrg(m.OrgID, "", tenant.CountMembers, -1))
-	}
-	if err := r.St.Commit(ctx, tx); err != nil {
-		var te *store.TxError
-		if errors.As(err, &te) {
-			// Removed (or its account deleted) by a concurrent run: read again.
-			var again user.Membership
-			if gerr := r.St.Get(ctx, k.PK, k.SK, &again); errors.Is(gerr, store.ErrNotFound) || (gerr == nil && again.ID != cur.ID) {
-				return nil
-			}
+	default:
+		pk := user.ProfileKey(m.UserID)
+		w := store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(r.Clock.Now())))).Exists()
+		if err := r.St.Do(ctx, w); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+			return fmt.Errorf("end sessions of %s: %w", m.UserID, err)
 		}
-		return fmt.Errorf("remove %s from %s: %w", m.UserID, user.TenantKey(m.Scope, m.PartnerID, m.OrgID), err)
 	}
-	return nil
-}
-
-func partnerOf(m Member) string {
-	if m.OrgID != "" {
-		return ""
-	}
-	return m.PartnerID
+	_, err := r.Users.RemoveMembership(ctx, m.Actor, user.Removal{UserID: m.UserID, Scope: m.Scope, PartnerID: m.PartnerID,
+		OrgID: m.OrgID, Details: map[string]any{"reason": m.Reason, "sessionsRevoked": true}})
+	return err
 }

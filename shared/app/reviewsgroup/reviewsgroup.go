@@ -8,6 +8,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/removal"
+	"github.com/gale-rmm/gale/shared/app/usersgroup"
 	"github.com/gale-rmm/gale/shared/review"
 )
 
@@ -21,7 +22,7 @@ func AccessReviews(d *app.Deps) (http.Handler, error) {
 // Service builds the access review service.
 func Service(d *app.Deps) *review.Service {
 	return &review.Service{St: review.Store{St: d.Store}, Members: d.Users, Roles: d.Roles,
-		Remover: Remover{removal.Remover{St: d.Store, Clock: d.Clock}}, Clock: d.Clock}
+		Remover: Remover{removal.Remover{St: d.Store, Users: usersgroup.Service(d), Clock: d.Clock}}, Clock: d.Clock}
 }
 
 // Remover adapts the membership removal to review.MemberRemover.

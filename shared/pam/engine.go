@@ -1,0 +1,126 @@
+package pam
+
+import (
+	"time"
+
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/pam/policy"
+)
+
+// This file adapts the stored records to the pure engine (shared/pam/policy):
+// validation, the decision chain, the preview and the self-approval predicate
+// are the engine's; nothing here matches.
+
+// IsSubject reports whether an approver with e-mail email is the request's
+// subject (policy.IsSelfApproval; platform users have no separate username).
+func IsSubject(subject, email string) bool { return policy.IsSelfApproval(subject, email, "") }
+
+// validateRule checks the merged rule r with policy.Validate (bounds and the
+// spec's validation rules 1-5).
+func validateRule(f fault.Fields, r *Rule) {
+	for path, msgs := range policy.Validate(toPolicyRule(r)) {
+		for _, m := range msgs {
+			f.Add(path, m)
+		}
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+func toPolicyRule(r *Rule) policy.Rule {
+	out := policy.Rule{ID: r.ID, OrgID: r.OrgID, SiteID: r.SiteID, Name: r.Name, Verdict: policy.Verdict(r.Verdict),
+		Priority: r.Priority, Enabled: r.Enabled, MatchSigner: deref(r.MatchSigner), MatchSignerGroupID: r.MatchSignerGroupID,
+		MatchHash: deref(r.MatchHash), MatchPathGlob: deref(r.MatchPathGlob), MatchParentImage: deref(r.MatchParentImage),
+		MatchCommandLine: deref(r.MatchCommandLine), MatchUser: deref(r.MatchUser), MatchAdGroup: deref(r.MatchAdGroup),
+		MatchToolName: deref(r.MatchToolName), MatchRiskTier: r.MatchRiskTier, ApprovalDurationMinutes: r.ApprovalDurationMinutes,
+		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
+		CreatedBy: policy.Actor{UserID: r.CreatedBy, Email: r.CreatedByEmail}, UpdatedBy: policy.Actor{UserID: r.UpdatedBy, Email: r.UpdatedByEmail}}
+	for _, n := range r.MatchNegate {
+		out.MatchNegate = append(out.MatchNegate, policy.Criterion(n))
+	}
+	if r.TimeWindow != nil {
+		out.TimeWindow = &policy.TimeWindow{Start: r.TimeWindow.Start, End: r.TimeWindow.End, Days: r.TimeWindow.Days, Timezone: r.TimeWindow.Timezone}
+	}
+	return out
+}
+
+func toPolicyGroups(gs []SignerGroup) []policy.SignerGroup {
+	out := make([]policy.SignerGroup, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, policy.SignerGroup{ID: g.ID, OrgID: g.OrgID, Name: g.Name, Description: g.Description, Signers: g.Signers,
+			CreatedAt: parseTime(g.CreatedAt), UpdatedAt: parseTime(g.UpdatedAt)})
+	}
+	return out
+}
+
+func toPolicySoftware(p *SoftwarePolicy) policy.SoftwarePolicy {
+	out := policy.SoftwarePolicy{ID: p.ID, OrgID: p.OrgID, Name: p.Name, Mode: policy.PolicyMode(p.Mode), Priority: p.Priority,
+		Enabled: p.Enabled, CreatedAt: parseTime(p.CreatedAt), UpdatedAt: parseTime(p.UpdatedAt),
+		CreatedBy: policy.Actor{UserID: p.CreatedBy, Email: p.CreatedByEmail}, UpdatedBy: policy.Actor{UserID: p.UpdatedBy, Email: p.UpdatedByEmail}}
+	for _, e := range p.Executables {
+		out.Executables = append(out.Executables, policy.Executable{Hash: deref(e.Hash), Signer: deref(e.Signer), PathGlob: deref(e.PathGlob)})
+	}
+	return out
+}
+
+// Observation is what the decision chain judges.
+type Observation = policy.Observation
+
+// StatusIgnored is the ingest answer of an ignore verdict (no row).
+const StatusIgnored = policy.StatusIgnored
+
+// decision is the chain's outcome as the store records it.
+type decision struct {
+	Status, Source, RuleID, RuleName, PolicyName string
+	Minutes                                      int
+	Skipped                                      []policy.Skipped
+	Err                                          string
+}
+
+// chainInput is the engine's view of an organization's PAM rows.
+func chainInput(pol *Policies) policy.ChainInput {
+	in := policy.ChainInput{SignerGroups: toPolicyGroups(pol.SignerGroups)}
+	for i := range pol.Rules {
+		in.Rules = append(in.Rules, toPolicyRule(&pol.Rules[i]))
+	}
+	for i := range pol.SoftwarePolicies {
+		in.Policies = append(in.Policies, toPolicySoftware(&pol.SoftwarePolicies[i]))
+	}
+	if pol.Config != nil {
+		in.DefaultVerdict = policy.Verdict(pol.Config.DefaultUnmatchedVerdict)
+	}
+	return in
+}
+
+// decide runs the decision chain over pol for obs at now. The chain keeps
+// the organization-wide rules and those of the device's site.
+func decide(pol *Policies, obs Observation, now time.Time) decision {
+	d := policy.Decide(chainInput(pol), obs, now)
+	out := decision{Status: d.Status(), RuleID: d.RuleID, RuleName: d.RuleName, PolicyName: d.PolicyName,
+		Minutes: d.ApprovalDurationMinutes, Skipped: d.Skipped}
+	switch d.Source {
+	case policy.SourcePolicy:
+		out.Source = SourceSoftwarePolicy
+	case policy.SourceRule:
+		out.Source = SourceRule
+	case policy.SourceDefault:
+		out.Source = SourceDefault
+	case policy.SourceError:
+		// An evaluator error records the request pending (spec 3).
+		out.Status, out.Source = StatusPending, ""
+		if d.Err != nil {
+			out.Err = d.Err.Error()
+		}
+	}
+	return out
+}

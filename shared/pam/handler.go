@@ -1,0 +1,237 @@
+package pam
+
+import (
+	"net/http"
+
+	"github.com/gale-rmm/gale/shared/httpapi"
+)
+
+// Handler serves /api/v1/pam. Every route accepts a bearer JWT or an API
+// key; "+ MFA" routes refuse keys (403 `MFA required`), which never satisfy MFA.
+//
+// DynamoDB calls per request after authentication (organization caller;
+// partner and system callers add one Query of their organizations for lists
+// and one GSI1 Query instead of a GetItem for reads by id):
+//
+//	route                                         MFA  calls  what
+//	GET    /pam/elevation-requests                     2      Query of the organization's ELEV# range, BatchGetItem of the page's devices and sites
+//	GET    /pam/active                                 2      the same over every request of the organization
+//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses)
+//	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear
+//	GET    /pam/rules                                  1      Query PAM#RULE#
+//	POST   /pam/rules                             yes  2-4    org GetItem (partner/system), site GetItem, signer group GetItem, transaction
+//	PATCH  /pam/rules/:id                         yes  2-4    GetItem, site and signer-group reads when named, transaction (CAS on updatedAt)
+//	DELETE /pam/rules/:id                         yes  2      GetItem, transaction
+//	POST   /pam/rules/preview                          2+     Query pages of the window (at most 5,000 requests), audit-free
+//	GET    /pam/signer-groups                          1      Query PAM#SG#
+//	POST   /pam/signer-groups                     yes  1      transaction
+//	PATCH  /pam/signer-groups/:id                 yes  2      GetItem, transaction
+//	DELETE /pam/signer-groups/:id                 yes  3      GetItem, Query of the rules, transaction
+//	GET    /pam/config                                 1      GetItem
+//	PUT    /pam/config                            yes  1      transaction
+type Handler struct{ Svc *Service }
+
+const basePath = "/api/v1/pam"
+
+// Routes registers the group.
+func (h *Handler) Routes(rt *httpapi.Router) {
+	read := []string{"devices:read"}
+	write := []string{"devices:write"}
+	exec := []string{"devices:execute"}
+	key := httpapi.UserOrKey
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/elevation-requests", Access: key, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/active", Access: key, Scopes: read, Handle: h.active},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/elevation-requests/{id}/respond", Access: key, Scopes: exec, MFA: true, Handle: h.respond},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: h.revoke},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/rules", Access: key, Scopes: read, Handle: h.rules},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules", Access: key, Scopes: write, MFA: true, Handle: h.createRule},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules/preview", Access: key, Scopes: write, Handle: h.preview},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateRule},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteRule},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/signer-groups", Access: key, Scopes: read, Handle: h.signerGroups},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/signer-groups", Access: key, Scopes: write, MFA: true, Handle: h.createSignerGroup},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateSignerGroup},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteSignerGroup},
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/config", Access: key, Scopes: read, Handle: h.config},
+		httpapi.Route{Method: http.MethodPut, Path: basePath + "/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
+	)
+	h.SettingsRoutes(rt)
+	h.SoftwarePolicyRoutes(rt)
+}
+
+// RequestList is the list answer.
+type RequestList struct {
+	Success    bool               `json:"success"`
+	Requests   []Request          `json:"requests"`
+	Pagination httpapi.Pagination `json:"pagination"`
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	all, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), FlowType: q.Get("flowType"),
+		DeviceID: q.Get("deviceId"), SiteID: q.Get("siteId"), From: q.Get("from"), To: q.Get("to")})
+	if err != nil {
+		return err
+	}
+	l := httpapi.NewList(all, page)
+	if err := h.Svc.Describe(r.Context(), l.Data); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, RequestList{Success: true, Requests: l.Data, Pagination: l.Pagination})
+	return nil
+}
+
+type activeList struct {
+	Success bool      `json:"success"`
+	Active  []Request `json:"active"`
+}
+
+func (h *Handler) active(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.Active(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, activeList{Success: true, Active: out})
+	return nil
+}
+
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request) error {
+	var in RespondInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.Respond(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
+	var in RevokeInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.Revoke(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) rules(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.Rules(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, RuleList{Success: true, Rules: out})
+	return nil
+}
+
+func (h *Handler) createRule(w http.ResponseWriter, r *http.Request) error {
+	var in RuleInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.CreateRule(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, RuleReply{Success: true, Rule: out})
+	return nil
+}
+
+func (h *Handler) updateRule(w http.ResponseWriter, r *http.Request) error {
+	var in RuleInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.UpdateRule(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, RuleReply{Success: true, Rule: out})
+	return nil
+}
+
+func (h *Handler) deleteRule(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.DeleteRule(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, RuleReply{Success: true, Rule: out})
+	return nil
+}
+
+func (h *Handler) signerGroups(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.SignerGroups(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SignerGroupList{Success: true, SignerGroups: out})
+	return nil
+}
+
+func (h *Handler) createSignerGroup(w http.ResponseWriter, r *http.Request) error {
+	var in SignerGroupInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.CreateSignerGroup(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, SignerGroupReply{Success: true, SignerGroup: out})
+	return nil
+}
+
+func (h *Handler) updateSignerGroup(w http.ResponseWriter, r *http.Request) error {
+	var in SignerGroupInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.UpdateSignerGroup(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SignerGroupReply{Success: true, SignerGroup: out})
+	return nil
+}
+
+func (h *Handler) deleteSignerGroup(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.DeleteSignerGroup(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SignerGroupReply{Success: true, SignerGroup: out})
+	return nil
+}
+
+func (h *Handler) config(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.Config(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, ConfigReply{Success: true, Config: out})
+	return nil
+}
+
+func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) error {
+	var in ConfigInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.PutConfig(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, ConfigReply{Success: true, Config: out})
+	return nil
+}

@@ -1,0 +1,195 @@
+package pam
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/valid"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
+)
+
+// Limits of the agent ingest body's strings.
+const (
+	MaxSubject     = 256
+	MaxPath        = 2048
+	MaxSignerField = 1024
+	MaxCommandLine = 16384
+)
+
+// IngestInput is the body of POST /agents/:id/elevation-requests.
+type IngestInput struct {
+	SubjectUsername        *string `json:"subject_username"`
+	TargetExecutablePath   *string `json:"target_executable_path"`
+	TargetExecutableHash   *string `json:"target_executable_hash"`
+	TargetExecutableSigner *string `json:"target_executable_signer"`
+	PID                    *int64  `json:"pid"`
+	ParentImage            *string `json:"parent_image"`
+	CommandLine            *string `json:"command_line"`
+	ObservedAt             *string `json:"observed_at"`
+}
+
+// Ingested is the ingest answer: 201 {id, status}, or 200 {id: null,
+// status: ignored}.
+type Ingested struct {
+	ID     *string `json:"id"`
+	Status string  `json:"status"`
+}
+
+// clean removes control and bidi-override characters (agent strings are
+// stored sanitised, DECISIONS "Agent strings") and trims the ends.
+func clean(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff' {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+func ingestString(f fault.Fields, path string, v *string, required bool, max int) string {
+	if v == nil {
+		if required {
+			f.Add(path, "is required")
+		}
+		return ""
+	}
+	s := clean(*v)
+	if required && s == "" {
+		f.Add(path, "must not be empty")
+	}
+	if len([]rune(s)) > max {
+		f.Addf(path, "must be at most %d characters", max)
+	}
+	return s
+}
+
+// Ingest records an elevation prompt the agent of a observed and decides it
+// (software-policy bridge, rules, default verdict). The caller has counted the
+// event against the device's ingest limit; Ingest makes two DynamoDB calls:
+// one Query of the organization's PAM# rows and one transaction that stores
+// the request (unless ignored), its audit record and its event. The event's send and the mobile approval fan-out run
+// after the answer (best effort; an unsent event is sent by the outbox drain).
+func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (*Ingested, func(context.Context), error) {
+	f := fault.Fields{}
+	subject := ingestString(f, "subject_username", in.SubjectUsername, true, MaxSubject)
+	path := ingestString(f, "target_executable_path", in.TargetExecutablePath, true, MaxPath)
+	hash := strings.ToLower(ingestString(f, "target_executable_hash", in.TargetExecutableHash, false, 64))
+	if hash != "" {
+		if b, err := hex.DecodeString(hash); err != nil || len(b) != 32 {
+			f.Add("target_executable_hash", "must be a SHA-256 hex digest")
+		}
+	}
+	signer := ingestString(f, "target_executable_signer", in.TargetExecutableSigner, false, MaxSignerField)
+	parent := ingestString(f, "parent_image", in.ParentImage, false, MaxPath)
+	cmdline := ingestString(f, "command_line", in.CommandLine, false, MaxCommandLine)
+	if in.PID != nil && (*in.PID < 0 || *in.PID > 1<<32) {
+		f.Add("pid", "must be a process id (0 to 4294967296)")
+	}
+	var observed time.Time
+	if in.ObservedAt != nil {
+		observed = valid.Time(f, "observed_at", *in.ObservedAt)
+	}
+	if err := f.Err(); err != nil {
+		return nil, nil, err
+	}
+	pol, err := s.St.Policies(ctx, a.OrgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.Clock.Now()
+	ts := clock.Format(now)
+	obs := Observation{OrgID: a.OrgID, DeviceID: a.DeviceID, FlowType: policy.FlowUACIntercept, SubjectUsername: subject, TargetExecutablePath: path,
+		TargetExecutableHash: hash, TargetExecutableSigner: signer, ParentImage: parent, CommandLine: cmdline, ObservedAt: observed}
+	if a.SiteID != nil {
+		obs.SiteID = *a.SiteID
+	}
+	if in.PID != nil {
+		obs.PID = int(*in.PID)
+	}
+	d := decide(pol, obs, now)
+	agentActor := audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
+	if d.Status == StatusIgnored {
+		details := map[string]any{"subjectUsername": subject, "targetExecutablePath": path, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
+		tx := (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID,
+			Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: path, Details: details}))
+		if err := s.St.Commit(ctx, tx); err != nil {
+			return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
+		}
+		return &Ingested{Status: StatusIgnored}, nil, nil
+	}
+	r := &Request{ID: NewRequestID(now), OrgID: a.OrgID, PartnerID: a.PartnerID, DeviceID: a.DeviceID, SiteID: a.SiteID,
+		FlowType: FlowUAC, Status: d.Status, SubjectUsername: subject, TargetExecutablePath: path, TargetExecutableSigner: signer,
+		TargetExecutableHash: hash, ParentImage: parent, CommandLine: cmdline, PID: in.PID, RequestedAt: ts, UpdatedAt: ts}
+	if a.GroupID != "" {
+		r.GroupIDs = []string{a.GroupID}
+	}
+	if !observed.IsZero() {
+		r.ObservedAt = clock.Format(observed)
+	}
+	minutes := d.Minutes
+	if minutes < 1 || minutes > MaxDuration {
+		minutes = DefaultDuration
+	}
+	r.ApprovalMinutes = &minutes
+	if d.RuleID != "" {
+		r.PamRuleID, r.PamRuleName = &d.RuleID, &d.RuleName
+	}
+	if d.PolicyName != "" {
+		r.MatchedPolicyName = &d.PolicyName
+	}
+	if d.Status != StatusPending && d.Source != "" {
+		src := d.Source
+		r.DecisionSource = &src
+	}
+	typ := eventtype.ElevationRequested
+	switch d.Status {
+	case StatusAutoApproved:
+		typ = eventtype.ElevationAutoApproved
+		e := clock.Format(now.Add(time.Duration(minutes) * time.Minute))
+		r.ExpiresAt = &e
+	case StatusDenied:
+		typ = eventtype.ElevationDenied
+	}
+	ev, err := event.New(s.Clock, typ, r.OrgID, EventData(r, r.Status, map[string]any{"decisionSource": r.DecisionSource,
+		"pamRuleId": r.PamRuleID, "matchedPolicyName": r.MatchedPolicyName, "expiresAt": r.ExpiresAt}))
+	if err != nil {
+		return nil, nil, err
+	}
+	row := CreateRequestWrite(r, s.PendingTTL)
+	var send func(context.Context)
+	err = func() error {
+		tx := (&store.Tx{}).Add(row,
+			audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
+				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
+				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
+					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
+		var err error
+		send, err = s.Events.CommitDeferred(ctx, tx, ev)
+		return err
+	}()
+	if err != nil {
+		return nil, nil, err
+	}
+	after := func(ctx context.Context) {
+		send(ctx)
+		if r.Status == StatusPending && s.FanOut != nil {
+			if err := s.FanOut(ctx, r); err != nil {
+				slog.WarnContext(ctx, "mobile approval fan-out failed", "elevationRequestId", r.ID, "err", err)
+			}
+		}
+	}
+	return &Ingested{ID: &r.ID, Status: r.Status}, after, nil
+}

@@ -1,0 +1,692 @@
+package pam
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// ErrSignerGroupRef is a rule naming a signer group its organization lacks.
+var ErrSignerGroupRef = fault.Invalid("matchSignerGroupId", "must be a signer group of the rule's organization")
+
+// ErrOrgWideRule refuses a restricted caller a rule wider than its sites.
+var ErrOrgWideRule = fault.Forbidden("Site-restricted users can only manage rules of their sites")
+
+// RuleInput is the body of rule create and PATCH (every field optional on
+// PATCH; null clears a nullable field).
+type RuleInput struct {
+	OrgID                   string                `json:"orgId"`
+	Name                    valid.Opt[string]     `json:"name"`
+	Verdict                 valid.Opt[string]     `json:"verdict"`
+	Priority                valid.Opt[int]        `json:"priority"`
+	Enabled                 valid.Opt[bool]       `json:"enabled"`
+	SiteID                  valid.Opt[string]     `json:"siteId"`
+	MatchSigner             valid.Opt[string]     `json:"matchSigner"`
+	MatchSignerGroupID      valid.Opt[string]     `json:"matchSignerGroupId"`
+	MatchHash               valid.Opt[string]     `json:"matchHash"`
+	MatchPathGlob           valid.Opt[string]     `json:"matchPathGlob"`
+	MatchParentImage        valid.Opt[string]     `json:"matchParentImage"`
+	MatchCommandLine        valid.Opt[string]     `json:"matchCommandLine"`
+	MatchUser               valid.Opt[string]     `json:"matchUser"`
+	MatchAdGroup            valid.Opt[string]     `json:"matchAdGroup"`
+	MatchToolName           valid.Opt[string]     `json:"matchToolName"`
+	MatchRiskTier           valid.Opt[int]        `json:"matchRiskTier"`
+	MatchNegate             valid.Opt[[]string]   `json:"matchNegate"`
+	TimeWindow              valid.Opt[TimeWindow] `json:"timeWindow"`
+	ApprovalDurationMinutes valid.Opt[int]        `json:"approvalDurationMinutes"`
+}
+
+func optString(f fault.Fields, path string, o valid.Opt[string], dst **string) {
+	switch {
+	case o.Bad:
+		f.Add(path, "must be a string or null")
+	case !o.Set:
+	case o.Value == nil:
+		*dst = nil
+	default:
+		v := *o.Value
+		if path != "matchCommandLine" {
+			v = strings.TrimSpace(v)
+		}
+		if v == "" {
+			*dst = nil
+			return
+		}
+		*dst = &v
+	}
+}
+
+func optInt(f fault.Fields, path string, o valid.Opt[int], dst **int) {
+	switch {
+	case o.Bad:
+		f.Add(path, "must be an integer or null")
+	case !o.Set:
+	case o.Value == nil:
+		*dst = nil
+	default:
+		v := *o.Value
+		*dst = &v
+	}
+}
+
+// apply merges in into r and checks the field shapes (types, names); the
+// rule's own validation (policy.Validate) runs on the merged result.
+func (in *RuleInput) apply(f fault.Fields, r *Rule) {
+	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
+		f.Add("name", "must be a string")
+	} else if in.Name.Set {
+		r.Name = strings.TrimSpace(*in.Name.Value)
+	}
+	if in.Verdict.Bad || (in.Verdict.Set && in.Verdict.Value == nil) {
+		f.Add("verdict", "must be one of auto_approve, auto_deny, require_approval, ignore")
+	} else if in.Verdict.Set {
+		r.Verdict = *in.Verdict.Value
+	}
+	if in.Priority.Bad || (in.Priority.Set && in.Priority.Value == nil) {
+		f.Add("priority", "must be an integer")
+	} else if in.Priority.Set {
+		r.Priority = *in.Priority.Value
+	}
+	if in.Enabled.Bad || (in.Enabled.Set && in.Enabled.Value == nil) {
+		f.Add("enabled", "must be a boolean")
+	} else if in.Enabled.Set {
+		r.Enabled = *in.Enabled.Value
+	}
+	optString(f, "siteId", in.SiteID, &r.SiteID)
+	optString(f, "matchSigner", in.MatchSigner, &r.MatchSigner)
+	optString(f, "matchSignerGroupId", in.MatchSignerGroupID, &r.MatchSignerGroupID)
+	optString(f, "matchHash", in.MatchHash, &r.MatchHash)
+	optString(f, "matchPathGlob", in.MatchPathGlob, &r.MatchPathGlob)
+	optString(f, "matchParentImage", in.MatchParentImage, &r.MatchParentImage)
+	optString(f, "matchCommandLine", in.MatchCommandLine, &r.MatchCommandLine)
+	optString(f, "matchUser", in.MatchUser, &r.MatchUser)
+	optString(f, "matchAdGroup", in.MatchAdGroup, &r.MatchAdGroup)
+	optString(f, "matchToolName", in.MatchToolName, &r.MatchToolName)
+	optInt(f, "matchRiskTier", in.MatchRiskTier, &r.MatchRiskTier)
+	optInt(f, "approvalDurationMinutes", in.ApprovalDurationMinutes, &r.ApprovalDurationMinutes)
+	switch {
+	case in.MatchNegate.Bad:
+		f.Add("matchNegate", "must be an array of criterion names or null")
+	case !in.MatchNegate.Set:
+	case in.MatchNegate.Value == nil:
+		r.MatchNegate = nil
+	default:
+		r.MatchNegate = *in.MatchNegate.Value
+	}
+	switch {
+	case in.TimeWindow.Bad:
+		f.Add("timeWindow", "must be an object {start, end, days?, timezone?} or null")
+	case !in.TimeWindow.Set:
+	case in.TimeWindow.Value == nil:
+		r.TimeWindow = nil
+	default:
+		tw := *in.TimeWindow.Value
+		r.TimeWindow = &tw
+	}
+	if r.SiteID != nil {
+		valid.UUID(f, "siteId", *r.SiteID)
+	}
+	if r.MatchSignerGroupID != nil {
+		valid.UUID(f, "matchSignerGroupId", *r.MatchSignerGroupID)
+	}
+}
+
+// ruleWriter is the preamble of rule, signer-group, software-policy and
+// config writes: devices:write (the route adds MFA).
+func ruleWriter(ctx context.Context) (*authz.Principal, error) {
+	return actor(ctx, authz.DevicesWrite)
+}
+
+// RuleList is the rules answer.
+type RuleList struct {
+	Success bool   `json:"success"`
+	Rules   []Rule `json:"rules"`
+}
+
+// RuleReply is the create, PATCH and delete answer of a rule.
+type RuleReply struct {
+	Success bool  `json:"success"`
+	Rule    *Rule `json:"rule"`
+}
+
+// ruleVisible: restricted callers see organization-wide rules and the rules
+// of their sites.
+func ruleVisible(p *authz.Principal, r *Rule) bool {
+	return p.CanAccessOrg(r.Owner()) && (r.SiteID == nil || p.CanAccessSite(*r.SiteID))
+}
+
+// Rules lists the rules the caller can see in priority order (lower first;
+// ties by createdAt, then id).
+func (s *Service) Rules(ctx context.Context, orgID string) ([]Rule, error) {
+	p, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if orgID != "" {
+		if err := valid.PathID("orgId", orgID); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := s.orgs(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Rule{}
+	for _, id := range ids {
+		rs, err := s.St.Rules(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if ruleVisible(p, &r) {
+				out = append(out, r)
+			}
+		}
+	}
+	SortRules(out)
+	return out, nil
+}
+
+// SortRules orders rules by priority, then createdAt, then id.
+func SortRules(rs []Rule) {
+	slices.SortFunc(rs, func(a, b Rule) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), strings.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+}
+
+// CreateRule stores a new rule (pam.rule.create).
+func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
+	p, err := ruleWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	r := &Rule{Priority: DefaultPriority, Enabled: true}
+	in.apply(f, r)
+	if !in.Name.Set {
+		f.Add("name", "is required")
+	}
+	if !in.Verdict.Set {
+		f.Add("verdict", "is required")
+	}
+	orgID := tenant.CreateOrg(f, p, in.OrgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	r.ID, r.OrgID, r.PartnerID = uuid.NewString(), o.ID, o.PartnerID
+	r.CreatedBy, r.UpdatedBy, r.CreatedByEmail, r.UpdatedByEmail = p.UserID, p.UserID, p.Email, p.Email
+	r.CreatedAt, r.UpdatedAt = now, now
+	r.Keys = RuleKeys(o.ID, r.ID)
+	if err := s.checkRule(ctx, p, r); err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(store.PutNew(r), s.ruleRefs(r), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "pam.rule.create", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
+		Details: map[string]any{"verdict": r.Verdict, "priority": r.Priority, "siteId": r.SiteID}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, s.refFailed(err, "create pam rule")
+	}
+	return r, nil
+}
+
+// ruleRefs asserts, in the rule's transaction, that the signer group it
+// names still exists (a concurrent delete cannot leave a dangling reference).
+func (s *Service) ruleRefs(r *Rule) *store.Write {
+	if r.MatchSignerGroupID == nil {
+		return nil
+	}
+	k := SignerGroupKeys(r.OrgID, *r.MatchSignerGroupID)
+	return store.Assert(k.PK, k.SK, store.Present())
+}
+
+func (s *Service) refFailed(err error, what string) error {
+	if errors.Is(err, store.ErrConditionFailed) {
+		return ErrChanged
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkRule validates the merged rule r: its site and signer group in its
+// organization and within p's sites, then the engine's rules (policy.Validate).
+func (s *Service) checkRule(ctx context.Context, p *authz.Principal, r *Rule) error {
+	f := fault.Fields{}
+	validateRule(f, r)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	if r.SiteID == nil {
+		if p.SiteRestricted() || p.RequireUnrestricted() != nil {
+			return ErrOrgWideRule
+		}
+	} else {
+		if _, err := s.Orgs.Site(ctx, r.OrgID, *r.SiteID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return fault.Invalid("siteId", "must be a site of the rule's organization")
+			}
+			return err
+		}
+		if !p.CanAccessSite(*r.SiteID) {
+			return ErrSiteAccess
+		}
+	}
+	if r.MatchSignerGroupID != nil {
+		if _, err := s.St.SignerGroup(ctx, r.OrgID, *r.MatchSignerGroupID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return ErrSignerGroupRef
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) rule(ctx context.Context, p *authz.Principal, id string) (*Rule, error) {
+	r, err := tenant.Find(ctx, p, id, s.St.Rule, s.St.RuleByID, ErrRuleNotFound)
+	if err != nil {
+		return nil, err
+	}
+	if !ruleVisible(p, r) {
+		return nil, ErrRuleNotFound
+	}
+	return r, nil
+}
+
+// UpdateRule applies a PATCH; the merged rule is validated (pam.rule.update).
+func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rule, error) {
+	p, err := ruleWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.OrgID != "" {
+		return nil, fault.Invalid("orgId", "cannot be changed")
+	}
+	r, err := s.rule(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.SiteID == nil && p.RequireUnrestricted() != nil {
+		return nil, ErrOrgWideRule
+	}
+	before := *r
+	f := fault.Fields{}
+	in.apply(f, r)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkRule(ctx, p, r); err != nil {
+		return nil, err
+	}
+	r.UpdatedBy, r.UpdatedByEmail, r.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(r, before.UpdatedAt), s.ruleRefs(r), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
+		PartnerID: r.PartnerID, Action: "pam.rule.update", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
+		Details: map[string]any{"changed": changedRuleFields(&before, r)}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, s.refFailed(err, "update pam rule")
+	}
+	return r, nil
+}
+
+func changedRuleFields(a, b *Rule) []string {
+	var out []string
+	x, y := ruleFields(a), ruleFields(b)
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range x {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if x[k] != y[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func ruleFields(r *Rule) map[string]string {
+	s := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	i := func(p *int) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return fmt.Sprint(*p)
+	}
+	tw := "<nil>"
+	if r.TimeWindow != nil {
+		tw = fmt.Sprint(*r.TimeWindow)
+	}
+	return map[string]string{"name": r.Name, "verdict": r.Verdict, "priority": fmt.Sprint(r.Priority), "enabled": fmt.Sprint(r.Enabled),
+		"siteId": s(r.SiteID), "matchSigner": s(r.MatchSigner), "matchSignerGroupId": s(r.MatchSignerGroupID), "matchHash": s(r.MatchHash),
+		"matchPathGlob": s(r.MatchPathGlob), "matchParentImage": s(r.MatchParentImage), "matchCommandLine": s(r.MatchCommandLine),
+		"matchUser": s(r.MatchUser), "matchAdGroup": s(r.MatchAdGroup), "matchToolName": s(r.MatchToolName), "matchRiskTier": i(r.MatchRiskTier),
+		"matchNegate": fmt.Sprint(r.MatchNegate), "timeWindow": tw, "approvalDurationMinutes": i(r.ApprovalDurationMinutes)}
+}
+
+// DeleteRule removes a rule (pam.rule.delete).
+func (s *Service) DeleteRule(ctx context.Context, id string) (*Rule, error) {
+	p, err := ruleWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	r, err := s.rule(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.SiteID == nil && p.RequireUnrestricted() != nil {
+		return nil, ErrOrgWideRule
+	}
+	tx := (&store.Tx{}).Add(store.Delete(r.PK, r.SK).Exists(), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+		Action: "pam.rule.delete", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrRuleNotFound
+		}
+		return nil, fmt.Errorf("delete pam rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ---- signer groups --------------------------------------------------------
+
+// SignerGroupInput is the body of signer-group create and PATCH.
+type SignerGroupInput struct {
+	OrgID       string              `json:"orgId"`
+	Name        valid.Opt[string]   `json:"name"`
+	Description valid.Opt[string]   `json:"description"`
+	Signers     valid.Opt[[]string] `json:"signers"`
+}
+
+func (in *SignerGroupInput) apply(f fault.Fields, g *SignerGroup) {
+	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
+		f.Add("name", "must be a string")
+	} else if in.Name.Set {
+		g.Name = strings.TrimSpace(*in.Name.Value)
+	}
+	switch {
+	case in.Description.Bad:
+		f.Add("description", "must be a string or null")
+	case !in.Description.Set:
+	case in.Description.Value == nil:
+		g.Description = nil
+	default:
+		d := *in.Description.Value
+		valid.Len(f, "description", d, 0, MaxDescription)
+		g.Description = &d
+	}
+	switch {
+	case in.Signers.Bad || (in.Signers.Set && in.Signers.Value == nil):
+		f.Add("signers", "must be an array of strings")
+	case in.Signers.Set:
+		g.Signers = NormalizeSigners(f, *in.Signers.Value)
+	}
+	valid.Name(f, "name", g.Name, MaxName)
+}
+
+// NormalizeSigners trims, de-duplicates and bounds signers
+// (policy.NormalizeSigners), adding its errors to f.
+func NormalizeSigners(f fault.Fields, in []string) []string {
+	out, fe := policy.NormalizeSigners(in)
+	for path, msgs := range fe {
+		for _, m := range msgs {
+			f.Add(path, m)
+		}
+	}
+	return out
+}
+
+// SignerGroupList is the signer-group answer of list.
+type SignerGroupList struct {
+	Success      bool          `json:"success"`
+	SignerGroups []SignerGroup `json:"signerGroups"`
+}
+
+// SignerGroupReply is the signer-group answer of create, PATCH and delete.
+type SignerGroupReply struct {
+	Success     bool         `json:"success"`
+	SignerGroup *SignerGroup `json:"signerGroup"`
+}
+
+// SignerGroups lists the signer groups the caller reaches, by name.
+func (s *Service) SignerGroups(ctx context.Context, orgID string) ([]SignerGroup, error) {
+	p, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if orgID != "" {
+		if err := valid.PathID("orgId", orgID); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := s.orgs(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []SignerGroup{}
+	for _, id := range ids {
+		gs, err := s.St.SignerGroups(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	slices.SortFunc(out, func(a, b SignerGroup) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// orgWideWriter is the preamble of writes to organization-wide PAM objects
+// (signer groups, software policies, config): restricted callers are refused.
+func orgWideWriter(ctx context.Context) (*authz.Principal, error) {
+	p, err := ruleWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.RequireUnrestricted(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// CreateSignerGroup stores a signer group (pam.signer_group.create).
+func (s *Service) CreateSignerGroup(ctx context.Context, in SignerGroupInput) (*SignerGroup, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	g := &SignerGroup{Signers: []string{}}
+	in.apply(f, g)
+	orgID := tenant.CreateOrg(f, p, in.OrgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	g.ID, g.OrgID, g.PartnerID, g.CreatedAt, g.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
+	g.Keys = SignerGroupKeys(o.ID, g.ID)
+	tx := (&store.Tx{}).Add(store.PutNew(g), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
+		Action: "pam.signer_group.create", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
+		Details: map[string]any{"signers": len(g.Signers)}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create signer group: %w", err)
+	}
+	return g, nil
+}
+
+func (s *Service) signerGroup(ctx context.Context, p *authz.Principal, id string) (*SignerGroup, error) {
+	return tenant.Find(ctx, p, id, s.St.SignerGroup, s.St.SignerGroupByID, ErrSignerGroupNotFound)
+}
+
+// UpdateSignerGroup applies a PATCH (pam.signer_group.update).
+func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGroupInput) (*SignerGroup, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.OrgID != "" {
+		return nil, fault.Invalid("orgId", "cannot be changed")
+	}
+	g, err := s.signerGroup(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	was := g.UpdatedAt
+	f := fault.Fields{}
+	in.apply(f, g)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	g.UpdatedAt = clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(g, was), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
+		Action: "pam.signer_group.update", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
+		Details: map[string]any{"signers": len(g.Signers)}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, s.refFailed(err, "update signer group")
+	}
+	return g, nil
+}
+
+// DeleteSignerGroup removes a signer group no rule references (409 naming
+// the count otherwise; pam.signer_group.delete). The delete requires the
+// rules it saw to be the rules there are: a rule created meanwhile carries an
+// assertion on the group, so one of the two transactions fails.
+func (s *Service) DeleteSignerGroup(ctx context.Context, id string) (*SignerGroup, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	g, err := s.signerGroup(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := s.St.Rules(ctx, g.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	refs := 0
+	for _, r := range rules {
+		if r.MatchSignerGroupID != nil && *r.MatchSignerGroupID == g.ID {
+			refs++
+		}
+	}
+	if refs > 0 {
+		noun := "rules reference"
+		if refs == 1 {
+			noun = "rule references"
+		}
+		return nil, fault.Conflict(fmt.Sprintf("Signer group is still referenced: %d %s it", refs, noun)).
+			WithDetails(map[string]any{"ruleCount": refs})
+	}
+	tx := (&store.Tx{}).Add(store.Delete(g.PK, g.SK).When(store.Is("updatedAt", g.UpdatedAt)), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(),
+		OrgID: g.OrgID, PartnerID: g.PartnerID, Action: "pam.signer_group.delete", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, s.refFailed(err, "delete signer group")
+	}
+	return g, nil
+}
+
+// ---- config ---------------------------------------------------------------
+
+// ConfigInput is the PUT /pam/config body.
+type ConfigInput struct {
+	OrgID                   string  `json:"orgId"`
+	DefaultUnmatchedVerdict *string `json:"defaultUnmatchedVerdict"`
+}
+
+// ConfigReply is the config answer.
+type ConfigReply struct {
+	Success bool    `json:"success"`
+	Config  *Config `json:"config"`
+}
+
+// configOrg picks the organization of a config read or write: the caller's
+// own, or orgID (required for partner and system callers).
+func (s *Service) configOrg(ctx context.Context, p *authz.Principal, orgID string) (*tenant.Organization, error) {
+	f := fault.Fields{}
+	id := tenant.CreateOrg(f, p, orgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	return s.Orgs.Reach(ctx, p, id)
+}
+
+// Config returns an organization's config (require_approval when unset).
+func (s *Service) Config(ctx context.Context, orgID string) (*Config, error) {
+	p, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.configOrg(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return s.St.Config(ctx, o.ID)
+}
+
+// PutConfig sets the default verdict (pam.config.update).
+func (s *Service) PutConfig(ctx context.Context, in ConfigInput) (*Config, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	v := valid.Required(f, "defaultUnmatchedVerdict", in.DefaultUnmatchedVerdict)
+	if in.DefaultUnmatchedVerdict != nil {
+		valid.OneOf(f, "defaultUnmatchedVerdict", v, VerdictRequireApproval, VerdictAutoDeny)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.configOrg(ctx, p, in.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Keys: ConfigKeys(o.ID), OrgID: o.ID, DefaultUnmatchedVerdict: v, UpdatedAt: clock.Format(s.Clock.Now())}
+	tx := (&store.Tx{}).Add(store.Put(c), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
+		Action: "pam.config.update", ResourceType: "pam_config", ResourceID: o.ID, ResourceName: o.Name,
+		Details: map[string]any{"defaultUnmatchedVerdict": v}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("put pam config: %w", err)
+	}
+	return c, nil
+}

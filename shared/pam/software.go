@@ -1,0 +1,279 @@
+package pam
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// Software policy modes.
+const (
+	ModeAllowlist = "allowlist"
+	ModeBlocklist = "blocklist"
+)
+
+// SoftwarePolicyInput is the body of software-policy create and PATCH.
+type SoftwarePolicyInput struct {
+	OrgID       string                  `json:"orgId"`
+	Name        valid.Opt[string]       `json:"name"`
+	Mode        valid.Opt[string]       `json:"mode"`
+	Priority    valid.Opt[int]          `json:"priority"`
+	Enabled     valid.Opt[bool]         `json:"enabled"`
+	Executables valid.Opt[[]Executable] `json:"executables"`
+}
+
+func (in *SoftwarePolicyInput) apply(f fault.Fields, p *SoftwarePolicy) {
+	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
+		f.Add("name", "must be a string")
+	} else if in.Name.Set {
+		p.Name = strings.TrimSpace(*in.Name.Value)
+	}
+	if in.Mode.Bad || (in.Mode.Set && in.Mode.Value == nil) {
+		f.Add("mode", "must be one of allowlist, blocklist")
+	} else if in.Mode.Set {
+		p.Mode = *in.Mode.Value
+	}
+	if in.Priority.Bad || (in.Priority.Set && in.Priority.Value == nil) {
+		f.Add("priority", "must be an integer")
+	} else if in.Priority.Set {
+		p.Priority = *in.Priority.Value
+	}
+	if in.Enabled.Bad || (in.Enabled.Set && in.Enabled.Value == nil) {
+		f.Add("enabled", "must be a boolean")
+	} else if in.Enabled.Set {
+		p.Enabled = *in.Enabled.Value
+	}
+	if in.Executables.Bad || (in.Executables.Set && in.Executables.Value == nil) {
+		f.Add("executables", "must be an array of {hash?, signer?, pathGlob?}")
+	} else if in.Executables.Set {
+		p.Executables = *in.Executables.Value
+	}
+}
+
+func validatePolicy(f fault.Fields, p *SoftwarePolicy) {
+	for path, msgs := range policy.ValidatePolicy(toPolicySoftware(p)) {
+		for _, m := range msgs {
+			f.Add(path, m)
+		}
+	}
+}
+
+// SoftwarePolicyList is the list answer.
+type SoftwarePolicyList struct {
+	Success          bool             `json:"success"`
+	SoftwarePolicies []SoftwarePolicy `json:"softwarePolicies"`
+}
+
+// SoftwarePolicyReply is the create, PATCH and delete answer.
+type SoftwarePolicyReply struct {
+	Success        bool            `json:"success"`
+	SoftwarePolicy *SoftwarePolicy `json:"softwarePolicy"`
+}
+
+// SoftwarePolicies lists the software policies the caller reaches, highest
+// priority first.
+func (s *Service) SoftwarePolicies(ctx context.Context, orgID string) ([]SoftwarePolicy, error) {
+	p, err := reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if orgID != "" {
+		if err := valid.PathID("orgId", orgID); err != nil {
+			return nil, err
+		}
+	}
+	ids, err := s.orgs(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := []SoftwarePolicy{}
+	for _, id := range ids {
+		ps, err := s.St.SoftwarePolicies(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	slices.SortFunc(out, func(a, b SoftwarePolicy) int {
+		return cmp.Or(cmp.Compare(b.Priority, a.Priority), strings.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// CreateSoftwarePolicy stores a software policy (pam.software_policy.create).
+func (s *Service) CreateSoftwarePolicy(ctx context.Context, in SoftwarePolicyInput) (*SoftwarePolicy, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	sp := &SoftwarePolicy{Priority: DefaultPriority, Enabled: true, Executables: []Executable{}}
+	in.apply(f, sp)
+	if !in.Name.Set {
+		f.Add("name", "is required")
+	}
+	if !in.Mode.Set {
+		f.Add("mode", "is required")
+	}
+	orgID := tenant.CreateOrg(f, p, in.OrgID)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	validatePolicy(f, sp)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	o, err := s.Orgs.Reach(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	now := clock.Format(s.Clock.Now())
+	sp.ID, sp.OrgID, sp.PartnerID, sp.CreatedAt, sp.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
+	sp.CreatedBy, sp.UpdatedBy, sp.CreatedByEmail, sp.UpdatedByEmail = p.UserID, p.UserID, p.Email, p.Email
+	sp.Keys = SoftwarePolicyKeys(o.ID, sp.ID)
+	tx := (&store.Tx{}).Add(store.PutNew(sp), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
+		Action: "pam.software_policy.create", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables)}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, fmt.Errorf("create software policy: %w", err)
+	}
+	return sp, nil
+}
+
+func (s *Service) softwarePolicy(ctx context.Context, p *authz.Principal, id string) (*SoftwarePolicy, error) {
+	return tenant.Find(ctx, p, id, s.St.SoftwarePolicy, s.St.SoftwarePolicyByID, ErrPolicyNotFound)
+}
+
+// UpdateSoftwarePolicy applies a PATCH (pam.software_policy.update).
+func (s *Service) UpdateSoftwarePolicy(ctx context.Context, id string, in SoftwarePolicyInput) (*SoftwarePolicy, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	if in.OrgID != "" {
+		return nil, fault.Invalid("orgId", "cannot be changed")
+	}
+	sp, err := s.softwarePolicy(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	was := sp.UpdatedAt
+	f := fault.Fields{}
+	in.apply(f, sp)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	validatePolicy(f, sp)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	sp.UpdatedBy, sp.UpdatedByEmail, sp.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
+	tx := (&store.Tx{}).Add(replaceWrite(sp, was), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
+		Action: "pam.software_policy.update", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables), "enabled": sp.Enabled}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return nil, s.refFailed(err, "update software policy")
+	}
+	return sp, nil
+}
+
+// DeleteSoftwarePolicy removes a software policy (pam.software_policy.delete).
+func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*SoftwarePolicy, error) {
+	p, err := orgWideWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	sp, err := s.softwarePolicy(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	tx := (&store.Tx{}).Add(store.Delete(sp.PK, sp.SK).Exists(), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID,
+		PartnerID: sp.PartnerID, Action: "pam.software_policy.delete", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if errors.Is(err, store.ErrConditionFailed) {
+			return nil, ErrPolicyNotFound
+		}
+		return nil, fmt.Errorf("delete software policy %s: %w", id, err)
+	}
+	return sp, nil
+}
+
+// SoftwarePolicyRoutes registers /pam/software-policies (reads devices:read;
+// writes devices:write + MFA, refused to restricted callers). Calls: list 1
+// Query per organization; create 1 transaction (+1 organization read for
+// partner and system callers); PATCH and DELETE 2 (read, transaction).
+func (h *Handler) SoftwarePolicyRoutes(rt *httpapi.Router) {
+	read, write := []string{"devices:read"}, []string{"devices:write"}
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: basePath + "/software-policies", Access: httpapi.UserOrKey, Scopes: read, Handle: h.softwarePolicies},
+		httpapi.Route{Method: http.MethodPost, Path: basePath + "/software-policies", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.createSoftwarePolicy},
+		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.updateSoftwarePolicy},
+		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.deleteSoftwarePolicy},
+	)
+}
+
+func (h *Handler) softwarePolicies(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.SoftwarePolicies(r.Context(), r.URL.Query().Get("orgId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyList{Success: true, SoftwarePolicies: out})
+	return nil
+}
+
+func (h *Handler) createSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
+	var in SoftwarePolicyInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.CreateSoftwarePolicy(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusCreated, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
+	return nil
+}
+
+func (h *Handler) updateSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
+	var in SoftwarePolicyInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := h.Svc.UpdateSoftwarePolicy(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
+	return nil
+}
+
+func (h *Handler) deleteSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
+	out, err := h.Svc.DeleteSoftwarePolicy(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
+	return nil
+}

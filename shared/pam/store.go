@@ -1,0 +1,462 @@
+package pam
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Store reads and writes the rows of the package doc.
+type Store struct{ St *store.Store }
+
+// NewRequestID returns a UUID version 7 whose time part is at (the injected
+// clock's now), so requests sort by requestedAt.
+func NewRequestID(at time.Time) string {
+	var b [16]byte
+	ms := uint64(at.UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	if _, err := rand.Read(b[6:]); err != nil {
+		return uuid.NewString()
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	return uuid.UUID(b).String()
+}
+
+// idBound is the smallest (or, with high, the largest) request id of the
+// millisecond of t, as a sort key.
+func idBound(t time.Time, high bool) string {
+	ms := uint64(t.UnixMilli())
+	var b [6]byte
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	h := hex.EncodeToString(b[:])
+	s := h[:8] + "-" + h[8:12] + "-"
+	if high {
+		return "ELEV#" + s + "~"
+	}
+	return "ELEV#" + s
+}
+
+// ---- elevation requests ---------------------------------------------------
+
+// Request reads request id of orgID.
+func (s Store) Request(ctx context.Context, orgID, id string) (*Request, error) {
+	var r Request
+	if err := s.St.Get(ctx, "ORG#"+orgID, "ELEV#"+id, &r); err != nil {
+		return nil, fmt.Errorf("get elevation request %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// RequestByID finds request id of whatever organization (GSI1).
+func (s Store) RequestByID(ctx context.Context, id string) (*Request, error) {
+	var out []Request
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "ELEVREF#" + id, SKPrefix: "ELEV"}, &out); err != nil {
+		return nil, fmt.Errorf("elevation request %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("elevation request %s: %w", id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// Requests lists the requests of orgID requested between from and to (zero
+// times leave that end open), oldest first.
+func (s Store) Requests(ctx context.Context, orgID string, from, to time.Time) ([]Request, error) {
+	q := store.Query{PK: "ORG#" + orgID, SKPrefix: "ELEV#"}
+	if !from.IsZero() || !to.IsZero() {
+		q.SKPrefix = ""
+		q.SKFrom, q.SKTo = "ELEV#", "ELEV#~"
+		if !from.IsZero() {
+			q.SKFrom = idBound(from, false)
+		}
+		if !to.IsZero() {
+			q.SKTo = idBound(to, true)
+		}
+	}
+	out := []Request{}
+	if err := s.St.AllInto(ctx, q, &out); err != nil {
+		return nil, fmt.Errorf("elevation requests of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Recent reads up to max requests of orgID requested since from, newest
+// first, and reports whether more remained.
+func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int) ([]Request, bool, error) {
+	// A prefix query newest first, stopping at the window's start.
+	q := store.Query{PK: "ORG#" + orgID, SKPrefix: "ELEV#", Descending: true}
+	lowest := idBound(from, false)
+	out := []Request{}
+	cursor := ""
+	for {
+		page, err := s.St.Page(ctx, q, cursor)
+		if err != nil {
+			return nil, false, fmt.Errorf("recent elevation requests of %s: %w", orgID, err)
+		}
+		for _, it := range page.Items {
+			if len(out) == max {
+				return out, true, nil
+			}
+			var r Request
+			if err := store.Unmarshal(it, &r); err != nil {
+				return nil, false, err
+			}
+			if r.SK < lowest {
+				return out, false, nil
+			}
+			out = append(out, r)
+		}
+		if page.Next == "" {
+			return out, false, nil
+		}
+		if len(out) == max {
+			return out, true, nil
+		}
+		cursor = page.Next
+	}
+}
+
+// DueApproved lists approved, auto_approved and actuating requests of one
+// shard whose expiresAt is at or before now (GSI2).
+func (s Store) DueApproved(ctx context.Context, n int, now time.Time) ([]Request, error) {
+	out := []Request{}
+	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("ELEVEXP#%02d", n), SKFrom: "0", SKTo: clock.Format(now) + "#~"}
+	if err := s.St.AllInto(ctx, q, &out); err != nil {
+		return nil, fmt.Errorf("due elevations of shard %d: %w", n, err)
+	}
+	return out, nil
+}
+
+// StalePending lists pending requests of one shard requested at or before
+// cutoff (GSI2).
+func (s Store) StalePending(ctx context.Context, n int, cutoff time.Time) ([]Request, error) {
+	out := []Request{}
+	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("ELEVPEND#%02d", n), SKFrom: "0", SKTo: clock.Format(cutoff) + "#~"}
+	if err := s.St.AllInto(ctx, q, &out); err != nil {
+		return nil, fmt.Errorf("stale pending elevations of shard %d: %w", n, err)
+	}
+	return out, nil
+}
+
+// CreateRequestWrite stores a new request with the index keys of its status.
+func CreateRequestWrite(r *Request, pendingTTL time.Duration) *store.Write {
+	r.Keys = RequestKeys(r.OrgID, r.ID)
+	switch r.Status {
+	case StatusPending:
+		r.GSI2PK, r.GSI2SK = pendingKeys(r.OrgID, r.ID, r.RequestedAt)
+	case StatusAutoApproved, StatusApproved, StatusActuating:
+		if r.ExpiresAt != nil {
+			r.GSI2PK, r.GSI2SK = expiryKeys(r.OrgID, r.ID, *r.ExpiresAt)
+		}
+	}
+	return store.PutNew(r)
+}
+
+func statusIn(from ...string) expression.ConditionBuilder {
+	cond := store.Is("status", from[0])
+	for _, f := range from[1:] {
+		cond = cond.Or(store.Is("status", f))
+	}
+	return cond
+}
+
+// decisionWrite moves pending request r to approved (expiring at expiresAt)
+// or denied.
+func decisionWrite(r *Request, to, by, byName, now string, expiresAt, reason *string) *store.Write {
+	upd := expression.Set(expression.Name("status"), expression.Value(to)).
+		Set(expression.Name("decidedBy"), expression.Value(by)).
+		Set(expression.Name("decisionSource"), expression.Value(SourceHuman)).
+		Set(expression.Name("updatedAt"), expression.Value(now))
+	if reason != nil {
+		upd = upd.Set(expression.Name("reason"), expression.Value(*reason))
+	}
+	if to == StatusApproved {
+		pk, sk := expiryKeys(r.OrgID, r.ID, *expiresAt)
+		upd = upd.Set(expression.Name("approvedByName"), expression.Value(byName)).
+			Set(expression.Name("expiresAt"), expression.Value(*expiresAt)).
+			Set(expression.Name("GSI2PK"), expression.Value(pk)).Set(expression.Name("GSI2SK"), expression.Value(sk))
+	} else {
+		upd = upd.Set(expression.Name("deniedByName"), expression.Value(byName)).
+			Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	}
+	return store.Change(r.PK, r.SK, upd).When(store.Is("status", StatusPending)).Exists()
+}
+
+// revokeWrite moves r from the status it was read in (approved,
+// auto_approved or actuating) to revoked; a concurrent move fails it.
+func revokeWrite(r *Request, byName, reason, now string) *store.Write {
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusRevoked)).
+		Set(expression.Name("revokedByName"), expression.Value(byName)).
+		Set(expression.Name("revokeReason"), expression.Value(reason)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	return store.Change(r.PK, r.SK, upd).When(store.Is("status", r.Status)).Exists()
+}
+
+// dropCommandWrite takes r's queued actuation command (if any) off its
+// device's queue: a revoked or expired elevation is never actuated later.
+func dropCommandWrite(r *Request) *store.Write {
+	if r.CommandID == nil {
+		return nil
+	}
+	k := device.AgentKey(r.DeviceID)
+	return store.Change(k.PK, k.SK, expression.Remove(expression.Name("commands."+*r.CommandID)))
+}
+
+// ActuateWrite moves approved request id of orgID to actuating, recording the
+// command that carries it; only an approved request not yet claimed.
+func ActuateWrite(orgID, id, commandID string, now time.Time) *store.Write {
+	k := RequestKeys(orgID, id)
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusActuating)).
+		Set(expression.Name("commandId"), expression.Value(commandID)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))
+	cond := store.Is("status", StatusApproved).And(expression.Name("commandId").AttributeNotExists())
+	return store.Change(k.PK, k.SK, upd).When(cond).Exists()
+}
+
+// expireWrite moves r to expired when it is still in status from.
+func expireWrite(r *Request, from, now string) *store.Write {
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusExpired)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	cond := store.Is("status", from)
+	if from != StatusPending {
+		cond = cond.And(expression.Name("expiresAt").LessThanEqual(expression.Value(now)))
+	}
+	return store.Change(r.PK, r.SK, upd).When(cond).Exists()
+}
+
+// ---- PAM rows: rules, signer groups, software policies, config ----------
+
+// Policies is everything the decision chain reads for one organization.
+type Policies struct {
+	Rules            []Rule
+	SignerGroups     []SignerGroup
+	SoftwarePolicies []SoftwarePolicy
+	Config           *Config
+}
+
+// Policies reads every PAM# row of orgID with one Query (paged by the store).
+func (s Store) Policies(ctx context.Context, orgID string) (*Policies, error) {
+	items, err := s.St.All(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#"})
+	if err != nil {
+		return nil, fmt.Errorf("pam policies of %s: %w", orgID, err)
+	}
+	out := &Policies{Rules: []Rule{}, SignerGroups: []SignerGroup{}, SoftwarePolicies: []SoftwarePolicy{}}
+	for _, it := range items {
+		var k store.Keys
+		if err := store.Unmarshal(it, &k); err != nil {
+			return nil, err
+		}
+		switch {
+		case strings.HasPrefix(k.SK, "PAM#RULE#"):
+			var r Rule
+			if err := store.Unmarshal(it, &r); err != nil {
+				return nil, err
+			}
+			out.Rules = append(out.Rules, r)
+		case strings.HasPrefix(k.SK, "PAM#SG#"):
+			var g SignerGroup
+			if err := store.Unmarshal(it, &g); err != nil {
+				return nil, err
+			}
+			out.SignerGroups = append(out.SignerGroups, g)
+		case strings.HasPrefix(k.SK, "PAM#SWP#"):
+			var p SoftwarePolicy
+			if err := store.Unmarshal(it, &p); err != nil {
+				return nil, err
+			}
+			out.SoftwarePolicies = append(out.SoftwarePolicies, p)
+		case k.SK == "PAM#CONFIG":
+			var c Config
+			if err := store.Unmarshal(it, &c); err != nil {
+				return nil, err
+			}
+			out.Config = &c
+		}
+	}
+	return out, nil
+}
+
+// Rules lists the rules of orgID.
+func (s Store) Rules(ctx context.Context, orgID string) ([]Rule, error) {
+	out := []Rule{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#RULE#"}, &out); err != nil {
+		return nil, fmt.Errorf("pam rules of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// Rule reads rule id of orgID.
+func (s Store) Rule(ctx context.Context, orgID, id string) (*Rule, error) {
+	var r Rule
+	if err := s.St.Get(ctx, "ORG#"+orgID, "PAM#RULE#"+id, &r); err != nil {
+		return nil, fmt.Errorf("get pam rule %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// RuleByID finds rule id of whatever organization (GSI1).
+func (s Store) RuleByID(ctx context.Context, id string) (*Rule, error) {
+	return byRef[Rule](ctx, s, id, "RULE")
+}
+
+// SignerGroups lists the signer groups of orgID.
+func (s Store) SignerGroups(ctx context.Context, orgID string) ([]SignerGroup, error) {
+	out := []SignerGroup{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#SG#"}, &out); err != nil {
+		return nil, fmt.Errorf("signer groups of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// SignerGroup reads signer group id of orgID.
+func (s Store) SignerGroup(ctx context.Context, orgID, id string) (*SignerGroup, error) {
+	var g SignerGroup
+	if err := s.St.Get(ctx, "ORG#"+orgID, "PAM#SG#"+id, &g); err != nil {
+		return nil, fmt.Errorf("get signer group %s: %w", id, err)
+	}
+	return &g, nil
+}
+
+// SignerGroupByID finds signer group id of whatever organization (GSI1).
+func (s Store) SignerGroupByID(ctx context.Context, id string) (*SignerGroup, error) {
+	return byRef[SignerGroup](ctx, s, id, "SG")
+}
+
+// SoftwarePolicies lists the software policies of orgID.
+func (s Store) SoftwarePolicies(ctx context.Context, orgID string) ([]SoftwarePolicy, error) {
+	out := []SoftwarePolicy{}
+	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#SWP#"}, &out); err != nil {
+		return nil, fmt.Errorf("software policies of %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// SoftwarePolicy reads software policy id of orgID.
+func (s Store) SoftwarePolicy(ctx context.Context, orgID, id string) (*SoftwarePolicy, error) {
+	var p SoftwarePolicy
+	if err := s.St.Get(ctx, "ORG#"+orgID, "PAM#SWP#"+id, &p); err != nil {
+		return nil, fmt.Errorf("get software policy %s: %w", id, err)
+	}
+	return &p, nil
+}
+
+// SoftwarePolicyByID finds software policy id of whatever organization (GSI1).
+func (s Store) SoftwarePolicyByID(ctx context.Context, id string) (*SoftwarePolicy, error) {
+	return byRef[SoftwarePolicy](ctx, s, id, "SWP")
+}
+
+func byRef[T any](ctx context.Context, s Store, id, kind string) (*T, error) {
+	var out []T
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "PAMREF#" + id, SKPrefix: kind}, &out); err != nil {
+		return nil, fmt.Errorf("pam %s %s: %w", kind, id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("pam %s %s: %w", kind, id, store.ErrNotFound)
+	}
+	return &out[0], nil
+}
+
+// Config reads orgID's config; the default (require_approval) when none is stored.
+func (s Store) Config(ctx context.Context, orgID string) (*Config, error) {
+	var c Config
+	err := s.St.Get(ctx, "ORG#"+orgID, "PAM#CONFIG", &c)
+	if errors.Is(err, store.ErrNotFound) {
+		return &Config{OrgID: orgID, DefaultUnmatchedVerdict: VerdictRequireApproval}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pam config of %s: %w", orgID, err)
+	}
+	return &c, nil
+}
+
+// Commit runs a transaction.
+func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Commit(ctx, tx) }
+
+// replaceWrite rewrites a record whose updatedAt is still was (optimistic
+// concurrency for PATCH).
+func replaceWrite(record any, was string) *store.Write {
+	return store.Put(record).When(store.Is("updatedAt", was))
+}
+
+// ---- policy settings -------------------------------------------------------
+
+// SettingsRows reads the PAMSET rows of orgID and partnerID in one
+// BatchGetItem (missing rows are nil).
+func (s Store) SettingsRows(ctx context.Context, orgID, partnerID string) (org, partner *Settings, err error) {
+	refs := []store.KeyRef{OrgSettingsKey(orgID)}
+	if partnerID != "" {
+		refs = append(refs, PartnerSettingsKey(partnerID))
+	}
+	items, err := s.St.BatchGet(ctx, refs...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pam settings of %s: %w", orgID, err)
+	}
+	read := func(k store.KeyRef) (*Settings, error) {
+		it, ok := items[k.PK+"|"+k.SK]
+		if !ok {
+			return nil, nil
+		}
+		var st Settings
+		if err := store.Unmarshal(it, &st); err != nil {
+			return nil, err
+		}
+		return &st, nil
+	}
+	if org, err = read(OrgSettingsKey(orgID)); err != nil {
+		return nil, nil, err
+	}
+	if partnerID != "" {
+		if partner, err = read(PartnerSettingsKey(partnerID)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return org, partner, nil
+}
+
+// settingWrite sets (or, with v nil, clears) one level's value. level is
+// partner or organization (attr "value"), or site, group or device (the map
+// entry of targetID).
+func settingWrite(k store.KeyRef, level, targetID string, v *bool) *store.Write {
+	var name expression.NameBuilder
+	switch level {
+	case "site":
+		name = expression.Name("sites." + targetID)
+	case "group":
+		name = expression.Name("groups." + targetID)
+	case "device":
+		name = expression.Name("devices." + targetID)
+	default:
+		name = expression.Name("value")
+	}
+	if v == nil {
+		return store.Change(k.PK, k.SK, expression.Remove(name))
+	}
+	return store.Change(k.PK, k.SK, expression.Set(name, expression.Value(*v)))
+}
+
+// settingsInit makes sure the PAMSET row has its three maps, so a map entry
+// can be set (DynamoDB cannot set a member of a missing map).
+func settingsInit(k store.KeyRef) *store.Write {
+	upd := expression.Set(expression.Name("sites"), expression.Name("sites").IfNotExists(expression.Value(map[string]bool{}))).
+		Set(expression.Name("groups"), expression.Name("groups").IfNotExists(expression.Value(map[string]bool{}))).
+		Set(expression.Name("devices"), expression.Name("devices").IfNotExists(expression.Value(map[string]bool{})))
+	return store.Change(k.PK, k.SK, upd)
+}
