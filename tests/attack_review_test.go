@@ -661,3 +661,89 @@ func (f *flipResolver) LookupNetIP(_ context.Context, _, _ string) ([]netip.Addr
 	}
 	return []netip.Addr{f.first}, nil
 }
+
+// attackToken issues a fresh invitation token for userID's pending membership
+// of orgID (what resend-invite e-mails), straight in the table.
+func attackToken(t *testing.T, w *fixture.World, userID, orgID string) string {
+	t.Helper()
+	ctx := context.Background()
+	k := user.MembershipKey(userID, authz.ScopeOrg, "", orgID)
+	var m user.Membership
+	if err := w.Env.Store.Get(ctx, k.PK, k.SK, &m); err != nil {
+		t.Fatal(err)
+	}
+	tok, inv, err := user.NewInvite(&m, "test", w.Env.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Env.Store.Do(ctx, store.Put(inv)); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// Classes 8 and 9 on acceptance: a suspended invitation's token does not
+// work; 20 concurrent acceptances of one token (from 20 addresses) raced with
+// a suspension leave exactly one session at most, and the membership is
+// active only if an acceptance won before the suspension.
+func TestAttackAcceptanceReplaysAndRaces(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "users", "auth")
+	email := "newcomer-" + fmt.Sprint(time.Now().UnixNano()) + "@example.com"
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/users/invite", fixture.AAdmin,
+		map[string]any{"email": email, "name": "Newcomer", "roleId": role.OrgViewerID}), http.StatusCreated)
+	uid := res.JSON(t)["id"].(string)
+	tok := attackToken(t, w, uid, w.A.ID)
+	accept := func(i int) fixture.Response {
+		return fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/accept-invite",
+			Body: map[string]any{"token": tok, "password": attackPassword}, RemoteAddr: fmt.Sprintf("198.51.100.%d:1", 100+i)})
+	}
+	path := "/api/v1/users/" + uid
+	fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.AAdmin, map[string]any{"status": "disabled"}), http.StatusOK)
+	if r := accept(0); r.Status < 400 || r.Status >= 500 {
+		t.Fatalf("accepting a suspended invitation: %d %s", r.Status, r.Body)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodPatch, path, fixture.AAdmin, map[string]any{"status": "active"}), http.StatusOK)
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	var suspended fixture.Response
+	for i := range 21 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 20 {
+				suspended = w.Call(t, http.MethodPatch, path, fixture.AAdmin, map[string]any{"status": "disabled"})
+				return
+			}
+			r := accept(i + 1)
+			switch {
+			case r.Status == http.StatusOK:
+				ok.Add(1)
+			case r.Status >= 500:
+				t.Errorf("accept: %d %s", r.Status, r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() > 1 {
+		t.Fatalf("%d acceptances of one token answered 200", ok.Load())
+	}
+	st, _ := attackMembership(t, w, uid, w.A.ID)
+	switch {
+	case ok.Load() == 1 && st != user.MemberActive && st != user.MemberSuspended:
+		t.Fatalf("accepted, yet the membership is %s", st)
+	case ok.Load() == 0 && st != user.MemberInvitedSuspended:
+		t.Fatalf("nobody accepted, yet the membership is %s (suspend answered %d)", st, suspended.Status)
+	}
+	// The spent token never works again.
+	if r := accept(30); r.Status < 400 || r.Status >= 500 {
+		t.Fatalf("replayed token: %d %s", r.Status, r.Body)
+	}
+	// Class 12: neither the invitation token nor the password is stored in clear.
+	scan := fixture.Scan(t, w.Env)
+	for _, s := range []string{tok, attackPassword} {
+		if strings.Contains(scan, strings.ToLower(s)) {
+			t.Fatalf("the table holds %q in clear", s[:6])
+		}
+	}
+}
