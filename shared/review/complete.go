@@ -86,13 +86,17 @@ func (s *Service) finish(ctx context.Context, r *Review, items []Item, actor aud
 		if it.Decision != DecisionRevoked || it.AppliedAt != "" {
 			continue
 		}
-		rm := Removal{UserID: it.UserID, MembershipID: it.MemberID, Scope: r.Scope, PartnerID: r.PartnerID, OrgID: r.OrgID,
+		rm := Removal{UserID: it.UserID, MembershipID: it.MemberID, RoleID: it.RoleID, Scope: r.Scope, PartnerID: r.PartnerID, OrgID: r.OrgID,
 			Actor: actor, Reason: "access_review:" + r.ID}
 		skipped := ""
 		if err := s.Remover.RemoveMember(ctx, rm); errors.Is(err, user.ErrLastAdmin) {
 			// The tenant keeps its last administrator: the item is applied as
 			// kept, and counted apart from the revocations.
 			skipped = "last_administrator"
+		} else if errors.Is(err, user.ErrRoleChanged) {
+			// Re-roled after the decision: the revocation was about a role the
+			// member no longer holds, so it keeps its membership.
+			skipped = "role_changed"
 		} else if err != nil {
 			return nil, fmt.Errorf("complete review %s: remove %s: %w", r.ID, it.UserID, err)
 		}

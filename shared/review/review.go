@@ -145,7 +145,8 @@ type Item struct {
 	ReviewedBy *string  `dynamodbav:"reviewedBy"`
 	CreatedAt  string   `dynamodbav:"createdAt"`
 	AppliedAt  string   `dynamodbav:"appliedAt,omitempty"`
-	// Skipped says why an applied revocation removed nobody (last_administrator).
+	// Skipped says why an applied revocation removed nobody (last_administrator,
+	// or role_changed for a member re-roled after the decision).
 	Skipped string `dynamodbav:"skipped,omitempty"`
 	// Version moves with every decision (compare-and-swap).
 	Version int `dynamodbav:"version"`

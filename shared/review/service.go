@@ -45,10 +45,13 @@ type Removal struct {
 	// MembershipID is the membership's id when it was reviewed: a membership
 	// replaced since (removed and invited again) is not removed.
 	MembershipID string
-	Scope        authz.Scope
-	PartnerID    string
-	OrgID        string
-	Actor        audit.Actor
+	// RoleID is the role the item reviewed: a member re-roled since is kept
+	// (user.ErrRoleChanged), since the decision was about another role.
+	RoleID    string
+	Scope     authz.Scope
+	PartnerID string
+	OrgID     string
+	Actor     audit.Actor
 	// Reason is the audit context (access_review:<id>, account_deletion:<id>).
 	Reason string
 }
@@ -348,8 +351,10 @@ func (s *Service) Get(ctx context.Context, id string) (*Detail, error) {
 			if v.LastLoginAt != "" {
 				iv.LastActiveAt = &v.LastLoginAt
 			}
-		} else if u.LastLoginAt != "" {
-			iv.LastActiveAt = &u.LastLoginAt
+		} else {
+			// No membership of this tenant any more: what the account is
+			// (its own name, its last sign-in) is not the tenant's to see.
+			iv.UserName, iv.LastActiveAt = u.Email, nil
 		}
 		d.Items = append(d.Items, iv)
 	}

@@ -37,6 +37,10 @@ type Removal struct {
 	// removed and re-invited since (a new id) is left alone, as one already
 	// gone is (the key revocation still runs, for keys created before).
 	MembershipID string
+	// RoleID, when set, must still be the membership's role: a decision taken
+	// about one role (an access review's revocation) does not remove a member
+	// re-roled since (ErrRoleChanged, nothing done).
+	RoleID string
 	// Details are added to the user.remove audit record (for example the
 	// access review that decided the removal).
 	Details map[string]any
@@ -50,6 +54,10 @@ type Removed struct {
 	// RevokedKeys counts the API keys this call revoked.
 	RevokedKeys int
 }
+
+// ErrRoleChanged is a Removal whose membership holds another role than the
+// one it names.
+var ErrRoleChanged = errors.New("user: the membership's role changed since the removal was decided")
 
 // ErrRemoval is a Removal that names no membership.
 var ErrRemoval = errors.New("user: a removal names a user and an organization or partner")
@@ -99,6 +107,9 @@ func (s *Service) RemoveMembership(ctx context.Context, actor audit.Actor, r Rem
 	case err != nil:
 		return Removed{}, err
 	case r.MembershipID == "" || got.ID == r.MembershipID:
+		if r.RoleID != "" && got.RoleID != r.RoleID {
+			return Removed{}, ErrRoleChanged
+		}
 		m = &got
 	default:
 		before = got.CreatedAt

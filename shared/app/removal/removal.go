@@ -30,11 +30,13 @@ type Member struct {
 	UserID string
 	// MembershipID, when set, must still be the membership's id.
 	MembershipID string
-	Scope        authz.Scope
-	PartnerID    string
-	OrgID        string
-	Actor        audit.Actor
-	Reason       string
+	// RoleID, when set, must still be the membership's role (user.Removal).
+	RoleID    string
+	Scope     authz.Scope
+	PartnerID string
+	OrgID     string
+	Actor     audit.Actor
+	Reason    string
 }
 
 // Remover ends memberships.
@@ -55,6 +57,8 @@ func (r Remover) Remove(ctx context.Context, m Member) error {
 		return fmt.Errorf("remove %s: %w", m.UserID, err)
 	case m.MembershipID != "" && cur.ID != m.MembershipID:
 		return nil // removed and invited again since: a new membership
+	case m.RoleID != "" && cur.RoleID != m.RoleID:
+		return user.ErrRoleChanged // re-roled since the decision: nothing ends
 	default:
 		pk := user.ProfileKey(m.UserID)
 		w := store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(r.Clock.Now())))).Exists()
@@ -63,6 +67,6 @@ func (r Remover) Remove(ctx context.Context, m Member) error {
 		}
 	}
 	_, err := r.Users.RemoveMembership(ctx, m.Actor, user.Removal{UserID: m.UserID, Scope: m.Scope, PartnerID: m.PartnerID,
-		OrgID: m.OrgID, Details: map[string]any{"reason": m.Reason, "sessionsRevoked": true}})
+		OrgID: m.OrgID, MembershipID: m.MembershipID, RoleID: m.RoleID, Details: map[string]any{"reason": m.Reason, "sessionsRevoked": true}})
 	return err
 }

@@ -30,6 +30,6 @@ type Remover struct{ R removal.Remover }
 
 // RemoveMember implements review.MemberRemover.
 func (r Remover) RemoveMember(ctx context.Context, m review.Removal) error {
-	return r.R.Remove(ctx, removal.Member{UserID: m.UserID, MembershipID: m.MembershipID, Scope: m.Scope,
+	return r.R.Remove(ctx, removal.Member{UserID: m.UserID, MembershipID: m.MembershipID, RoleID: m.RoleID, Scope: m.Scope,
 		PartnerID: m.PartnerID, OrgID: m.OrgID, Actor: m.Actor, Reason: m.Reason})
 }
