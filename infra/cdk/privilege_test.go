@@ -67,6 +67,7 @@ var wantSend = map[string][]string{
 	"auth-passkeys":  {"EventsQueue", "MailQueue"},
 	"users":          {"EventsQueue", "MailQueue"},
 	"pam":            {"EventsQueue", "MailQueue"},
+	"agents":         {"EventsQueue", "MailQueue"},
 	"admin":          {"EventsQueue", "MailQueue", "WebhookDeliveriesQueue"},
 	"webhook-worker": {"WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
 }
