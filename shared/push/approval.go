@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -143,8 +144,10 @@ func (f *Fanout) approvers(ctx context.Context, r *pam.Request) ([]approver, err
 }
 
 // FanOut writes one mobile approval request per eligible approver of pending
-// request r (one transaction per 100) and enqueues one push message per
-// target of theirs. A request that is not pending sends nothing.
+// request r (one transaction per 99, each adding its count to the request's
+// mobileApprovals on the condition that it is still pending) and enqueues one
+// push message per target of theirs. A request that is not pending, or is
+// decided before the rows are written, sends nothing.
 func (f *Fanout) FanOut(ctx context.Context, r *pam.Request) error {
 	if r.Status != pam.StatusPending {
 		return nil
@@ -167,8 +170,12 @@ func (f *Fanout) FanOut(ctx context.Context, r *pam.Request) error {
 				Data: map[string]string{"type": "elevation.approval_requested", "elevationRequestId": r.ID, "approvalId": row.ID,
 					"orgId": r.OrgID, "expiresAt": row.ExpiresAt}})
 		}
-		if tx.Len() == store.MaxTxItems || i == len(as)-1 {
+		if tx.Len() == store.MaxTxItems-1 || i == len(as)-1 {
+			tx.Add(countWrite(r, tx.Len()))
 			if err := f.St.St.Commit(ctx, tx); err != nil {
+				if errors.Is(err, store.ErrConditionFailed) {
+					return nil // decided (or expired) meanwhile: nothing more to ask
+				}
 				return fmt.Errorf("mobile approvals of %s: %w", r.ID, err)
 			}
 			tx = &store.Tx{}
@@ -188,6 +195,9 @@ func (f *Fanout) Decided(ctx context.Context, r *pam.Request) {
 }
 
 func (f *Fanout) close(ctx context.Context, r *pam.Request) error {
+	if r.MobileApprovals == 0 {
+		return nil // none were sent: no read
+	}
 	as, err := f.St.Approvals(ctx, r.OrgID, r.ID)
 	if err != nil {
 		return err

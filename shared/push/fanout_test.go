@@ -81,7 +81,10 @@ func TestMobileFanOut(t *testing.T) {
 	// member queries, one BatchGetItem, one transaction.
 	site := w.A2.ID
 	r := &pam.Request{ID: pam.NewRequestID(w.Env.Clock.Now()), OrgID: w.A.ID, PartnerID: w.PX.ID, DeviceID: devID, SiteID: &site,
-		Status: pam.StatusPending, SubjectUsername: `CORP\someone`}
+		Status: pam.StatusPending, SubjectUsername: `CORP\someone`, FlowType: pam.FlowUAC, RequestedAt: clock.Format(w.Env.Clock.Now())}
+	if err := w.Env.Store.Do(context.Background(), pam.CreateRequestWrite(r, w.Env.Cfg.PAMPendingTTL)); err != nil {
+		t.Fatal(err)
+	}
 	ctx, calls := store.WithCalls(context.Background())
 	if err := pamgroup.Mobile(w.Env.Deps).FanOut(ctx, r); err != nil {
 		t.Fatal(err)
@@ -98,8 +101,11 @@ func TestMobileFanOut(t *testing.T) {
 	}
 
 	// The first decision: the decider's row decided, the siblings expired.
-	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/pam/elevation-requests/"+out.ID+"/respond", fixture.ATech,
+	// Respond's budget grows by the Query of the rows and their transaction
+	// (a request without mobile approvals reads nothing more).
+	res = fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/pam/elevation-requests/"+out.ID+"/respond", fixture.ATech,
 		map[string]any{"decision": "approve"}), http.StatusOK)
+	fixture.Budget(t, res, 4+2)
 	rows = approvals(t, w, w.A.ID, out.ID)
 	if got := names(w, rows, "decided"); !slices.Equal(got, []string{fixture.ATech}) {
 		t.Fatalf("decided %v (%v)", got, rows)
@@ -110,6 +116,25 @@ func TestMobileFanOut(t *testing.T) {
 	// The other request's rows are untouched.
 	if got := names(w, approvals(t, w, w.A.ID, r.ID), "pending"); len(got) != 3 {
 		t.Fatalf("sibling request's rows %v", got)
+	}
+
+	// A request decided before its fan-out wrote anything: no rows, no push.
+	r3 := *r
+	r3.ID = pam.NewRequestID(w.Env.Clock.Now())
+	r3.Keys = store.Keys{}
+	if err := w.Env.Store.Do(context.Background(), pam.CreateRequestWrite(&r3, w.Env.Cfg.PAMPendingTTL)); err != nil {
+		t.Fatal(err)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/pam/elevation-requests/"+r3.ID+"/respond", fixture.AAdmin,
+		map[string]any{"decision": "deny"}), http.StatusOK)
+	if err := pamgroup.Mobile(w.Env.Deps).FanOut(context.Background(), &r3); err != nil {
+		t.Fatal(err)
+	}
+	if got := approvals(t, w, w.A.ID, r3.ID); len(got) != 0 {
+		t.Fatalf("a decided request fanned out: %v", got)
+	}
+	if n := len(pushes(t, w)); n != 0 {
+		t.Fatalf("a decided request sent %d pushes", n)
 	}
 
 	// A request that is not pending fans out nothing.

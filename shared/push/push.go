@@ -52,11 +52,13 @@
 //	POST   /users/me/push-targets        2 (BatchGetItem own row + guard, transaction); + 1 GetItem when the token moves from another account
 //	GET    /users/me/push-targets        1 GetItem
 //	DELETE /users/me/push-targets/:id    2 (GetItem, transaction)
-//	fan-out                              3 + 1 per batch of 100 approvers: Query of the organization's members,
+//	fan-out                              3 + 1 per batch of 99 approvers: Query of the organization's members,
 //	                                     Query of the partner's members, BatchGetItem of profiles and target rows
-//	                                     (one per 50 candidates), one TransactWriteItems per 100 approval rows;
+//	                                     (one per 50 candidates), one TransactWriteItems per 99 approval rows (with
+//	                                     the request's mobileApprovals count, conditioned on pending);
 //	                                     + one GetItem per custom role of a candidate's chain (system roles: none)
-//	decision                             1 Query of the request's approval rows + 1 TransactWriteItems per 100 pending rows
+//	decision                             none when the request has no mobile approvals (mobileApprovals 0); else
+//	                                     1 Query of its approval rows + 1 TransactWriteItems per 100 pending rows
 package push
 
 import (

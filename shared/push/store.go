@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/gale-rmm/gale/shared/pam"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -91,4 +92,12 @@ func (s Store) Approvals(ctx context.Context, orgID, reqID string) ([]Approval, 
 func closeWrite(a *Approval, status, at string) *store.Write {
 	return store.Change(a.PK, a.SK, expression.Set(expression.Name("status"), expression.Value(status)).
 		Set(expression.Name("closedAt"), expression.Value(at))).When(store.Is("status", StatusPending))
+}
+
+// countWrite adds n mobile approvals to elevation request r, if it is still
+// pending.
+func countWrite(r *pam.Request, n int) *store.Write {
+	k := pam.RequestKeys(r.OrgID, r.ID)
+	return store.Change(k.PK, k.SK, expression.Add(expression.Name("mobileApprovals"), expression.Value(n))).
+		When(store.Is("status", pam.StatusPending)).Exists()
 }
