@@ -7,7 +7,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/deletiongroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/deletion"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/webhook"
@@ -17,7 +17,7 @@ import (
 func Admin(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
 	prefixes := []string{routes.APIBase + "/admin", "/admin"}
-	(&webhook.AdminHandler{DLQ: webhookgroup.DLQ(d)}).Routes(rt, prefixes...)
+	(&webhook.AdminHandler{DLQ: webhooksgroup.DLQ(d)}).Routes(rt, prefixes...)
 	(&deletion.AdminHandler{Svc: deletiongroup.Service(d)}).Routes(rt, prefixes...)
 	return d.Edge(rt), nil
 }
