@@ -51,7 +51,7 @@ func (s Store) Org(ctx context.Context, id string) (*Organization, error) {
 // PartnerOrgs lists the organizations of partnerID (one GSI1 query).
 func (s Store) PartnerOrgs(ctx context.Context, partnerID string) ([]Organization, error) {
 	out := []Organization{}
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "PARTNER#" + partnerID + "#ORGS"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: store.PartnerPK(partnerID) + "#ORGS"}, &out); err != nil {
 		return nil, fmt.Errorf("organizations of partner %s: %w", partnerID, err)
 	}
 	return out, nil
@@ -132,7 +132,7 @@ func (s Store) SecuritySettings(ctx context.Context, orgID string) (SecuritySett
 // Sites lists the sites of organization orgID.
 func (s Store) Sites(ctx context.Context, orgID string) ([]Site, error) {
 	out := []Site{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SITE#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SITE#"}, &out); err != nil {
 		return nil, fmt.Errorf("sites of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -164,7 +164,7 @@ func (s Store) SiteByID(ctx context.Context, id string) (*Site, error) {
 // Groups lists the device groups of organization orgID.
 func (s Store) Groups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
 	out := []DeviceGroup{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DGROUP#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DGROUP#"}, &out); err != nil {
 		return nil, fmt.Errorf("device groups of %s: %w", orgID, err)
 	}
 	return out, nil

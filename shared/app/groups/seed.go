@@ -55,7 +55,7 @@ func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
 		"  org technician: beta-tech@gale.local      (Beta Industries)",
 	}}
 	var existing tenant.Partner
-	err := d.Store.Get(ctx, "PARTNER#"+DemoPartnerID, "PARTNER", &existing)
+	err := d.Store.Get(ctx, store.PartnerPK(DemoPartnerID), "PARTNER", &existing)
 	if err == nil {
 		return out, nil
 	}
