@@ -1,7 +1,7 @@
-// Package mailgroup wires the mailer function: the consumer of the mail queue
+// Package mailergroup wires the mailer function: the consumer of the mail queue
 // and the only function that links the SES and SNS clients (notify/awsnotify)
 // and sends what the request handlers enqueued (notify.Queue).
-package mailgroup
+package mailergroup
 
 import (
 	"github.com/aws/aws-lambda-go/lambda"
