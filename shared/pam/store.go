@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -250,15 +252,56 @@ type Policies struct {
 	SignerGroups     []SignerGroup
 	SoftwarePolicies []SoftwarePolicy
 	Config           *Config
+	// Version is the organization's policies version (0 when never changed).
+	Version int64
+}
+
+// versionSK is the row of an organization's policies version: every change
+// of its rules, signer groups, software policies or config adds one to its
+// counter v in the change's own transaction (PoliciesChanged). Its sort key
+// sorts before every other PAM# row ('!' before any letter), so the Query of
+// Policies reads it first: a version the Query sees is never older than the
+// rows it reads after it (see chainCache).
+const versionSK = "PAM#!VERSION"
+
+// PoliciesChanged is the write that moves orgID's policies version: every
+// transaction that writes or deletes a PAM# row carries it.
+func PoliciesChanged(orgID string) *store.Write {
+	return store.Change("ORG#"+orgID, versionSK, expression.Add(expression.Name("v"), expression.Value(1)).
+		Set(expression.Name("orgId"), expression.Value(orgID)))
+}
+
+// policyRows reads every PAM# row of orgID with one Query (paged by the
+// store) and the version they carry.
+func (s Store) policyRows(ctx context.Context, orgID string) ([]store.Item, int64, error) {
+	items, err := s.St.All(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#"})
+	if err != nil {
+		return nil, 0, fmt.Errorf("pam policies of %s: %w", orgID, err)
+	}
+	var v int64
+	for _, it := range items {
+		if sk, ok := it["SK"].(*types.AttributeValueMemberS); ok && sk.Value == versionSK {
+			if n, ok := it["v"].(*types.AttributeValueMemberN); ok {
+				v, _ = strconv.ParseInt(n.Value, 10, 64)
+			}
+			break
+		}
+	}
+	return items, v, nil
 }
 
 // Policies reads every PAM# row of orgID with one Query (paged by the store).
 func (s Store) Policies(ctx context.Context, orgID string) (*Policies, error) {
-	items, err := s.St.All(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "PAM#"})
+	items, v, err := s.policyRows(ctx, orgID)
 	if err != nil {
-		return nil, fmt.Errorf("pam policies of %s: %w", orgID, err)
+		return nil, err
 	}
-	out := &Policies{Rules: []Rule{}, SignerGroups: []SignerGroup{}, SoftwarePolicies: []SoftwarePolicy{}}
+	return decodePolicies(items, v)
+}
+
+// decodePolicies turns PAM# rows into records.
+func decodePolicies(items []store.Item, version int64) (*Policies, error) {
+	out := &Policies{Rules: []Rule{}, SignerGroups: []SignerGroup{}, SoftwarePolicies: []SoftwarePolicy{}, Version: version}
 	for _, it := range items {
 		var k store.Keys
 		if err := store.Unmarshal(it, &k); err != nil {
