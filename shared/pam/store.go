@@ -99,11 +99,10 @@ func (s Store) Requests(ctx context.Context, orgID string, from, to time.Time) (
 }
 
 // Recent reads up to max requests of orgID requested since from, newest
-// first, and reports whether more remained.
+// first, and reports whether more remained. The window's start is in the key
+// condition (SK BETWEEN), so nothing older is read.
 func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int) ([]Request, bool, error) {
-	// A prefix query newest first, stopping at the window's start.
-	q := store.Query{PK: "ORG#" + orgID, SKPrefix: "ELEV#", Descending: true}
-	lowest := idBound(from, false)
+	q := store.Query{PK: "ORG#" + orgID, SKFrom: idBound(from, false), SKTo: "ELEV$", Descending: true}
 	out := []Request{}
 	cursor := ""
 	for {
@@ -118,9 +117,6 @@ func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int
 			var r Request
 			if err := store.Unmarshal(it, &r); err != nil {
 				return nil, false, err
-			}
-			if r.SK < lowest {
-				return out, false, nil
 			}
 			out = append(out, r)
 		}
