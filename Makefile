@@ -60,7 +60,7 @@ test-go:
 # webhooks again, against an emulator that loses the answer of 5% of applied
 # writes and throttles 5% of requests (shared/emulator/moto_atomic.py's fault
 # mode, seeded); the SDK gets enough attempts that no call runs out by chance.
-FAULT_PACKAGES := ./shared/store/ ./shared/user/ ./shared/apikey/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
+FAULT_PACKAGES := ./shared/store/ ./shared/ratelimit/ ./shared/user/ ./shared/apikey/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
 test-faults:
 	@set -e; port=$$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'); \
 	 GALE_MOTO_DROP_P=0.05 GALE_MOTO_THROTTLE_Q=0.05 GALE_MOTO_FAULT_SEED=19 \
