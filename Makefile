@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: run test build synth bench deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -98,6 +98,11 @@ synth: build infra/cdk/node_modules
 
 bench: moto-check
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## freeze-test: the freeze-under-load experiment (70 s; see shared/emulator/freeze_test.go):
+## requests arrive at 10/s, the emulator is stopped for 15 s, then the time to recover is measured.
+freeze-test: moto-check
+	GALE_FREEZE_TEST=1 $(GO) test -count=1 -run TestFreezeUnderLoad -v -timeout 5m ./shared/emulator/
 
 clean:
 	rm -rf dist cdk.out
