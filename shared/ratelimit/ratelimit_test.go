@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,5 +258,43 @@ func TestHashHidesPersonalData(t *testing.T) {
 	}
 	if ratelimit.Hash("a", "bc") == ratelimit.Hash("ab", "c") {
 		t.Fatal("parts are not separated")
+	}
+}
+
+// BenchmarkRateLimit counts events on one subject's row, alone and from 16
+// and 64 goroutines at once, against the emulator: DynamoDB calls per event
+// (1 when admitted, 2 when refused; the limit here is never reached) and the
+// median and 99th-percentile latency.
+func BenchmarkRateLimit(b *testing.B) {
+	for _, workers := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("goroutines=%d", workers), func(b *testing.B) {
+			env := testenv.New(b)
+			l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
+			rule := ratelimit.Rule{Name: "bench", Limit: 1_000_000, Window: time.Hour}
+			var mu sync.Mutex
+			var lat []time.Duration
+			calls := 0
+			b.SetParallelism(max(1, workers/max(1, runtime.GOMAXPROCS(0))))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					ctx, n := store.WithCalls(b.Context())
+					start := time.Now()
+					err := l.Allow(ctx, rule, "hot")
+					took := time.Since(start)
+					mu.Lock()
+					if err != nil {
+						b.Errorf("allow: %v", err)
+					}
+					calls += n.N()
+					lat = append(lat, took)
+					mu.Unlock()
+				}
+			})
+			slices.Sort(lat)
+			b.ReportMetric(float64(calls)/float64(len(lat)), "dbcalls/op")
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
 	}
 }
