@@ -15,7 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/event"
@@ -86,7 +87,7 @@ func TestWebhookRetryScheduleThroughLocalPollers(t *testing.T) {
 	px := fixture.Partner(t, env, "Partner X")
 	org := fixture.Org(t, env, px.ID, "Alpha")
 	admin := fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: px.ID, OrgID: org.ID, RoleID: role.OrgAdminID, MFA: true})
-	svc, err := webhookgroup.Service(env.Deps)
+	svc, err := webhooksgroup.Service(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestWebhookRetryScheduleThroughLocalPollers(t *testing.T) {
 	fixture.Expect(t, fixture.Do(t, env.Edge(rt), fixture.Request{Method: http.MethodPost, Path: "/api/v1/webhooks", Token: admin.Token,
 		Body: map[string]any{"name": "Ops", "url": rc.URL + "/in", "events": []string{"device.offline"}, "retryPolicy": policy}}), http.StatusCreated)
 
-	worker, err := webhookgroup.Worker(env.Deps)
+	worker, err := webhookworkergroup.Worker(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
