@@ -116,14 +116,30 @@ type Keys struct {
 	GSI1SK string `dynamodbav:"GSI1SK,omitempty" json:"-"`
 	GSI2PK string `dynamodbav:"GSI2PK,omitempty" json:"-"`
 	GSI2SK string `dynamodbav:"GSI2SK,omitempty" json:"-"`
+	GSI3PK string `dynamodbav:"GSI3PK,omitempty" json:"-"`
+	GSI3SK string `dynamodbav:"GSI3SK,omitempty" json:"-"`
+	GSI4PK string `dynamodbav:"GSI4PK,omitempty" json:"-"`
+	GSI4SK string `dynamodbav:"GSI4SK,omitempty" json:"-"`
 	TTL    int64  `dynamodbav:"ttl,omitempty" json:"-"`
 }
 
-// Index names.
+// Index names. GSI1 and GSI2 project every attribute. GSI3 and GSI4 are the
+// list indexes: a partner-keyed one (GSI3, for lists that cross the
+// organizations of a partner) and an organization-keyed one (GSI4), each sorted
+// in a list's order. They project only the keys and ListAttributes, so a
+// heartbeat that changes a device's facts writes neither; a list reads the
+// page's keys from them and the page's items by BatchGetItem (Store.Window).
 const (
 	GSI1 = "GSI1"
 	GSI2 = "GSI2"
+	GSI3 = "GSI3"
+	GSI4 = "GSI4"
 )
+
+// ListAttributes are the non-key attributes the list indexes project: what a
+// list needs to apply a caller's reach (organization, partner, site, device
+// groups) before it reads a row.
+var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds"}
 
 // Errors of the store. They are fault kinds, so errors.Is(err, fault.ErrConflict)
 // holds for ErrConditionFailed and the edge maps them without help.
