@@ -81,8 +81,8 @@ func TestListReadsOnePage(t *testing.T) {
 		return l, res
 	}
 	for _, c := range []struct {
-		name  string
-		tok   string
+		name   string
+		tok    string
 		orgs   []string
 		query  string
 		budget int
