@@ -111,19 +111,7 @@ func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []stri
 	if !p.Holds(authz.AlertsRead) {
 		return nil, nil
 	}
-	out := []Alert{}
-	for _, id := range orgIDs {
-		as, err := s.St.OrgAlerts(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range as {
-			if visible(p, &a) {
-				out = append(out, a)
-			}
-		}
-	}
-	return out, nil
+	return tenant.Collect(ctx, orgIDs, s.St.OrgAlerts, func(a *Alert) bool { return visible(p, a) })
 }
 
 // Create raises an alert (alert.triggered).

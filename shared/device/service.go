@@ -177,17 +177,9 @@ func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter,
 	if err != nil {
 		return nil, err
 	}
-	out := []Device{}
-	for _, id := range orgIDs {
-		devs, err := s.St.List(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range devs {
-			if keep(&d) {
-				out = append(out, d)
-			}
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.List, keep)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Device) int {
 		if c := strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)); c != 0 {
@@ -546,22 +538,9 @@ func (s *Service) Reachable(ctx context.Context, p *authz.Principal, software bo
 	if err != nil {
 		return nil, err
 	}
-	out := []Device{}
-	for _, id := range orgIDs {
-		var devs []Device
-		if software {
-			devs, err = s.St.ListWithSoftware(ctx, id)
-		} else {
-			devs, err = s.St.List(ctx, id)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range devs {
-			if visible(p, &d) {
-				out = append(out, d)
-			}
-		}
+	read := s.St.List
+	if software {
+		read = s.St.ListWithSoftware
 	}
-	return out, nil
+	return tenant.Collect(ctx, orgIDs, read, func(d *Device) bool { return visible(p, d) })
 }
