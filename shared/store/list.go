@@ -65,14 +65,15 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 	}
 	var rows []Item
 	skipped, ended := 0, false
-	for calls := 0; len(rows) <= w.Limit; calls++ {
+	dropped := false
+	for len(rows) <= w.Limit {
 		// The first call asks for no more rows than the page still needs (kept
 		// rows are at most the rows read), so a read that keeps every row stops
 		// exactly at its end. When Keep dropped rows, later calls ask for more
 		// than that (index rows are small), so a restricted caller's page does
 		// not take a round trip per missing row.
 		need := (skip - skipped) + (w.Limit + 1 - len(rows))
-		if calls > 0 {
+		if dropped {
 			need = max(need*4, 256)
 		}
 		in.Limit = aws.Int32(int32(min(need, math.MaxInt32)))
@@ -82,6 +83,7 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 		}
 		for _, it := range res.Items {
 			if s.expired(it) || (w.Keep != nil && !w.Keep(it)) {
+				dropped = true
 				continue
 			}
 			if skipped < skip {

@@ -138,8 +138,10 @@ const (
 
 // ListAttributes are the non-key attributes the list indexes project: what a
 // list needs to apply a caller's reach (organization, partner, site, device
-// groups) before it reads a row.
-var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds"}
+// groups; an alert's deviceId) and its filters (status, severity) before it
+// reads a row. A device's
+// status changes only on a transition, so heartbeats still write no list index.
+var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}
 
 // Errors of the store. They are fault kinds, so errors.Is(err, fault.ErrConflict)
 // holds for ErrConditionFailed and the edge maps them without help.
