@@ -38,9 +38,12 @@
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
 //	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment
 //	device              ORG#<oid> / DEVICE#<id>                  -                                  DEVSEEN#<shard> / <minute>#<id> (online only)  device
+//	                    GSI3 PARTNER#<pid>#DEVICES / <lower hostname>\x01<id>, GSI4 ORG#<oid>#DEVICES / same (list indexes)
 //	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
+//	alert               ORG#<oid> / ALERT#<id>                   ALERTREF#<id> / ALERT              -                        alert
+//	                    GSI3 PARTNER#<pid>#ALERTS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#ALERTS / same (read descending)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
@@ -51,6 +54,11 @@
 //	deletion request    DELREQ#<id> / DELREQ                     DELREQDUE#<status> / <processBy>#<id> (open)  DELREQS / <requestedAt>#<id>  deletion
 //	open deletion guard USER#<uid> / DELREQ#OPEN                 -                                  -                        deletion
 //	deletion index      DELREQS#<ORG#oid|PARTNER#pid> / <requestedAt>#<id>  -                       -                        deletion
+//
+// List indexes: GSI3 (partner-keyed) and GSI4 (organization-keyed) hold a
+// list's rows in the list's order and project ListAttributes only; Window reads
+// one page from them (the page's keys, then its items by BatchGetItem) and
+// Count counts a partition's rows for a total no counter holds.
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
