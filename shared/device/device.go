@@ -161,8 +161,6 @@ type Device struct {
 	UpdatedAt        string `dynamodbav:"updatedAt" json:"updatedAt"`
 	// GroupID mirrors the single device group (the CAS anchor of group moves).
 	GroupID string `dynamodbav:"groupId,omitempty" json:"-"`
-	// TAT is the rate limiter's theoretical arrival time (unix milliseconds).
-	TAT int64 `dynamodbav:"tat,omitempty" json:"-"`
 }
 
 // Agent is a device's credential row: what the token check needs in one read.

@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -184,17 +186,19 @@ type Beat struct {
 	OSVersion     *string
 }
 
-// Rate of agent ingest on one device: a GCRA over the device item's tat.
+// Rate of heartbeats on one device: at most BeatLimit in any BeatWindow,
+// counted in the device item's own slots by shared/ratelimit's sliding window
+// (one atomic write decides; no read before it and no retry loop).
 const (
-	emission  = 100 * time.Millisecond // 600 per minute
-	tolerance = time.Minute - emission // a burst of 600
+	BeatLimit  = 600
+	BeatWindow = time.Minute
 )
 
 // BeatWrite is the heartbeat's device update: the facts of b, the last-seen
-// index keys, and one rate-limit step. from is the status the caller saw (the
-// update requires it, so a concurrent transition is never overwritten);
-// burst selects the limiter's second case (tat already ahead of now).
-func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
+// index keys, and the count c of this heartbeat in the device item's
+// rate-limit slots. from is the status the caller saw (the update requires it,
+// so a concurrent transition is never overwritten).
+func BeatWrite(orgID, id, from string, b Beat, c ratelimit.Count) *store.Write {
 	to := BeatStatus(from)
 	at := clock.Format(b.At)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
@@ -232,17 +236,37 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 	if b.OSVersion != nil {
 		opt("osVersion", *b.OSVersion)
 	}
-	now := b.At.UnixMilli()
-	tat := expression.Name("tat")
-	cond := store.Is("status", from)
-	if burst {
-		upd = upd.Set(tat, tat.Plus(expression.Value(emission.Milliseconds())))
-		cond = cond.And(tat.GreaterThan(expression.Value(now))).And(tat.LessThanEqual(expression.Value(now + tolerance.Milliseconds())))
-	} else {
-		upd = upd.Set(tat, expression.Value(now+emission.Milliseconds()))
-		cond = cond.And(tat.AttributeNotExists().Or(tat.LessThanEqual(expression.Value(now))))
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, c.Spend(upd).Remove(expression.Name("tat"))).
+		When(store.Is("status", from).And(c.Fresh())).Exists()
+}
+
+// Beat is the steady-state heartbeat: one UpdateItem sets b's facts, counts
+// the heartbeat in the device item's slots and answers the item (ALL_NEW),
+// whose slots decide. Past BeatLimit in the last BeatWindow the count is taken
+// back (a second UpdateItem) and Beat answers 429 with retryAfter: the time
+// until the oldest counted slot leaves the window. The refused heartbeat's
+// facts stay written (they are the device's latest; the limit bounds the
+// writes a device causes, two per refused heartbeat). A device no longer in
+// status from is store.ErrConditionFailed. A retry of the write whose answer
+// was lost is recognised by the count's token and counts once.
+func (s Store) Beat(ctx context.Context, orgID, id, from string, b Beat) error {
+	c := ratelimit.NewCount(BeatWindow, b.At)
+	w := BeatWrite(orgID, id, from, b, c)
+	item, err := s.St.Update(ctx, w)
+	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
+		err = nil // applied by an attempt whose answer was lost
 	}
-	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists()
+	if err != nil {
+		return err
+	}
+	win := ratelimit.Tally(item, BeatWindow, b.At)
+	if win.Count <= BeatLimit {
+		return nil
+	}
+	if err := s.St.Do(ctx, c.Refund(store.OrgPK(orgID), "DEVICE#"+id)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("heartbeat of %s: refund: %w", id, err)
+	}
+	return fault.RateLimited("Too many requests", win.RetryAfter(b.At))
 }
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online
