@@ -3,6 +3,8 @@ package emulator_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -293,6 +295,37 @@ func TestStartProvisionStop(t *testing.T) {
 			if got != want || (pk == "UNDO-UPDATED" && g.Item["w"] != nil) {
 				t.Errorf("%s after the cancelled transaction: %v, want v=%q", pk, g.Item, want)
 			}
+		}
+	})
+	// A request whose client closed its connection while the emulator could
+	// not run it (stopped here; in practice queued behind other requests) is
+	// not run when it gets its turn.
+	t.Run("a request whose client has gone is not run", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		body := `{"TableName":"tprovision","Item":{"PK":{"S":"GONE"},"SK":{"S":"x"}}}`
+		if err := syscall.Kill(m.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := net.Dial("tcp", strings.TrimPrefix(m.URL, "http://"))
+		if err == nil {
+			_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.0\r\n"+
+				"X-Amz-Target: DynamoDB_20120810.PutItem\r\nAuthorization: AWS4-HMAC-SHA256 Credential=testing/20261124/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0\r\n"+
+				"Content-Length: %d\r\n\r\n%s", strings.TrimPrefix(m.URL, "http://"), len(body), body)
+			conn.Close() // the client gives up before the emulator goes on
+		}
+		if kerr := syscall.Kill(m.PID(), syscall.SIGCONT); kerr != nil || err != nil {
+			t.Fatal(kerr, err)
+		}
+		key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "GONE"}, "SK": &types.AttributeValueMemberS{Value: "x"}}
+		for range 10 { // the abandoned request had its turn long before the last read
+			g, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("tprovision"), Key: key, ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Item != nil {
+				t.Fatal("the emulator ran a PutItem whose client had closed its connection")
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	})
 	pid := m.PID()
