@@ -49,6 +49,7 @@ import (
 	"fmt"
 
 	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/store"
 )
 
 // Limits of agent ingest.
@@ -90,8 +91,13 @@ func wellFormed(token string) bool {
 func sameHash(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // slot carries the agent row read by the token check to the handler, so the
-// heartbeat does not read it twice.
-type slot struct{ agent *device.Agent }
+// heartbeat does not read it twice; for elevation ingest also the device's
+// ingest window row, read in the same BatchGetItem (see meter.go).
+type slot struct {
+	agent      *device.Agent
+	window     store.Item
+	windowRead bool
+}
 
 type slotKey struct{}
 

@@ -328,6 +328,54 @@ func TestStartProvisionStop(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	t.Run("key conditions select and order a partition's rows", func(t *testing.T) {
+		// moto_atomic.py filters a table Query's rows by the key condition and
+		// sorts them before moto does: the answers must be moto's (DynamoDB's).
+		db := dynamodb.NewFromConfig(awsCfg)
+		for _, sk := range []string{"ELEV#3", "PAM#B", "ELEV#1", "DEVICE#9", "ELEV#2", "PAM#A", "ELEV$", "ELEV#"} {
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("tprovision"), Item: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: "KEYS"}, "SK": &types.AttributeValueMemberS{Value: sk}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+		for _, c := range []struct {
+			cond    string
+			vals    map[string]types.AttributeValue
+			forward bool
+			want    string
+		}{
+			{"PK = :pk AND begins_with(SK, :p)", map[string]types.AttributeValue{":p": s("ELEV#")}, true, "ELEV#,ELEV#1,ELEV#2,ELEV#3"},
+			{"PK = :pk AND begins_with(SK, :p)", map[string]types.AttributeValue{":p": s("PAM#")}, false, "PAM#B,PAM#A"},
+			{"PK = :pk AND SK BETWEEN :a AND :b", map[string]types.AttributeValue{":a": s("ELEV#2"), ":b": s("ELEV$")}, false, "ELEV$,ELEV#3,ELEV#2"},
+			{"PK = :pk AND SK BETWEEN :a AND :b", map[string]types.AttributeValue{":a": s("A"), ":b": s("ELEV#1")}, true, "DEVICE#9,ELEV#,ELEV#1"},
+			{"PK = :pk AND SK < :a", map[string]types.AttributeValue{":a": s("ELEV#1")}, false, "ELEV#,DEVICE#9"},
+			{"PK = :pk AND SK >= :a", map[string]types.AttributeValue{":a": s("ELEV$")}, true, "ELEV$,PAM#A,PAM#B"},
+			{"PK = :pk AND SK = :a", map[string]types.AttributeValue{":a": s("PAM#A")}, true, "PAM#A"},
+			{"PK = :pk", map[string]types.AttributeValue{}, false, "PAM#B,PAM#A,ELEV$,ELEV#3,ELEV#2,ELEV#1,ELEV#,DEVICE#9"},
+		} {
+			c.vals[":pk"] = s("KEYS")
+			in := &dynamodb.QueryInput{TableName: aws.String("tprovision"), KeyConditionExpression: aws.String(c.cond),
+				ExpressionAttributeValues: c.vals, Limit: aws.Int32(2), ScanIndexForward: aws.Bool(c.forward)}
+			var got []string
+			for range 10 {
+				out, err := db.Query(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range out.Items {
+					got = append(got, it["SK"].(*types.AttributeValueMemberS).Value)
+				}
+				if out.LastEvaluatedKey == nil {
+					break
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+			if g := strings.Join(got, ","); g != c.want {
+				t.Errorf("%s %v forward %v: %s, want %s", c.cond, c.vals, c.forward, g, c.want)
+			}
+		}
+	})
 	pid := m.PID()
 	m.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {
