@@ -66,8 +66,8 @@ func (s *Service) agentAndWindow(ctx context.Context, id string) (*device.Agent,
 // windowKey is device id's ingest window row.
 func windowKey(id string) store.KeyRef { return ratelimit.BucketKey(ratelimit.AgentIngest, id) }
 
-// spend is the update counting event c at now: the slot (with c's token,
-// so a retry counts once), the version and the row's ttl.
+// spend is the update counting one event at now: the slot, the version and
+// the row's ttl.
 func spend(c ratelimit.Count, now time.Time) expression.UpdateBuilder {
 	w := ratelimit.AgentIngest.Window
 	return c.Spend(expression.UpdateBuilder{}).
@@ -91,7 +91,7 @@ func (s *Service) count(ctx context.Context, id string) error {
 	c := ratelimit.NewCount(ratelimit.AgentIngest.Window, now)
 	item, err := s.Devices.St.Update(ctx, store.Change(k.PK, k.SK, spend(c, now)).When(c.Fresh()))
 	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
-		err = nil // counted by an attempt whose answer was lost
+		err = nil // an earlier attempt counted it; its answer was lost
 	}
 	if err != nil {
 		return fmt.Errorf("rate limit %s: %w", ratelimit.AgentIngest.Name, err)

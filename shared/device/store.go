@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -51,6 +52,38 @@ func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
 		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
 	}
 	return out, nil
+}
+
+// Page reads one page of devices from a list index partition (store.Window),
+// keeping the index rows keep keeps (keep sees the reach attributes only:
+// orgId, partnerId, siteId, groupIds).
+func (s Store) Page(ctx context.Context, w store.Window, keep func(*Device) bool) (store.WindowPage, []Device, error) {
+	w.Keep = func(it store.Item) bool { return keep(reachOf(it)) }
+	pg, err := s.St.Window(ctx, w)
+	if err != nil {
+		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
+	}
+	out := []Device{}
+	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &out); err != nil {
+		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
+	}
+	return pg, out, nil
+}
+
+// Count counts the devices of a list index partition that keep keeps.
+func (s Store) Count(ctx context.Context, q store.Query, keep func(*Device) bool) (int, error) {
+	n, err := s.St.Count(ctx, q, func(it store.Item) bool { return keep(reachOf(it)) })
+	if err != nil {
+		return 0, fmt.Errorf("count devices of %s: %w", q.PK, err)
+	}
+	return n, nil
+}
+
+// reachOf is the part of a device a list index row holds.
+func reachOf(it store.Item) *Device {
+	var d Device
+	_ = attributevalue.UnmarshalMap(it, &d) // the projected attributes are strings and a list of strings
+	return &d
 }
 
 // LoadWithSoftware reads device id of orgID with its software list: the filter
@@ -134,6 +167,7 @@ func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Com
 
 // EnrollWrites create device d and its agent row with token hash tokenHash.
 func EnrollWrites(d *Device, tokenHash string) []*store.Write {
+	SetListKeys(d)
 	k := AgentKey(d.ID)
 	a := &Agent{Keys: store.Keys{PK: k.PK, SK: k.SK}, DeviceID: d.ID, OrgID: d.OrgID, PartnerID: d.PartnerID,
 		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}}
@@ -190,7 +224,14 @@ func BeatWrite(orgID, id, from string, b Beat, c ratelimit.Count) *store.Write {
 		opt("uptimeSeconds", *b.UptimeSeconds)
 	}
 	if b.Hostname != nil {
+		// The list indexes sort by hostname. DynamoDB writes an index only when
+		// an indexed or projected value changes, so an unchanged hostname costs
+		// nothing; a device that predates the list indexes (no GSI4PK) stays out
+		// of them until it is backfilled.
+		sk := listSK(*b.Hostname, id)
 		opt("hostname", *b.Hostname)
+		opt("GSI4SK", sk)
+		opt("GSI3SK", sk)
 	}
 	if b.OSVersion != nil {
 		opt("osVersion", *b.OSVersion)
