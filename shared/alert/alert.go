@@ -67,7 +67,7 @@ type Alert struct {
 }
 
 func keys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "ALERT#" + id, GSI1PK: "ALERTREF#" + id, GSI1SK: "ALERT"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "ALERT#" + id, GSI1PK: "ALERTREF#" + id, GSI1SK: "ALERT"}
 }
 
 // Owner is the organization the alert belongs to.

@@ -15,7 +15,7 @@ type Store struct{ St *store.Store }
 // Get reads alert id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Alert, error) {
 	var a Alert
-	if err := s.St.Get(ctx, "ORG#"+orgID, "ALERT#"+id, &a); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "ALERT#"+id, &a); err != nil {
 		return nil, fmt.Errorf("get alert %s: %w", id, err)
 	}
 	return &a, nil
@@ -36,7 +36,7 @@ func (s Store) ByID(ctx context.Context, id string) (*Alert, error) {
 // OrgAlerts lists the alerts of organization orgID.
 func (s Store) OrgAlerts(ctx context.Context, orgID string) ([]Alert, error) {
 	out := []Alert{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "ALERT#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "ALERT#"}, &out); err != nil {
 		return nil, fmt.Errorf("alerts of %s: %w", orgID, err)
 	}
 	return out, nil

@@ -182,7 +182,7 @@ type Command struct {
 }
 
 // Keys builds the primary keys of device id of orgID.
-func Keys(orgID, id string) store.Keys { return store.Keys{PK: "ORG#" + orgID, SK: "DEVICE#" + id} }
+func Keys(orgID, id string) store.Keys { return store.Keys{PK: store.OrgPK(orgID), SK: "DEVICE#" + id} }
 
 // AgentKey is the key of device id's credential row.
 func AgentKey(id string) store.KeyRef { return store.KeyRef{PK: "AGENT#" + id, SK: "AGENT"} }

@@ -21,7 +21,7 @@ import (
 
 // Orgs reads organizations; tenant.Store satisfies it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
@@ -71,7 +71,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Device, error) {
 	}
 	var orgIDs []string
 	if f.OrgID != "" {
-		o, err := s.org(ctx, p, f.OrgID)
+		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Device, error) {
 	d.Software = []Software{}
 	if d.SoftwareChunks > 0 {
 		var chunks []chunk
-		if err := s.St.St.AllInto(ctx, store.Query{PK: "ORG#" + d.OrgID, SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
+		if err := s.St.St.AllInto(ctx, store.Query{PK: store.OrgPK(d.OrgID), SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
 			return nil, fmt.Errorf("software of device %s: %w", id, err)
 		}
 		if d.Software, err = decodeChunks(chunks, d.SoftwareHash); err != nil {
@@ -382,23 +382,6 @@ func visible(p *authz.Principal, d *Device) bool {
 
 func groupRestricted(p *authz.Principal) bool {
 	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
-}
-
-// org reads organization id, or ErrOrgNotFound when absent or out of reach.
-func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
-	if p.Scope == authz.ScopeOrg && id != p.OrgID {
-		return nil, ErrOrgNotFound
-	}
-	o, err := s.Orgs.Org(ctx, id)
-	switch {
-	case IsNotFound(err):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
 }
 
 // visibleOrgs lists the organizations a list without orgId covers.

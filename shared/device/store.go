@@ -26,7 +26,7 @@ type Store struct{ St *store.Store }
 // Get reads device id of organization orgID (consistent read).
 func (s Store) Get(ctx context.Context, orgID, id string) (*Device, error) {
 	var d Device
-	if err := s.St.Get(ctx, "ORG#"+orgID, "DEVICE#"+id, &d); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "DEVICE#"+id, &d); err != nil {
 		return nil, fmt.Errorf("get device %s: %w", id, err)
 	}
 	return &d, nil
@@ -45,7 +45,7 @@ func (s Store) Agent(ctx context.Context, id string) (*Agent, error) {
 // List reads the devices of organization orgID (without software).
 func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
 	out := []Device{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DEVICE#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DEVICE#"}, &out); err != nil {
 		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -76,7 +76,7 @@ func (s Store) ListWithSoftware(ctx context.Context, orgID string) ([]Device, er
 		return nil, err
 	}
 	var chunks []chunk
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DEVSW#"}, &chunks); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DEVSW#"}, &chunks); err != nil {
 		return nil, fmt.Errorf("software of %s: %w", orgID, err)
 	}
 	byDevice := map[string][]chunk{}
@@ -98,7 +98,7 @@ func (s Store) ListWithSoftware(ctx context.Context, orgID string) ([]Device, er
 // Software reads device id's software list.
 func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, error) {
 	var chunks []chunk
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: softwarePrefix(id)}, &chunks); err != nil {
 		return nil, fmt.Errorf("software of device %s: %w", id, err)
 	}
 	d, err := s.Get(ctx, orgID, id)
@@ -201,7 +201,7 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 		upd = upd.Set(tat, expression.Value(now+emission.Milliseconds()))
 		cond = cond.And(tat.AttributeNotExists().Or(tat.LessThanEqual(expression.Value(now))))
 	}
-	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists()
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists()
 }
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online
@@ -229,7 +229,7 @@ func OfflineWrite(orgID, id string, cutoff, now time.Time) *store.Write {
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now))).
 		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
 	cond := store.Is("status", StatusOnline).And(expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff))))
-	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists()
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists()
 }
 
 // DecommissionWrite moves device id to decommissioned from any other status.
@@ -239,7 +239,7 @@ func DecommissionWrite(orgID, id string, now time.Time) *store.Write {
 		Set(expression.Name("decommissionedAt"), expression.Value(ts)).
 		Set(expression.Name("updatedAt"), expression.Value(ts)).
 		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
-	return store.Change("ORG#"+orgID, "DEVICE#"+id, upd).
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).
 		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned))).Exists()
 }
 
@@ -276,7 +276,7 @@ func PatchWrite(orgID, id string, p Patch, now time.Time) *store.Write {
 	if p.CustomFields != nil {
 		upd = upd.Set(expression.Name("customFields"), expression.Value(*p.CustomFields))
 	}
-	w := func() *store.Write { return store.Change("ORG#"+orgID, "DEVICE#"+id, upd) }
+	w := func() *store.Write { return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd) }
 	if !p.SetGroup {
 		return w().Exists()
 	}
@@ -303,7 +303,7 @@ func AgentGroupWrite(id, group string) *store.Write {
 
 // HardwareWrite replaces device id's hardware facts.
 func HardwareWrite(orgID, id string, h Hardware, now time.Time) *store.Write {
-	return store.Change("ORG#"+orgID, "DEVICE#"+id, expression.Set(expression.Name("hw"), expression.Value(h)).
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, expression.Set(expression.Name("hw"), expression.Value(h)).
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))).Exists()
 }
 
@@ -321,7 +321,7 @@ func NetworkChange(orgID, id string, n Network, now time.Time) *store.Write {
 
 // NetworkWrite replaces device id's network facts.
 func NetworkWrite(orgID, id string, n Network, now time.Time) *store.Write {
-	return store.Change("ORG#"+orgID, "DEVICE#"+id, expression.Set(expression.Name("net"), expression.Value(n)).
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, expression.Set(expression.Name("net"), expression.Value(n)).
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))).Exists()
 }
 
@@ -346,7 +346,7 @@ type CommandResult struct {
 // ResultWrites record r and take its command off device id's queue (only if it
 // is still queued: a result is accepted once).
 func ResultWrites(orgID string, r *CommandResult) []*store.Write {
-	r.Keys = store.Keys{PK: "ORG#" + orgID, SK: "CMDRESULT#" + r.DeviceID + "#" + r.CommandID}
+	r.Keys = store.Keys{PK: store.OrgPK(orgID), SK: "CMDRESULT#" + r.DeviceID + "#" + r.CommandID}
 	k := AgentKey(r.DeviceID)
 	return []*store.Write{
 		store.Change(k.PK, k.SK, expression.Remove(expression.Name("commands."+r.CommandID))).
@@ -435,11 +435,11 @@ func decodeChunks(chunks []chunk, hash string) ([]Software, error) {
 func SoftwareWrites(orgID, id string, parts [][]byte, hash string, count, oldChunks int, oldHash string, now time.Time) []*store.Write {
 	var ws []*store.Write
 	for i, p := range parts {
-		ws = append(ws, store.Put(&chunk{Keys: store.Keys{PK: "ORG#" + orgID, SK: fmt.Sprintf("%s%03d", softwarePrefix(id), i)},
+		ws = append(ws, store.Put(&chunk{Keys: store.Keys{PK: store.OrgPK(orgID), SK: fmt.Sprintf("%s%03d", softwarePrefix(id), i)},
 			DeviceID: id, N: i, Hash: hash, Data: p}))
 	}
 	for i := len(parts); i < oldChunks; i++ {
-		ws = append(ws, store.Delete("ORG#"+orgID, fmt.Sprintf("%s%03d", softwarePrefix(id), i)))
+		ws = append(ws, store.Delete(store.OrgPK(orgID), fmt.Sprintf("%s%03d", softwarePrefix(id), i)))
 	}
 	upd := expression.Set(expression.Name("softwareHash"), expression.Value(hash)).
 		Set(expression.Name("softwareChunks"), expression.Value(len(parts))).
@@ -449,7 +449,7 @@ func SoftwareWrites(orgID, id string, parts [][]byte, hash string, count, oldChu
 	if oldHash != "" {
 		cond = store.Is("softwareHash", oldHash)
 	}
-	return append(ws, store.Change("ORG#"+orgID, "DEVICE#"+id, upd).When(cond).Exists())
+	return append(ws, store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists())
 }
 
 // IsNotFound reports a missing row.

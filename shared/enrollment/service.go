@@ -21,7 +21,7 @@ import (
 
 // Orgs reads organizations; tenant.Store satisfies it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
@@ -91,7 +91,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 	}
 	var orgIDs []string
 	if f.OrgID != "" {
-		o, err := s.org(ctx, p, f.OrgID)
+		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if err := authz.CeilingScopes(p, Acts); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, orgID)
+	o, err := s.Orgs.Reach(ctx, p, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -363,23 +363,6 @@ func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.
 		return nil, err
 	}
 	return p, nil
-}
-
-// org reads organization id, or ErrOrgNotFound when absent or out of reach.
-func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
-	if p.Scope == authz.ScopeOrg && id != p.OrgID {
-		return nil, ErrOrgNotFound
-	}
-	o, err := s.Orgs.Org(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
 }
 
 // visibleOrgs lists the organizations a list without orgId covers.

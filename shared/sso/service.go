@@ -392,7 +392,7 @@ func (s *Service) defaultRole(ctx context.Context, p *authz.Principal, o *tenant
 		return user.RoleInfo{}, err
 	case r.IsSystem && r.Scope != authz.ScopeOrg:
 		return user.RoleInfo{}, ErrRoleScope
-	case !r.IsSystem && r.Owner != "ORG#"+o.ID:
+	case !r.IsSystem && r.Owner != store.OrgPK(o.ID):
 		return user.RoleInfo{}, ErrRoleNotFound
 	}
 	for perm := range r.Effective {

@@ -21,7 +21,7 @@ func hash(s string) string {
 
 // Key is a provider's key.
 func Key(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "SSOPROV#" + id, GSI1PK: "SSOPROVREF#" + id, GSI1SK: "SSOPROV"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "SSOPROV#" + id, GSI1PK: "SSOPROVREF#" + id, GSI1SK: "SSOPROV"}
 }
 
 // normIssuer is the issuer as the pair guard compares it.
@@ -104,7 +104,7 @@ func (s Store) ByID(ctx context.Context, id string) (*record, error) {
 // List reads the providers of organization orgID.
 func (s Store) List(ctx context.Context, orgID string) ([]record, error) {
 	out := []record{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SSOPROV#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SSOPROV#"}, &out); err != nil {
 		return nil, fmt.Errorf("SSO providers of %s: %w", orgID, err)
 	}
 	return out, nil

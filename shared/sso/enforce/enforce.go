@@ -26,7 +26,7 @@ type Active struct {
 }
 
 // Key is the key of orgID's active-provider row.
-func Key(orgID string) store.KeyRef { return store.KeyRef{PK: "ORG#" + orgID, SK: "SSOACTIVE"} }
+func Key(orgID string) store.KeyRef { return store.KeyRef{PK: store.OrgPK(orgID), SK: "SSOACTIVE"} }
 
 // Store reads the row.
 type Store struct{ St *store.Store }
