@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -41,7 +42,7 @@ const versionAttr = "v"
 
 // elevationPattern is the ServeMux pattern of elevation ingest, whose token
 // check also reads the window.
-const elevationPattern = "POST /api/v1/agents/{id}/elevation-requests"
+const elevationPattern = http.MethodPost + " /api/v1/agents/{id}/elevation-requests"
 
 // agentAndWindow reads device id's agent row and ingest window in one
 // BatchGetItem (the window nil when absent or expired).
