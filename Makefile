@@ -97,7 +97,7 @@ synth: build infra/cdk/node_modules
 	$(CDK) synth --quiet && ls cdk.out/*.template.json
 
 bench: moto-check
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./...
 
 clean:
 	rm -rf dist cdk.out
