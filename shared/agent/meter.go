@@ -68,9 +68,9 @@ func windowKey(id string) store.KeyRef { return ratelimit.BucketKey(ratelimit.Ag
 
 // spend is the update counting one event at now: the slot, the version and
 // the row's ttl.
-func spend(now time.Time) expression.UpdateBuilder {
+func spend(c ratelimit.Count, now time.Time) expression.UpdateBuilder {
 	w := ratelimit.AgentIngest.Window
-	return ratelimit.Spend(expression.UpdateBuilder{}, w, now).
+	return c.Spend(expression.UpdateBuilder{}).
 		Add(expression.Name(versionAttr), expression.Value(1)).
 		Set(expression.Name("ttl"), expression.Value(store.TTL(now.Add(w+2*ratelimit.Slot(w)))))
 }
@@ -88,13 +88,17 @@ func (s *Service) ingestLimit() int {
 func (s *Service) count(ctx context.Context, id string) error {
 	now := s.Clock.Now()
 	k := windowKey(id)
-	item, err := s.Devices.St.Update(ctx, store.Change(k.PK, k.SK, spend(now)))
+	c := ratelimit.NewCount(ratelimit.AgentIngest.Window, now)
+	item, err := s.Devices.St.Update(ctx, store.Change(k.PK, k.SK, spend(c, now)).When(c.Fresh()))
+	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
+		err = nil // an earlier attempt counted it; its answer was lost
+	}
 	if err != nil {
 		return fmt.Errorf("rate limit %s: %w", ratelimit.AgentIngest.Name, err)
 	}
 	w := ratelimit.Tally(item, ratelimit.AgentIngest.Window, now)
 	if w.Count > s.ingestLimit() {
-		if err := s.Devices.St.Do(ctx, ratelimit.Refund(k.PK, k.SK, ratelimit.AgentIngest.Window, now)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		if err := s.Devices.St.Do(ctx, c.Refund(k.PK, k.SK)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 			return fmt.Errorf("rate limit %s: refund: %w", ratelimit.AgentIngest.Name, err)
 		}
 		return fault.RateLimited("Too many requests", w.RetryAfter(now))
@@ -124,7 +128,8 @@ func (m *meter) Write() *store.Write {
 		// The store reads a row at or past its ttl as absent (store.Store.expired).
 		cond = expression.Name(versionAttr).AttributeNotExists().Or(expression.Name("ttl").LessThanEqual(expression.Value(now.Unix())))
 	}
-	return store.Change(k.PK, k.SK, spend(now)).When(cond)
+	c := ratelimit.NewCount(ratelimit.AgentIngest.Window, now)
+	return store.Change(k.PK, k.SK, spend(c, now)).When(cond.And(c.Fresh()))
 }
 
 // Committed records that the transaction carrying Write committed.

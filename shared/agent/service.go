@@ -327,16 +327,12 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	return reply, nil
 }
 
-// beat is the steady-state update: one UpdateItem, a second one only for a
-// burst (the limiter's second case).
+// beat is the steady-state update: one UpdateItem that also counts the
+// heartbeat (device.Store.Beat), a second one only to take back a refused one.
 func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat) error {
-	err := s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, false))
-	if !errors.Is(err, store.ErrConditionFailed) {
-		return err
-	}
-	err = s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, true))
+	err := s.Devices.Beat(ctx, a.OrgID, a.DeviceID, a.Status, b)
 	if errors.Is(err, store.ErrConditionFailed) {
-		return ErrRate
+		return ErrRate // the status moved since the token check
 	}
 	return err
 }
@@ -347,13 +343,11 @@ func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat
 	if err != nil {
 		return err
 	}
-	for _, burst := range []bool{false, true} {
-		tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, burst), device.AgentStatusWrite(a.DeviceID, a.Status, to))
-		err = s.Events.Commit(ctx, tx, ev)
-		if !device.FailedAt(err, 0) {
-			break
-		}
-	}
+	// A transition happens once per offline period, so its count is not
+	// checked against the limit (a transaction answers no item).
+	count := ratelimit.NewCount(device.BeatWindow, b.At)
+	tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, count), device.AgentStatusWrite(a.DeviceID, a.Status, to))
+	err = s.Events.Commit(ctx, tx, ev)
 	if device.FailedAt(err, 0) {
 		return ErrRate
 	}

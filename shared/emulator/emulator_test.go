@@ -298,6 +298,51 @@ func TestStartProvisionStop(t *testing.T) {
 			}
 		}
 	})
+	// Issue 19 finding 4: a transaction backed up the whole table (a deep copy)
+	// and restored it on failure. Now it keeps an undo log of the rows it
+	// names: a cancelled transaction leaves each of them as it was.
+	t.Run("a cancelled transaction leaves every row it named as it was", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		table := aws.String("tprovision")
+		key := func(pk string) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}
+		}
+		row := func(pk, v string) map[string]types.AttributeValue {
+			r := key(pk)
+			r["v"] = &types.AttributeValueMemberS{Value: v}
+			return r
+		}
+		for _, pk := range []string{"UNDO-UPDATED", "UNDO-DELETED", "UNDO-REPLACED"} {
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: row(pk, "before")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: table, Key: key("UNDO-UPDATED"), UpdateExpression: aws.String("SET v = :v, w = :v"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: "after"}}}},
+			{Put: &types.Put{TableName: table, Item: row("UNDO-CREATED", "after")}},
+			{Put: &types.Put{TableName: table, Item: row("UNDO-REPLACED", "after")}},
+			{Delete: &types.Delete{TableName: table, Key: key("UNDO-DELETED")}},
+			{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key("UNDO-MISSING"), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		}})
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			t.Fatalf("transaction: %v, want it cancelled", err)
+		}
+		for pk, want := range map[string]string{"UNDO-UPDATED": "before", "UNDO-DELETED": "before", "UNDO-REPLACED": "before", "UNDO-CREATED": ""} {
+			g, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key(pk), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if v, ok := g.Item["v"].(*types.AttributeValueMemberS); ok {
+				got = v.Value
+			}
+			if got != want || (pk == "UNDO-UPDATED" && g.Item["w"] != nil) {
+				t.Errorf("%s after the cancelled transaction: %v, want v=%q", pk, g.Item, want)
+			}
+		}
+	})
 	pid := m.PID()
 	m.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {
