@@ -385,3 +385,51 @@ func TestOneActiveProviderUnderConcurrency(t *testing.T) {
 		t.Fatalf("%d providers active", active)
 	}
 }
+
+// ATTACKS 13: the public routes are limited per source IP (30 per 5 minutes
+// each): the 31st answers 429 rate_limited with retryAfter and Retry-After,
+// changes nothing, and another address is not affected.
+func TestPublicRoutesAreRateLimited(t *testing.T) {
+	w := newWorld(t)
+	const ip = "203.0.113.7:4000"
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		under              int
+	}{
+		{"login", http.MethodGet, "/api/v1/sso/login/" + w.a.ID, nil, http.StatusFound},
+		{"callback", http.MethodGet, "/api/v1/sso/callback?state=s&code=c", nil, http.StatusFound},
+		{"exchange", http.MethodPost, "/api/v1/sso/exchange", map[string]any{"code": "never-issued"}, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			do := func(addr string) fixture.Response {
+				return fixture.Do(t, w.api, fixture.Request{Method: c.method, Path: c.path, Body: c.body, RemoteAddr: addr})
+			}
+			for i := range sso.LoginLimit.Limit {
+				if res := do(ip); res.Status != c.under {
+					t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+				}
+			}
+			before := fixture.Scan(t, w.env)
+			res := do(ip)
+			body := fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
+			if res.Header.Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+			if ra, _ := body["retryAfter"].(float64); ra < 1 {
+				t.Fatalf("retryAfter %v", body["retryAfter"])
+			}
+			if res.Header.Get("Location") != "" || res.Header.Get("Set-Cookie") != "" {
+				t.Fatalf("a refused request still redirected or set a cookie: %v", res.Header)
+			}
+			for _, l := range strings.Split(fixture.Scan(t, w.env), "\n") {
+				if !strings.Contains(before, l) && !strings.Contains(l, "pk:rl#") && !strings.Contains(l, "pk:audit") {
+					t.Fatalf("a refused request changed a row: %s", l)
+				}
+			}
+			if res := do("203.0.113.8:4000"); res.Status != c.under {
+				t.Fatalf("another address: %d %s", res.Status, res.Body)
+			}
+		})
+	}
+}

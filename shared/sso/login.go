@@ -22,6 +22,7 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -74,6 +75,16 @@ func (s *Service) oauth(r *record, prov *oidc.Provider, secret string) *oauth2.C
 		RedirectURL: s.APIURL + CallbackPath, Scopes: r.Scopes}
 }
 
+// Rate limits of the public routes, per source IP (ATTACKS 13: each login
+// writes a session row and makes outbound requests; each callback and
+// exchange reads and spends rows). A refusal is 429 rate_limited with
+// retryAfter and Retry-After, before any other store work.
+var (
+	LoginLimit    = ratelimit.Rule{Name: "sso-login-ip", Limit: 30, Window: 5 * time.Minute}
+	CallbackLimit = ratelimit.Rule{Name: "sso-callback-ip", Limit: 30, Window: 5 * time.Minute}
+	ExchangeLimit = ratelimit.Rule{Name: "sso-exchange-ip", Limit: 30, Window: 5 * time.Minute}
+)
+
 // checkOrgID refuses a malformed organization id at /sso/login and /sso/check.
 func checkOrgID(id string) error { return valid.PathID("orgId", id) }
 
@@ -81,10 +92,13 @@ func checkOrgID(id string) error { return valid.PathID("orgId", id) }
 // authorization URL and the state to bind to the browser; a *CallbackError
 // (provider_not_found, provider_error) goes to the application like a
 // callback failure.
-func (s *Service) Login(ctx context.Context, orgID string) (redirect, state string, err error) {
+func (s *Service) Login(ctx context.Context, orgID, sourceIP string) (redirect, state string, err error) {
 	// Public route: the organization's active provider is public knowledge
 	// (/sso/check) and nothing is changed but a login session.
 	if err := checkOrgID(orgID); err != nil {
+		return "", "", err
+	}
+	if err := s.Limits.Allow(ctx, LoginLimit, sourceIP); err != nil {
 		return "", "", err
 	}
 	a, err := s.St.Active(ctx, orgID)
@@ -140,6 +154,8 @@ type CallbackInput struct {
 	State, Code, Error, Issuer string
 	// CookieState is the state the browser's cookie holds ("" for none).
 	CookieState string
+	// SourceIP keys the rate limit.
+	SourceIP string
 }
 
 // CheckCallback validates the callback's query: 4xx naming the field for a
@@ -172,19 +188,23 @@ func CheckCallback(q url.Values) (CallbackInput, error) {
 
 // Callback finishes a login and answers where the browser goes next: the
 // application with a one-time code, or its login page with an error code.
-func (s *Service) Callback(ctx context.Context, in CallbackInput) string {
+// The only error it returns is the rate limit's (429).
+func (s *Service) Callback(ctx context.Context, in CallbackInput) (string, error) {
 	// Public route: the state bound to this browser is the credential.
+	if err := s.Limits.Allow(ctx, CallbackLimit, in.SourceIP); err != nil {
+		return "", err
+	}
 	code, err := s.callback(ctx, in)
 	if err != nil {
 		var ce *CallbackError
 		if !errors.As(err, &ce) {
 			slog.ErrorContext(ctx, "sso callback failed", "err", err)
-			return s.ErrorRedirect(CodeProviderError)
+			return s.ErrorRedirect(CodeProviderError), nil
 		}
 		slog.InfoContext(ctx, "sso callback refused", "code", ce.Code, "err", ce.Cause)
-		return s.ErrorRedirect(ce.Code)
+		return s.ErrorRedirect(ce.Code), nil
 	}
-	return s.AppURL + "/auth/sso/callback#ssoCode=" + url.QueryEscape(code)
+	return s.AppURL + "/auth/sso/callback#ssoCode=" + url.QueryEscape(code), nil
 }
 
 func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error) {
@@ -545,6 +565,9 @@ func (s *Service) commit(ctx context.Context, tx *store.Tx) error {
 // Exchange trades a one-time code for the login response.
 func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (signin.Result, error) {
 	// Public route: the code (256 random bits, single use, 2 minutes) is the credential.
+	if err := s.Limits.Allow(ctx, ExchangeLimit, c.SourceIP); err != nil {
+		return signin.Result{}, err
+	}
 	var xc exchangeCode
 	k := codeKey(code)
 	if err := s.St.St.Take(ctx, k.PK, k.SK, &xc); err != nil {

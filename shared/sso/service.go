@@ -17,6 +17,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/outbound"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
@@ -77,6 +78,7 @@ type Service struct {
 	Roles    Roles
 	Accounts Accounts
 	SignIn   SignIn
+	Limits   ratelimit.Limiter
 	Clock    clock.Clock
 	Box      *secret.Box
 	// Guard checks issuers and every endpoint a discovery document names;

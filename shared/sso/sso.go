@@ -76,6 +76,10 @@
 // enforceSSO} from the enforce row; an unknown organization looks like one
 // without a provider.
 //
+// The public routes are rate-limited per source IP (LoginLimit, CallbackLimit,
+// ExchangeLimit: 30 per 5 minutes each, shared/ratelimit), counted before any
+// other store work; a refusal is 429 rate_limited with retryAfter.
+//
 // # Rows
 //
 //	provider          ORG#<oid> / SSOPROV#<id>             GSI1 SSOPROVREF#<id> / SSOPROV
