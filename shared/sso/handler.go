@@ -87,7 +87,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
+	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"), r.URL.Query().Get("partnerId"))
 	if err != nil {
 		return err
 	}
