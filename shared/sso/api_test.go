@@ -218,7 +218,18 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{http.MethodGet, base + "/not-a-uuid", nil, "id"},
 		{http.MethodPatch, base + "/not-a-uuid", map[string]any{"name": "x"}, "id"},
 		{http.MethodDelete, base + "/not-a-uuid", nil, "id"},
+		{http.MethodPost, base + "/not-a-uuid/status", map[string]any{"status": "active"}, "id"},
+		{http.MethodPost, base + "/not-a-uuid/test", nil, "id"},
+		{http.MethodPost, base, with("Name", "case"), "Name"},
+		{http.MethodPost, base, with("name", "tab\tname"), "name"},
+		{http.MethodPost, base, with("scopes", "openid"), "scopes"},
+		{http.MethodPost, base, with("partnerId", "not-a-uuid"), "partnerId"},
+		{http.MethodPatch, path, map[string]any{"allowedDomains": []any{5}}, "allowedDomains.0"},
+		{http.MethodPatch, path, map[string]any{"Name": "case"}, "Name"},
+		{http.MethodPatch, path, map[string]any{"orgId": "00000000-0000-4000-8000-000000000abc"}, "orgId"},
+		{http.MethodPatch, path, map[string]any{"clientId": strings.Repeat("c", 256)}, "clientId"},
 		{http.MethodGet, base + "?orgId=nope", nil, "orgId"},
+		{http.MethodGet, base + "?partnerId=nope", nil, "partnerId"},
 		{http.MethodGet, base + "?page=0", nil, "page"},
 		{http.MethodGet, "/api/v1/sso/presets?limit=1000", nil, "limit"},
 	} {
@@ -433,5 +444,34 @@ func TestPublicRoutesAreRateLimited(t *testing.T) {
 				t.Fatalf("another address: %d %s", res.Status, res.Body)
 			}
 		})
+	}
+}
+
+// ATTACKS 13: a burst of 64 concurrent exchanges from one address on one
+// limit: each answered 400 (the code is unknown) or 429, never a 5xx, and
+// exactly the limit's number get through.
+func TestExchangeBurstIsLimitedExactly(t *testing.T) {
+	w := newWorld(t)
+	var wg sync.WaitGroup
+	var passed, limited atomic.Int32
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/sso/exchange",
+				Body: map[string]any{"code": "never-issued"}, RemoteAddr: "203.0.113.64:1"})
+			switch res.Status {
+			case http.StatusBadRequest:
+				passed.Add(1)
+			case http.StatusTooManyRequests:
+				limited.Add(1)
+			default:
+				t.Errorf("exchange: %d %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if int(passed.Load()) != sso.ExchangeLimit.Limit || passed.Load()+limited.Load() != 64 {
+		t.Fatalf("%d passed, %d limited; want %d passed", passed.Load(), limited.Load(), sso.ExchangeLimit.Limit)
 	}
 }

@@ -27,10 +27,10 @@ import (
 //	DELETE /sso/providers/:id              3 + n/100       read; identities Query; a transaction per 100; transaction
 //	POST   /sso/providers/:id/status       2               read; transaction (CAS, active row, audit)
 //	POST   /sso/providers/:id/test         1               read (+ discovery over HTTPS)
-//	GET    /sso/login/:orgId               4               rate limit UpdateItem; active row; provider; login session PutItem (+ discovery)
-//	GET    /sso/callback                   6-8             rate limit; session Take; provider; identity; account reads; transaction
+//	GET    /sso/login/:orgId               4-5             rate limit UpdateItem; active row (organization, then partner); provider; login session PutItem (+ discovery)
+//	GET    /sso/callback                   6-8 (+role)     rate limit; session Take; provider; identity; account reads; role (ceiling); transaction
 //	POST   /sso/exchange                   5 + sign-in     rate limit; code Take; account; memberships; sign-in transaction
-//	GET    /sso/check/:orgId               1               active row
+//	GET    /sso/check/:orgId               1-2             active row (organization, then partner)
 type Handler struct{ Svc *Service }
 
 const basePath = "/api/v1/sso"

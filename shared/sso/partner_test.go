@@ -178,7 +178,8 @@ func TestPartnerProviderSignsInOnlyThePartnersMembers(t *testing.T) {
 	fixture.User(t, w.env, fixture.Member{Email: "cat@charlie.example", Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID,
 		RoleID: role.OrgViewerID})
 	before := fixture.Scan(t, w.env)
-	for _, who := range []string{"amy@alpha.example", "yan@partner-y.example", "cat@charlie.example"} {
+	for _, who := range []string{"amy@alpha.example", "yan@partner-y.example", "cat@charlie.example", w.users[sysAdmin].Email,
+		w.users[pyAdmin].Email} {
 		if _, e := w.signIn(t, w.idpA, w.px.ID, verified("attacker-"+who, who)); e != sso.CodeNoOrgAccess {
 			t.Errorf("X's provider asserting %s: %q, want no_org_access", who, e)
 		}

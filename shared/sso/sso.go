@@ -26,7 +26,8 @@
 // role and orgAccess none). Neither serves the other: an organization of the
 // partner does not fall back to its partner's provider, and a partner provider
 // never signs anyone into an organization membership, so no partner's
-// provider reaches another tenant's accounts. GET /sso/login/:orgId and
+// provider reaches another tenant's accounts. No provider ever signs in a
+// system-scope membership. GET /sso/login/:orgId and
 // /sso/check/:orgId take an organization's id or a partner's (ids are UUIDs:
 // the two never share one); the organization's row is read first. A partner
 // provider cannot enforce SSO (enforceSSO true is 400): enforcement is the
