@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/sso"
@@ -103,5 +105,58 @@ func TestProviderChangesAreAudited(t *testing.T) {
 	if counts["sso.provider.create"] != 1 || counts["sso.provider.update"] != 2 || counts["sso.provider.delete"] != 1 {
 		t.Fatalf("audit records %v", counts)
 	}
-	_ = role.OrgAdminID
+}
+
+// An ID token past its expiry (by the injected clock, within the login's 10
+// minutes) is id_token_invalid, and nothing is provisioned.
+func TestExpiredIDTokenIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
+	w.idpA.AccessTTL = 30 * time.Second
+	b := w.browser()
+	auth := b.start(t, w, w.a.ID)
+	w.idpA.QueueUser(verified("late", "late@alpha.example"))
+	cb := b.authorize(t, auth)
+	w.env.Clock.Advance(2 * time.Minute)
+	if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeIDTokenInvalid {
+		t.Fatalf("expired ID token: %q, want id_token_invalid", e)
+	}
+	if u, _ := w.memberships(t, "late@alpha.example"); u != nil {
+		t.Fatal("an expired ID token provisioned an account")
+	}
+}
+
+// ATTACKS 8: one callback replayed 12 times at once from the browser that
+// started it: the login session is spent once; exactly one callback signs in,
+// the rest answer invalid_state.
+func TestConcurrentCallbacksSpendTheSessionOnce(t *testing.T) {
+	w := newWorld(t)
+	w.provider(t, aAdmin, "", w.idpA, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
+	b := w.browser()
+	auth := b.start(t, w, w.a.ID)
+	w.idpA.QueueUser(verified("twelve", "twelve@alpha.example"))
+	cb := b.authorize(t, auth)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, e := outcome(t, b.callback(t, w, cb))
+			mu.Lock()
+			defer mu.Unlock()
+			if code != "" {
+				e = "signed in"
+			}
+			got[e]++
+		}()
+	}
+	wg.Wait()
+	if got["signed in"] != 1 || got[sso.CodeInvalidState] != 11 {
+		t.Fatalf("outcomes %v; want 1 sign-in and 11 invalid_state", got)
+	}
+	if _, ms := w.memberships(t, "twelve@alpha.example"); len(ms) != 1 {
+		t.Fatalf("memberships %+v", ms)
+	}
 }
