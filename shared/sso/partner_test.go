@@ -11,7 +11,6 @@ import (
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/sso"
-	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -211,7 +210,15 @@ func TestPartnerProviderSignsInOnlyThePartnersMembers(t *testing.T) {
 	if len(ms) != 1 {
 		t.Fatalf("memberships %+v", ms)
 	}
-	_ = user.StatusActive
+	// allowedDomains binds a partner provider too; and Y cannot register X's
+	// IdP application (the issuer and client id pair is taken).
+	fixture.Expect(t, w.call(t, http.MethodPatch, base+"/"+pr.ID, pxAdmin, map[string]any{"allowedDomains": []string{"partner-x.example"}}),
+		http.StatusOK)
+	if _, e := w.signIn(t, w.idpA, w.px.ID, verified("sub-out", "out@elsewhere.example")); e != sso.CodeDomainNotAllowed {
+		t.Errorf("other domain: %q, want domain_not_allowed", e)
+	}
+	fixture.ExpectError(t, w.call(t, http.MethodPost, base, pyAdmin, map[string]any{"name": "copy", "issuer": w.idpA.Issuer(),
+		"clientId": w.idpA.ClientID}), http.StatusConflict, "conflict")
 }
 
 // ATTACKS 3: whoever configures a provider's trust can sign in as anyone it
