@@ -15,17 +15,15 @@ import (
 // outbox event); get 1; acknowledge and resolve 2 (read, transaction).
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/alerts"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"alerts:read"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/acknowledge", Access: httpapi.User, Handle: h.acknowledge},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/resolve", Access: httpapi.User, Handle: h.resolve},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts", Access: httpapi.User, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/acknowledge", Access: httpapi.User, Handle: h.acknowledge},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/resolve", Access: httpapi.User, Handle: h.resolve},
 	)
 }
 
@@ -34,12 +32,18 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	as, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Severity: q.Get("severity")})
+	cursor, err := httpapi.ParseCursor(r)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(as, page))
+	q := r.URL.Query()
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Severity: q.Get("severity"),
+		Page: page.Page, Limit: page.Limit, Cursor: cursor})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Alert]{Data: pg.Alerts,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 	return nil
 }
 

@@ -213,14 +213,14 @@ func WellFormed(raw string) bool {
 }
 
 func recordKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "APIKEY#" + id, GSI1PK: "APIKEYREF#" + id, GSI1SK: "APIKEY"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "APIKEY#" + id, GSI1PK: "APIKEYREF#" + id, GSI1SK: "APIKEY"}
 }
 
 // GuardKey is the key of hash's guard.
 func GuardKey(hash string) store.KeyRef { return store.KeyRef{PK: "APIKEYHASH#" + hash, SK: "APIKEY"} }
 
 func principalKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "SP#" + id, GSI1PK: "SPREF#" + id, GSI1SK: "SP"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "SP#" + id, GSI1PK: "SPREF#" + id, GSI1SK: "SP"}
 }
 
 // Owner is the organization the key belongs to.

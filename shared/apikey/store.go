@@ -15,7 +15,7 @@ type Store struct{ St *store.Store }
 // Key reads key id of organization orgID (consistent read).
 func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
 	var k Key
-	if err := s.St.Get(ctx, "ORG#"+orgID, "APIKEY#"+id, &k); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "APIKEY#"+id, &k); err != nil {
 		return nil, fmt.Errorf("get api key %s: %w", id, err)
 	}
 	return &k, nil
@@ -37,7 +37,7 @@ func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
 // OrgKeys lists the keys of organization orgID.
 func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
 	out := []Key{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "APIKEY#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "APIKEY#"}, &out); err != nil {
 		return nil, fmt.Errorf("api keys of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -84,7 +84,7 @@ func (s Store) WithUsage(ctx context.Context, keys []Key) error {
 // Principal reads principal id of organization orgID.
 func (s Store) Principal(ctx context.Context, orgID, id string) (*Principal, error) {
 	var p Principal
-	if err := s.St.Get(ctx, "ORG#"+orgID, "SP#"+id, &p); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "SP#"+id, &p); err != nil {
 		return nil, fmt.Errorf("get service principal %s: %w", id, err)
 	}
 	return &p, nil
@@ -105,7 +105,7 @@ func (s Store) PrincipalByID(ctx context.Context, id string) (*Principal, error)
 // OrgPrincipals lists the principals of organization orgID.
 func (s Store) OrgPrincipals(ctx context.Context, orgID string) ([]Principal, error) {
 	out := []Principal{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SP#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SP#"}, &out); err != nil {
 		return nil, fmt.Errorf("service principals of %s: %w", orgID, err)
 	}
 	return out, nil

@@ -49,9 +49,9 @@ type Record struct {
 func Tenant(orgID, partnerID string) string {
 	switch {
 	case orgID != "":
-		return "ORG#" + orgID
+		return store.OrgPK(orgID)
 	case partnerID != "":
-		return "PARTNER#" + partnerID
+		return store.PartnerPK(partnerID)
 	}
 	return "SYSTEM"
 }

@@ -40,9 +40,9 @@ func (s *Service) admin(ctx context.Context) (*authz.Principal, []string, error)
 		return nil, nil, err
 	}
 	if p.Scope == authz.ScopePartner {
-		return p, []string{"PARTNER#" + p.PartnerID}, nil
+		return p, []string{store.PartnerPK(p.PartnerID)}, nil
 	}
-	return p, []string{"ORG#" + p.OrgID}, nil
+	return p, []string{store.OrgPK(p.OrgID)}, nil
 }
 
 // sees reports whether p may see request r.
@@ -53,7 +53,7 @@ func sees(p *authz.Principal, r *Request) bool {
 	case authz.ScopePartner:
 		return slices.Contains(r.Partners, p.PartnerID)
 	case authz.ScopeOrg:
-		return slices.Contains(r.Tenants, "ORG#"+p.OrgID)
+		return slices.Contains(r.Tenants, store.OrgPK(p.OrgID))
 	}
 	return false
 }
@@ -267,9 +267,9 @@ func (s *Service) Process(ctx context.Context, id string, in ProcessInput) (*Vie
 
 func tenantOf(p *authz.Principal) string {
 	if p.Scope == authz.ScopePartner {
-		return "PARTNER#" + p.PartnerID
+		return store.PartnerPK(p.PartnerID)
 	}
-	return "ORG#" + p.OrgID
+	return store.OrgPK(p.OrgID)
 }
 
 // holds reports whether p's authority covers every membership of the account

@@ -217,10 +217,10 @@ func (s *Service) tenantsOf(ctx context.Context, ms []user.Membership) (tenants,
 		}
 		switch m.Scope {
 		case authz.ScopeOrg:
-			tenants = append(tenants, "ORG#"+m.OrgID)
+			tenants = append(tenants, store.OrgPK(m.OrgID))
 			orgIDs = append(orgIDs, m.OrgID)
 		case authz.ScopePartner:
-			tenants = append(tenants, "PARTNER#"+m.PartnerID)
+			tenants = append(tenants, store.PartnerPK(m.PartnerID))
 			partners = append(partners, m.PartnerID)
 		}
 	}
@@ -320,9 +320,9 @@ func (s *Service) notifyAdmins(ctx context.Context, r *Request) {
 	}
 	var scopes []scope
 	for _, t := range r.Tenants {
-		if id, ok := strings.CutPrefix(t, "ORG#"); ok {
+		if id, ok := store.OrgOf(t); ok {
 			scopes = append(scopes, scope{s: authz.ScopeOrg, oid: id})
-		} else if id, ok := strings.CutPrefix(t, "PARTNER#"); ok {
+		} else if id, ok := store.PartnerOf(t); ok {
 			scopes = append(scopes, scope{s: authz.ScopePartner, pid: id})
 		}
 	}

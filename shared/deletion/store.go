@@ -118,8 +118,8 @@ func createWrites(r *Request) []*store.Write {
 		ws = append(ws, store.Put(tenantRow{Keys: store.Keys{PK: "DELREQS#" + t, SK: r.RequestedAt + "#" + r.ID}, RequestID: r.ID}))
 	}
 	for _, p := range r.Partners {
-		if !contains(r.Tenants, "PARTNER#"+p) {
-			ws = append(ws, store.Put(tenantRow{Keys: store.Keys{PK: "DELREQS#PARTNER#" + p, SK: r.RequestedAt + "#" + r.ID}, RequestID: r.ID}))
+		if !contains(r.Tenants, store.PartnerPK(p)) {
+			ws = append(ws, store.Put(tenantRow{Keys: store.Keys{PK: "DELREQS#" + store.PartnerPK(p), SK: r.RequestedAt + "#" + r.ID}, RequestID: r.ID}))
 		}
 	}
 	return ws

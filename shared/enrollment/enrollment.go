@@ -90,7 +90,7 @@ type Guard struct {
 
 // KeyKeys are the keys of key id of organization orgID.
 func KeyKeys(orgID, id, expiresAt string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "EKEY#" + id, GSI1PK: "EKEYREF#" + id, GSI1SK: "EKEY",
+	return store.Keys{PK: store.OrgPK(orgID), SK: "EKEY#" + id, GSI1PK: "EKEYREF#" + id, GSI1SK: "EKEY",
 		GSI2PK: expiryPK, GSI2SK: expiresAt + "#" + orgID + "#" + id}
 }
 

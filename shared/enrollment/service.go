@@ -21,7 +21,7 @@ import (
 
 // Orgs reads organizations; tenant.Store satisfies it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
@@ -91,7 +91,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 	}
 	var orgIDs []string
 	if f.OrgID != "" {
-		o, err := s.org(ctx, p, f.OrgID)
+		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
 		if err != nil {
 			return nil, err
 		}
@@ -100,21 +100,11 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	out := []Key{}
-	for _, id := range orgIDs {
-		keys, err := s.St.OrgKeys(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if !siteVisible(p, k.SiteID) {
-				continue
-			}
-			if f.Expired != nil && *f.Expired != (k.ExpiresAt <= now) {
-				continue
-			}
-			out = append(out, k)
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgKeys, func(k *Key) bool {
+		return siteVisible(p, k.SiteID) && (f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Key) int {
 		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
@@ -176,7 +166,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if err := authz.CeilingScopes(p, Acts); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, orgID)
+	o, err := s.Orgs.Reach(ctx, p, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -363,23 +353,6 @@ func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.
 		return nil, err
 	}
 	return p, nil
-}
-
-// org reads organization id, or ErrOrgNotFound when absent or out of reach.
-func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
-	if p.Scope == authz.ScopeOrg && id != p.OrgID {
-		return nil, ErrOrgNotFound
-	}
-	o, err := s.Orgs.Org(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
 }
 
 // visibleOrgs lists the organizations a list without orgId covers.

@@ -16,7 +16,7 @@ type Store struct{ St *store.Store }
 // Key reads key id of organization orgID (consistent read).
 func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
 	var k Key
-	if err := s.St.Get(ctx, "ORG#"+orgID, "EKEY#"+id, &k); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "EKEY#"+id, &k); err != nil {
 		return nil, fmt.Errorf("get enrollment key %s: %w", id, err)
 	}
 	return &k, nil
@@ -38,7 +38,7 @@ func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
 // OrgKeys lists the keys of organization orgID.
 func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
 	out := []Key{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "EKEY#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "EKEY#"}, &out); err != nil {
 		return nil, fmt.Errorf("enrollment keys of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -113,7 +113,7 @@ func Consume(orgID, keyID, hash, now string) *store.Write {
 	usable := store.Is("keyHash", hash).
 		And(expression.Name("expiresAt").GreaterThan(expression.Value(now))).
 		And(expression.Name("maxUsage").AttributeNotExists().Or(expression.Name("usageCount").LessThan(expression.Name("maxUsage"))))
-	return store.Change("ORG#"+orgID, "EKEY#"+keyID, expression.Add(expression.Name("usageCount"), expression.Value(1))).
+	return store.Change(store.OrgPK(orgID), "EKEY#"+keyID, expression.Add(expression.Name("usageCount"), expression.Value(1))).
 		When(usable).Exists()
 }
 

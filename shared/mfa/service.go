@@ -33,7 +33,7 @@
 // organization memberships, strictest first: requireMfa when any organization
 // requires it, a method allowed only when every organization allows it. Partner
 // and system staff have no organization policy. The reading is Policy
-// (shared/app's MFAPolicy), shared with shared/passkey.
+// (OrgPolicy), shared with shared/passkey.
 //
 // ENABLE_2FA=false answers 403 on setup, verify, enable, recovery-codes,
 // sms/enable and sms/send (disable and the phone routes stay open); sign-in then
@@ -70,7 +70,7 @@ type SignIn interface {
 }
 
 // Policy reads the organization MFA policy binding a user's account: whether
-// MFA is required and which methods are allowed (shared/app's MFAPolicy, the
+// MFA is required and which methods are allowed (OrgPolicy, the
 // one reading shared/passkey uses too).
 type Policy interface {
 	UserMFAPolicy(ctx context.Context, userID string) (requireMFA bool, allowedMethods []string, err error)

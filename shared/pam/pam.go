@@ -164,6 +164,10 @@ type Request struct {
 	ActionDigest    *string `dynamodbav:"actionDigest,omitempty" json:"actionDigest,omitempty"`
 	CommandID       *string `dynamodbav:"commandId,omitempty" json:"commandId,omitempty"`
 	UpdatedAt       string  `dynamodbav:"updatedAt" json:"updatedAt"`
+	// MobileApprovals counts the mobile approval requests sent for it
+	// (shared/push adds them in the transaction of their rows), so that a
+	// decision looks for them only when there are some.
+	MobileApprovals int `dynamodbav:"mobileApprovals,omitempty" json:"-"`
 }
 
 // Owner is the organization the request belongs to.
@@ -178,7 +182,7 @@ func (r *Request) site() string {
 
 // RequestKeys are the primary and GSI1 keys of request id of orgID.
 func RequestKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "ELEV#" + id, GSI1PK: "ELEVREF#" + id, GSI1SK: "ELEV"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "ELEV#" + id, GSI1PK: "ELEVREF#" + id, GSI1SK: "ELEV"}
 }
 
 func shard(id string) string {
@@ -243,7 +247,7 @@ func (r *Rule) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.Pa
 
 // RuleKeys are the keys of rule id of orgID.
 func RuleKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "PAM#RULE#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "RULE"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#RULE#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "RULE"}
 }
 
 // SignerGroup is a stored signer group.
@@ -264,7 +268,7 @@ func (g *SignerGroup) Owner() authz.Org { return authz.Org{ID: g.OrgID, PartnerI
 
 // SignerGroupKeys are the keys of signer group id of orgID.
 func SignerGroupKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "PAM#SG#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SG"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#SG#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SG"}
 }
 
 // Executable is one entry of a software policy.
@@ -298,7 +302,7 @@ func (s *SoftwarePolicy) Owner() authz.Org { return authz.Org{ID: s.OrgID, Partn
 
 // SoftwarePolicyKeys are the keys of software policy id of orgID.
 func SoftwarePolicyKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "PAM#SWP#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SWP"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#SWP#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SWP"}
 }
 
 // Config is an organization's PAM config.
@@ -310,7 +314,7 @@ type Config struct {
 }
 
 // ConfigKeys are the keys of orgID's config.
-func ConfigKeys(orgID string) store.Keys { return store.Keys{PK: "ORG#" + orgID, SK: "PAM#CONFIG"} }
+func ConfigKeys(orgID string) store.Keys { return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#CONFIG"} }
 
 // Settings is a PAMSET row: the `pam` feature's uacInterceptionEnabled per
 // level. The partner row uses Value only; the organization row uses Value for
@@ -324,9 +328,11 @@ type Settings struct {
 }
 
 // OrgSettingsKey and PartnerSettingsKey name the PAMSET rows.
-func OrgSettingsKey(orgID string) store.KeyRef { return store.KeyRef{PK: "ORG#" + orgID, SK: "PAMSET"} }
+func OrgSettingsKey(orgID string) store.KeyRef {
+	return store.KeyRef{PK: store.OrgPK(orgID), SK: "PAMSET"}
+}
 
 // PartnerSettingsKey names a partner's PAMSET row.
 func PartnerSettingsKey(partnerID string) store.KeyRef {
-	return store.KeyRef{PK: "PARTNER#" + partnerID, SK: "PAMSET"}
+	return store.KeyRef{PK: store.PartnerPK(partnerID), SK: "PAMSET"}
 }

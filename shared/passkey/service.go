@@ -54,7 +54,7 @@ type SignIn interface {
 }
 
 // Policy reads the organization MFA policy binding a user's account: whether
-// MFA is required and which methods are allowed (shared/app's MFAPolicy, the
+// MFA is required and which methods are allowed (mfa.OrgPolicy, the
 // one reading shared/mfa uses too).
 type Policy interface {
 	UserMFAPolicy(ctx context.Context, userID string) (requireMFA bool, allowedMethods []string, err error)

@@ -155,9 +155,9 @@ type Item struct {
 // tenantPK is the partition of a tenant's reviews.
 func tenantPK(scope authz.Scope, partnerID, orgID string) string {
 	if scope == authz.ScopeOrg {
-		return "ORG#" + orgID
+		return store.OrgPK(orgID)
 	}
-	return "PARTNER#" + partnerID
+	return store.PartnerPK(partnerID)
 }
 
 func reviewKeys(scope authz.Scope, partnerID, orgID, id string) store.Keys {

@@ -28,10 +28,10 @@ import (
 const SystemOwner = "SYSTEM"
 
 // PartnerOwner is the owner key of a partner's roles.
-func PartnerOwner(partnerID string) string { return "PARTNER#" + partnerID }
+func PartnerOwner(partnerID string) string { return store.PartnerPK(partnerID) }
 
 // OrgOwner is the owner key of an organization's roles.
-func OrgOwner(orgID string) string { return "ORG#" + orgID }
+func OrgOwner(orgID string) string { return store.OrgPK(orgID) }
 
 // Role is a set of permissions, optionally inheriting a parent's.
 type Role struct {

@@ -1,6 +1,10 @@
 package routes
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/gale-rmm/gale/shared/store/tenantkey"
+)
 
 // Needs is what one function may touch: the CDK app grants its role exactly
 // this (infra/cdk), and in production shared/config refuses to start a function
@@ -108,7 +112,7 @@ var FunctionNeeds = map[string]Needs{
 	// Search only reads, but an API key's authentication spends its rate
 	// limit (APIKEYHASH# guard, RL# unknown-key bucket) and expires a key past
 	// its date (its ORG# record): its writes are limited to those partitions.
-	"search": {Table: TableReadWrite, WriteKeys: []string{"APIKEYHASH#", "RL#", "ORG#"},
+	"search": {Table: TableReadWrite, WriteKeys: []string{"APIKEYHASH#", "RL#", tenantkey.Org},
 		Secrets: []Secret{SecretTokenPublicKeys}},
 
 	// Sign-in: they issue tokens, seal TOTP seeds (auth) and send mail.
@@ -129,7 +133,9 @@ var FunctionNeeds = map[string]Needs{
 	// Enrollment keys are stored as peppered hashes.
 	"enrollment-keys": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
-	"agents": {Table: TableReadWrite, Send: []string{queueEvents},
+	// Agents: a pending elevation request fans out mobile approval requests
+	// (push messages on the mail queue, shared/push).
+	"agents": {Table: TableReadWrite, Send: []string{queueEvents, queueMail},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
 
 	// Webhook signing secrets are sealed at rest.
@@ -139,7 +145,7 @@ var FunctionNeeds = map[string]Needs{
 	// The webhook worker connects to customer-chosen URLs: no token key, no
 	// mail. It writes only deliveries and webhook counters (ORG# partitions),
 	// fans events out to the deliveries queue and parks poison jobs on its DLQ.
-	"webhook-worker": {Table: TableReadWrite, WriteKeys: []string{"ORG#"},
+	"webhook-worker": {Table: TableReadWrite, WriteKeys: []string{tenantkey.Org},
 		Send:    []string{queueDeliveries, DLQ(queueDeliveries)},
 		Receive: []string{DLQ(queueDeliveries)},
 		Secrets: []Secret{SecretEncryption}},

@@ -86,7 +86,7 @@ type PreviewDevice struct {
 }
 
 func keys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "FILTER#" + id, GSI1PK: "FILTERREF#" + id, GSI1SK: "FILTER"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "FILTER#" + id, GSI1PK: "FILTERREF#" + id, GSI1SK: "FILTER"}
 }
 
 // Owner is the organization the filter belongs to.

@@ -13,7 +13,7 @@ type Store struct{ St *store.Store }
 // Get reads filter id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Filter, error) {
 	var f Filter
-	if err := s.St.Get(ctx, "ORG#"+orgID, "FILTER#"+id, &f); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "FILTER#"+id, &f); err != nil {
 		return nil, fmt.Errorf("get filter %s: %w", id, err)
 	}
 	return &f, nil
@@ -35,7 +35,7 @@ func (s Store) ByID(ctx context.Context, id string) (*Filter, error) {
 // OrgFilters lists the filters of organization orgID.
 func (s Store) OrgFilters(ctx context.Context, orgID string) ([]Filter, error) {
 	out := []Filter{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "FILTER#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "FILTER#"}, &out); err != nil {
 		return nil, fmt.Errorf("filters of %s: %w", orgID, err)
 	}
 	return out, nil

@@ -54,7 +54,7 @@ type Script struct {
 }
 
 func keys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "SCRIPT#" + id, GSI1PK: "SCRIPTREF#" + id, GSI1SK: "SCRIPT"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "SCRIPT#" + id, GSI1PK: "SCRIPTREF#" + id, GSI1SK: "SCRIPT"}
 }
 
 // Owner is the organization the script belongs to.

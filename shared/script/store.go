@@ -13,7 +13,7 @@ type Store struct{ St *store.Store }
 // Get reads script id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Script, error) {
 	var sc Script
-	if err := s.St.Get(ctx, "ORG#"+orgID, "SCRIPT#"+id, &sc); err != nil {
+	if err := s.St.Get(ctx, store.OrgPK(orgID), "SCRIPT#"+id, &sc); err != nil {
 		return nil, fmt.Errorf("get script %s: %w", id, err)
 	}
 	return &sc, nil
@@ -34,7 +34,7 @@ func (s Store) ByID(ctx context.Context, id string) (*Script, error) {
 // OrgScripts lists the scripts of organization orgID.
 func (s Store) OrgScripts(ctx context.Context, orgID string) ([]Script, error) {
 	out := []Script{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SCRIPT#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SCRIPT#"}, &out); err != nil {
 		return nil, fmt.Errorf("scripts of %s: %w", orgID, err)
 	}
 	return out, nil

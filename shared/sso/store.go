@@ -26,9 +26,9 @@ type owner struct{ OrgID, PartnerID string }
 // pk is the owner's partition.
 func (o owner) pk() string {
 	if o.OrgID != "" {
-		return "ORG#" + o.OrgID
+		return store.OrgPK(o.OrgID)
 	}
-	return "PARTNER#" + o.PartnerID
+	return store.PartnerPK(o.PartnerID)
 }
 
 func (o owner) isPartner() bool { return o.OrgID == "" }

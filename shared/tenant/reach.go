@@ -11,9 +11,13 @@ import (
 )
 
 // Reach reads organization id if p can access it; an organization that does
-// not exist or lies out of p's reach is ErrOrgNotFound alike.
+// not exist or lies out of p's reach is ErrOrgNotFound alike. What the id alone
+// decides (another organization for an organization caller, another partner's
+// or an unselected one for a partner caller) is refused before any read. It is
+// the one organization check of every service (tenant.Store satisfies their
+// Orgs interfaces); a record found by its own id goes through Find.
 func (s Store) Reach(ctx context.Context, p *authz.Principal, id string) (*Organization, error) {
-	if p.Scope == authz.ScopeOrg && id != p.OrgID {
+	if _, ok := ownerOf(p, id); !ok {
 		return nil, ErrOrgNotFound
 	}
 	o, err := s.Org(ctx, id)
@@ -78,7 +82,7 @@ func CreateOrg(f fault.Fields, p *authz.Principal, orgID string) string {
 // and p's device-group restriction. Every write that puts something into a
 // group checks it, as reads of groups do (Service.group).
 func (s Store) GroupInReach(ctx context.Context, p *authz.Principal, orgID, id string) (bool, error) {
-	if _, ok := reach(p, orgID); !ok {
+	if _, ok := ownerOf(p, orgID); !ok {
 		return false, nil
 	}
 	g, err := s.Group(ctx, orgID, id)

@@ -173,7 +173,7 @@ func (s *Service) GetOrg(ctx context.Context, id string) (*Organization, error) 
 	if err := valid.PathID("id", id); err != nil {
 		return nil, err
 	}
-	return s.org(ctx, p, id)
+	return s.St.Reach(ctx, p, id)
 }
 
 // UpdateOrg renames an organization or changes its status. Only partner and
@@ -203,7 +203,7 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, id)
+	o, err := s.St.Reach(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Service) DeleteOrg(ctx context.Context, id string) error {
 	if err := valid.PathID("id", id); err != nil {
 		return err
 	}
-	o, err := s.org(ctx, p, id)
+	o, err := s.St.Reach(ctx, p, id)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (s *Service) GetSecurity(ctx context.Context, orgID string) (*SecuritySetti
 	if err := valid.PathID("id", orgID); err != nil {
 		return nil, err
 	}
-	if _, ok := reach(p, orgID); !ok {
+	if _, ok := ownerOf(p, orgID); !ok {
 		return nil, ErrOrgNotFound
 	}
 	o, sec, err := s.St.OrgAndSecurity(ctx, orgID)
@@ -331,7 +331,7 @@ func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInpu
 	if err := valid.PathID("id", orgID); err != nil {
 		return nil, err
 	}
-	owner, ok := reach(p, orgID)
+	owner, ok := ownerOf(p, orgID)
 	if !ok {
 		return nil, ErrOrgNotFound
 	}
@@ -377,28 +377,11 @@ func (s *Service) PutSecurity(ctx context.Context, orgID string, in SecurityInpu
 	return &sec, nil
 }
 
-// org reads organization id, or ErrOrgNotFound when it is absent or out of reach.
-func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*Organization, error) {
-	if _, ok := reach(p, id); !ok {
-		return nil, ErrOrgNotFound
-	}
-	o, err := s.St.Org(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
-}
-
-// reach decides what the id alone can decide: whether the caller could reach
+// ownerOf decides what the id alone can decide: whether the caller could reach
 // organization orgID at all, and the partner the organization must belong to for
 // that to hold ("" when nothing more is needed). Writes put that partner into
-// their condition on the organization item; reads check it on the item read.
-func reach(p *authz.Principal, orgID string) (owner string, ok bool) {
+// their condition on the organization item; reads (Reach) check it on the item read.
+func ownerOf(p *authz.Principal, orgID string) (partnerID string, ok bool) {
 	if p.Scope == authz.ScopePartner {
 		return p.PartnerID, p.PartnerID != "" && p.CanAccessOrg(authz.Org{ID: orgID, PartnerID: p.PartnerID})
 	}
@@ -419,12 +402,12 @@ func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID strin
 		return "", err
 	}
 	if p.Scope == authz.ScopeOrg {
-		if _, ok := reach(p, orgID); !ok {
+		if _, ok := ownerOf(p, orgID); !ok {
 			return "", ErrOrgNotFound
 		}
 		return orgID, nil
 	}
-	if _, err := s.org(ctx, p, orgID); err != nil {
+	if _, err := s.St.Reach(ctx, p, orgID); err != nil {
 		return "", err
 	}
 	return orgID, nil
@@ -436,12 +419,12 @@ func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID strin
 // An organization out of sight answers notFound, the item's own 404.
 func (s *Service) orgOfItem(ctx context.Context, p *authz.Principal, orgID string, notFound error) error {
 	if p.Scope != authz.ScopePartner {
-		if _, ok := reach(p, orgID); !ok {
+		if _, ok := ownerOf(p, orgID); !ok {
 			return notFound
 		}
 		return nil
 	}
-	_, err := s.org(ctx, p, orgID)
+	_, err := s.St.Reach(ctx, p, orgID)
 	if errors.Is(err, ErrOrgNotFound) {
 		return notFound
 	}
@@ -525,7 +508,7 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	owner, ok := reach(p, orgID)
+	owner, ok := ownerOf(p, orgID)
 	if !ok {
 		return nil, ErrOrgNotFound
 	}
@@ -594,7 +577,7 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 	if err != nil {
 		return nil, err
 	}
-	owner, _ := reach(p, st.OrgID)
+	owner, _ := ownerOf(p, st.OrgID)
 	now := clock.Format(s.Clock.Now())
 	set := map[string]any{}
 	changes := map[string]any{}
@@ -646,7 +629,7 @@ func (s *Service) DeleteSite(ctx context.Context, id string) error {
 	if st.GroupCount > 0 || st.DeviceCount > 0 {
 		return siteNotEmpty(st)
 	}
-	owner, _ := reach(p, st.OrgID)
+	owner, _ := ownerOf(p, st.OrgID)
 	tx := &store.Tx{}
 	del := tx.Include(deleteSite(st.OrgID, st.ID))
 	org := tx.Include(CountOrg(st.OrgID, owner, CountSites, -1))
@@ -688,7 +671,7 @@ func (s *Service) site(ctx context.Context, p *authz.Principal, id string) (*Sit
 	case err != nil:
 		return nil, err
 	}
-	if _, ok := reach(p, st.OrgID); !ok || !p.CanAccessSite(st.ID) {
+	if _, ok := ownerOf(p, st.OrgID); !ok || !p.CanAccessSite(st.ID) {
 		return nil, ErrSiteNotFound
 	}
 	return st, nil
@@ -752,7 +735,7 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	if p.SiteRestricted() && in.SiteID == "" {
 		return nil, ErrSiteRequired
 	}
-	owner, ok := reach(p, orgID)
+	owner, ok := ownerOf(p, orgID)
 	if !ok {
 		return nil, ErrOrgNotFound
 	}
@@ -877,7 +860,7 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 	if err != nil {
 		return nil, err
 	}
-	owner, _ := reach(p, g.OrgID)
+	owner, _ := ownerOf(p, g.OrgID)
 	oldSite := ""
 	if g.SiteID != nil {
 		oldSite = *g.SiteID
@@ -951,7 +934,7 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 	if g.DeviceCount > 0 {
 		return groupNotEmpty(g)
 	}
-	owner, _ := reach(p, g.OrgID)
+	owner, _ := ownerOf(p, g.OrgID)
 	tx := &store.Tx{}
 	del := tx.Include(deleteGroup(g.OrgID, g.ID))
 	org := tx.Include(CountOrg(g.OrgID, owner, CountGroups, -1))
@@ -994,7 +977,7 @@ func (s *Service) group(ctx context.Context, p *authz.Principal, id string) (*De
 	case err != nil:
 		return nil, err
 	}
-	if _, ok := reach(p, g.OrgID); !ok || !groupVisible(p, g) {
+	if _, ok := ownerOf(p, g.OrgID); !ok || !groupVisible(p, g) {
 		return nil, ErrGroupNotFound
 	}
 	return g, nil

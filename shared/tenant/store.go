@@ -2,10 +2,13 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
 
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -51,7 +54,7 @@ func (s Store) Org(ctx context.Context, id string) (*Organization, error) {
 // PartnerOrgs lists the organizations of partnerID (one GSI1 query).
 func (s Store) PartnerOrgs(ctx context.Context, partnerID string) ([]Organization, error) {
 	out := []Organization{}
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "PARTNER#" + partnerID + "#ORGS"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: store.PartnerPK(partnerID) + "#ORGS"}, &out); err != nil {
 		return nil, fmt.Errorf("organizations of partner %s: %w", partnerID, err)
 	}
 	return out, nil
@@ -132,7 +135,7 @@ func (s Store) SecuritySettings(ctx context.Context, orgID string) (SecuritySett
 // Sites lists the sites of organization orgID.
 func (s Store) Sites(ctx context.Context, orgID string) ([]Site, error) {
 	out := []Site{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "SITE#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SITE#"}, &out); err != nil {
 		return nil, fmt.Errorf("sites of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -164,7 +167,7 @@ func (s Store) SiteByID(ctx context.Context, id string) (*Site, error) {
 // Groups lists the device groups of organization orgID.
 func (s Store) Groups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
 	out := []DeviceGroup{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "DGROUP#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DGROUP#"}, &out); err != nil {
 		return nil, fmt.Errorf("device groups of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -305,4 +308,40 @@ func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
 func deleteGroup(orgID, id string) *store.Write {
 	k := GroupKeys(orgID, id)
 	return empty(store.Delete(k.PK, k.SK), CountDevices)
+}
+
+// SeedOrg is an organization that Seed creates with its sites.
+type SeedOrg struct {
+	ID, Name string
+	Sites    []string
+}
+
+// Seed creates partner partnerID (named name) with organizations orgs and their
+// sites in one transaction, unless the partner exists already (created is then
+// false and nothing is written). Site ids are derived from the organization id
+// and the site's name, so the same seed finds the same rows. It is for demo
+// data, which knows its ids.
+func (s Store) Seed(ctx context.Context, clk clock.Clock, partnerID, name string, orgs []SeedOrg) (created bool, err error) {
+	var existing Partner
+	err = s.St.Get(ctx, PartnerKeys(partnerID).PK, "PARTNER", &existing)
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	now := clock.Format(clk.Now())
+	tx := (&store.Tx{}).Add(store.PutNew(Partner{Keys: PartnerKeys(partnerID), ID: partnerID, Name: name, CreatedAt: now, UpdatedAt: now}))
+	for _, o := range orgs {
+		tx.Add(store.PutNew(Organization{Keys: OrgKeys(o.ID, partnerID), ID: o.ID, PartnerID: partnerID, Name: o.Name,
+			Status: OrgActive, SiteCount: len(o.Sites), CreatedAt: now, UpdatedAt: now}))
+		for i, site := range o.Sites {
+			id := uuid.NewSHA1(uuid.MustParse(o.ID), []byte(fmt.Sprintf("site-%d-%s", i, site))).String()
+			tx.Add(store.PutNew(Site{Keys: SiteKeys(o.ID, id), ID: id, OrgID: o.ID, Name: site, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}))
+		}
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		return false, fmt.Errorf("seed partner %s: %w", partnerID, err)
+	}
+	return true, nil
 }

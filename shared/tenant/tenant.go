@@ -45,7 +45,7 @@ type Partner struct {
 
 // PartnerKeys are the keys of partner id.
 func PartnerKeys(id string) store.Keys {
-	return store.Keys{PK: "PARTNER#" + id, SK: "PARTNER", GSI2PK: "PARTNERS", GSI2SK: id}
+	return store.Keys{PK: store.PartnerPK(id), SK: "PARTNER", GSI2PK: "PARTNERS", GSI2SK: id}
 }
 
 // Organization status values.
@@ -75,11 +75,11 @@ func (o *Organization) Ref() authz.Org { return authz.Org{ID: o.ID, PartnerID: o
 
 // OrgKeys are the keys of organization id of partner partnerID.
 func OrgKeys(id, partnerID string) store.Keys {
-	return store.Keys{PK: "ORG#" + id, SK: "ORG", GSI1PK: "PARTNER#" + partnerID + "#ORGS", GSI1SK: id, GSI2PK: "ORGS", GSI2SK: id}
+	return store.Keys{PK: store.OrgPK(id), SK: "ORG", GSI1PK: store.PartnerPK(partnerID) + "#ORGS", GSI1SK: id, GSI2PK: "ORGS", GSI2SK: id}
 }
 
 // OrgKey is the primary key of organization id.
-func OrgKey(id string) store.KeyRef { return store.KeyRef{PK: "ORG#" + id, SK: "ORG"} }
+func OrgKey(id string) store.KeyRef { return store.KeyRef{PK: store.OrgPK(id), SK: "ORG"} }
 
 // Site is a location of an organization.
 type Site struct {
@@ -96,7 +96,7 @@ type Site struct {
 
 // SiteKeys are the keys of site id of organization orgID.
 func SiteKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "SITE#" + id, GSI1PK: "SITEREF#" + id, GSI1SK: "SITE"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "SITE#" + id, GSI1PK: "SITEREF#" + id, GSI1SK: "SITE"}
 }
 
 // DeviceGroup groups devices of an organization, optionally within a site.
@@ -112,7 +112,7 @@ type DeviceGroup struct {
 
 // GroupKeys are the keys of device group id of organization orgID.
 func GroupKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "DGROUP#" + id, GSI1PK: "DGROUPREF#" + id, GSI1SK: "DGROUP"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "DGROUP#" + id, GSI1PK: "DGROUPREF#" + id, GSI1SK: "DGROUP"}
 }
 
 // SecuritySettings are an organization's MFA policy.
@@ -125,4 +125,6 @@ type SecuritySettings struct {
 }
 
 // SecurityKey is the key of an organization's security settings.
-func SecurityKey(orgID string) store.KeyRef { return store.KeyRef{PK: "ORG#" + orgID, SK: "SECURITY"} }
+func SecurityKey(orgID string) store.KeyRef {
+	return store.KeyRef{PK: store.OrgPK(orgID), SK: "SECURITY"}
+}

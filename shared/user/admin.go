@@ -555,9 +555,9 @@ type adminEpoch struct {
 
 func epochKey(t Target) store.KeyRef {
 	if t.Scope == authz.ScopeOrg {
-		return store.KeyRef{PK: "ORG#" + t.OrgID, SK: "ADMINS"}
+		return store.KeyRef{PK: store.OrgPK(t.OrgID), SK: "ADMINS"}
 	}
-	return store.KeyRef{PK: "PARTNER#" + t.PartnerID, SK: "ADMINS"}
+	return store.KeyRef{PK: store.PartnerPK(t.PartnerID), SK: "ADMINS"}
 }
 
 // keepAnAdmin refuses a change that would leave t without an administrator

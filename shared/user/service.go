@@ -132,9 +132,9 @@ func (t Target) Tenant() string { return TenantKey(t.Scope, t.PartnerID, t.OrgID
 func (t Target) RoleOwner() string {
 	switch t.Scope {
 	case authz.ScopeOrg:
-		return "ORG#" + t.OrgID
+		return store.OrgPK(t.OrgID)
 	case authz.ScopePartner:
-		return "PARTNER#" + t.PartnerID
+		return store.PartnerPK(t.PartnerID)
 	}
 	return ""
 }
@@ -461,11 +461,11 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 // roleVisible reports whether p may see custom role r at all (as the roles
 // routes decide it): a role of an organization p can access or of p's partner.
 func roleVisible(p *authz.Principal, r RoleInfo) bool {
-	switch {
-	case strings.HasPrefix(r.Owner, "ORG#"):
-		return p.CanAccessOrg(authz.Org{ID: strings.TrimPrefix(r.Owner, "ORG#"), PartnerID: r.PartnerID})
-	case strings.HasPrefix(r.Owner, "PARTNER#"):
-		return p.CanAccessPartner(strings.TrimPrefix(r.Owner, "PARTNER#"))
+	if id, ok := store.OrgOf(r.Owner); ok {
+		return p.CanAccessOrg(authz.Org{ID: id, PartnerID: r.PartnerID})
+	}
+	if id, ok := store.PartnerOf(r.Owner); ok {
+		return p.CanAccessPartner(id)
 	}
 	return false
 }

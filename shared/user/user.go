@@ -131,9 +131,9 @@ func TenantKey(scope authz.Scope, partnerID, orgID string) string {
 	case authz.ScopeSystem:
 		return "SYSTEM#-"
 	case authz.ScopePartner:
-		return "PARTNER#" + partnerID
+		return store.PartnerPK(partnerID)
 	case authz.ScopeOrg:
-		return "ORG#" + orgID
+		return store.OrgPK(orgID)
 	}
 	return "NONE#-"
 }

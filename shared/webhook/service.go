@@ -26,7 +26,7 @@ import (
 
 // Orgs reads organizations; tenant.Store satisfies it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (*tenant.Organization, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 }
 
 // Service holds the rules of /webhooks.
@@ -122,20 +122,6 @@ func orgParam(p *authz.Principal, orgID string) (string, error) {
 	return orgID, nil
 }
 
-// org reads organization id and checks the caller can reach it.
-func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
-	o, err := s.Orgs.Org(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrOrgNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(o.Ref()):
-		return nil, ErrOrgNotFound
-	}
-	return o, nil
-}
-
 // webhook reads webhook id and checks the caller can see it: organization
 // callers in their own partition (GetItem), others by id (GSI1) and the
 // organization's partner kept on the row. withDeleting returns a webhook whose
@@ -177,7 +163,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Webhook, error) {
 		return nil, err
 	}
 	if p.Scope != authz.ScopeOrg {
-		if _, err := s.org(ctx, p, orgID); err != nil {
+		if _, err := s.Orgs.Reach(ctx, p, orgID); err != nil {
 			return nil, err
 		}
 	}
@@ -259,7 +245,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Webhook, error) 
 	if err := s.checkURL(ctx, f, rawURL, in.URL != nil); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, orgID)
+	o, err := s.Orgs.Reach(ctx, p, orgID)
 	if err != nil {
 		return nil, err
 	}

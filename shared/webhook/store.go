@@ -38,7 +38,7 @@ func (s Store) ByID(ctx context.Context, id string) (*record, error) {
 // List reads every webhook of organization orgID.
 func (s Store) List(ctx context.Context, orgID string) ([]record, error) {
 	out := []record{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: "WEBHOOK#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "WEBHOOK#"}, &out); err != nil {
 		return nil, fmt.Errorf("webhooks of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -58,7 +58,7 @@ func (s Store) Delivery(ctx context.Context, orgID, webhookID, id string) (*Deli
 // newest first, optionally only those with status.
 func (s Store) Deliveries(ctx context.Context, orgID, webhookID, status string, page, limit int) ([]Delivery, error) {
 	// One read covers the skipped pages and this one when they fit.
-	q := store.Query{PK: "ORG#" + orgID, SKPrefix: deliveryPrefix(webhookID), Descending: true, Limit: int32(min(page*limit, 500))}
+	q := store.Query{PK: store.OrgPK(orgID), SKPrefix: deliveryPrefix(webhookID), Descending: true, Limit: int32(min(page*limit, 500))}
 	if status != "" {
 		c := store.Is("status", status)
 		q.Where = &c
@@ -95,7 +95,7 @@ func (s Store) Deliveries(ctx context.Context, orgID, webhookID, status string, 
 // deleteDeliveries removes every delivery of a webhook, 100 per transaction,
 // and returns how many it removed.
 func (s Store) deleteDeliveries(ctx context.Context, orgID, webhookID string) (int, error) {
-	items, err := s.St.All(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: deliveryPrefix(webhookID)})
+	items, err := s.St.All(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: deliveryPrefix(webhookID)})
 	if err != nil {
 		return 0, fmt.Errorf("deliveries of %s: %w", webhookID, err)
 	}

@@ -268,14 +268,14 @@ type Job struct {
 
 // Key is a webhook's primary key (and its GSI1 reference by id).
 func Key(orgID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: "WEBHOOK#" + id, GSI1PK: refPK(id), GSI1SK: "WEBHOOK"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: "WEBHOOK#" + id, GSI1PK: refPK(id), GSI1SK: "WEBHOOK"}
 }
 
 func refPK(id string) string { return "WEBHOOKREF#" + id }
 
 // DeliveryKey is a delivery's primary key.
 func DeliveryKey(orgID, webhookID, id string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: deliveryPrefix(webhookID) + id}
+	return store.Keys{PK: store.OrgPK(orgID), SK: deliveryPrefix(webhookID) + id}
 }
 
 func deliveryPrefix(webhookID string) string { return "WHDLV#" + webhookID + "#" }

@@ -8,14 +8,10 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 
-	"github.com/google/uuid"
-
 	"github.com/gale-rmm/gale/shared/app"
 
 	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/role"
-	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -54,35 +50,15 @@ func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
 		"  org admin:      acme-admin@gale.local     (Acme Corp)",
 		"  org technician: beta-tech@gale.local      (Beta Industries)",
 	}}
-	var existing tenant.Partner
-	err := d.Store.Get(ctx, "PARTNER#"+DemoPartnerID, "PARTNER", &existing)
-	if err == nil {
-		return out, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return Seeded{}, err
-	}
-	now := clock.Format(d.Clock.Now())
-	p := tenant.Partner{Keys: tenant.PartnerKeys(DemoPartnerID), ID: DemoPartnerID, Name: "Demo MSP", CreatedAt: now, UpdatedAt: now}
-	tx := (&store.Tx{}).Add(store.PutNew(p))
-	for _, o := range []struct {
-		id, name string
-		sites    []string
-	}{
-		{DemoOrgAcmeID, "Acme Corp", []string{"Headquarters", "Warehouse"}},
-		{DemoOrgBetaID, "Beta Industries", []string{"Main Office"}},
-	} {
-		org := tenant.Organization{Keys: tenant.OrgKeys(o.id, DemoPartnerID), ID: o.id, PartnerID: DemoPartnerID, Name: o.name,
-			Status: tenant.OrgActive, SiteCount: len(o.sites), CreatedAt: now, UpdatedAt: now}
-		tx.Add(store.PutNew(org))
-		for i, name := range o.sites {
-			// Name-based ids: stable across runs, distinct across organizations.
-			id := uuid.NewSHA1(uuid.MustParse(o.id), []byte(fmt.Sprintf("site-%d-%s", i, name))).String()
-			tx.Add(store.PutNew(tenant.Site{Keys: tenant.SiteKeys(o.id, id), ID: id, OrgID: o.id, Name: name, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}))
-		}
-	}
-	if err := d.Store.Commit(ctx, tx); err != nil {
+	created, err := tenant.Store{St: d.Store}.Seed(ctx, d.Clock, DemoPartnerID, "Demo MSP", []tenant.SeedOrg{
+		{ID: DemoOrgAcmeID, Name: "Acme Corp", Sites: []string{"Headquarters", "Warehouse"}},
+		{ID: DemoOrgBetaID, Name: "Beta Industries", Sites: []string{"Main Office"}},
+	})
+	if err != nil {
 		return Seeded{}, fmt.Errorf("seed tenants: %w", err)
+	}
+	if !created {
+		return out, nil
 	}
 	for _, n := range []signingroup.NewUser{
 		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Password: pw, Scope: authz.ScopePartner,

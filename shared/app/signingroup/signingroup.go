@@ -10,21 +10,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gale-rmm/gale/shared/passhash"
-
 	"github.com/gale-rmm/gale/shared/app"
 
-	"github.com/google/uuid"
-
-	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/sso/enforce"
 	"github.com/gale-rmm/gale/shared/store"
-	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
@@ -74,42 +67,14 @@ func BootstrapCount(ctx context.Context, d *app.Deps) (int, error) {
 
 // NewUser describes an active user created outside the invitation flow
 // (bootstrap, demo data).
-type NewUser struct {
-	Email, Name, Password string
-	Scope                 authz.Scope
-	PartnerID, OrgID      string
-	RoleID                string
-	OrgAccess             authz.OrgAccess
-}
+type NewUser = user.NewActive
 
 // ErrEmailTaken is CreateUser's answer for an address already registered.
-var ErrEmailTaken = errors.New("e-mail already registered")
+var ErrEmailTaken = user.ErrEmailTaken
 
-// CreateUser creates an active user with one membership and its audit record.
+// CreateUser creates an active user with one membership of a built-in role
+// (user.CreateActive).
 func CreateUser(ctx context.Context, d *app.Deps, n NewUser) (*user.User, error) {
-	h, err := passhash.Hash(n.Password)
-	if err != nil {
-		return nil, err
-	}
-	now := clock.Format(d.Clock.Now())
-	u := &user.User{ID: uuid.NewString(), Email: user.NormalizeEmail(n.Email), Name: n.Name, PasswordHash: h,
-		Status: user.StatusActive, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now}
-	m := &user.Membership{ID: uuid.NewString(), UserID: u.ID, Scope: n.Scope, PartnerID: n.PartnerID, OrgID: n.OrgID,
-		RoleID: n.RoleID, RoleOwner: role.SystemOwner, OrgAccess: n.OrgAccess, CreatedAt: now}
-	tx := (&store.Tx{}).Add(user.CreateWrites(u)...).Add(user.AddMembershipWrite(m))
-	if n.OrgID != "" {
-		tx.Add(tenant.CountOrg(n.OrgID, "", tenant.CountMembers, 1))
-	}
-	tx.Add(
-		audit.Put(d.Clock, audit.Entry{Actor: audit.SystemActor, OrgID: n.OrgID, PartnerID: n.PartnerID,
-			Action: "user.create", ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email,
-			Details: map[string]any{"scope": n.Scope, "roleId": n.RoleID}}))
-	if err := d.Store.Commit(ctx, tx); err != nil {
-		var te *store.TxError
-		if errors.As(err, &te) && te.FailedAt(1) {
-			return nil, ErrEmailTaken
-		}
-		return nil, fmt.Errorf("create user %s: %w", u.Email, err)
-	}
-	return u, nil
+	n.RoleOwner = role.SystemOwner
+	return user.CreateActive(ctx, d.Store, d.Clock, n)
 }

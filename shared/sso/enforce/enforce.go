@@ -29,7 +29,7 @@ type Active struct {
 }
 
 // Key is the key of orgID's active-provider row.
-func Key(orgID string) store.KeyRef { return KeyOf("ORG#" + orgID) }
+func Key(orgID string) store.KeyRef { return KeyOf(store.OrgPK(orgID)) }
 
 // KeyOf is the key of the active-provider row of the tenant whose partition
 // is pk (ORG#<id> or PARTNER#<id>).
@@ -40,7 +40,7 @@ type Store struct{ St *store.Store }
 
 // Active returns orgID's active provider, or nil when it has none.
 func (s Store) Active(ctx context.Context, orgID string) (*Active, error) {
-	return s.ActiveOf(ctx, "ORG#"+orgID)
+	return s.ActiveOf(ctx, store.OrgPK(orgID))
 }
 
 // ActiveOf returns the active provider of the tenant whose partition is pk,
