@@ -85,10 +85,10 @@ func listed(it store.Item) *Alert {
 // order: newest first, ties by id ascending.
 
 // PartnerListPK is the GSI3 partition of the alerts of partner partnerID.
-func PartnerListPK(partnerID string) string { return "PARTNER#" + partnerID + "#ALERTS" }
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#ALERTS" }
 
 // OrgListPK is the GSI4 partition of the alerts of organization orgID.
-func OrgListPK(orgID string) string { return "ORG#" + orgID + "#ALERTS" }
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ALERTS" }
 
 // setListKeys puts a into the list indexes.
 func setListKeys(a *Alert) {

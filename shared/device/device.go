@@ -217,10 +217,10 @@ func Seen(k *store.Keys, orgID, id string, at time.Time) {
 const listSep = "\x01"
 
 // PartnerListPK is the GSI3 partition of the devices of partner partnerID.
-func PartnerListPK(partnerID string) string { return "PARTNER#" + partnerID + "#DEVICES" }
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#DEVICES" }
 
 // OrgListPK is the GSI4 partition of the devices of organization orgID.
-func OrgListPK(orgID string) string { return "ORG#" + orgID + "#DEVICES" }
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#DEVICES" }
 
 // listSK is a device's sort key in both list indexes.
 func listSK(hostname, id string) string { return strings.ToLower(hostname) + listSep + id }
