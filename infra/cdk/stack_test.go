@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 
 // synth builds the stack once with cdk.json's context (feature flags as in a
 // real `cdk synth`) and a dist directory of empty bootstrap files.
+// The push platform applications of the synthesised stack.
+const (
+	testAPNSApp = "arn:aws:sns:us-east-1:123456789012:app/APNS/gale"
+	testFCMApp  = "arn:aws:sns:us-east-1:123456789012:app/GCM/gale"
+)
+
 func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	t.Helper()
 	dist := t.TempDir()
@@ -49,6 +55,8 @@ func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	ctx[ctxCertificateArn] = "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-4000-8000-000000000000"
 	ctx[ctxCorsOrigins] = "https://app.example.com"
 	ctx[ctxXRay] = "true"
+	ctx[ctxPushAPNSAppArn] = testAPNSApp
+	ctx[ctxPushFCMAppArn] = testFCMApp
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 	stack := NewGaleStack(app, "Gale", nil)
 
@@ -116,14 +124,18 @@ func TestGaleStack(t *testing.T) {
 			return map[string]any{"AttributeName": name, "KeyType": typ}
 		}
 		gsi := func(name string) map[string]any {
+			proj := map[string]any{"ProjectionType": "ALL"}
+			if name == "GSI3" || name == "GSI4" {
+				proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}}
+			}
 			return map[string]any{
 				"IndexName":  name,
 				"KeySchema":  []any{key(name+"PK", "HASH"), key(name+"SK", "RANGE")},
-				"Projection": map[string]any{"ProjectionType": "ALL"},
+				"Projection": proj,
 			}
 		}
 		var attrs []any
-		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"} {
+		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"} {
 			attrs = append(attrs, map[string]any{"AttributeName": a, "AttributeType": "S"})
 		}
 		check(t, func() {
@@ -134,7 +146,7 @@ func TestGaleStack(t *testing.T) {
 					"KeySchema":                        []any{key("PK", "HASH"), key("SK", "RANGE")},
 					"AttributeDefinitions":             assertions.Match_ArrayEquals(&attrs),
 					"BillingMode":                      "PAY_PER_REQUEST",
-					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2")},
+					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2"), gsi("GSI3"), gsi("GSI4")},
 					"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 					"DeletionProtectionEnabled":        true,
@@ -214,6 +226,12 @@ func TestGaleStack(t *testing.T) {
 			// Only the sweeper (its bootstrap job) knows the administrator.
 			if got, want := vars["SYSTEM_ADMIN_EMAIL"], map[bool]any{true: "admin@example.com"}[name == sweeper]; got != want {
 				t.Errorf("%s: SYSTEM_ADMIN_EMAIL = %v, want %v", name, got, want)
+			}
+			// Only the mailer (it delivers push) knows the push platform applications.
+			for v, arn := range map[string]string{"PUSH_APNS_APP_ARN": testAPNSApp, "PUSH_FCM_APP_ARN": testFCMApp} {
+				if got, want := vars[v], map[bool]any{true: arn}[routes.NeedsOf(name).Notify]; got != want {
+					t.Errorf("%s: %s = %v, want %v", name, v, got, want)
+				}
 			}
 			if _, ok := vars["SYSTEM_ADMIN_PASSWORD"]; ok {
 				t.Errorf("%s: the administrator's password is in the environment, not the secret", name)

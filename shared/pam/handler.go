@@ -16,7 +16,8 @@ import (
 //	route                                         MFA  calls  what
 //	GET    /pam/elevation-requests                     2      Query of the organization's ELEV# range, BatchGetItem of the page's devices and sites
 //	GET    /pam/active                                 2      the same over every request of the organization
-//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses)
+//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
+//	                                                          + Query and transaction closing its mobile approvals when some were sent (shared/push)
 //	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear
 //	GET    /pam/rules                                  1      Query PAM#RULE#
 //	POST   /pam/rules                             yes  2-4    org GetItem (partner/system), site GetItem, signer group GetItem, transaction
