@@ -10,20 +10,21 @@ import (
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
-	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // NewActive describes an active user created outside the invitation flow
 // (bootstrap, demo data), with one membership of role RoleID (owned by
-// RoleOwner, role.SystemOwner for a built-in role).
+// RoleOwner, role.SystemOwner for a built-in role). The caller hashes the
+// password (shared/passhash), so that this package, which every function
+// links, does not link argon2.
 type NewActive struct {
-	Email, Name, Password string
-	Scope                 authz.Scope
-	PartnerID, OrgID      string
-	RoleID, RoleOwner     string
-	OrgAccess             authz.OrgAccess
+	Email, Name, PasswordHash string
+	Scope                     authz.Scope
+	PartnerID, OrgID          string
+	RoleID, RoleOwner         string
+	OrgAccess                 authz.OrgAccess
 }
 
 // ErrEmailTaken is CreateActive's answer for an address already registered.
@@ -32,12 +33,8 @@ var ErrEmailTaken = errors.New("e-mail already registered")
 // CreateActive creates an active user with one membership, the organization's
 // member count and its audit record in one transaction.
 func CreateActive(ctx context.Context, st *store.Store, clk clock.Clock, n NewActive) (*User, error) {
-	h, err := passhash.Hash(n.Password)
-	if err != nil {
-		return nil, err
-	}
 	now := clock.Format(clk.Now())
-	u := &User{ID: uuid.NewString(), Email: NormalizeEmail(n.Email), Name: n.Name, PasswordHash: h,
+	u := &User{ID: uuid.NewString(), Email: NormalizeEmail(n.Email), Name: n.Name, PasswordHash: n.PasswordHash,
 		Status: StatusActive, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now}
 	m := &Membership{ID: uuid.NewString(), UserID: u.ID, Scope: n.Scope, PartnerID: n.PartnerID, OrgID: n.OrgID,
 		RoleID: n.RoleID, RoleOwner: n.RoleOwner, OrgAccess: n.OrgAccess, CreatedAt: now}

@@ -61,12 +61,12 @@ func Seed(ctx context.Context, d *app.Deps) (Seeded, error) {
 		return out, nil
 	}
 	for _, n := range []signingroup.NewUser{
-		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Password: pw, Scope: authz.ScopePartner,
+		{Email: "partner-admin@gale.local", Name: "Demo Partner Admin", Scope: authz.ScopePartner,
 			PartnerID: DemoPartnerID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll},
-		{Email: "acme-admin@gale.local", Name: "Acme Admin", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgAcmeID, RoleID: role.OrgAdminID},
-		{Email: "beta-tech@gale.local", Name: "Beta Technician", Password: pw, Scope: authz.ScopeOrg, OrgID: DemoOrgBetaID, RoleID: role.OrgTechnicianID},
+		{Email: "acme-admin@gale.local", Name: "Acme Admin", Scope: authz.ScopeOrg, OrgID: DemoOrgAcmeID, RoleID: role.OrgAdminID},
+		{Email: "beta-tech@gale.local", Name: "Beta Technician", Scope: authz.ScopeOrg, OrgID: DemoOrgBetaID, RoleID: role.OrgTechnicianID},
 	} {
-		if _, err := signingroup.CreateUser(ctx, d, n); err != nil && !errors.Is(err, signingroup.ErrEmailTaken) {
+		if _, err := signingroup.CreateUser(ctx, d, n, pw); err != nil && !errors.Is(err, signingroup.ErrEmailTaken) {
 			return Seeded{}, err
 		}
 	}

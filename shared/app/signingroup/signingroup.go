@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/passhash"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/ratelimit"
@@ -54,8 +55,8 @@ func BootstrapCount(ctx context.Context, d *app.Deps) (int, error) {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return 0, err
 	}
-	_, err := CreateUser(ctx, d, NewUser{Email: email, Name: "System Administrator", Password: pw,
-		Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})
+	_, err := CreateUser(ctx, d, NewUser{Email: email, Name: "System Administrator",
+		Scope: authz.ScopeSystem, RoleID: role.SystemAdminID}, pw)
 	switch {
 	case errors.Is(err, ErrEmailTaken):
 		return 0, nil
@@ -73,8 +74,12 @@ type NewUser = user.NewActive
 var ErrEmailTaken = user.ErrEmailTaken
 
 // CreateUser creates an active user with one membership of a built-in role
-// (user.CreateActive).
-func CreateUser(ctx context.Context, d *app.Deps, n NewUser) (*user.User, error) {
-	n.RoleOwner = role.SystemOwner
+// and the given password (user.CreateActive).
+func CreateUser(ctx context.Context, d *app.Deps, n NewUser, password string) (*user.User, error) {
+	h, err := passhash.Hash(password)
+	if err != nil {
+		return nil, err
+	}
+	n.PasswordHash, n.RoleOwner = h, role.SystemOwner
 	return user.CreateActive(ctx, d.Store, d.Clock, n)
 }
