@@ -39,3 +39,16 @@ func CountCalls(stack *middleware.Stack) error {
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
 }
+
+// CallCounter is the edge's call counter (it satisfies httpapi.CallCounter):
+// the counter a context carries already, or a new one.
+type CallCounter struct{}
+
+// Count returns ctx with a counter and its reading.
+func (CallCounter) Count(ctx context.Context) (context.Context, func() int) {
+	c := CallsFrom(ctx)
+	if c == nil {
+		ctx, c = WithCalls(ctx)
+	}
+	return ctx, c.N
+}
