@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/app/groups"
-	"github.com/gale-rmm/gale/shared/app/mailgroup"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/mailergroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -197,13 +197,13 @@ func TestReplayQueueWorkerEvents(t *testing.T) {
 	for name, q := range env.Resources.Queues {
 		arns[":gale-"+name] = q.ARN
 	}
-	w, err := webhookgroup.Worker(env.Deps)
+	w, err := webhookworkergroup.Worker(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	handlers := map[string]func(context.Context, events.SQSEvent) (events.SQSEventResponse, error){
 		"webhook-worker": w.Handle,
-		"mailer":         mailgroup.Worker(env.Deps, mailgroup.Notifier(env.Deps)).Handle,
+		"mailer":         mailergroup.Worker(env.Deps, mailergroup.Notifier(env.Deps)).Handle,
 	}
 	for _, q := range routes.Queues {
 		if handlers[q.Consumer] == nil {
@@ -253,7 +253,7 @@ func TestReplayQueueWorkerEvents(t *testing.T) {
 
 func TestReplaySweeperEvents(t *testing.T) {
 	env := testenv.New(t)
-	sw := sweepgroup.Sweeper(env.Deps)
+	sw := sweepergroup.Sweeper(env.Deps)
 	for _, path := range files(t, "sweeper") {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			var ev sweep.Event

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
+	"github.com/gale-rmm/gale/shared/app/accessreviewsgroup"
 )
 
-func main() { app.RunHTTP(reviewsgroup.AccessReviews) }
+func main() { app.RunHTTP(accessreviewsgroup.AccessReviews) }

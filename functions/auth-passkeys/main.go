@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/authpasskeysgroup"
 )
 
-func main() { app.RunHTTP(passkeygroup.AuthPasskeys) }
+func main() { app.RunHTTP(authpasskeysgroup.AuthPasskeys) }

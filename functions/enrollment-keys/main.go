@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/enrollgroup"
+	"github.com/gale-rmm/gale/shared/app/enrollmentkeysgroup"
 )
 
-func main() { app.RunHTTP(enrollgroup.EnrollmentKeys) }
+func main() { app.RunHTTP(enrollmentkeysgroup.EnrollmentKeys) }

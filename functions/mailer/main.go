@@ -1,6 +1,6 @@
 // Command mailer is the mailer Lambda function: it delivers the mail queue.
 package main
 
-import "github.com/gale-rmm/gale/shared/app/mailgroup"
+import "github.com/gale-rmm/gale/shared/app/mailergroup"
 
-func main() { mailgroup.Run() }
+func main() { mailergroup.Run() }

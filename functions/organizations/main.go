@@ -7,7 +7,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+	"github.com/gale-rmm/gale/shared/app/organizationsgroup"
 )
 
-func main() { app.RunHTTP(tenancygroup.Organizations) }
+func main() { app.RunHTTP(organizationsgroup.Organizations) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/apikeysgroup"
+	"github.com/gale-rmm/gale/shared/app/serviceprincipalsgroup"
 )
 
-func main() { app.RunHTTP(apikeysgroup.ServicePrincipals) }
+func main() { app.RunHTTP(serviceprincipalsgroup.ServicePrincipals) }

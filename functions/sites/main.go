@@ -7,7 +7,7 @@ import (
 	_ "time/tzdata"
 
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+	"github.com/gale-rmm/gale/shared/app/sitesgroup"
 )
 
-func main() { app.RunHTTP(tenancygroup.Sites) }
+func main() { app.RunHTTP(sitesgroup.Sites) }

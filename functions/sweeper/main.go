@@ -1,6 +1,6 @@
 // Command sweeper is the sweeper Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app/sweepgroup"
+import "github.com/gale-rmm/gale/shared/app/sweepergroup"
 
-func main() { sweepgroup.Run() }
+func main() { sweepergroup.Run() }

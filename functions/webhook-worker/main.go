@@ -1,6 +1,6 @@
 // Command webhook-worker is the webhook-worker Lambda function.
 package main
 
-import "github.com/gale-rmm/gale/shared/app/webhookgroup"
+import "github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 
-func main() { webhookgroup.RunWorker() }
+func main() { webhookworkergroup.RunWorker() }

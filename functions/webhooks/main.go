@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 )
 
-func main() { app.RunHTTP(webhookgroup.Webhooks) }
+func main() { app.RunHTTP(webhooksgroup.Webhooks) }

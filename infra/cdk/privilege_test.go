@@ -39,7 +39,7 @@ var wantActions = map[string][]string{
 	"sso":            slices.Concat(routeGroup, putSecret),
 	"admin":          slices.Concat(routeGroup, consumeActs),
 	"webhook-worker": slices.Concat(readActs, writeActs, sendActs, consumeActs, getSecret, xrayActs),
-	"mailer":         slices.Concat(readActs, writeActs, consumeActs, notifyActs, xrayActs), // no secret, no send
+	"mailer":         slices.Concat(readActs, writeActs, consumeActs, notifyActs, []string{"sns:CreatePlatformEndpoint"}, xrayActs), // no secret, no send; push endpoints
 	"sweeper":        routeGroup,
 }
 
@@ -67,6 +67,7 @@ var wantSend = map[string][]string{
 	"auth-passkeys":  {"EventsQueue", "MailQueue"},
 	"users":          {"EventsQueue", "MailQueue"},
 	"pam":            {"EventsQueue", "MailQueue"},
+	"agents":         {"EventsQueue", "MailQueue"},
 	"admin":          {"EventsQueue", "MailQueue", "WebhookDeliveriesQueue"},
 	"webhook-worker": {"WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
 }
@@ -353,7 +354,7 @@ func TestContextDefaultsInCDKJSON(t *testing.T) {
 	for key, want := range map[string]any{
 		ctxStageName: defaultStageName, ctxThrottleRate: float64(defaultThrottleRate), ctxThrottleBurst: float64(defaultThrottleBurst),
 		ctxXRay: false, ctxLogRetentionDays: float64(defaultLogRetention), ctxAlarmEmail: "", ctxDomainName: "",
-		ctxCertificateArn: "", ctxCorsOrigins: "",
+		ctxCertificateArn: "", ctxCorsOrigins: "", ctxPushAPNSAppArn: "", ctxPushFCMAppArn: "",
 	} {
 		if got, ok := ctx[key]; !ok || got != want {
 			t.Errorf("cdk.json context %s = %v (present %v), want %v", key, got, ok, want)

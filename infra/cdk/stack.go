@@ -50,6 +50,13 @@ const (
 	// ctxCorsOrigins: comma-separated browser origins allowed to call the API
 	// (CORS_ALLOWED_ORIGINS); empty for none.
 	ctxCorsOrigins = "corsOrigins"
+	// ctxPushAPNSAppArn and ctxPushFCMAppArn: the SNS platform applications
+	// (created outside the stack: they hold the APNs key and the FCM
+	// credentials) through which the mailer sends PAM mobile approval
+	// requests (PUSH_APNS_APP_ARN, PUSH_FCM_APP_ARN); empty for none (the
+	// mailer then drops push messages of that platform, logged).
+	ctxPushAPNSAppArn = "pushApnsAppArn"
+	ctxPushFCMAppArn  = "pushFcmAppArn"
 	// ctxAlarmEmail subscribes an address to the alarm topic; empty for none.
 	ctxAlarmEmail = "alarmEmail"
 	// ctxThrottleRate and ctxThrottleBurst: the stage's default route
@@ -145,6 +152,8 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 	}
 	xray := contextBool(stack, ctxXRay, false)
 	cors := contextString(stack, ctxCorsOrigins, "")
+	pushApps := map[string]string{"PUSH_APNS_APP_ARN": contextString(stack, ctxPushAPNSAppArn, ""),
+		"PUSH_FCM_APP_ARN": contextString(stack, ctxPushFCMAppArn, "")}
 
 	table := newTable(stack)
 	queues := newQueues(stack)
@@ -184,8 +193,22 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		if cors != "" && !slices.Contains(routes.Workers, name) {
 			fenv["CORS_ALLOWED_ORIGINS"] = jsii.String(cors)
 		}
+		var pushARNs []*string
+		for k, arn := range pushApps {
+			if needs.Notify && arn != "" {
+				fenv[k] = jsii.String(arn)
+				pushARNs = append(pushARNs, jsii.String(arn))
+			}
+		}
 		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, fenv, xray)
 		grant(stack, fn, name, needs, table, queues, secrets)
+		if len(pushARNs) > 0 {
+			// Mobile push: an endpoint per device token under the platform
+			// applications, then sns:Publish to it (granted with SMS).
+			slices.SortFunc(pushARNs, func(a, b *string) int { return strings.Compare(*a, *b) })
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("sns:CreatePlatformEndpoint"), Resources: &pushARNs}))
+		}
 		fns[name] = fn
 	}
 

@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 
 // synth builds the stack once with cdk.json's context (feature flags as in a
 // real `cdk synth`) and a dist directory of empty bootstrap files.
+// The push platform applications of the synthesised stack.
+const (
+	testAPNSApp = "arn:aws:sns:us-east-1:123456789012:app/APNS/gale"
+	testFCMApp  = "arn:aws:sns:us-east-1:123456789012:app/GCM/gale"
+)
+
 func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	t.Helper()
 	dist := t.TempDir()
@@ -49,6 +55,8 @@ func synth(t *testing.T) (assertions.Template, cfnTemplate) {
 	ctx[ctxCertificateArn] = "arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-4000-8000-000000000000"
 	ctx[ctxCorsOrigins] = "https://app.example.com"
 	ctx[ctxXRay] = "true"
+	ctx[ctxPushAPNSAppArn] = testAPNSApp
+	ctx[ctxPushFCMAppArn] = testFCMApp
 	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(t.TempDir())})
 	stack := NewGaleStack(app, "Gale", nil)
 
@@ -214,6 +222,12 @@ func TestGaleStack(t *testing.T) {
 			// Only the sweeper (its bootstrap job) knows the administrator.
 			if got, want := vars["SYSTEM_ADMIN_EMAIL"], map[bool]any{true: "admin@example.com"}[name == sweeper]; got != want {
 				t.Errorf("%s: SYSTEM_ADMIN_EMAIL = %v, want %v", name, got, want)
+			}
+			// Only the mailer (it delivers push) knows the push platform applications.
+			for v, arn := range map[string]string{"PUSH_APNS_APP_ARN": testAPNSApp, "PUSH_FCM_APP_ARN": testFCMApp} {
+				if got, want := vars[v], map[bool]any{true: arn}[routes.NeedsOf(name).Notify]; got != want {
+					t.Errorf("%s: %s = %v, want %v", name, v, got, want)
+				}
 			}
 			if _, ok := vars["SYSTEM_ADMIN_PASSWORD"]; ok {
 				t.Errorf("%s: the administrator's password is in the environment, not the secret", name)

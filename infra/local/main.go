@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/mailgroup"
+	"github.com/gale-rmm/gale/shared/app/mailergroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 
 	"github.com/gale-rmm/gale/shared/app/groups"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/emulator"
@@ -71,7 +71,7 @@ func run() error {
 		return err
 	}
 
-	n := mailgroup.Notifier(d)
+	n := mailergroup.Notifier(d)
 	n.Echo = os.Stdout
 	if err := n.VerifySender(ctx); err != nil {
 		return err
@@ -90,11 +90,11 @@ func run() error {
 		return fmt.Errorf("seed: %w", err)
 	}
 
-	worker, err := webhookgroup.Worker(d)
+	worker, err := webhookworkergroup.Worker(d)
 	if err != nil {
 		return err
 	}
-	consumers := map[string]sqsHandler{"webhook-worker": worker.Handle, "mailer": mailgroup.Worker(d, n).Handle}
+	consumers := map[string]sqsHandler{"webhook-worker": worker.Handle, "mailer": mailergroup.Worker(d, n).Handle}
 	for _, q := range routes.Queues {
 		handle, ok := consumers[q.Consumer]
 		if !ok {
@@ -105,7 +105,7 @@ func run() error {
 			go poll(ctx, d.SQS, q, res.Queues[q.Name], handle, log)
 		}
 	}
-	schedule(ctx, sweepgroup.Sweeper(d), log)
+	schedule(ctx, sweepergroup.Sweeper(d), log)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/agent"
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
 	"github.com/gale-rmm/gale/shared/store"
@@ -245,7 +245,7 @@ func TestOfflineSweepAndOnlineTransition(t *testing.T) {
 	stale, staleTok := w.Device(t, fixture.AAdmin, w.A.ID, "", "stale")
 	fresh, freshTok := w.Device(t, fixture.BAdmin, w.B.ID, "", "fresh")
 	events(t, w)
-	sw := sweepgroup.Sweeper(w.Env.Deps)
+	sw := sweepergroup.Sweeper(w.Env.Deps)
 	run := func() {
 		t.Helper()
 		if err := sw.Handle(context.Background(), sweep.Event{Job: "device-offline"}); err != nil {

@@ -31,7 +31,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		env.Clock.Advance(time.Second) // steady state: no burst
-		res := fixture.Do(b, api, req)
+		res := fixture.Serve(b, api, req)
 		if res.Status != http.StatusOK {
 			b.Fatalf("heartbeat %d: %s", res.Status, res.Body)
 		}

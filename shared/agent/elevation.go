@@ -36,7 +36,7 @@ type ElevationHandler struct {
 
 // Routes registers the route.
 func (h *ElevationHandler) Routes(rt *httpapi.Router) {
-	rt.Add(httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest})
+	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest})
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {

@@ -19,18 +19,16 @@ import (
 //	POST /agents/:id/commands/:commandId/result    3       agent row, rate limit, transaction (queue entry, result)
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/agents"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		// The enrollment key in the body is the credential; no principal exists yet.
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/enroll", Access: httpapi.Public, NoAuthz: true, MaxBody: MaxBody, Handle: h.enroll},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/heartbeat", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.heartbeat},
-		httpapi.Route{Method: http.MethodPut, Path: basePath + "/{id}/hardware", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.hardware},
-		httpapi.Route{Method: http.MethodPut, Path: basePath + "/{id}/software", Access: httpapi.Agent, MaxBody: MaxSoftwareBody, Handle: h.software},
-		httpapi.Route{Method: http.MethodPut, Path: basePath + "/{id}/network", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.network},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/commands/{commandId}/result", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.result},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/enroll", Access: httpapi.Public, NoAuthz: true, MaxBody: MaxBody, Handle: h.enroll},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/heartbeat", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.heartbeat},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/hardware", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.hardware},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/software", Access: httpapi.Agent, MaxBody: MaxSoftwareBody, Handle: h.software},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/network", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.network},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/commands/{commandId}/result", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.result},
 	)
 }
 

@@ -15,17 +15,15 @@ import (
 // outbox event); get 1; acknowledge and resolve 2 (read, transaction).
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/alerts"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"alerts:read"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/acknowledge", Access: httpapi.User, Handle: h.acknowledge},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/resolve", Access: httpapi.User, Handle: h.resolve},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts", Access: httpapi.User, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/acknowledge", Access: httpapi.User, Handle: h.acknowledge},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/resolve", Access: httpapi.User, Handle: h.resolve},
 	)
 }
 

@@ -348,7 +348,7 @@ func Document() ([]byte, error) {
 // Routes registers GET /api/v1/openapi.json and the reference page (DocsPath).
 func Routes(rt *httpapi.Router) {
 	// Public by design: the contract is no secret, and clients fetch it unauthenticated.
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: Path, Access: httpapi.Public, Handle: serve})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/openapi.json", Access: httpapi.Public, Handle: serve})
 	docsRoutes(rt)
 }
 

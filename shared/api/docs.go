@@ -61,8 +61,8 @@ var errNoBundle = fault.New(fault.KindUnavailable, "API reference bundle not bui
 
 func docsRoutes(rt *httpapi.Router) {
 	// Public by design, like the document the page renders.
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: DocsPath, Access: httpapi.Public, Handle: servePage})
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: BundlePath, Access: httpapi.Public, Handle: serveBundle})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/docs", Access: httpapi.Public, Handle: servePage})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/docs/scalar.js", Access: httpapi.Public, Handle: serveBundle})
 }
 
 func servePage(w http.ResponseWriter, r *http.Request) error {

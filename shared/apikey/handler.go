@@ -28,33 +28,27 @@ import (
 //	POST   /service-principals/:id/migrate-key yes  5       read principal, read key, transaction, read back (2)
 type Handler struct{ Svc *Service }
 
-// Paths of the groups.
-const (
-	KeysPath       = "/api/v1/api-keys"
-	PrincipalsPath = "/api/v1/service-principals"
-)
-
 // KeyRoutes registers /api-keys.
 func (h *Handler) KeyRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: KeysPath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: KeysPath, Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: KeysPath + "/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: KeysPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: KeysPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.revoke},
-		httpapi.Route{Method: http.MethodPost, Path: KeysPath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.revoke},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
 	)
 }
 
 // PrincipalRoutes registers /service-principals.
 func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: PrincipalsPath, Access: httpapi.User, Handle: h.listSP},
-		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath, Access: httpapi.User, MFA: true, Handle: h.createSP},
-		httpapi.Route{Method: http.MethodGet, Path: PrincipalsPath + "/{id}", Access: httpapi.User, Handle: h.getSP},
-		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotateSP},
-		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/disable", Access: httpapi.User, MFA: true, Handle: h.disableSP},
-		httpapi.Route{Method: http.MethodPost, Path: PrincipalsPath + "/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: h.migrateSP},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals", Access: httpapi.User, Handle: h.listSP},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals", Access: httpapi.User, MFA: true, Handle: h.createSP},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals/{id}", Access: httpapi.User, Handle: h.getSP},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotateSP},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/disable", Access: httpapi.User, MFA: true, Handle: h.disableSP},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: h.migrateSP},
 	)
 }
 

@@ -2,7 +2,8 @@
 // process (reused across warm Lambda invocations) and runs a route group as a
 // Lambda function. It holds what every function needs (Deps, the health and
 // not-built groups, the workers, bootstrap); each built group's wiring lives in
-// its own subpackage (authgroup, passkeygroup, tenancygroup), so a function's
+// its own subpackage, named after the function (functions/auth-passkeys:
+// authpasskeysgroup, functions/sites: sitesgroup), so a function's
 // binary links and initialises only its own group's dependencies. The groups
 // subpackage is the registry of all of them, for the local runtime and tests.
 package app

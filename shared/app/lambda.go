@@ -47,7 +47,7 @@ func RunHTTP(b Builder) {
 }
 
 // Sweeper builds the scheduled-jobs dispatcher with the platform's own job (the
-// outbox drain); shared/app/sweepgroup adds the domain jobs.
+// outbox drain); shared/app/sweepergroup adds the domain jobs.
 func Sweeper(d *Deps) *sweep.Sweeper {
 	return &sweep.Sweeper{Log: d.Log, Jobs: map[string]sweep.Job{
 		"outbox-drain": func(ctx context.Context) (int, error) { return d.Events.Drain(ctx, outboxGrace) },

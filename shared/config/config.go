@@ -31,6 +31,12 @@ type Config struct {
 	MailQueueURL     string
 	MailDLQURL       string
 	EmailFrom        string
+	// PushAPNSAppARN and PushFCMAppARN are the SNS platform applications
+	// the mailer sends mobile push through (PUSH_APNS_APP_ARN,
+	// PUSH_FCM_APP_ARN); unset, push messages of that platform are dropped
+	// (logged).
+	PushAPNSAppARN string
+	PushFCMAppARN  string
 
 	// Token keys (secrets.go): hex Ed25519 seeds, set only in the functions
 	// that issue access tokens; TokenKeysVersion is the signing secret's
@@ -114,6 +120,8 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		MailQueueURL:        get("MAIL_QUEUE_URL"),
 		MailDLQURL:          get("MAIL_DLQ_URL"),
 		EmailFrom:           def(get("EMAIL_FROM"), "no-reply@gale.example.com"),
+		PushAPNSAppARN:      get("PUSH_APNS_APP_ARN"),
+		PushFCMAppARN:       get("PUSH_FCM_APP_ARN"),
 		SystemAdminEmail:    get("SYSTEM_ADMIN_EMAIL"),
 		SystemAdminPassword: get("SYSTEM_ADMIN_PASSWORD"),
 		WebAuthnRPID:        def(get("WEBAUTHN_RP_ID"), "localhost"),

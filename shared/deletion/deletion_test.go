@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/deletion"
@@ -68,7 +68,7 @@ func emailOf(t *testing.T, w *fixture.World, id string) string {
 
 func sweepGrace(t *testing.T, w *fixture.World) {
 	t.Helper()
-	if err := sweepgroup.Sweeper(w.Env.Deps).Handle(context.Background(), sweep.Event{Job: "deletion-grace"}); err != nil {
+	if err := sweepergroup.Sweeper(w.Env.Deps).Handle(context.Background(), sweep.Event{Job: "deletion-grace"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,14 +10,12 @@ import (
 // also needs MFA).
 type Handler struct{ Svc *Service }
 
-const authPath = "/api/v1/auth/account-deletion-request"
-
 // Routes registers the requester's routes.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: authPath, Access: httpapi.User, Handle: h.mine},
-		httpapi.Route{Method: http.MethodPost, Path: authPath, Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodPatch, Path: authPath + "/{id}", Access: httpapi.User, Handle: h.cancel},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, Handle: h.mine},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/auth/account-deletion-request/{id}", Access: httpapi.User, Handle: h.cancel},
 	)
 }
 
@@ -60,17 +58,20 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 // needs MFA) under each of its prefixes (/api/v1/admin and /admin).
 type AdminHandler struct{ Svc *Service }
 
-// Routes registers the administration routes under each prefix.
-func (h *AdminHandler) Routes(rt *httpapi.Router, prefixes ...string) {
-	for _, p := range prefixes {
-		base := p + "/account-deletion-requests"
-		rt.Add(
-			httpapi.Route{Method: http.MethodGet, Path: base, Access: httpapi.User, Handle: h.list},
-			httpapi.Route{Method: http.MethodGet, Path: base + "/pending-count", Access: httpapi.User, Handle: h.count},
-			httpapi.Route{Method: http.MethodGet, Path: base + "/{id}", Access: httpapi.User, Handle: h.get},
-			httpapi.Route{Method: http.MethodPost, Path: base + "/{id}/process", Access: httpapi.User, MFA: true, Handle: h.process},
-		)
-	}
+// Routes registers the administration routes, at /api/v1/admin and at the
+// /admin alias.
+func (h *AdminHandler) Routes(rt *httpapi.Router) {
+	get, post, user := http.MethodGet, http.MethodPost, httpapi.User
+	rt.Add(
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests", Access: user, Handle: h.list},
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/pending-count", Access: user, Handle: h.count},
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/{id}", Access: user, Handle: h.get},
+		httpapi.Route{Method: post, Path: "/api/v1/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: h.process},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests", Access: user, Handle: h.list},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/pending-count", Access: user, Handle: h.count},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/{id}", Access: user, Handle: h.get},
+		httpapi.Route{Method: post, Path: "/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: h.process},
+	)
 }
 
 type requestList struct {

@@ -23,15 +23,13 @@ import (
 // user session.
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/devices"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.patch},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/devices/{id}", Access: httpapi.User, Handle: h.patch},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/devices/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
 	)
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/enrollment"
@@ -249,7 +249,7 @@ func TestExpirySweep(t *testing.T) {
 	w := newWorld(t)
 	old, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "old"})                                            // expires 10:00
 	recent, _ := w.EnrollmentKey(t, fixture.AAdmin, map[string]any{"name": "recent", "expiresAt": "2026-11-02T09:30:00Z"}) // expires a day later
-	sw := sweepgroup.Sweeper(w.Env.Deps)
+	sw := sweepergroup.Sweeper(w.Env.Deps)
 	w.Env.Clock.Set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)) // exactly 24 h after old expired
 	n, err := sw.Jobs["enrollment-key-expiry"](context.Background())
 	if err != nil || n != 0 {

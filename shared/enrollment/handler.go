@@ -21,16 +21,14 @@ import (
 //	DELETE /enrollment-keys/:id             yes  4            read as GET, transaction (key, guard, audit)
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/enrollment-keys"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
 	)
 }
 

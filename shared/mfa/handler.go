@@ -13,31 +13,23 @@ import (
 // Handler serves the TOTP, SMS and recovery-code routes of /api/v1/auth.
 type Handler struct{ Svc *Service }
 
-const prefix = "/api/v1/auth"
-
 // Routes registers the routes. Every one is an enrolment route (Force MFA, in
 // the OpenAPI document's conventions, exempts /auth/mfa/* and /auth/phone/*).
+// /mfa/verify and /mfa/sms/send make no authorization decision of their own
+// (NoAuthz): the login path is public with the temp token as the credential,
+// the setup path calls authz.Authenticated (send: the caller's own step-up code).
 func (h *Handler) Routes(rt *httpapi.Router) {
-	post := func(path string, access httpapi.Access, fn httpapi.Handler) httpapi.Route {
-		return httpapi.Route{Method: http.MethodPost, Path: prefix + path, Access: access, Enrol: true, Handle: fn}
-	}
-	verify := post("/mfa/verify", httpapi.Optional, h.verify)
-	// The login path is public (the temp token is the credential); the setup
-	// path calls authz.Authenticated.
-	verify.NoAuthz = true
-	send := post("/mfa/sms/send", httpapi.Optional, h.smsSend)
-	// Same: public with a temp token, or the caller's own step-up code.
-	send.NoAuthz = true
+	post, user, optional := http.MethodPost, httpapi.User, httpapi.Optional
 	rt.Add(
-		post("/mfa/setup", httpapi.User, h.setup),
-		verify,
-		post("/mfa/enable", httpapi.User, h.enable),
-		post("/mfa/disable", httpapi.User, h.disable),
-		post("/mfa/recovery-codes", httpapi.User, h.recoveryCodes),
-		post("/phone/verify", httpapi.User, h.phoneVerify),
-		post("/phone/confirm", httpapi.User, h.phoneConfirm),
-		post("/mfa/sms/enable", httpapi.User, h.smsEnable),
-		send,
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/setup", Access: user, Enrol: true, Handle: h.setup},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/verify", Access: optional, Enrol: true, NoAuthz: true, Handle: h.verify},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/enable", Access: user, Enrol: true, Handle: h.enable},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/disable", Access: user, Enrol: true, Handle: h.disable},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/recovery-codes", Access: user, Enrol: true, Handle: h.recoveryCodes},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/phone/verify", Access: user, Enrol: true, Handle: h.phoneVerify},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/phone/confirm", Access: user, Enrol: true, Handle: h.phoneConfirm},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/sms/enable", Access: user, Enrol: true, Handle: h.smsEnable},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/sms/send", Access: optional, Enrol: true, NoAuthz: true, Handle: h.smsSend},
 	)
 }
 

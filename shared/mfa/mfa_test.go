@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/app/authgroup"
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
+	"github.com/gale-rmm/gale/shared/app/organizationsgroup"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
@@ -749,7 +749,7 @@ func TestForceMFAUntilTOTPEnabled(t *testing.T) {
 	w := newWorld(t)
 	p := fixture.Partner(t, w.env, "MSP")
 	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := tenancygroup.Organizations(w.env.Deps)
+	orgs, err := organizationsgroup.Organizations(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,7 +777,7 @@ func TestTwoFactorSwitchedOff(t *testing.T) {
 	// Force MFA is waived with it: no authenticator could be enrolled.
 	p := fixture.Partner(t, w.env, "MSP")
 	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := tenancygroup.Organizations(w.env.Deps)
+	orgs, err := organizationsgroup.Organizations(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

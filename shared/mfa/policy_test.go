@@ -6,7 +6,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
-	"github.com/gale-rmm/gale/shared/app/passkeygroup"
+	"github.com/gale-rmm/gale/shared/app/authpasskeysgroup"
 
 	"github.com/google/uuid"
 
@@ -28,7 +28,7 @@ func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := passkeygroup.Passkeys(w.env.Deps)
+	pk, err := authpasskeysgroup.Passkeys(w.env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // Kinds of Message.
@@ -18,6 +20,9 @@ const (
 	// active account has that address. The request only enqueues it, so a known
 	// and an unknown address cost the request the same work.
 	KindPasswordReset = "password-reset"
+	// KindPush is a mobile push notification to one target (To is the
+	// device token, Platform apns or fcm).
+	KindPush = "push"
 )
 
 // Message is one job of the mail queue.
@@ -26,6 +31,10 @@ type Message struct {
 	To      string `json:"to"` // an e-mail address, or a phone number (KindSMS)
 	Subject string `json:"subject,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// Platform and Data belong to KindPush: the target's platform and the
+	// key-value data the mobile app reads.
+	Platform string            `json:"platform,omitempty"`
+	Data     map[string]string `json:"data,omitempty"`
 	// IP, SourceIP and UserAgent describe the requester (audit of a reset).
 	IP        string `json:"ip,omitempty"`
 	SourceIP  string `json:"sourceIp,omitempty"`
@@ -56,6 +65,34 @@ func (q Queue) Enqueue(ctx context.Context, m Message) error {
 		return fmt.Errorf("notify: enqueue %s: %w", m.Kind, err)
 	}
 	return nil
+}
+
+// EnqueueAll sends ms to the mail queue, ten to a SendMessageBatch call. It
+// returns the first error; the messages of the batches that succeeded are sent.
+func (q Queue) EnqueueAll(ctx context.Context, ms []Message) error {
+	if q.URL == "" || q.SQS == nil {
+		return ErrNoQueue
+	}
+	var first error
+	for start := 0; start < len(ms); start += 10 {
+		batch := ms[start:min(start+10, len(ms))]
+		entries := make([]sqstypes.SendMessageBatchRequestEntry, 0, len(batch))
+		for i, m := range batch {
+			body, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(body))})
+		}
+		out, err := q.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.URL), Entries: entries})
+		if err == nil && len(out.Failed) > 0 {
+			err = fmt.Errorf("%d of %d refused (%s)", len(out.Failed), len(entries), aws.ToString(out.Failed[0].Code))
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("notify: enqueue %d messages: %w", len(entries), err)
+		}
+	}
+	return first
 }
 
 // SendEmail enqueues e.

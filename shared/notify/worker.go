@@ -15,9 +15,25 @@ type Sender interface {
 	SendSMS(ctx context.Context, phone, text string) error
 }
 
+// Push is one mobile push notification.
+type Push struct {
+	Platform string // apns or fcm
+	Token    string
+	Title    string
+	Text     string
+	Data     map[string]string
+}
+
+// PushSender delivers push notifications (awsnotify.Notifier: SNS mobile push).
+type PushSender interface {
+	SendPush(ctx context.Context, p Push) error
+}
+
 // Worker is the mailer: it delivers each message of a mail-queue batch.
 type Worker struct {
 	Send Sender
+	// Push delivers KindPush messages; nil drops them (logged).
+	Push PushSender
 	// Reset handles a KindPasswordReset message (signin.Service.SendPasswordReset).
 	Reset func(ctx context.Context, m Message) error
 	Log   *slog.Logger
@@ -48,6 +64,12 @@ func (w *Worker) handle(ctx context.Context, body string) error {
 		return w.Send.SendEmail(ctx, Email{To: m.To, Subject: m.Subject, Text: m.Text})
 	case KindSMS:
 		return w.Send.SendSMS(ctx, m.To, m.Text)
+	case KindPush:
+		if w.Push == nil {
+			w.Log.ErrorContext(ctx, "push message dropped: no push sender")
+			return nil
+		}
+		return w.Push.SendPush(ctx, Push{Platform: m.Platform, Token: m.To, Title: m.Subject, Text: m.Text, Data: m.Data})
 	case KindPasswordReset:
 		if w.Reset == nil {
 			return fmt.Errorf("notify: no password-reset handler")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -463,7 +463,7 @@ func TestExpirySweep(t *testing.T) {
 	auto, _ := submit(t, w, d, "CORP\\auto")
 	w.Env.Clock.Advance(20 * time.Minute)
 	pending, _ := submit(t, w, d, "CORP\\p")
-	sw := sweepgroup.Sweeper(w.Env.Deps)
+	sw := sweepergroup.Sweeper(w.Env.Deps)
 	job := sw.Jobs["elevation-expiry"]
 	if job == nil {
 		t.Fatal("no elevation-expiry job")

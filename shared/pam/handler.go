@@ -16,7 +16,8 @@ import (
 //	route                                         MFA  calls  what
 //	GET    /pam/elevation-requests                     2      Query of the organization's ELEV# range, BatchGetItem of the page's devices and sites
 //	GET    /pam/active                                 2      the same over every request of the organization
-//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses)
+//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
+//	                                                          + Query and transaction closing its mobile approvals when some were sent (shared/push)
 //	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear
 //	GET    /pam/rules                                  1      Query PAM#RULE#
 //	POST   /pam/rules                             yes  2-4    org GetItem (partner/system), site GetItem, signer group GetItem, transaction
@@ -31,8 +32,6 @@ import (
 //	PUT    /pam/config                            yes  1      transaction
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/pam"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"devices:read"}
@@ -40,21 +39,21 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	exec := []string{"devices:execute"}
 	key := httpapi.UserOrKey
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/elevation-requests", Access: key, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/active", Access: key, Scopes: read, Handle: h.active},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/elevation-requests/{id}/respond", Access: key, Scopes: exec, MFA: true, Handle: h.respond},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: h.revoke},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/rules", Access: key, Scopes: read, Handle: h.rules},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules", Access: key, Scopes: write, MFA: true, Handle: h.createRule},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/rules/preview", Access: key, Scopes: write, Handle: h.preview},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateRule},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteRule},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/signer-groups", Access: key, Scopes: read, Handle: h.signerGroups},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/signer-groups", Access: key, Scopes: write, MFA: true, Handle: h.createSignerGroup},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateSignerGroup},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteSignerGroup},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/config", Access: key, Scopes: read, Handle: h.config},
-		httpapi.Route{Method: http.MethodPut, Path: basePath + "/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/elevation-requests", Access: key, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/active", Access: key, Scopes: read, Handle: h.active},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/respond", Access: key, Scopes: exec, MFA: true, Handle: h.respond},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: h.revoke},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/rules", Access: key, Scopes: read, Handle: h.rules},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/rules", Access: key, Scopes: write, MFA: true, Handle: h.createRule},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/rules/preview", Access: key, Scopes: write, Handle: h.preview},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateRule},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteRule},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: read, Handle: h.signerGroups},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: write, MFA: true, Handle: h.createSignerGroup},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateSignerGroup},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteSignerGroup},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/config", Access: key, Scopes: read, Handle: h.config},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/pam/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
 	)
 	h.SettingsRoutes(rt)
 	h.SoftwarePolicyRoutes(rt)

@@ -164,6 +164,10 @@ type Request struct {
 	ActionDigest    *string `dynamodbav:"actionDigest,omitempty" json:"actionDigest,omitempty"`
 	CommandID       *string `dynamodbav:"commandId,omitempty" json:"commandId,omitempty"`
 	UpdatedAt       string  `dynamodbav:"updatedAt" json:"updatedAt"`
+	// MobileApprovals counts the mobile approval requests sent for it
+	// (shared/push adds them in the transaction of their rows), so that a
+	// decision looks for them only when there are some.
+	MobileApprovals int `dynamodbav:"mobileApprovals,omitempty" json:"-"`
 }
 
 // Owner is the organization the request belongs to.

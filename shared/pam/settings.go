@@ -270,8 +270,8 @@ func (s *Service) targetErr(err error) error {
 // PAMSET rows).
 func (h *Handler) SettingsRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodPut, Path: basePath + "/policy-settings", Access: httpapi.UserOrKey, Scopes: []string{"devices:write"}, MFA: true, Handle: h.putSetting},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/policy-settings/effective", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.effective},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/pam/policy-settings", Access: httpapi.UserOrKey, Scopes: []string{"devices:write"}, MFA: true, Handle: h.putSetting},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/policy-settings/effective", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.effective},
 	)
 }
 

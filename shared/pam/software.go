@@ -227,10 +227,10 @@ func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*Softwar
 func (h *Handler) SoftwarePolicyRoutes(rt *httpapi.Router) {
 	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/software-policies", Access: httpapi.UserOrKey, Scopes: read, Handle: h.softwarePolicies},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/software-policies", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.createSoftwarePolicy},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.updateSoftwarePolicy},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.deleteSoftwarePolicy},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: read, Handle: h.softwarePolicies},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.createSoftwarePolicy},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.updateSoftwarePolicy},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.deleteSoftwarePolicy},
 	)
 }
 

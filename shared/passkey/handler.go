@@ -36,17 +36,16 @@ type Handler struct{ Svc *Service }
 
 // Routes registers the passkey routes.
 func (h *Handler) Routes(rt *httpapi.Router) {
-	const base = "/api/v1/auth"
 	rt.Add(
-		httpapi.Route{Method: http.MethodPost, Path: base + "/passkeys/register/options", Access: httpapi.User, Enrol: true, Handle: h.registerOptions},
-		httpapi.Route{Method: http.MethodPost, Path: base + "/passkeys/register/verify", Access: httpapi.User, Enrol: true, Handle: h.registerVerify},
-		httpapi.Route{Method: http.MethodGet, Path: base + "/passkeys", Access: httpapi.User, Enrol: true, Handle: h.list},
-		httpapi.Route{Method: http.MethodPatch, Path: base + "/passkeys/{id}", Access: httpapi.User, Enrol: true, Handle: h.rename},
-		httpapi.Route{Method: http.MethodDelete, Path: base + "/passkeys/{id}", Access: httpapi.User, Enrol: true, Handle: h.remove},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/passkeys/register/options", Access: httpapi.User, Enrol: true, Handle: h.registerOptions},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/passkeys/register/verify", Access: httpapi.User, Enrol: true, Handle: h.registerVerify},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/passkeys", Access: httpapi.User, Enrol: true, Handle: h.list},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/auth/passkeys/{id}", Access: httpapi.User, Enrol: true, Handle: h.rename},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/auth/passkeys/{id}", Access: httpapi.User, Enrol: true, Handle: h.remove},
 		// Public by the spec: the MFA temp token of the pending login is the credential.
-		httpapi.Route{Method: http.MethodPost, Path: base + "/mfa/passkey/options", Access: httpapi.Public, Handle: h.loginOptions},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/mfa/passkey/options", Access: httpapi.Public, Handle: h.loginOptions},
 		// Public by the spec: the temp token and the signed assertion are the credentials.
-		httpapi.Route{Method: http.MethodPost, Path: base + "/mfa/passkey/verify", Access: httpapi.Public, Handle: h.loginVerify},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/mfa/passkey/verify", Access: httpapi.Public, Handle: h.loginVerify},
 	)
 }
 

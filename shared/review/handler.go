@@ -10,17 +10,15 @@ import (
 // read and users:write to change, no MFA.
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/access-reviews"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read, write := []string{"users:read"}, []string{"users:write"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.UserOrKey, Scopes: write, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}/items/{itemId}", Access: httpapi.UserOrKey, Scopes: write, Handle: h.decide},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/complete", Access: httpapi.UserOrKey, Scopes: write, Handle: h.complete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/access-reviews", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/access-reviews", Access: httpapi.UserOrKey, Scopes: write, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/access-reviews/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/access-reviews/{id}/items/{itemId}", Access: httpapi.UserOrKey, Scopes: write, Handle: h.decide},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/access-reviews/{id}/complete", Access: httpapi.UserOrKey, Scopes: write, Handle: h.complete},
 	)
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app/reviewsgroup"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
+	"github.com/gale-rmm/gale/shared/app/accessreviewsgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/review"
@@ -484,7 +484,7 @@ func (f *failing) RemoveMember(ctx context.Context, r review.Removal) error {
 // crashingAPI serves the access-review routes with a remover that fails
 // after n removals.
 func crashingAPI(w *fixture.World, n int) http.Handler {
-	svc := reviewsgroup.Service(w.Env.Deps)
+	svc := accessreviewsgroup.Service(w.Env.Deps)
 	f := &failing{inner: svc.Remover}
 	f.left.Store(int32(n))
 	svc.Remover = f
@@ -549,7 +549,7 @@ func TestLargeCompletionResumesAfterCrashes(t *testing.T) {
 	fixture.Expect(t, fixture.Do(t, crashingAPI(w, 40), complete), http.StatusInternalServerError)
 	check(100)
 	// The sweeper leaves a fresh marker alone, then resumes a stale one.
-	sw := sweepgroup.Sweeper(w.Env.Deps)
+	sw := sweepergroup.Sweeper(w.Env.Deps)
 	if err := sw.Handle(context.Background(), sweep.Event{Job: "access-review-completion"}); err != nil {
 		t.Fatal(err)
 	}

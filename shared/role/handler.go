@@ -56,11 +56,6 @@ type Handler struct{ Svc *Service }
 // NewHandler returns the roles handler.
 func NewHandler(svc *Service) *Handler { return &Handler{Svc: svc} }
 
-const (
-	rolesPath       = "/api/v1/roles"
-	permissionsPath = "/api/v1/permissions"
-)
-
 // List defaults (the Page and Limit parameters of the OpenAPI document).
 const (
 	pageDefault = 50
@@ -73,16 +68,16 @@ const (
 // it (a GET of /roles/permissions is /roles/{id} with a malformed id: 400).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: rolesPath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: rolesPath, Access: httpapi.User, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/permissions/available", Access: httpapi.User, Handle: h.available},
-		httpapi.Route{Method: http.MethodGet, Path: permissionsPath + "/catalog", Access: httpapi.User, Handle: h.catalog},
-		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.update},
-		httpapi.Route{Method: http.MethodDelete, Path: rolesPath + "/{id}", Access: httpapi.User, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: rolesPath + "/{id}/clone", Access: httpapi.User, Handle: h.clone},
-		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}/users", Access: httpapi.User, Handle: h.users},
-		httpapi.Route{Method: http.MethodGet, Path: rolesPath + "/{id}/effective-permissions", Access: httpapi.User, Handle: h.effective},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles", Access: httpapi.User, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/permissions/available", Access: httpapi.User, Handle: h.available},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/permissions/catalog", Access: httpapi.User, Handle: h.catalog},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.update},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles/{id}/clone", Access: httpapi.User, Handle: h.clone},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/users", Access: httpapi.User, Handle: h.users},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/effective-permissions", Access: httpapi.User, Handle: h.effective},
 	)
 }
 

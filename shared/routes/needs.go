@@ -133,7 +133,9 @@ var FunctionNeeds = map[string]Needs{
 	// Enrollment keys are stored as peppered hashes.
 	"enrollment-keys": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
-	"agents": {Table: TableReadWrite, Send: []string{queueEvents},
+	// Agents: a pending elevation request fans out mobile approval requests
+	// (push messages on the mail queue, shared/push).
+	"agents": {Table: TableReadWrite, Send: []string{queueEvents, queueMail},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
 
 	// Webhook signing secrets are sealed at rest.

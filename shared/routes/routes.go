@@ -11,14 +11,11 @@ import (
 	"strings"
 )
 
-// APIBase is the prefix of every public route.
-const APIBase = "/api/v1"
-
 // Group is one route group: one Lambda function serving a set of path prefixes.
 type Group struct {
 	// Function is the directory name under functions/ and the Lambda's logical name.
 	Function string
-	// Prefixes are full path prefixes (with APIBase where it applies). A request
+	// Prefixes are full path prefixes (written out in full, as in the OpenAPI document). A request
 	// belongs to the group whose prefix matches it exactly or as a parent path.
 	Prefixes []string
 }
@@ -26,30 +23,30 @@ type Group struct {
 // Groups lists every HTTP route group. Order is irrelevant: Lookup picks the
 // longest matching prefix.
 var Groups = []Group{
-	{Function: "health", Prefixes: []string{APIBase + "/health", APIBase + "/openapi.json", APIBase + "/docs"}},
-	{Function: "api-keys", Prefixes: []string{APIBase + "/api-keys"}},
-	{Function: "enrollment-keys", Prefixes: []string{APIBase + "/enrollment-keys"}},
-	{Function: "service-principals", Prefixes: []string{APIBase + "/service-principals"}},
-	{Function: "filters", Prefixes: []string{APIBase + "/filters"}},
-	{Function: "search", Prefixes: []string{APIBase + "/search"}},
-	{Function: "users", Prefixes: []string{APIBase + "/users"}},
-	{Function: "roles", Prefixes: []string{APIBase + "/roles", APIBase + "/permissions"}},
+	{Function: "health", Prefixes: []string{"/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}},
+	{Function: "api-keys", Prefixes: []string{"/api/v1/api-keys"}},
+	{Function: "enrollment-keys", Prefixes: []string{"/api/v1/enrollment-keys"}},
+	{Function: "service-principals", Prefixes: []string{"/api/v1/service-principals"}},
+	{Function: "filters", Prefixes: []string{"/api/v1/filters"}},
+	{Function: "search", Prefixes: []string{"/api/v1/search"}},
+	{Function: "users", Prefixes: []string{"/api/v1/users"}},
+	{Function: "roles", Prefixes: []string{"/api/v1/roles", "/api/v1/permissions"}},
 	// The auth function issues access tokens, so it also publishes their keys.
-	{Function: "auth", Prefixes: []string{APIBase + "/auth", APIBase + "/.well-known/jwks.json"}},
+	{Function: "auth", Prefixes: []string{"/api/v1/auth", "/api/v1/.well-known/jwks.json"}},
 	// Passkeys are their own function: WebAuthn verification (CBOR, COSE keys)
 	// would push the auth function past its 10 MB size budget.
-	{Function: "auth-passkeys", Prefixes: []string{APIBase + "/auth/passkeys", APIBase + "/auth/mfa/passkey"}},
-	{Function: "sso", Prefixes: []string{APIBase + "/sso"}},
-	{Function: "access-reviews", Prefixes: []string{APIBase + "/access-reviews"}},
-	{Function: "admin", Prefixes: []string{APIBase + "/admin", "/admin"}},
-	{Function: "pam", Prefixes: []string{APIBase + "/pam"}},
-	{Function: "devices", Prefixes: []string{APIBase + "/devices"}},
-	{Function: "agents", Prefixes: []string{APIBase + "/agents"}},
-	{Function: "webhooks", Prefixes: []string{APIBase + "/webhooks"}},
-	{Function: "organizations", Prefixes: []string{APIBase + "/organizations"}},
-	{Function: "sites", Prefixes: []string{APIBase + "/sites", APIBase + "/device-groups"}},
-	{Function: "scripts", Prefixes: []string{APIBase + "/scripts"}},
-	{Function: "alerts", Prefixes: []string{APIBase + "/alerts"}},
+	{Function: "auth-passkeys", Prefixes: []string{"/api/v1/auth/passkeys", "/api/v1/auth/mfa/passkey"}},
+	{Function: "sso", Prefixes: []string{"/api/v1/sso"}},
+	{Function: "access-reviews", Prefixes: []string{"/api/v1/access-reviews"}},
+	{Function: "admin", Prefixes: []string{"/api/v1/admin", "/admin"}},
+	{Function: "pam", Prefixes: []string{"/api/v1/pam"}},
+	{Function: "devices", Prefixes: []string{"/api/v1/devices"}},
+	{Function: "agents", Prefixes: []string{"/api/v1/agents"}},
+	{Function: "webhooks", Prefixes: []string{"/api/v1/webhooks"}},
+	{Function: "organizations", Prefixes: []string{"/api/v1/organizations"}},
+	{Function: "sites", Prefixes: []string{"/api/v1/sites", "/api/v1/device-groups"}},
+	{Function: "scripts", Prefixes: []string{"/api/v1/scripts"}},
+	{Function: "alerts", Prefixes: []string{"/api/v1/alerts"}},
 }
 
 // Queue names a logical SQS queue; each has a redrive dead-letter queue.

@@ -173,3 +173,22 @@ func TestQueuesAndSchedules(t *testing.T) {
 		t.Error("no outbox-drain schedule: events whose send failed would never leave the outbox")
 	}
 }
+
+// TestEveryFunctionIsWiredByItsNamesake holds the one step from a function to
+// its wiring: functions/<name>/main.go imports shared/app/<name without
+// hyphens>group (functions/auth-passkeys: shared/app/authpasskeysgroup), so the
+// function's name greps to its wiring, and the wiring to the domain packages.
+func TestEveryFunctionIsWiredByItsNamesake(t *testing.T) {
+	root := repoRoot(t)
+	for _, f := range routes.Functions() {
+		pkg := strings.ReplaceAll(f, "-", "") + "group"
+		src, err := os.ReadFile(filepath.Join(root, "functions", f, "main.go"))
+		if err != nil {
+			t.Errorf("functions/%s: %v", f, err)
+			continue
+		}
+		if !strings.Contains(string(src), `"github.com/gale-rmm/gale/shared/app/`+pkg+`"`) {
+			t.Errorf("functions/%s/main.go does not import shared/app/%s", f, pkg)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func BenchmarkPreviewTenThousand(b *testing.B) {
 	}}}
 	calls, total := 0, 0
 	for b.Loop() {
-		res := fixture.Do(b, api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/filters/preview", Token: admin.Token, Body: body})
+		res := fixture.Serve(b, api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/filters/preview", Token: admin.Token, Body: body})
 		if res.Status != http.StatusOK {
 			b.Fatalf("status %d: %s", res.Status, res.Body)
 		}

@@ -30,19 +30,17 @@ import (
 // BatchGetItem; an organization caller reads no organization list.
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/filters"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.preview},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.previewSaved},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.preview},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.previewSaved},
 	)
 }
 

@@ -14,17 +14,15 @@ import (
 // organization, transaction); get 1; patch and delete 2.
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/scripts"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"scripts:read"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/scripts", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
 	)
 }
 

@@ -18,7 +18,7 @@ type KeysHandler struct{ Keys *KeyRing }
 func (h *KeysHandler) Routes(rt *httpapi.Router) {
 	// Public by design: clients and other services verify tokens with these
 	// keys; a public key reveals nothing. No authorization decision to make.
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: JWKSPath, Access: httpapi.Public, NoAuthz: true, Handle: h.get})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/.well-known/jwks.json", Access: httpapi.Public, NoAuthz: true, Handle: h.get})
 }
 
 func (h *KeysHandler) get(w http.ResponseWriter, r *http.Request) error {

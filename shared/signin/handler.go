@@ -86,13 +86,13 @@ func WriteResult(w http.ResponseWriter, status int, res Result) {
 // maxAge (seconds) comes from the session manager's injected clock, never the
 // wall clock, so the cookie lives exactly as long as the token.
 func SetRefreshCookie(w http.ResponseWriter, token string, expires time.Time, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: CookiePath, Expires: expires,
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/api/v1/auth", Expires: expires,
 		MaxAge: max(1, maxAge), HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 }
 
 // ClearRefreshCookie expires the refresh cookie.
 func ClearRefreshCookie(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: CookiePath, MaxAge: -1,
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/api/v1/auth", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/mailgroup"
+	"github.com/gale-rmm/gale/shared/app/mailergroup"
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 
 	"github.com/gale-rmm/gale/shared/audit"
@@ -71,8 +71,8 @@ func resetSetup(t *testing.T) (setup, fixture.Caller, *mailbox) {
 	t.Helper()
 	s := newSetup(t, "APP_URL", appURL)
 	svc := signingroup.SignIn(s.env.Deps)
-	mb := &mailbox{next: mailgroup.Notifier(s.env.Deps), env: s.env, t: t}
-	s.env.UseMailer(mailgroup.Worker(s.env.Deps, mb))
+	mb := &mailbox{next: mailergroup.Notifier(s.env.Deps), env: s.env, t: t}
+	s.env.UseMailer(mailergroup.Worker(s.env.Deps, mb))
 	rt := s.env.Router()
 	(&signin.Handler{Svc: svc}).Routes(rt)
 	s.h = httpapi.Edge(rt, s.env.Log)

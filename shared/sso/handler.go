@@ -33,24 +33,22 @@ import (
 //	GET    /sso/check/:orgId               1               active row
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/sso"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/presets", Access: httpapi.User, Handle: h.presets},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/providers", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/providers", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/providers/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/providers/{id}/status", Access: httpapi.User, MFA: true, Handle: h.status},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/providers/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/presets", Access: httpapi.User, Handle: h.presets},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/status", Access: httpapi.User, MFA: true, Handle: h.status},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
 		// Public: the browser's sign-in before any session exists.
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/login/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.login},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/callback", Access: httpapi.Public, NoAuthz: true, Handle: h.callback},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/exchange", Access: httpapi.Public, NoAuthz: true, Handle: h.exchange},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/check/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.check},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/login/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.login},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/callback", Access: httpapi.Public, NoAuthz: true, Handle: h.callback},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/exchange", Access: httpapi.Public, NoAuthz: true, Handle: h.exchange},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/check/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.check},
 	)
 }
 

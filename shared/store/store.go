@@ -31,6 +31,9 @@
 //	reset token         USER#<uid> / PWRESET                     -                                  -                        signin
 //	passkey             USER#<uid> / PASSKEY#<credential id>     -                                  -                        passkey
 //	passkey challenge   PKCHAL#<sha256> / REGISTER|ASSERT        -                                  -                        passkey
+//	push targets        USER#<uid> / PUSHTARGETS                 -                                  -                        push
+//	push token guard    PUSHTOKEN#<sha256> / PUSHTOKEN           -                                  -                        push
+//	mobile approval     ORG#<oid> / MAPPR#<elevation>#<uid>      -                                  -                        push
 //	MFA temp token      MFATEMP#<sha256> / MFATEMP               -                                  -                        signin
 //	login lock          LOCK#<hash(e-mail)> / LOCK               -                                  -                        signin
 //	role (custom)       ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role (system roles live in code only)

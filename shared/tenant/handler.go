@@ -43,38 +43,32 @@ type Handler struct{ Svc *Service }
 // NewHandler returns the tenancy handler.
 func NewHandler(svc *Service) *Handler { return &Handler{Svc: svc} }
 
-const (
-	orgsPath   = "/api/v1/organizations"
-	sitesPath  = "/api/v1/sites"
-	groupsPath = "/api/v1/device-groups"
-)
-
 // OrgRoutes registers the organizations group.
 func (h *Handler) OrgRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: orgsPath, Access: httpapi.User, Handle: h.listOrgs},
-		httpapi.Route{Method: http.MethodPost, Path: orgsPath, Access: httpapi.User, MFA: true, Handle: h.createOrg},
-		httpapi.Route{Method: http.MethodGet, Path: orgsPath + "/{id}", Access: httpapi.User, Handle: h.getOrg},
-		httpapi.Route{Method: http.MethodPatch, Path: orgsPath + "/{id}", Access: httpapi.User, Handle: h.updateOrg},
-		httpapi.Route{Method: http.MethodDelete, Path: orgsPath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.deleteOrg},
-		httpapi.Route{Method: http.MethodGet, Path: orgsPath + "/{id}/security-settings", Access: httpapi.User, Handle: h.getSecurity},
-		httpapi.Route{Method: http.MethodPut, Path: orgsPath + "/{id}/security-settings", Access: httpapi.User, MFA: true, Handle: h.putSecurity},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations", Access: httpapi.User, Handle: h.listOrgs},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/organizations", Access: httpapi.User, MFA: true, Handle: h.createOrg},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: h.getOrg},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: h.updateOrg},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/organizations/{id}", Access: httpapi.User, MFA: true, Handle: h.deleteOrg},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, Handle: h.getSecurity},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, MFA: true, Handle: h.putSecurity},
 	)
 }
 
 // SiteRoutes registers the sites group (sites and device groups).
 func (h *Handler) SiteRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: sitesPath, Access: httpapi.User, Handle: h.listSites},
-		httpapi.Route{Method: http.MethodPost, Path: sitesPath, Access: httpapi.User, Handle: h.createSite},
-		httpapi.Route{Method: http.MethodGet, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.getSite},
-		httpapi.Route{Method: http.MethodPatch, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.updateSite},
-		httpapi.Route{Method: http.MethodDelete, Path: sitesPath + "/{id}", Access: httpapi.User, Handle: h.deleteSite},
-		httpapi.Route{Method: http.MethodGet, Path: groupsPath, Access: httpapi.User, Handle: h.listGroups},
-		httpapi.Route{Method: http.MethodPost, Path: groupsPath, Access: httpapi.User, Handle: h.createGroup},
-		httpapi.Route{Method: http.MethodGet, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.getGroup},
-		httpapi.Route{Method: http.MethodPatch, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.updateGroup},
-		httpapi.Route{Method: http.MethodDelete, Path: groupsPath + "/{id}", Access: httpapi.User, Handle: h.deleteGroup},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites", Access: httpapi.User, Handle: h.listSites},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sites", Access: httpapi.User, Handle: h.createSite},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.getSite},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.updateSite},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.deleteSite},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: h.listGroups},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: h.createGroup},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.getGroup},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.updateGroup},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.deleteGroup},
 	)
 }
 

@@ -8,10 +8,10 @@ import (
 	"testing"
 	_ "time/tzdata" // site timezones are validated with time.LoadLocation
 
-	"github.com/gale-rmm/gale/shared/app/tenancygroup"
-
 	"github.com/google/uuid"
 
+	"github.com/gale-rmm/gale/shared/app/organizationsgroup"
+	"github.com/gale-rmm/gale/shared/app/sitesgroup"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -23,7 +23,7 @@ import (
 )
 
 // The tenancy routes, driven over HTTP against the emulator through the same
-// builders the functions use (tenancygroup.Organizations, tenancygroup.Sites), in Strict mode.
+// builders the functions use (organizationsgroup.Organizations, sitesgroup.Sites), in Strict mode.
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
@@ -69,10 +69,10 @@ func newWorld(t *testing.T) *world {
 	env := testenv.New(t)
 	w := &world{env: env, tokens: map[string]string{}}
 	var err error
-	if w.orgs, err = tenancygroup.Organizations(env.Deps); err != nil {
+	if w.orgs, err = organizationsgroup.Organizations(env.Deps); err != nil {
 		t.Fatal(err)
 	}
-	if w.sites, err = tenancygroup.Sites(env.Deps); err != nil {
+	if w.sites, err = sitesgroup.Sites(env.Deps); err != nil {
 		t.Fatal(err)
 	}
 	w.px = fixture.Partner(t, env, "Partner X")

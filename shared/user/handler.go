@@ -13,18 +13,17 @@ type Handler struct{ Svc *Service }
 // MFA user may read and change their profile before enrolling (Force MFA in
 // the OpenAPI document's conventions).
 func (h *Handler) Routes(rt *httpapi.Router) {
-	const base = "/api/v1/users"
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: base + "/me", Access: httpapi.User, Enrol: true, Handle: h.me},
-		httpapi.Route{Method: http.MethodPatch, Path: base + "/me", Access: httpapi.User, Enrol: true, Handle: h.updateMe},
-		httpapi.Route{Method: http.MethodGet, Path: base, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: base + "/roles", Access: httpapi.User, Handle: h.roles},
-		httpapi.Route{Method: http.MethodPost, Path: base + "/invite", Access: httpapi.User, Handle: h.invite},
-		httpapi.Route{Method: http.MethodPost, Path: base + "/resend-invite", Access: httpapi.User, Handle: h.resend},
-		httpapi.Route{Method: http.MethodGet, Path: base + "/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: base + "/{id}", Access: httpapi.User, Handle: h.update},
-		httpapi.Route{Method: http.MethodDelete, Path: base + "/{id}", Access: httpapi.User, Handle: h.remove},
-		httpapi.Route{Method: http.MethodPost, Path: base + "/{id}/role", Access: httpapi.User, Handle: h.assignRole},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: h.me},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: h.updateMe},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/roles", Access: httpapi.User, Handle: h.roles},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/invite", Access: httpapi.User, Handle: h.invite},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/resend-invite", Access: httpapi.User, Handle: h.resend},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.update},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.remove},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/{id}/role", Access: httpapi.User, Handle: h.assignRole},
 	)
 }
 

@@ -222,14 +222,14 @@ func (q *DLQ) redriveOne(ctx context.Context, p *authz.Principal, j Job) (bool, 
 //	POST /admin/webhook-dlq/redrive    yes  per job: 2 (+3 SQS)    delivery GetItem; transaction; SendMessage, DeleteMessage (and receives)
 type AdminHandler struct{ DLQ *DLQ }
 
-// Routes registers the DLQ routes under each admin prefix.
-func (h *AdminHandler) Routes(rt *httpapi.Router, prefixes ...string) {
-	for _, p := range prefixes {
-		rt.Add(
-			httpapi.Route{Method: http.MethodGet, Path: p + "/webhook-dlq", Access: httpapi.User, Handle: h.inspect},
-			httpapi.Route{Method: http.MethodPost, Path: p + "/webhook-dlq/redrive", Access: httpapi.User, MFA: true, Handle: h.redrive},
-		)
-	}
+// Routes registers the DLQ routes, at /api/v1/admin and at the /admin alias.
+func (h *AdminHandler) Routes(rt *httpapi.Router) {
+	rt.Add(
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/admin/webhook-dlq", Access: httpapi.User, Handle: h.inspect},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/admin/webhook-dlq/redrive", Access: httpapi.User, MFA: true, Handle: h.redrive},
+		httpapi.Route{Method: http.MethodGet, Path: "/admin/webhook-dlq", Access: httpapi.User, Handle: h.inspect},
+		httpapi.Route{Method: http.MethodPost, Path: "/admin/webhook-dlq/redrive", Access: httpapi.User, MFA: true, Handle: h.redrive},
+	)
 }
 
 func (h *AdminHandler) inspect(w http.ResponseWriter, r *http.Request) error {

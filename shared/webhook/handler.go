@@ -27,19 +27,17 @@ import (
 //	POST   /webhooks/:id/retry/:deliveryId    yes  3 (+1 SQS)         webhook read; delivery GetItem; transaction; SendMessage
 type Handler struct{ Svc *Service }
 
-const basePath = "/api/v1/webhooks"
-
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: basePath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: basePath, Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: basePath + "/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodGet, Path: basePath + "/{id}/deliveries", Access: httpapi.User, Handle: h.deliveries},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
-		httpapi.Route{Method: http.MethodPost, Path: basePath + "/{id}/retry/{deliveryId}", Access: httpapi.User, MFA: true, Handle: h.retry},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}/deliveries", Access: httpapi.User, Handle: h.deliveries},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks/{id}/retry/{deliveryId}", Access: httpapi.User, MFA: true, Handle: h.retry},
 	)
 }
 

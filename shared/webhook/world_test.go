@@ -22,7 +22,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/gale-rmm/gale/shared/app/admingroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -183,7 +184,7 @@ func newWorld(t testing.TB, rcs ...*receiver) *world {
 	env := testenv.New(t, vars...)
 	w := &world{env: env, tokens: map[string]string{}, dns: &dns{m: map[string][]string{
 		"hooks.example.com": {"93.184.216.34"}, "example.com": {"127.0.0.1"}}}}
-	svc, err := webhookgroup.Service(env.Deps)
+	svc, err := webhooksgroup.Service(env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func newWorld(t testing.TB, rcs ...*receiver) *world {
 		}
 		admin.ServeHTTP(rw, r)
 	})
-	if w.worker, err = webhookgroup.Worker(env.Deps); err != nil {
+	if w.worker, err = webhookworkergroup.Worker(env.Deps); err != nil {
 		t.Fatal(err)
 	}
 	w.worker.Guard.Resolver = w.dns

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/app/mailgroup"
+	"github.com/gale-rmm/gale/shared/app/mailergroup"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -96,11 +96,11 @@ func New(t testing.TB, vars ...string) *Env {
 		t.Fatalf("testenv: deps: %v", err)
 	}
 	d.Strict = true
-	n := mailgroup.Notifier(d)
+	n := mailergroup.Notifier(d)
 	if err := n.VerifySender(ctx); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	m := registerMailer(t, d.SQS, cfg.MailQueueURL, mailgroup.Worker(d, n))
+	m := registerMailer(t, d.SQS, cfg.MailQueueURL, mailergroup.Worker(d, n))
 	return &Env{Deps: d, Clock: clk, Resources: res, mail: m}
 }
 

@@ -15,10 +15,10 @@ import (
 	"os"
 
 	"github.com/gale-rmm/gale/shared/app/signingroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 
 	"github.com/gale-rmm/gale/shared/app/groups"
-	"github.com/gale-rmm/gale/shared/app/sweepgroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -70,7 +70,7 @@ func run(fn, file string) error {
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return err
 		}
-		w, werr := webhookgroup.Worker(d)
+		w, werr := webhookworkergroup.Worker(d)
 		if werr != nil {
 			return werr
 		}
@@ -80,7 +80,7 @@ func run(fn, file string) error {
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return err
 		}
-		err = sweepgroup.Sweeper(d).Handle(ctx, ev)
+		err = sweepergroup.Sweeper(d).Handle(ctx, ev)
 		out = map[string]string{"job": ev.Job, "result": "done"}
 	default:
 		build, ok := groups.Builders()[fn]

@@ -7,17 +7,15 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/deletiongroup"
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/deletion"
-	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/webhook"
 )
 
 // Admin builds the admin group.
 func Admin(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
-	prefixes := []string{routes.APIBase + "/admin", "/admin"}
-	(&webhook.AdminHandler{DLQ: webhookgroup.DLQ(d)}).Routes(rt, prefixes...)
-	(&deletion.AdminHandler{Svc: deletiongroup.Service(d)}).Routes(rt, prefixes...)
+	(&webhook.AdminHandler{DLQ: webhooksgroup.DLQ(d)}).Routes(rt)
+	(&deletion.AdminHandler{Svc: deletiongroup.Service(d)}).Routes(rt)
 	return d.Edge(rt), nil
 }

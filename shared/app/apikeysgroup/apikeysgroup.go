@@ -1,4 +1,5 @@
-// Package apikeysgroup wires the api-keys and service-principals functions.
+// Package apikeysgroup wires the api-keys function (/api/v1/api-keys) and the
+// key service the service-principals function shares.
 package apikeysgroup
 
 import (
@@ -13,13 +14,6 @@ import (
 func APIKeys(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
 	(&apikey.Handler{Svc: Service(d)}).KeyRoutes(rt)
-	return d.Edge(rt), nil
-}
-
-// ServicePrincipals builds the service-principals group (/service-principals).
-func ServicePrincipals(d *app.Deps) (http.Handler, error) {
-	rt := d.Router()
-	(&apikey.Handler{Svc: Service(d)}).PrincipalRoutes(rt)
 	return d.Edge(rt), nil
 }
 

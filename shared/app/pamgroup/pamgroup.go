@@ -7,6 +7,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/pam"
+	"github.com/gale-rmm/gale/shared/push"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -17,8 +18,17 @@ func PAM(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the PAM service.
+// Service builds the PAM service. Its pending requests fan out mobile
+// approval requests (shared/push) through the mail queue, and the first
+// decision closes them.
 func Service(d *app.Deps) *pam.Service {
+	mobile := Mobile(d)
 	return &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
-		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled}
+		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
+		FanOut: mobile.FanOut, Decided: mobile.Decided}
+}
+
+// Mobile builds the mobile approval fan-out.
+func Mobile(d *app.Deps) *push.Fanout {
+	return &push.Fanout{St: push.Store{St: d.Store}, Members: d.Users, Roles: d.Roles, Queue: d.Notify, Clock: d.Clock}
 }

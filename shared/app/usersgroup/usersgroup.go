@@ -7,17 +7,20 @@ import (
 
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/push"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
-// Users builds the users group. System roles are resolved from code, so it
+// Users builds the users group (with the caller's push targets,
+// /users/me/push-targets, of shared/push). System roles are resolved from code, so it
 // needs no seeding of its own (the auth function seeds the table).
 func Users(d *app.Deps) (http.Handler, error) {
 	rt := d.Router()
 	(&user.Handler{Svc: Service(d)}).Routes(rt)
+	(&push.Handler{Svc: &push.Service{St: push.Store{St: d.Store}, Clock: d.Clock}}).Routes(rt)
 	return d.Edge(rt), nil
 }
 

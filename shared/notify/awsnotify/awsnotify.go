@@ -1,4 +1,6 @@
-// Package awsnotify sends e-mail through SES v2 and SMS through SNS. The local
+// Package awsnotify sends e-mail through SES v2, SMS through SNS and mobile
+// push through SNS platform endpoints (one per token, created on first use:
+// CreatePlatformEndpoint is idempotent for a token, then Publish to it). The local
 // runtime also echoes each message to the console so a person can follow links
 // and read codes; the deployed stack never sets Echo. Only the functions that
 // send mail or SMS link it (and so the SES and SNS clients).
@@ -6,8 +8,11 @@ package awsnotify
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -30,6 +35,10 @@ type Notifier struct {
 	SES  *sesv2.Client
 	SNS  *sns.Client
 	From string
+	// APNSApp and FCMApp are the SNS platform application ARNs of mobile push
+	// (PUSH_APNS_APP_ARN, PUSH_FCM_APP_ARN); a platform without one drops its
+	// messages (logged by SendPush's error-free return).
+	APNSApp, FCMApp string
 	// Echo, when set, receives a copy of every message (local runs only).
 	Echo io.Writer
 	mu   sync.Mutex
@@ -86,4 +95,64 @@ func (n *Notifier) VerifySender(ctx context.Context) error {
 		return fmt.Errorf("verify sender %s: %w", n.From, err)
 	}
 	return nil
+}
+
+// ErrPushNotConfigured answers a push to a platform that has no SNS platform
+// application configured.
+var ErrPushNotConfigured = errors.New("awsnotify: no SNS platform application for the platform")
+
+// SendPush sends p to its device through the platform application of its
+// platform. A disabled endpoint (the token is no longer valid) and a platform
+// with no application are dropped, not retried: retrying cannot fix them.
+func (n *Notifier) SendPush(ctx context.Context, p notify.Push) error {
+	app := ""
+	switch p.Platform {
+	case "apns":
+		app = n.APNSApp
+	case "fcm":
+		app = n.FCMApp
+	}
+	if app == "" {
+		n.echo("push (%s, not configured) %s: %s", p.Platform, p.Title, p.Text)
+		slog.ErrorContext(ctx, "push dropped", "platform", p.Platform, "err", ErrPushNotConfigured)
+		return nil
+	}
+	ep, err := n.SNS.CreatePlatformEndpoint(ctx, &sns.CreatePlatformEndpointInput{PlatformApplicationArn: aws.String(app), Token: aws.String(p.Token)})
+	if err != nil {
+		return fmt.Errorf("push endpoint: %w", err)
+	}
+	msg, err := pushMessage(p)
+	if err != nil {
+		return err
+	}
+	_, err = n.SNS.Publish(ctx, &sns.PublishInput{TargetArn: ep.EndpointArn, MessageStructure: aws.String("json"), Message: aws.String(msg)})
+	var disabled *snstypes.EndpointDisabledException
+	if errors.As(err, &disabled) {
+		slog.WarnContext(ctx, "push dropped: endpoint disabled", "platform", p.Platform)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("send push: %w", err)
+	}
+	n.echo("push (%s): %s\n%s", p.Platform, p.Title, p.Text)
+	return nil
+}
+
+// pushMessage is the SNS JSON message of p: a default text and the APNs and
+// FCM payloads, each carrying p.Data beside the visible alert.
+func pushMessage(p notify.Push) (string, error) {
+	aps := map[string]any{"aps": map[string]any{"alert": map[string]string{"title": p.Title, "body": p.Text}, "sound": "default"}}
+	for k, v := range p.Data {
+		aps[k] = v
+	}
+	apns, err := json.Marshal(aps)
+	if err != nil {
+		return "", err
+	}
+	gcm, err := json.Marshal(map[string]any{"notification": map[string]string{"title": p.Title, "body": p.Text}, "data": p.Data})
+	if err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(map[string]string{"default": p.Text, "APNS": string(apns), "APNS_SANDBOX": string(apns), "GCM": string(gcm)})
+	return string(out), err
 }

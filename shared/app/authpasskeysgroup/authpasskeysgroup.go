@@ -1,7 +1,7 @@
-// Package passkeygroup wires the auth-passkeys function (/api/v1/auth/passkeys
+// Package authpasskeysgroup wires the auth-passkeys function (/api/v1/auth/passkeys
 // and /api/v1/auth/mfa/passkey). Passkeys are their own function because
 // WebAuthn verification would push the auth function past its size budget.
-package passkeygroup
+package authpasskeysgroup
 
 import (
 	"net/http"

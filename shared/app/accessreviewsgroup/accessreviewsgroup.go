@@ -1,6 +1,6 @@
-// Package reviewsgroup wires the access-reviews function (/api/v1/access-reviews)
+// Package accessreviewsgroup wires the access-reviews function (/api/v1/access-reviews)
 // and the sweeper's access-review-completion job.
-package reviewsgroup
+package accessreviewsgroup
 
 import (
 	"context"

@@ -1,5 +1,5 @@
-// Package enrollgroup wires the enrollment-keys function.
-package enrollgroup
+// Package enrollmentkeysgroup wires the enrollment-keys function.
+package enrollmentkeysgroup
 
 import (
 	"net/http"

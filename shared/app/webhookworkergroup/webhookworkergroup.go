@@ -1,0 +1,45 @@
+// Package webhookworkergroup wires the webhook-worker function: the consumer of
+// the events and webhook-deliveries queues.
+package webhookworkergroup
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
+	"github.com/gale-rmm/gale/shared/webhook"
+)
+
+// Worker builds the queue consumer: the guard (OUTBOUND_ALLOW_CIDRS) and the
+// delivery client (OUTBOUND_CA_FILE). Building it does no I/O beyond reading the
+// CA file when one is set.
+func Worker(d *app.Deps) (*webhook.Worker, error) {
+	b, err := webhooksgroup.Box(d)
+	if err != nil {
+		return nil, err
+	}
+	g, err := webhooksgroup.Guard(d)
+	if err != nil {
+		return nil, err
+	}
+	client, err := webhook.NewHTTPClient(g, d.Cfg.OutboundCAFile)
+	if err != nil {
+		return nil, err
+	}
+	return &webhook.Worker{St: webhook.Store{St: d.Store}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
+		Clock: d.Clock, EventsQueueName: app.QueueName(d.Cfg.EventsQueueURL), DeliveryQueueURL: d.Cfg.DeliveryQueueURL,
+		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log}, nil
+}
+
+// RunWorker starts the webhook-worker Lambda.
+func RunWorker() {
+	w, err := Worker(app.Start())
+	if err != nil {
+		slog.Error("startup failed", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(w.Handle)
+}
