@@ -145,7 +145,7 @@ func guardKey(platform, token string) store.KeyRef {
 // ApprovalKeys are the keys of the approval of elevation request reqID to user
 // userID in organization orgID.
 func ApprovalKeys(orgID, reqID, userID string) store.Keys {
-	return store.Keys{PK: "ORG#" + orgID, SK: approvalPrefix(reqID) + userID}
+	return store.Keys{PK: store.OrgPK(orgID), SK: approvalPrefix(reqID) + userID}
 }
 
 func approvalPrefix(reqID string) string { return "MAPPR#" + reqID + "#" }

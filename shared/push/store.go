@@ -82,7 +82,7 @@ func dropGuard(t Target, userID string) *store.Write {
 // Approvals lists the mobile approval rows of an elevation request.
 func (s Store) Approvals(ctx context.Context, orgID, reqID string) ([]Approval, error) {
 	var out []Approval
-	if err := s.St.AllInto(ctx, store.Query{PK: "ORG#" + orgID, SKPrefix: approvalPrefix(reqID)}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: approvalPrefix(reqID)}, &out); err != nil {
 		return nil, fmt.Errorf("mobile approvals of %s: %w", reqID, err)
 	}
 	return out, nil
