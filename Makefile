@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: run test build synth bench deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -60,7 +60,7 @@ test-go:
 # webhooks again, against an emulator that loses the answer of 5% of applied
 # writes and throttles 5% of requests (shared/emulator/moto_atomic.py's fault
 # mode, seeded); the SDK gets enough attempts that no call runs out by chance.
-FAULT_PACKAGES := ./shared/store/ ./shared/user/ ./shared/apikey/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
+FAULT_PACKAGES := ./shared/store/ ./shared/ratelimit/ ./shared/user/ ./shared/apikey/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
 test-faults:
 	@set -e; port=$$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'); \
 	 GALE_MOTO_DROP_P=0.05 GALE_MOTO_THROTTLE_Q=0.05 GALE_MOTO_FAULT_SEED=19 \
@@ -96,8 +96,20 @@ build:
 synth: build infra/cdk/node_modules
 	$(CDK) synth --quiet && ls cdk.out/*.template.json
 
+# The issue-19 figures first (the README quotes them): the decoder's cost per
+# 1 MiB hostile body, the rate limiter on one hot row, and API-key
+# authentication on one key from 16 and 64 goroutines; then every other
+# benchmark.
 bench: moto-check
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench DecodeHostile -benchmem ./shared/httpapi/
+	$(GO) test -run '^$$' -bench RateLimit -benchtime 100x ./shared/ratelimit/
+	$(GO) test -run '^$$' -bench KeyAuthentication -benchtime 60x ./shared/apikey/
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -x -e '.*/shared/httpapi' -e '.*/shared/ratelimit' -e '.*/shared/apikey')
+
+## freeze-test: the freeze-under-load experiment (70 s; see shared/emulator/freeze_test.go):
+## requests arrive at 10/s, the emulator is stopped for 15 s, then the time to recover is measured.
+freeze-test: moto-check
+	GALE_FREEZE_TEST=1 $(GO) test -count=1 -run TestFreezeUnderLoad -v -timeout 5m ./shared/emulator/
 
 clean:
 	rm -rf dist cdk.out

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/gale-rmm/gale/shared/app/webhookgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -76,7 +76,7 @@ func TestElevationEventsReachOnlyTheOrganizationsWebhooks(t *testing.T) {
 	w.Env.Deps.Cfg.OutboundAllowCIDRs = []string{"127.0.0.1/32"}
 	w.Env.Deps.Cfg.OutboundCAFile = ca
 	w.API = fixture.API(t, w.Env, fns...)
-	worker, err := webhookgroup.Worker(w.Env.Deps)
+	worker, err := webhookworkergroup.Worker(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -377,6 +377,11 @@ func contextNumber(scope constructs.Construct, key string, fallback float64) flo
 	return fallback
 }
 
+// listAttributes are the attributes the list indexes project beside the keys
+// (shared/store.ListAttributes; infra/cdk imports shared/routes only, and
+// TestListIndexesMatchTheStore in the root module holds the two equal).
+var listAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}
+
 func newTable(stack awscdk.Stack) awsdynamodb.Table {
 	str := awsdynamodb.AttributeType_STRING
 	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
@@ -398,6 +403,18 @@ func newTable(stack awscdk.Stack) awsdynamodb.Table {
 			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(gsi + "PK"), Type: str},
 			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(gsi + "SK"), Type: str},
 			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
+	// The list indexes (shared/store: GSI3 partner-keyed, GSI4
+	// organization-keyed) project the keys and the reach attributes only, so a
+	// heartbeat never writes them. The same shape as store.CreateTable.
+	for _, gsi := range []string{"GSI3", "GSI4"} {
+		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:        jsii.String(gsi),
+			PartitionKey:     &awsdynamodb.Attribute{Name: jsii.String(gsi + "PK"), Type: str},
+			SortKey:          &awsdynamodb.Attribute{Name: jsii.String(gsi + "SK"), Type: str},
+			ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+			NonKeyAttributes: jsii.Strings(listAttributes...),
 		})
 	}
 	return table

@@ -124,14 +124,18 @@ func TestGaleStack(t *testing.T) {
 			return map[string]any{"AttributeName": name, "KeyType": typ}
 		}
 		gsi := func(name string) map[string]any {
+			proj := map[string]any{"ProjectionType": "ALL"}
+			if name == "GSI3" || name == "GSI4" {
+				proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}}
+			}
 			return map[string]any{
 				"IndexName":  name,
 				"KeySchema":  []any{key(name+"PK", "HASH"), key(name+"SK", "RANGE")},
-				"Projection": map[string]any{"ProjectionType": "ALL"},
+				"Projection": proj,
 			}
 		}
 		var attrs []any
-		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"} {
+		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"} {
 			attrs = append(attrs, map[string]any{"AttributeName": a, "AttributeType": "S"})
 		}
 		check(t, func() {
@@ -142,7 +146,7 @@ func TestGaleStack(t *testing.T) {
 					"KeySchema":                        []any{key("PK", "HASH"), key("SK", "RANGE")},
 					"AttributeDefinitions":             assertions.Match_ArrayEquals(&attrs),
 					"BillingMode":                      "PAY_PER_REQUEST",
-					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2")},
+					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2"), gsi("GSI3"), gsi("GSI4")},
 					"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 					"DeletionProtectionEnabled":        true,

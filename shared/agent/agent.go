@@ -17,11 +17,13 @@
 // BatchGetItem of the PAM policy-settings rows of its organization and partner
 // (shared/pam: the reply's pam.uacInterceptionEnabled, resolved device ->
 // group -> site -> organization -> partner, default true), and the device update (one UpdateItem that sets the facts, the last-seen index keys
-// and one rate-limiter step, a GCRA over the item's "tat" attribute: 600 per
-// minute with a burst of 600). Two cases add a call: a burst faster than one a
-// second needs the limiter's second case (a second UpdateItem), and a status
-// transition (offline -> online) writes the device, the agent row and the outbox
-// event in one transaction, then clears the outbox row after the SQS send.
+// and counts the heartbeat in the device item's per-second slots, shared/ratelimit's
+// sliding window: at most 600 in any minute, decided by that one write from the
+// item it answers; device.Store.Beat). Two cases add a call: a refused
+// heartbeat takes its count back (a second UpdateItem; its facts stay written),
+// and a status transition (offline -> online) writes the device, the agent row
+// and the outbox event in one transaction, then clears the outbox row after the
+// SQS send.
 // A heartbeat writes only the device item: no audit, no event, no software. If
 // the sweeper moves the device offline between the two calls, the update's
 // status condition fails and the heartbeat answers 429 once; the next one sees
@@ -47,6 +49,7 @@ import (
 	"fmt"
 
 	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/store"
 )
 
 // Limits of agent ingest.
@@ -88,8 +91,13 @@ func wellFormed(token string) bool {
 func sameHash(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // slot carries the agent row read by the token check to the handler, so the
-// heartbeat does not read it twice.
-type slot struct{ agent *device.Agent }
+// heartbeat does not read it twice; for elevation ingest also the device's
+// ingest window row, read in the same BatchGetItem (see meter.go).
+type slot struct {
+	agent      *device.Agent
+	window     store.Item
+	windowRead bool
+}
 
 type slotKey struct{}
 

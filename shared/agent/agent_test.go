@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/sweep"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -222,22 +224,71 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	fixture.NotFound(t, w.AgentCall(t, http.MethodPost, rp, tok, map[string]any{"status": "completed"}))
 }
 
+// The heartbeat limiter is shared/ratelimit's sliding window in the device
+// item's slots (issue 19: it was a GCRA compare-and-swap of its own): one
+// UpdateItem counts and decides each heartbeat, the 601st within a minute is
+// 429 with the seconds until the oldest counted slot leaves the window, and
+// its count is taken back. Concurrent heartbeats share what is left exactly.
 func TestHeartbeatRateLimit(t *testing.T) {
 	w := newWorld(t)
+	ctx := context.Background()
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "rl")
-	// Put the limiter at the edge of its burst: the next request is the 601st.
-	now := w.Env.Clock.Now().UnixMilli()
 	k := device.Keys(w.A.ID, id)
-	if err := w.Env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+60000)); err != nil {
-		t.Fatal(err)
+	slot := ratelimit.Slot(device.BeatWindow)
+	counted := func() int {
+		t.Helper()
+		items, err := w.Env.Store.BatchGet(ctx, store.KeyRef{PK: k.PK, SK: k.SK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ratelimit.Tally(items[k.PK+"|"+k.SK], device.BeatWindow, w.Env.Clock.Now()).Count
 	}
+	fill := func(n int) { // n heartbeats counted in the current slot
+		t.Helper()
+		cur := w.Env.Clock.Now().UnixMilli() / slot.Milliseconds()
+		if err := w.Env.Store.Do(ctx, store.Set(k.PK, k.SK, "b"+strconv.FormatInt(cur, 10), n).Exists()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Env.Clock.Set(w.Env.Clock.Now().Truncate(time.Second))
+	fill(device.BeatLimit)
+	res := w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat())
+	fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
+	fixture.Budget(t, res, 4) // token check, PAM settings, the counting update, its refund
+	if got := res.Header.Get("Retry-After"); got != "61" {
+		t.Errorf("Retry-After %q, want 61 (the slot counted now leaves the 61 counted after 61 s)", got)
+	}
+	if n := counted(); n != device.BeatLimit {
+		t.Fatalf("%d counted after a refusal, want %d (taken back)", n, device.BeatLimit)
+	}
+	w.Env.Clock.Advance(60 * time.Second)
 	fixture.ExpectError(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusTooManyRequests, "rate_limited")
-	// A burst under the limit passes through the limiter's second case.
-	if err := w.Env.Store.Do(context.Background(), storeUpdateTAT(k.PK, k.SK, now+30000)); err != nil {
-		t.Fatal(err)
+	w.Env.Clock.Advance(time.Second)
+	res = fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
+	fixture.Budget(t, res, 3)
+
+	// 20 at once with 10 places left: exactly 10 pass.
+	fill(device.BeatLimit - 10) // the slot of the one just admitted, rewritten: 10 places left
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat())
+			mu.Lock()
+			codes[res.Status]++
+			mu.Unlock()
+		}()
 	}
-	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
-	fixture.Budget(t, res, 4)
+	wg.Wait()
+	if codes[http.StatusOK] != 10 || codes[http.StatusTooManyRequests] != 10 {
+		t.Fatalf("20 concurrent heartbeats with 10 places: %v", codes)
+	}
+	if n := counted(); n != device.BeatLimit {
+		t.Fatalf("%d counted, want %d", n, device.BeatLimit)
+	}
 }
 
 func TestOfflineSweepAndOnlineTransition(t *testing.T) {
@@ -440,15 +491,10 @@ func TestAgentBadInputChangesNothing(t *testing.T) {
 	}
 }
 
-// storeUpdateTAT sets a device's limiter state directly (test setup).
-func storeUpdateTAT(pk, sk string, tat int64) *store.Write {
-	return store.Set(pk, sk, "tat", tat).Exists()
-}
-
 // snapshot is a device as comparable text (its JSON plus the stored-only fields).
 func snapshot(d *device.Device) string {
 	b, _ := json.Marshal(d)
-	return fmt.Sprintf("%s|%d|%s|%s", b, d.TAT, d.GSI2SK, d.SoftwareHash)
+	return fmt.Sprintf("%s|%s|%s", b, d.GSI2SK, d.SoftwareHash)
 }
 
 func TestTableHoldsNoRawKeyOrToken(t *testing.T) {
@@ -489,7 +535,10 @@ func TestCallBudgets(t *testing.T) {
 	exactly("enroll", w.Enroll(t, k.Key, "h"), http.StatusCreated, 4).Decode(t, &d)
 	exactly("rotate", w.Call(t, http.MethodPost, "/api/v1/enrollment-keys/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK, 3)
 	dev := "/api/v1/devices/" + d.DeviceID
-	exactly("list devices (org)", w.Call(t, http.MethodGet, "/api/v1/devices", fixture.AAdmin, nil), http.StatusOK, 2)
+	// The device list reads the page's keys from its list index, then the
+	// page's devices (one call more than the whole-partition Query it replaced
+	// for a one-device organization; the same two calls for any size).
+	exactly("list devices (org)", w.Call(t, http.MethodGet, "/api/v1/devices", fixture.AAdmin, nil), http.StatusOK, 3)
 	exactly("get device (org)", w.Call(t, http.MethodGet, dev, fixture.AAdmin, nil), http.StatusOK, 2)
 	exactly("get device (partner)", w.Call(t, http.MethodGet, dev, fixture.PXAdmin, nil), http.StatusOK, 3)
 	exactly("patch device", w.Call(t, http.MethodPatch, dev, fixture.AAdmin, map[string]any{"groupId": w.GA}), http.StatusOK, 6)

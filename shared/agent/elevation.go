@@ -11,19 +11,22 @@ import (
 )
 
 // Elevations records and decides the elevation prompts agents report;
-// pam.Service satisfies it. Ingest returns the work to run after the answer
-// (the event's send, the mobile approval fan-out), or nil.
+// pam.Service satisfies it. Ingest counts the request with m in its
+// transaction (pam.Meter) and returns the work to run after the answer (the
+// event's send, the mobile approval fan-out), or nil.
 type Elevations interface {
-	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput) (*pam.Ingested, func(context.Context), error)
+	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
 }
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
-// of that device only; body at most 32 KB; 600 a minute per device, counted
-// before the body is read by the limiter's one atomic write).
+// of that device only; body at most 32 KB; 600 a minute per device: a full
+// window is refused before the body is read, see meter.go).
 //
-// DynamoDB calls on the request path: 4 (agent row GetItem; the device's
-// ingest window UpdateItem; Query of the organization's PAM# rows; one
-// transaction: request, audit, outbox). After the answer, not awaited: the event's send and outbox
+// DynamoDB calls on the request path: 3 (BatchGetItem of the agent row and
+// the device's ingest window; Query of the organization's PAM# rows; one
+// transaction: request, audit, outbox and the window's count, see meter.go).
+// A prompt that loses a race on its device's window makes 2 more (its own
+// count, the transaction again). After the answer, not awaited: the event's send and outbox
 // clear (1), and for a pending request the mobile approval fan-out (1 per
 // batch of approvers).
 type ElevationHandler struct {
@@ -40,17 +43,17 @@ func (h *ElevationHandler) Routes(rt *httpapi.Router) {
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
+	a, m, err := h.Svc.elevationCaller(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	var in pam.IngestInput
 	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
+		return m.uncounted(r.Context(), err)
 	}
-	out, after, err := h.PAM.Ingest(r.Context(), a, in)
+	out, after, err := h.PAM.Ingest(r.Context(), a, in, m)
 	if err != nil {
-		return err
+		return m.uncounted(r.Context(), err)
 	}
 	status := http.StatusCreated
 	if out.ID == nil {

@@ -187,7 +187,8 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 }
 
 // AuthenticateAgent checks an agent token for the device in the path (one
-// GetItem) and implements auth.AgentAuthenticator.
+// GetItem; for elevation ingest one BatchGetItem that also reads the device's
+// ingest window, see meter.go) and implements auth.AgentAuthenticator.
 func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token string) (*authz.Principal, error) {
 	id := r.PathValue("id")
 	if err := valid.PathID("id", id); err != nil {
@@ -196,7 +197,15 @@ func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token 
 	if !wellFormed(token) {
 		return nil, ErrToken
 	}
-	a, err := s.Devices.Agent(ctx, id)
+	sl := slotFrom(ctx)
+	var a *device.Agent
+	var err error
+	if sl != nil && r.Method == http.MethodPost && r.Pattern == elevationPattern {
+		a, sl.window, err = s.agentAndWindow(ctx, id)
+		sl.windowRead = err == nil
+	} else {
+		a, err = s.Devices.Agent(ctx, id)
+	}
 	switch {
 	case device.IsNotFound(err):
 		return nil, ErrToken
@@ -212,7 +221,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token 
 	case device.StatusQuarantined:
 		return nil, ErrQuarantined
 	}
-	if sl := slotFrom(ctx); sl != nil {
+	if sl != nil {
 		sl.agent = a
 	}
 	p := &authz.Principal{Kind: authz.KindAgent, DeviceID: id, Scope: authz.ScopeOrg, OrgID: a.OrgID, PartnerID: a.PartnerID, Perms: authz.Set{}}
@@ -318,16 +327,12 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	return reply, nil
 }
 
-// beat is the steady-state update: one UpdateItem, a second one only for a
-// burst (the limiter's second case).
+// beat is the steady-state update: one UpdateItem that also counts the
+// heartbeat (device.Store.Beat), a second one only to take back a refused one.
 func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat) error {
-	err := s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, false))
-	if !errors.Is(err, store.ErrConditionFailed) {
-		return err
-	}
-	err = s.Devices.Do(ctx, device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, true))
+	err := s.Devices.Beat(ctx, a.OrgID, a.DeviceID, a.Status, b)
 	if errors.Is(err, store.ErrConditionFailed) {
-		return ErrRate
+		return ErrRate // the status moved since the token check
 	}
 	return err
 }
@@ -338,13 +343,11 @@ func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat
 	if err != nil {
 		return err
 	}
-	for _, burst := range []bool{false, true} {
-		tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, burst), device.AgentStatusWrite(a.DeviceID, a.Status, to))
-		err = s.Events.Commit(ctx, tx, ev)
-		if !device.FailedAt(err, 0) {
-			break
-		}
-	}
+	// A transition happens once per offline period, so its count is not
+	// checked against the limit (a transaction answers no item).
+	count := ratelimit.NewCount(device.BeatWindow, b.At)
+	tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, count), device.AgentStatusWrite(a.DeviceID, a.Status, to))
+	err = s.Events.Commit(ctx, tx, ev)
 	if device.FailedAt(err, 0) {
 		return ErrRate
 	}
@@ -361,7 +364,7 @@ func (s *Service) ingest(ctx context.Context, id string) (*device.Agent, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Limits.Allow(ctx, ratelimit.AgentIngest, id); err != nil {
+	if err := s.count(ctx, id); err != nil {
 		return nil, err
 	}
 	return a, nil

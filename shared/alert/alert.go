@@ -18,11 +18,16 @@
 //
 // # Rows
 //
-//	entity  PK / SK                  GSI1PK / GSI1SK
-//	alert   ORG#<oid> / ALERT#<id>   ALERTREF#<id> / ALERT
+//	entity  PK / SK                  GSI1PK / GSI1SK          GSI3PK, GSI4PK / GSI3SK, GSI4SK
+//	alert   ORG#<oid> / ALERT#<id>   ALERTREF#<id> / ALERT    PARTNER#<pid>#ALERTS, ORG#<oid>#ALERTS / <createdAt>#<complemented id>
 //
-// Access patterns: the alerts of an organization are a prefix query of
-// ORG#<oid>; one by id is a GetItem (organization callers) or a GSI1 query.
+// Access patterns: GET /alerts reads one page from the list indexes (GSI3 for
+// a partner's alerts across its organizations, GSI4 for one organization's),
+// read in descending order: newest first, ties by id ascending (the id is
+// stored complemented); status, severity and the caller's restriction are
+// applied to the index rows (store.Window). Search reads every alert of an
+// organization by a prefix query of ORG#<oid> (tenant.Collect); one by id is a
+// GetItem (organization callers) or a GSI1 query.
 package alert
 
 import (

@@ -1,11 +1,15 @@
 package alert_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -147,4 +151,89 @@ func TestAlertBadInput(t *testing.T) {
 	} {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
 	}
+}
+
+// TestListPagesByNumberAndCursor: the alert list read from its list indexes
+// gives the same newest-first order and total by page number and by cursor,
+// for an organization and across a partner's organizations.
+func TestListPagesByNumberAndCursor(t *testing.T) {
+	w := fixture.NewWorld(t, "alerts")
+	for i := range 5 {
+		raise(t, w, fixture.AAdmin, map[string]any{"severity": "low", "title": fmt.Sprintf("a%d", i), "message": "m"})
+		raise(t, w, fixture.BAdmin, map[string]any{"severity": "high", "title": fmt.Sprintf("b%d", i), "message": "m"})
+		if i%2 == 0 {
+			w.Env.Clock.Advance(time.Second) // some alerts share their createdAt: ties by id
+		}
+	}
+	type page struct {
+		Data []struct {
+			ID, CreatedAt, Severity string
+		}
+		Pagination struct {
+			Page, Total int
+			NextCursor  string
+		}
+	}
+	for _, c := range []struct {
+		caller, query string
+		total         int
+	}{
+		{fixture.AAdmin, "", 5},
+		{fixture.PXAdmin, "", 10},
+		{fixture.PXAdmin, "severity=high&", 5},
+		{fixture.PXAdmin, "orgId=" + w.A.ID + "&", 5},
+	} {
+		var byNumber, byCursor []string
+		var all page
+		fixture.Expect(t, w.Call(t, http.MethodGet, base+"?"+c.query+"limit=100", c.caller, nil), http.StatusOK).Decode(t, &all)
+		if all.Pagination.Total != c.total || len(all.Data) != c.total {
+			t.Fatalf("%s ?%s: %d of %d, want %d", c.caller, c.query, len(all.Data), all.Pagination.Total, c.total)
+		}
+		for i := 1; i < len(all.Data); i++ {
+			a, b := all.Data[i-1], all.Data[i]
+			if a.CreatedAt < b.CreatedAt || (a.CreatedAt == b.CreatedAt && a.ID > b.ID) {
+				t.Fatalf("%s ?%s: order broken at %d: %+v", c.caller, c.query, i, all.Data)
+			}
+		}
+		for n := 1; n <= 4; n++ {
+			var p page
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, fmt.Sprintf("%s?%slimit=3&page=%d", base, c.query, n), c.caller, nil), http.StatusOK)
+			fixture.Budget(t, res, 5)
+			res.Decode(t, &p)
+			if p.Pagination.Total != c.total {
+				t.Fatalf("%s ?%s page %d: total %d", c.caller, c.query, n, p.Pagination.Total)
+			}
+			for _, a := range p.Data {
+				byNumber = append(byNumber, a.ID)
+			}
+		}
+		cursor := ""
+		for n := 1; ; n++ {
+			q := c.query + "limit=3"
+			if cursor != "" {
+				q += "&cursor=" + url.QueryEscape(cursor)
+			}
+			var p page
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, base+"?"+q, c.caller, nil), http.StatusOK)
+			fixture.Budget(t, res, 5)
+			res.Decode(t, &p)
+			if p.Pagination.Page != n || p.Pagination.Total != c.total {
+				t.Fatalf("%s ?%s cursor page %d: %+v", c.caller, c.query, n, p.Pagination)
+			}
+			for _, a := range p.Data {
+				byCursor = append(byCursor, a.ID)
+			}
+			if cursor = p.Pagination.NextCursor; cursor == "" {
+				break
+			}
+		}
+		var want []string
+		for _, a := range all.Data {
+			want = append(want, a.ID)
+		}
+		if !slices.Equal(byNumber, want) || !slices.Equal(byCursor, want) {
+			t.Fatalf("%s ?%s\n by number %v\n by cursor %v\n want %v", c.caller, c.query, byNumber, byCursor, want)
+		}
+	}
+	fixture.Invalid(t, w.Call(t, http.MethodGet, base+"?cursor=nope", fixture.AAdmin, nil), "cursor")
 }

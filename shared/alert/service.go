@@ -60,11 +60,31 @@ type CreateInput struct {
 	Message  *string `json:"message"`
 }
 
-// ListFilter is the list query.
-type ListFilter struct{ OrgID, Status, Severity string }
+// ListFilter is the list query: page and limit, or the cursor of the page
+// before (the fast path for deep pages; it wins over page).
+type ListFilter struct {
+	OrgID, Status, Severity string
+	Page, Limit             int
+	Cursor                  string
+}
 
-// List returns the alerts the caller may see, newest first.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Alert, error) {
+// ListPage is one page of alerts with the list's total.
+type ListPage struct {
+	Alerts             []Alert
+	Page, Limit, Total int
+	// Next is the cursor of the following page, "" on the last page.
+	Next string
+}
+
+// List returns one page of the alerts the caller may see, newest first (ties
+// by id). It reads only what the page needs (store.Window): the page's keys
+// from a list index (the partner's partition of GSI3 for a partner caller
+// without orgId, the organization's partition of GSI4 otherwise; status,
+// severity and the caller's restriction applied to the index rows), then the
+// page's alerts. The total is the read's own when it reached the end, else a
+// count of the partition's index rows (Select COUNT when nothing is filtered).
+// System callers without orgId read every organization (tenant.Collect).
+func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := read(ctx)
 	if err != nil {
 		return nil, err
@@ -82,27 +102,77 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Alert, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	var ids []string
-	if f.OrgID != "" {
+	f.Page, f.Limit = max(f.Page, 1), max(f.Limit, 1)
+	keep := func(a *Alert) bool {
+		return (f.Status == "" || a.Status == f.Status) && (f.Severity == "" || a.Severity == f.Severity) && visible(p, a)
+	}
+	var q store.Query
+	switch v := p.Visible(); {
+	case f.OrgID != "":
 		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
 		if err != nil {
 			return nil, err
 		}
-		ids = []string{o.ID}
-	} else if ids, err = s.Orgs.Reachable(ctx, p); err != nil {
-		return nil, err
+		q = store.Query{Index: store.GSI4, PK: OrgListPK(o.ID), Descending: true}
+	case p.Scope == authz.ScopeOrg && p.OrgID != "":
+		q = store.Query{Index: store.GSI4, PK: OrgListPK(p.OrgID), Descending: true}
+	case p.Scope == authz.ScopePartner && (v.PartnerID != "" || len(v.OrgIDs) > 0):
+		q = store.Query{Index: store.GSI3, PK: PartnerListPK(p.PartnerID), Descending: true}
+	default:
+		return s.listAll(ctx, p, f, keep)
 	}
-	out, err := s.Visible(ctx, p, ids)
+	pg, as, err := s.St.Page(ctx, store.Window{Query: q, Offset: offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
 	if err != nil {
 		return nil, err
 	}
-	out = slices.DeleteFunc(out, func(a Alert) bool {
-		return (f.Status != "" && a.Status != f.Status) || (f.Severity != "" && a.Severity != f.Severity)
-	})
+	out := &ListPage{Alerts: as, Page: pg.Offset/f.Limit + 1, Limit: f.Limit, Total: pg.Total, Next: pg.Next}
+	if out.Total < 0 {
+		// Every row of the partition is the caller's unless it filters, is
+		// restricted or holds selected organizations only.
+		all := f.Status == "" && f.Severity == "" && !p.SiteRestricted() && len(p.DeviceGroupIDs) == 0 &&
+			(p.Scope != authz.ScopePartner || f.OrgID != "" || p.Visible().PartnerID != "")
+		if all {
+			out.Total, err = s.St.Count(ctx, q, nil)
+		} else {
+			out.Total, err = s.St.Count(ctx, q, keep)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// offset is the number of rows before page (of limit rows), saturating.
+func offset(page, limit int) int {
+	if page-1 > store.MaxOffset/limit {
+		return store.MaxOffset
+	}
+	return (page - 1) * limit
+}
+
+// listAll is the list of a system caller without orgId: every organization's
+// alerts, sorted and sliced in memory (no index spans every partner).
+func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Alert) bool) (*ListPage, error) {
+	if f.Cursor != "" {
+		return nil, store.ErrBadCursor
+	}
+	ids, err := s.Orgs.Reachable(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := tenant.Collect(ctx, ids, s.St.OrgAlerts, keep)
+	if err != nil {
+		return nil, err
+	}
 	slices.SortFunc(out, func(a, b Alert) int {
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
-	return out, nil
+	pg := &ListPage{Alerts: []Alert{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
+	if start := offset(f.Page, f.Limit); start < len(out) {
+		pg.Alerts = out[start:min(start+f.Limit, len(out))]
+	}
+	return pg, nil
 }
 
 // Visible lists the alerts of orgIDs that p may see (for lists and search);
@@ -111,19 +181,7 @@ func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []stri
 	if !p.Holds(authz.AlertsRead) {
 		return nil, nil
 	}
-	out := []Alert{}
-	for _, id := range orgIDs {
-		as, err := s.St.OrgAlerts(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range as {
-			if visible(p, &a) {
-				out = append(out, a)
-			}
-		}
-	}
-	return out, nil
+	return tenant.Collect(ctx, orgIDs, s.St.OrgAlerts, func(a *Alert) bool { return visible(p, a) })
 }
 
 // Create raises an alert (alert.triggered).

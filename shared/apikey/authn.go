@@ -71,9 +71,13 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	}
 	now := a.Clock.Now()
 	gk := GuardKey(Hash(raw))
-	spend := ratelimit.Spend(expression.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
-		Add(expression.Name("usageCount"), expression.Value(1)), Window, now)
-	item, err := a.St.St.Update(ctx, store.Change(gk.PK, gk.SK, spend).When(store.Is("status", StatusActive)))
+	count := ratelimit.NewCount(Window, now)
+	spend := count.Spend(expression.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
+		Add(expression.Name("usageCount"), expression.Value(1)))
+	item, err := a.St.St.Update(ctx, store.Change(gk.PK, gk.SK, spend).When(store.Is("status", StatusActive).And(count.Fresh())))
+	if errors.Is(err, store.ErrConditionFailed) && count.In(item) {
+		err = nil // counted by an attempt whose answer was lost: counted once
+	}
 	if errors.Is(err, store.ErrConditionFailed) {
 		if item == nil {
 			return nil, a.badKey(ctx, ip, errKeyUnknown)
@@ -106,7 +110,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	limit, win := a.limit(&g), ratelimit.Tally(item, Window, now)
 	header(w, limit, win)
 	if win.Count > limit {
-		if err := a.refund(ctx, &g, now); err != nil {
+		if err := a.refund(ctx, &g, count); err != nil {
 			return nil, err
 		}
 		return nil, fault.RateLimited(errLimitedMessage, win.RetryAfter(now))
@@ -124,7 +128,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	// An address that has probed too many keys is refused, its count on the
 	// key taken back.
 	if no, after := a.Limits.Refuses(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], now); no {
-		if err := a.refund(ctx, &g, now); err != nil {
+		if err := a.refund(ctx, &g, count); err != nil {
 			return nil, err
 		}
 		return nil, fault.RateLimited("Too many requests", after)
@@ -150,9 +154,9 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	return principalOf(&g), nil
 }
 
-// refund takes back the request counted on g's guard at now.
-func (a *Authenticator) refund(ctx context.Context, g *Guard, now time.Time) error {
-	err := a.St.St.Do(ctx, ratelimit.Refund(g.PK, g.SK, Window, now))
+// refund takes back the request's count on g's guard (once, even when retried).
+func (a *Authenticator) refund(ctx context.Context, g *Guard, count ratelimit.Count) error {
+	err := a.St.St.Do(ctx, count.Refund(g.PK, g.SK))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return err
 	}

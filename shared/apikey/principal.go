@@ -50,17 +50,9 @@ func (s *Service) Principals(ctx context.Context, f ListFilter) ([]Principal, er
 	if err != nil {
 		return nil, err
 	}
-	out := []Principal{}
-	for _, id := range orgIDs {
-		sps, err := s.St.OrgPrincipals(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, sp := range sps {
-			if f.Status == "" || sp.Status == f.Status {
-				out = append(out, sp)
-			}
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgPrincipals, func(sp *Principal) bool { return f.Status == "" || sp.Status == f.Status })
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Principal) int {
 		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {

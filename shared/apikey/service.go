@@ -77,17 +77,9 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []Key{}
-	for _, id := range orgIDs {
-		keys, err := s.St.OrgKeys(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if f.Status == "" || k.Status == f.Status {
-				out = append(out, k)
-			}
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgKeys, func(k *Key) bool { return f.Status == "" || k.Status == f.Status })
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Key) int {
 		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {

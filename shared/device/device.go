@@ -29,8 +29,8 @@
 //
 // # Rows
 //
-//	entity            PK / SK                          GSI1   GSI2PK / GSI2SK
-//	device            ORG#<oid> / DEVICE#<id>          -      DEVSEEN#<shard> / <minute>#<id> (online only)
+//	entity            PK / SK                          GSI1   GSI2PK / GSI2SK                                 GSI3PK / GSI3SK, GSI4PK / GSI4SK
+//	device            ORG#<oid> / DEVICE#<id>          -      DEVSEEN#<shard> / <minute>#<id> (online only)   PARTNER#<pid>#DEVICES, ORG#<oid>#DEVICES / <lower hostname>\x01<id>
 //	agent credential  AGENT#<id> / AGENT               -      -
 //	software chunk    ORG#<oid> / DEVSW#<id>#<nnn>     -      -
 //	command result    ORG#<oid> / CMDRESULT#<id>#<cid> -      -
@@ -39,13 +39,20 @@
 // ORG#<oid> (DEVICE#); a device by id alone reads its agent row (GetItem) for the
 // organization, then the device; a device's software is a prefix query of
 // ORG#<oid> (DEVSW#<id>#); the agent token check is one GetItem of AGENT#<id>.
-// The device item carries no GSI1 keys so that a heartbeat writes only the table
-// and GSI2.
+// GET /devices reads one page: the keys of the page from the list indexes (GSI3
+// for a partner's devices across its organizations, GSI4 for one organization's;
+// both project only the keys and the reach attributes, so the caller's site and
+// device-group restriction is applied before any device is read), then the
+// page's devices in one BatchGetItem (store.Window). The device item carries no
+// GSI1 keys, and the list indexes project nothing a heartbeat changes, so a
+// heartbeat writes only the table and GSI2 (and the list indexes' sort keys on
+// the rare heartbeat that reports a new hostname).
 package device
 
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/store"
@@ -154,8 +161,6 @@ type Device struct {
 	UpdatedAt        string `dynamodbav:"updatedAt" json:"updatedAt"`
 	// GroupID mirrors the single device group (the CAS anchor of group moves).
 	GroupID string `dynamodbav:"groupId,omitempty" json:"-"`
-	// TAT is the rate limiter's theoretical arrival time (unix milliseconds).
-	TAT int64 `dynamodbav:"tat,omitempty" json:"-"`
 }
 
 // Agent is a device's credential row: what the token check needs in one read.
@@ -203,6 +208,31 @@ func seenSK(id string, seen time.Time) string {
 // Seen sets the last-seen index keys of an online device.
 func Seen(k *store.Keys, orgID, id string, at time.Time) {
 	k.GSI2PK, k.GSI2SK = seenPK(id), seenSK(id, at)
+}
+
+// List index keys: a device is listed, by hostname (case-insensitively, then
+// id), in its partner's partition of GSI3 and its organization's partition of
+// GSI4. listSep sorts below every character a hostname may hold (agents refuse
+// control characters), so "ab" sorts before "ab-1" as strings.Compare has it.
+const listSep = "\x01"
+
+// PartnerListPK is the GSI3 partition of the devices of partner partnerID.
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#DEVICES" }
+
+// OrgListPK is the GSI4 partition of the devices of organization orgID.
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#DEVICES" }
+
+// listSK is a device's sort key in both list indexes.
+func listSK(hostname, id string) string { return strings.ToLower(hostname) + listSep + id }
+
+// SetListKeys puts d into the list indexes (enrollment sets them; a heartbeat
+// that reports a new hostname moves the sort keys).
+func SetListKeys(d *Device) {
+	sk := listSK(d.Hostname, d.ID)
+	if d.PartnerID != "" {
+		d.GSI3PK, d.GSI3SK = PartnerListPK(d.PartnerID), sk
+	}
+	d.GSI4PK, d.GSI4SK = OrgListPK(d.OrgID), sk
 }
 
 func softwarePrefix(id string) string { return "DEVSW#" + id + "#" }

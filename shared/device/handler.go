@@ -12,10 +12,13 @@ import (
 // system role is resolved from code, so its holders make one call fewer):
 //
 //	route                              MFA  calls                     what
-//	GET   /devices                          org 3; others 3 + orgs    partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
+//	GET   /devices                          org 3-4; partner 4-5      Query of the list index page (GSI4 organization, GSI3 partner; restriction applied to the index rows), BatchGetItem of the page's devices; +1 for the total when the page stops before the end: the organization row (GetItem), the partner's organizations (GSI1 Query; selected: BatchGetItem), or, for a restricted caller (siteId, site or device-group restriction), a Query counting its index rows; system without orgId: 2 + the organizations + one Query per organization (sorted in memory)
 //	GET   /devices/:id                      org 3; others 4 (+1)      others: agent row GetItem; device GetItem; +1 Query of software chunks when it has software
 //	PATCH /devices/:id                      org 6; others 7 (+1)      read as GET, transaction (device CAS, group counts, agent row, audit, outbox: device.updated), outbox clear, GetItem of the result; +1 GetItem of the group joined (its reach)
 //	POST  /devices/:id/decommission    yes  org 5; others 6           read as GET, transaction (device CAS, agent row, audit, outbox), outbox clear after the SQS send
+//
+// GET /devices takes page and limit, or cursor (pagination.nextCursor of the
+// page before): the fast path for deep pages, reading only its own page.
 //
 // The two reads accept a bearer JWT or an X-API-Key with the devices:read scope
 // (httpapi.UserOrKey); until the API-keys group plugs its authenticator into
@@ -38,12 +41,17 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	devs, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), SiteID: q.Get("siteId")})
+	cursor, err := httpapi.ParseCursor(r)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(devs, page))
+	q := r.URL.Query()
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), SiteID: q.Get("siteId"), Page: page.Page, Limit: page.Limit, Cursor: cursor})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Device]{Data: pg.Devices,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 	return nil
 }
 

@@ -46,12 +46,33 @@ const (
 
 var customKey = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-// ListFilter is the list query.
-type ListFilter struct{ OrgID, SiteID string }
+// ListFilter is the list query: page and limit, or the cursor of the page
+// before (the fast path for deep pages; it wins over page).
+type ListFilter struct {
+	OrgID, SiteID string
+	Page, Limit   int
+	Cursor        string
+}
 
-// List returns the devices the caller can see (site and device-group
-// restrictions apply), by hostname.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Device, error) {
+// ListPage is one page of devices with the list's total.
+type ListPage struct {
+	Devices            []Device
+	Page, Limit, Total int
+	// Next is the cursor of the following page, "" on the last page.
+	Next string
+}
+
+// List returns one page of the devices the caller can see (site and
+// device-group restrictions apply), by hostname, then id. It reads only what
+// the page needs: the page's keys from a list index (the partner's partition
+// of GSI3 for a partner caller without orgId, the organization's partition of
+// GSI4 otherwise), the caller's restriction applied to the index rows, then the
+// page's devices in one BatchGetItem. The total comes from the organizations'
+// device counters (maintained by enrollment's transaction), or from the read
+// itself when it reached the end; a restricted caller's total counts the index
+// rows of its partition. System callers without orgId read every organization
+// (listAll).
+func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := authz.Require(ctx, authz.DevicesRead)
 	if err != nil {
 		return nil, err
@@ -69,30 +90,96 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Device, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	var orgIDs []string
-	if f.OrgID != "" {
-		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
-		if err != nil {
-			return nil, err
+	f.Page, f.Limit = max(f.Page, 1), max(f.Limit, 1)
+	keep := func(d *Device) bool {
+		return (f.SiteID == "" || (d.SiteID != nil && *d.SiteID == f.SiteID)) && visible(p, d)
+	}
+	// restricted: the partition holds rows the caller may not see, so no
+	// counter gives the total.
+	restricted := f.SiteID != "" || p.SiteRestricted() || groupRestricted(p)
+	var q store.Query
+	var total func() (int, error)
+	switch v := p.Visible(); {
+	case f.OrgID != "" || p.Scope == authz.ScopeOrg:
+		id := f.OrgID
+		var o *tenant.Organization
+		if id != "" {
+			if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
+				return nil, err
+			}
+		} else {
+			id = p.OrgID
 		}
-		orgIDs = []string{o.ID}
-	} else if orgIDs, err = s.visibleOrgs(ctx, p); err != nil {
+		q = store.Query{Index: store.GSI4, PK: OrgListPK(id)}
+		total = func() (int, error) {
+			if o == nil {
+				if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
+					return 0, err
+				}
+			}
+			return o.DeviceCount, nil
+		}
+	case v.All:
+		return s.listAll(ctx, p, f, keep)
+	case p.Scope == authz.ScopePartner:
+		q = store.Query{Index: store.GSI3, PK: PartnerListPK(p.PartnerID)}
+		total = func() (int, error) {
+			var orgs []tenant.Organization
+			if v.PartnerID != "" {
+				orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
+			} else if len(v.OrgIDs) > 0 {
+				orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
+			}
+			n := 0
+			for _, o := range orgs {
+				if p.CanAccessOrg(o.Ref()) {
+					n += o.DeviceCount
+				}
+			}
+			return n, err
+		}
+	default:
+		return &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit}, nil
+	}
+	pg, devs, err := s.St.Page(ctx, store.Window{Query: q, Offset: offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	if err != nil {
 		return nil, err
 	}
-	out := []Device{}
-	for _, id := range orgIDs {
-		devs, err := s.St.List(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range devs {
-			if f.SiteID != "" && (d.SiteID == nil || *d.SiteID != f.SiteID) {
-				continue
-			}
-			if visible(p, &d) {
-				out = append(out, d)
-			}
-		}
+	out := &ListPage{Devices: devs, Page: pg.Offset/f.Limit + 1, Limit: f.Limit, Total: pg.Total, Next: pg.Next}
+	switch {
+	case out.Total >= 0:
+	case restricted:
+		out.Total, err = s.St.Count(ctx, q, keep)
+	default:
+		out.Total, err = total()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// offset is the number of rows before page (of limit rows), saturating.
+func offset(page, limit int) int {
+	if page-1 > store.MaxOffset/limit {
+		return store.MaxOffset
+	}
+	return (page - 1) * limit
+}
+
+// listAll is the list of a system caller without orgId: every organization's
+// devices, sorted and sliced in memory (no index spans every partner).
+func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Device) bool) (*ListPage, error) {
+	if f.Cursor != "" {
+		return nil, store.ErrBadCursor
+	}
+	orgIDs, err := s.visibleOrgs(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.List, keep)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Device) int {
 		if c := strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)); c != 0 {
@@ -100,7 +187,11 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Device, error) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	return out, nil
+	pg := &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
+	if start := offset(f.Page, f.Limit); start < len(out) {
+		pg.Devices = out[start:min(start+f.Limit, len(out))]
+	}
+	return pg, nil
 }
 
 // Get returns device id with its software.
@@ -430,22 +521,9 @@ func (s *Service) Reachable(ctx context.Context, p *authz.Principal, software bo
 	if err != nil {
 		return nil, err
 	}
-	out := []Device{}
-	for _, id := range orgIDs {
-		var devs []Device
-		if software {
-			devs, err = s.St.ListWithSoftware(ctx, id)
-		} else {
-			devs, err = s.St.List(ctx, id)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range devs {
-			if visible(p, &d) {
-				out = append(out, d)
-			}
-		}
+	read := s.St.List
+	if software {
+		read = s.St.ListWithSoftware
 	}
-	return out, nil
+	return tenant.Collect(ctx, orgIDs, read, func(d *Device) bool { return visible(p, d) })
 }

@@ -14,9 +14,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -49,6 +52,38 @@ func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
 		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
 	}
 	return out, nil
+}
+
+// Page reads one page of devices from a list index partition (store.Window),
+// keeping the index rows keep keeps (keep sees the reach attributes only:
+// orgId, partnerId, siteId, groupIds).
+func (s Store) Page(ctx context.Context, w store.Window, keep func(*Device) bool) (store.WindowPage, []Device, error) {
+	w.Keep = func(it store.Item) bool { return keep(reachOf(it)) }
+	pg, err := s.St.Window(ctx, w)
+	if err != nil {
+		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
+	}
+	out := []Device{}
+	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &out); err != nil {
+		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
+	}
+	return pg, out, nil
+}
+
+// Count counts the devices of a list index partition that keep keeps.
+func (s Store) Count(ctx context.Context, q store.Query, keep func(*Device) bool) (int, error) {
+	n, err := s.St.Count(ctx, q, func(it store.Item) bool { return keep(reachOf(it)) })
+	if err != nil {
+		return 0, fmt.Errorf("count devices of %s: %w", q.PK, err)
+	}
+	return n, nil
+}
+
+// reachOf is the part of a device a list index row holds.
+func reachOf(it store.Item) *Device {
+	var d Device
+	_ = attributevalue.UnmarshalMap(it, &d) // the projected attributes are strings and a list of strings
+	return &d
 }
 
 // LoadWithSoftware reads device id of orgID with its software list: the filter
@@ -132,6 +167,7 @@ func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Com
 
 // EnrollWrites create device d and its agent row with token hash tokenHash.
 func EnrollWrites(d *Device, tokenHash string) []*store.Write {
+	SetListKeys(d)
 	k := AgentKey(d.ID)
 	a := &Agent{Keys: store.Keys{PK: k.PK, SK: k.SK}, DeviceID: d.ID, OrgID: d.OrgID, PartnerID: d.PartnerID,
 		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}}
@@ -150,17 +186,19 @@ type Beat struct {
 	OSVersion     *string
 }
 
-// Rate of agent ingest on one device: a GCRA over the device item's tat.
+// Rate of heartbeats on one device: at most BeatLimit in any BeatWindow,
+// counted in the device item's own slots by shared/ratelimit's sliding window
+// (one atomic write decides; no read before it and no retry loop).
 const (
-	emission  = 100 * time.Millisecond // 600 per minute
-	tolerance = time.Minute - emission // a burst of 600
+	BeatLimit  = 600
+	BeatWindow = time.Minute
 )
 
 // BeatWrite is the heartbeat's device update: the facts of b, the last-seen
-// index keys, and one rate-limit step. from is the status the caller saw (the
-// update requires it, so a concurrent transition is never overwritten);
-// burst selects the limiter's second case (tat already ahead of now).
-func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
+// index keys, and the count c of this heartbeat in the device item's
+// rate-limit slots. from is the status the caller saw (the update requires it,
+// so a concurrent transition is never overwritten).
+func BeatWrite(orgID, id, from string, b Beat, c ratelimit.Count) *store.Write {
 	to := BeatStatus(from)
 	at := clock.Format(b.At)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
@@ -186,22 +224,49 @@ func BeatWrite(orgID, id, from string, b Beat, burst bool) *store.Write {
 		opt("uptimeSeconds", *b.UptimeSeconds)
 	}
 	if b.Hostname != nil {
+		// The list indexes sort by hostname. DynamoDB writes an index only when
+		// an indexed or projected value changes, so an unchanged hostname costs
+		// nothing; a device that predates the list indexes (no GSI4PK) stays out
+		// of them until it is backfilled.
+		sk := listSK(*b.Hostname, id)
 		opt("hostname", *b.Hostname)
+		opt("GSI4SK", sk)
+		opt("GSI3SK", sk)
 	}
 	if b.OSVersion != nil {
 		opt("osVersion", *b.OSVersion)
 	}
-	now := b.At.UnixMilli()
-	tat := expression.Name("tat")
-	cond := store.Is("status", from)
-	if burst {
-		upd = upd.Set(tat, tat.Plus(expression.Value(emission.Milliseconds())))
-		cond = cond.And(tat.GreaterThan(expression.Value(now))).And(tat.LessThanEqual(expression.Value(now + tolerance.Milliseconds())))
-	} else {
-		upd = upd.Set(tat, expression.Value(now+emission.Milliseconds()))
-		cond = cond.And(tat.AttributeNotExists().Or(tat.LessThanEqual(expression.Value(now))))
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, c.Spend(upd).Remove(expression.Name("tat"))).
+		When(store.Is("status", from).And(c.Fresh())).Exists()
+}
+
+// Beat is the steady-state heartbeat: one UpdateItem sets b's facts, counts
+// the heartbeat in the device item's slots and answers the item (ALL_NEW),
+// whose slots decide. Past BeatLimit in the last BeatWindow the count is taken
+// back (a second UpdateItem) and Beat answers 429 with retryAfter: the time
+// until the oldest counted slot leaves the window. The refused heartbeat's
+// facts stay written (they are the device's latest; the limit bounds the
+// writes a device causes, two per refused heartbeat). A device no longer in
+// status from is store.ErrConditionFailed. A retry of the write whose answer
+// was lost is recognised by the count's token and counts once.
+func (s Store) Beat(ctx context.Context, orgID, id, from string, b Beat) error {
+	c := ratelimit.NewCount(BeatWindow, b.At)
+	w := BeatWrite(orgID, id, from, b, c)
+	item, err := s.St.Update(ctx, w)
+	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
+		err = nil // applied by an attempt whose answer was lost
 	}
-	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists()
+	if err != nil {
+		return err
+	}
+	win := ratelimit.Tally(item, BeatWindow, b.At)
+	if win.Count <= BeatLimit {
+		return nil
+	}
+	if err := s.St.Do(ctx, c.Refund(store.OrgPK(orgID), "DEVICE#"+id)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("heartbeat of %s: refund: %w", id, err)
+	}
+	return fault.RateLimited("Too many requests", win.RetryAfter(b.At))
 }
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online

@@ -250,6 +250,99 @@ func TestStartProvisionStop(t *testing.T) {
 			}
 		}
 	})
+	t.Run("key conditions select and order a partition's rows", func(t *testing.T) {
+		// moto_atomic.py filters a table Query's rows by the key condition and
+		// sorts them before moto does: the answers must be moto's (DynamoDB's).
+		db := dynamodb.NewFromConfig(awsCfg)
+		for _, sk := range []string{"ELEV#3", "PAM#B", "ELEV#1", "DEVICE#9", "ELEV#2", "PAM#A", "ELEV$", "ELEV#"} {
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("tprovision"), Item: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: "KEYS"}, "SK": &types.AttributeValueMemberS{Value: sk}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+		for _, c := range []struct {
+			cond    string
+			vals    map[string]types.AttributeValue
+			forward bool
+			want    string
+		}{
+			{"PK = :pk AND begins_with(SK, :p)", map[string]types.AttributeValue{":p": s("ELEV#")}, true, "ELEV#,ELEV#1,ELEV#2,ELEV#3"},
+			{"PK = :pk AND begins_with(SK, :p)", map[string]types.AttributeValue{":p": s("PAM#")}, false, "PAM#B,PAM#A"},
+			{"PK = :pk AND SK BETWEEN :a AND :b", map[string]types.AttributeValue{":a": s("ELEV#2"), ":b": s("ELEV$")}, false, "ELEV$,ELEV#3,ELEV#2"},
+			{"PK = :pk AND SK BETWEEN :a AND :b", map[string]types.AttributeValue{":a": s("A"), ":b": s("ELEV#1")}, true, "DEVICE#9,ELEV#,ELEV#1"},
+			{"PK = :pk AND SK < :a", map[string]types.AttributeValue{":a": s("ELEV#1")}, false, "ELEV#,DEVICE#9"},
+			{"PK = :pk AND SK >= :a", map[string]types.AttributeValue{":a": s("ELEV$")}, true, "ELEV$,PAM#A,PAM#B"},
+			{"PK = :pk AND SK = :a", map[string]types.AttributeValue{":a": s("PAM#A")}, true, "PAM#A"},
+			{"PK = :pk", map[string]types.AttributeValue{}, false, "PAM#B,PAM#A,ELEV$,ELEV#3,ELEV#2,ELEV#1,ELEV#,DEVICE#9"},
+		} {
+			c.vals[":pk"] = s("KEYS")
+			in := &dynamodb.QueryInput{TableName: aws.String("tprovision"), KeyConditionExpression: aws.String(c.cond),
+				ExpressionAttributeValues: c.vals, Limit: aws.Int32(2), ScanIndexForward: aws.Bool(c.forward)}
+			var got []string
+			for range 10 {
+				out, err := db.Query(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range out.Items {
+					got = append(got, it["SK"].(*types.AttributeValueMemberS).Value)
+				}
+				if out.LastEvaluatedKey == nil {
+					break
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+			if g := strings.Join(got, ","); g != c.want {
+				t.Errorf("%s %v forward %v: %s, want %s", c.cond, c.vals, c.forward, g, c.want)
+			}
+		}
+	})
+	// Issue 19 finding 4: a transaction backed up the whole table (a deep copy)
+	// and restored it on failure. Now it keeps an undo log of the rows it
+	// names: a cancelled transaction leaves each of them as it was.
+	t.Run("a cancelled transaction leaves every row it named as it was", func(t *testing.T) {
+		db := dynamodb.NewFromConfig(awsCfg)
+		table := aws.String("tprovision")
+		key := func(pk string) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}
+		}
+		row := func(pk, v string) map[string]types.AttributeValue {
+			r := key(pk)
+			r["v"] = &types.AttributeValueMemberS{Value: v}
+			return r
+		}
+		for _, pk := range []string{"UNDO-UPDATED", "UNDO-DELETED", "UNDO-REPLACED"} {
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: table, Item: row(pk, "before")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: table, Key: key("UNDO-UPDATED"), UpdateExpression: aws.String("SET v = :v, w = :v"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: "after"}}}},
+			{Put: &types.Put{TableName: table, Item: row("UNDO-CREATED", "after")}},
+			{Put: &types.Put{TableName: table, Item: row("UNDO-REPLACED", "after")}},
+			{Delete: &types.Delete{TableName: table, Key: key("UNDO-DELETED")}},
+			{ConditionCheck: &types.ConditionCheck{TableName: table, Key: key("UNDO-MISSING"), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		}})
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			t.Fatalf("transaction: %v, want it cancelled", err)
+		}
+		for pk, want := range map[string]string{"UNDO-UPDATED": "before", "UNDO-DELETED": "before", "UNDO-REPLACED": "before", "UNDO-CREATED": ""} {
+			g, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key(pk), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if v, ok := g.Item["v"].(*types.AttributeValueMemberS); ok {
+				got = v.Value
+			}
+			if got != want || (pk == "UNDO-UPDATED" && g.Item["w"] != nil) {
+				t.Errorf("%s after the cancelled transaction: %v, want v=%q", pk, g.Item, want)
+			}
+		}
+	})
 	pid := m.PID()
 	m.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {

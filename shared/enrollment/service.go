@@ -78,21 +78,11 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	out := []Key{}
-	for _, id := range orgIDs {
-		keys, err := s.St.OrgKeys(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if !siteVisible(p, k.SiteID) {
-				continue
-			}
-			if f.Expired != nil && *f.Expired != (k.ExpiresAt <= now) {
-				continue
-			}
-			out = append(out, k)
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgKeys, func(k *Key) bool {
+		return siteVisible(p, k.SiteID) && (f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Key) int {
 		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {

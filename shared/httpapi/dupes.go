@@ -22,6 +22,17 @@ import (
 // where it went too deep.
 const MaxDepth = 32
 
+// MaxItems is how many array elements and map or free-form object members a
+// request body may hold in all (struct fields are not counted: a struct has
+// only so many). Filling a target costs per element (a []string of 350,000
+// empty strings made encoding/json allocate 28 MiB, 350,000 empty lists into
+// an interface 36 MiB), so the count bounds what a body may cost once it is
+// accepted: at most MaxItems elements keep a 1 MiB body under 10 MiB of
+// allocation whatever its shape. The largest list a route takes is an agent's
+// software inventory (device.MaxSoftware, 10,000 entries). More is 400
+// `Validation failed` naming the list or object where the count ran out.
+const MaxItems = 20_000
+
 // checkShape reads body once, left to right, and refuses in the same pass what
 // encoding/json would let through or pay too much for:
 //   - nesting deeper than MaxDepth (before encoding/json's own scanner sees it);
@@ -78,6 +89,17 @@ type checker struct {
 	buf  []byte
 	// quoted: the value being read fills a `json:",string"` field.
 	quoted bool
+	// items counts array elements and map or free-form object members (MaxItems).
+	items int
+}
+
+// item counts one element of the container at the current path.
+func (c *checker) item() error {
+	c.items++
+	if c.items > MaxItems {
+		return fault.Invalid(c.pathString(), "too many items: a body holds at most "+strconv.Itoa(MaxItems)+" list elements and map entries in all")
+	}
+	return nil
 }
 
 func (c *checker) pathString(last ...seg) string {
@@ -329,6 +351,9 @@ func (c *checker) object(t reflect.Type, depth int) error {
 				seen[string(key)] = struct{}{}
 			}
 		} else {
+			if err := c.item(); err != nil {
+				return err
+			}
 			if mark < 0 {
 				mark = len(c.keys)
 			}
@@ -487,6 +512,9 @@ func (c *checker) array(t reflect.Type, depth int) error {
 		return nil
 	}
 	for n := 0; ; n++ {
+		if err := c.item(); err != nil {
+			return err
+		}
 		c.path = append(c.path, seg{index: n})
 		if err := c.value(elem, depth); err != nil {
 			return err

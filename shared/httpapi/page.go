@@ -15,6 +15,9 @@ type Pagination struct {
 	Page  int `json:"page"`
 	Limit int `json:"limit"`
 	Total int `json:"total"`
+	// NextCursor, on the lists that take a cursor, fetches the following page
+	// (absent on the last page).
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // List is the list envelope {data, pagination} of the OpenAPI document.
@@ -45,6 +48,19 @@ func ParsePage(r *http.Request, def, max int) (Page, error) {
 		}
 	}
 	return p, f.Err()
+}
+
+// MaxCursor bounds the cursor query parameter of the lists that take one.
+const MaxCursor = 2048
+
+// ParseCursor reads the opaque cursor query parameter ("" when absent); a
+// cursor the list did not hand out is refused by the list (400 naming cursor).
+func ParseCursor(r *http.Request) (string, error) {
+	c := r.URL.Query().Get("cursor")
+	if len(c) > MaxCursor {
+		return "", fault.Invalid("cursor", "is not a valid cursor for this list")
+	}
+	return c, nil
 }
 
 // NewList slices all to the requested page and wraps it in the envelope.

@@ -48,6 +48,7 @@ func BenchmarkIngest(b *testing.B) {
 	}
 	req := fixture.Request{Method: http.MethodPost, Path: "/api/v1/agents/" + dev + "/elevation-requests", Token: tok, Body: prompt("CORP\\carol", `C:\Tools\setup.exe`)}
 	calls := 0
+	self0, emu0, _ := cpuUsed()
 	b.ResetTimer()
 	for range b.N {
 		env.Clock.Advance(time.Second) // steady state: an idle ingest bucket
@@ -57,6 +58,8 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		calls += res.DBCalls
 	}
+	b.StopTimer()
+	reportCPU(b, self0, emu0)
 	b.ReportMetric(float64(calls)/float64(b.N), "dynamodb-calls/op")
 }
 
@@ -91,20 +94,39 @@ func BenchmarkPreviewTenThousand(b *testing.B) {
 	flush()
 	req := fixture.Request{Method: http.MethodPost, Path: "/api/v1/pam/rules/preview", Token: admin.Token,
 		Body: map[string]any{"matchPathGlob": "C:/Tools/t1*/**", "matchUser": "corp\\user7", "matchNegate": []string{"user"}, "windowDays": 30}}
-	b.ResetTimer()
 	var last map[string]any
 	calls := 0
+	self0, emu0, _ := cpuUsed()
+	b.ResetTimer()
 	for range b.N {
 		res := fixture.Expect(b, fixture.Do(b, api, req), http.StatusOK)
 		last = res.JSON(b)
 		calls += res.DBCalls
 	}
 	b.StopTimer()
+	reportCPU(b, self0, emu0)
 	if last["totalScanned"] != float64(5000) || last["truncated"] != true {
 		b.Fatalf("preview %v", last)
 	}
 	b.ReportMetric(float64(calls)/float64(b.N), "dbcalls/op")
 	b.ReportMetric(last["totalMatched"].(float64), "matches")
+}
+
+// reportCPU reports the CPU time per op since self0 and emu0 (cpuUsed) of
+// this process (the handler, the SDK, the test client) and of the emulator:
+// their sum is what one request costs on a quiet machine, where the two run
+// in turn, whatever other processes share it now.
+func reportCPU(b *testing.B, self0, emu0 time.Duration) {
+	self1, emu1, ok := cpuUsed()
+	if self1 == 0 {
+		return
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64((self1-self0).Milliseconds())/n, "go-cpu-ms/op")
+	if ok {
+		b.ReportMetric(float64((emu1-emu0).Milliseconds())/n, "emulator-cpu-ms/op")
+		b.ReportMetric(float64((self1-self0+emu1-emu0).Milliseconds())/n, "cpu-ms/op")
+	}
 }
 
 // batchWrite puts items directly (benchmark setup), retrying unprocessed ones.

@@ -1,6 +1,8 @@
 package pam
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -102,10 +104,85 @@ func chainInput(pol *Policies) policy.ChainInput {
 	return in
 }
 
-// decide runs the decision chain over pol for obs at now. The chain keeps
+// chainCache holds the compiled decision chain of each organization under
+// the policies version it was compiled from (Store.PoliciesChanged): the
+// ingest still reads the PAM# rows in its one Query, and compiles them only
+// when their version is not the one cached. A change of any rule, signer
+// group, software policy or the config moves the version in the change's own
+// transaction, so the next Query sees the new version and the chain is
+// compiled again: a decision never uses a chain older than the rows its
+// Query read. The version row is read first (it sorts first), so a chain
+// cached under version N was compiled from rows at least as new as N. An
+// organization whose version row does not exist yet (no change since the
+// version was introduced) is never cached. The cache is per process (one
+// Lambda execution environment), bounded to maxChains organizations (a chain
+// of 200 rules holds about 300 KB); a full cache drops an arbitrary entry.
+type chainCache struct {
+	mu sync.Mutex
+	m  map[string]cachedChain
+}
+
+type cachedChain struct {
+	version int64
+	chain   *policy.Chain
+}
+
+const maxChains = 256
+
+var chains = &chainCache{m: map[string]cachedChain{}}
+
+func (c *chainCache) get(key string, version int64) *policy.Chain {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok && e.version == version {
+		return e.chain
+	}
+	return nil
+}
+
+func (c *chainCache) put(key string, version int64, ch *policy.Chain) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok && e.version > version {
+		return // a newer version is cached already
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= maxChains {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = cachedChain{version: version, chain: ch}
+}
+
+// chain is orgID's compiled decision chain, from its PAM# rows read now (one
+// Query), compiled again only when their version is not the cached one.
+func (s *Service) chain(ctx context.Context, orgID string) (*policy.Chain, error) {
+	items, v, err := s.St.policyRows(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	key := s.St.St.Table + "|" + orgID
+	if v > 0 {
+		if c := chains.get(key, v); c != nil {
+			return c, nil
+		}
+	}
+	pol, err := decodePolicies(items, v)
+	if err != nil {
+		return nil, err
+	}
+	c := policy.Compile(chainInput(pol))
+	if v > 0 {
+		chains.put(key, v, c)
+	}
+	return c, nil
+}
+
+// decide runs the compiled decision chain c for obs at now. The chain keeps
 // the organization-wide rules and those of the device's site.
-func decide(pol *Policies, obs Observation, now time.Time) decision {
-	d := policy.Decide(chainInput(pol), obs, now)
+func decide(c *policy.Chain, obs Observation, now time.Time) decision {
+	d := c.Decide(obs, now)
 	out := decision{Status: d.Status(), RuleID: d.RuleID, RuleName: d.RuleName, PolicyName: d.PolicyName,
 		Minutes: d.ApprovalDurationMinutes, Skipped: d.Skipped}
 	switch d.Source {

@@ -3,6 +3,7 @@ package pam
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -76,13 +77,49 @@ func ingestString(f fault.Fields, path string, v *string, required bool, max int
 	return s
 }
 
+// Meter counts an ingest against its device's limit in the ingest's own
+// transaction (shared/agent, meter.go); nil when the caller counted already.
+type Meter interface {
+	// Write is the count, conditional on the window the caller read.
+	Write() *store.Write
+	// Committed records that a transaction carrying Write committed.
+	Committed()
+	// Fallback counts the request on its own after Write failed its
+	// condition (a concurrent count): a 429 error when the window is full.
+	Fallback(ctx context.Context) error
+}
+
+// commitCounted commits the transaction build makes, with m's count in it;
+// when the count lost a race, it counts on its own and commits again without.
+func commitCounted(ctx context.Context, m Meter, build func() *store.Tx, commit func(*store.Tx) error) error {
+	if m == nil {
+		return commit(build())
+	}
+	tx := build()
+	mw := tx.Include(m.Write())
+	err := commit(tx)
+	var te *store.TxError
+	if errors.As(err, &te) && te.FailedOn(mw) {
+		if err := m.Fallback(ctx); err != nil {
+			return err
+		}
+		return commit(build())
+	}
+	if err == nil {
+		m.Committed()
+	}
+	return err
+}
+
 // Ingest records an elevation prompt the agent of a observed and decides it
-// (software-policy bridge, rules, default verdict). The caller has counted the
-// event against the device's ingest limit; Ingest makes two DynamoDB calls:
-// one Query of the organization's PAM# rows and one transaction that stores
-// the request (unless ignored), its audit record and its event. The event's send and the mobile approval fan-out run
-// after the answer (best effort; an unsent event is sent by the outbox drain).
-func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (*Ingested, func(context.Context), error) {
+// (software-policy bridge, rules, default verdict), counting it with m
+// against the device's ingest limit. Ingest makes two DynamoDB calls: one
+// Query of the organization's PAM# rows (the compiled chain is cached per
+// organization and rules version, see chainCache) and one transaction that
+// stores the request (unless ignored), its audit record, its event and m's
+// count. The event's send and the mobile approval fan-out run after the
+// answer (best effort; an unsent event is sent by the outbox drain).
+func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m Meter) (*Ingested, func(context.Context), error) {
 	f := fault.Fields{}
 	subject := ingestString(f, "subject_username", in.SubjectUsername, true, MaxSubject)
 	path := ingestString(f, "target_executable_path", in.TargetExecutablePath, true, MaxPath)
@@ -105,7 +142,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	if err := f.Err(); err != nil {
 		return nil, nil, err
 	}
-	pol, err := s.St.Policies(ctx, a.OrgID)
+	chain, err := s.chain(ctx, a.OrgID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,13 +156,15 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	if in.PID != nil {
 		obs.PID = int(*in.PID)
 	}
-	d := decide(pol, obs, now)
+	d := decide(chain, obs, now)
 	agentActor := audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
 	if d.Status == StatusIgnored {
 		details := map[string]any{"subjectUsername": subject, "targetExecutablePath": path, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
-		tx := (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID,
-			Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: path, Details: details}))
-		if err := s.St.Commit(ctx, tx); err != nil {
+		build := func() *store.Tx {
+			return (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID,
+				Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: path, Details: details}))
+		}
+		if err := commitCounted(ctx, m, build, func(tx *store.Tx) error { return s.St.Commit(ctx, tx) }); err != nil {
 			return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
 		}
 		return &Ingested{Status: StatusIgnored}, nil, nil
@@ -168,18 +207,19 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput) (
 	if err != nil {
 		return nil, nil, err
 	}
-	row := CreateRequestWrite(r, s.PendingTTL)
 	var send func(context.Context)
-	err = func() error {
-		tx := (&store.Tx{}).Add(row,
+	build := func() *store.Tx {
+		return (&store.Tx{}).Add(CreateRequestWrite(r, s.PendingTTL),
 			audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
 				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
 				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
 					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
+	}
+	err = commitCounted(ctx, m, build, func(tx *store.Tx) error {
 		var err error
 		send, err = s.Events.CommitDeferred(ctx, tx, ev)
 		return err
-	}()
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package pam
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
 )
@@ -116,18 +118,18 @@ func (s *Service) Preview(ctx context.Context, in PreviewInput) (*PreviewResult,
 	if r.SiteID != nil && !p.CanAccessSite(*r.SiteID) {
 		return nil, ErrSiteAccess
 	}
-	groups, err := s.St.SignerGroups(ctx, o.ID)
-	if err != nil {
-		return nil, err
-	}
+	// The draft names at most one signer group: read that one (GetItem), not
+	// every group of the organization.
+	var groups []SignerGroup
 	if r.MatchSignerGroupID != nil {
-		found := false
-		for _, g := range groups {
-			found = found || g.ID == *r.MatchSignerGroupID
-		}
-		if !found {
+		g, err := s.St.SignerGroup(ctx, o.ID, *r.MatchSignerGroupID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return nil, ErrSignerGroupRef
+		case err != nil:
+			return nil, err
 		}
+		groups = append(groups, *g)
 	}
 	now := s.Clock.Now()
 	// One beyond the limit tells the engine whether the window holds more.

@@ -239,7 +239,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 	if err := s.checkRule(ctx, p, r); err != nil {
 		return nil, err
 	}
-	tx := (&store.Tx{}).Add(store.PutNew(r), s.ruleRefs(r), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+	tx := (&store.Tx{}).Add(store.PutNew(r), s.ruleRefs(r), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
 		Action: "pam.rule.create", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
 		Details: map[string]any{"verdict": r.Verdict, "priority": r.Priority, "siteId": r.SiteID}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -339,7 +339,7 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 		return nil, err
 	}
 	r.UpdatedBy, r.UpdatedByEmail, r.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(r, before.UpdatedAt), s.ruleRefs(r), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
+	tx := (&store.Tx{}).Add(replaceWrite(r, before.UpdatedAt), s.ruleRefs(r), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
 		PartnerID: r.PartnerID, Action: "pam.rule.update", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
 		Details: map[string]any{"changed": changedRuleFields(&before, r)}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -405,7 +405,7 @@ func (s *Service) DeleteRule(ctx context.Context, id string) (*Rule, error) {
 	if r.SiteID == nil && p.RequireUnrestricted() != nil {
 		return nil, ErrOrgWideRule
 	}
-	tx := (&store.Tx{}).Add(store.Delete(r.PK, r.SK).Exists(), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
+	tx := (&store.Tx{}).Add(store.Delete(r.PK, r.SK).Exists(), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
 		Action: "pam.rule.delete", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name}))
 	if err := s.St.Commit(ctx, tx); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
@@ -538,7 +538,7 @@ func (s *Service) CreateSignerGroup(ctx context.Context, in SignerGroupInput) (*
 	now := clock.Format(s.Clock.Now())
 	g.ID, g.OrgID, g.PartnerID, g.CreatedAt, g.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
 	g.Keys = SignerGroupKeys(o.ID, g.ID)
-	tx := (&store.Tx{}).Add(store.PutNew(g), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
+	tx := (&store.Tx{}).Add(store.PutNew(g), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
 		Action: "pam.signer_group.create", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
 		Details: map[string]any{"signers": len(g.Signers)}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -574,7 +574,7 @@ func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGro
 		return nil, err
 	}
 	g.UpdatedAt = clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(g, was), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
+	tx := (&store.Tx{}).Add(replaceWrite(g, was), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
 		Action: "pam.signer_group.update", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
 		Details: map[string]any{"signers": len(g.Signers)}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -617,7 +617,7 @@ func (s *Service) DeleteSignerGroup(ctx context.Context, id string) (*SignerGrou
 		return nil, fault.Conflict(fmt.Sprintf("Signer group is still referenced: %d %s it", refs, noun)).
 			WithDetails(map[string]any{"ruleCount": refs})
 	}
-	tx := (&store.Tx{}).Add(store.Delete(g.PK, g.SK).When(store.Is("updatedAt", g.UpdatedAt)), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(),
+	tx := (&store.Tx{}).Add(store.Delete(g.PK, g.SK).When(store.Is("updatedAt", g.UpdatedAt)), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(),
 		OrgID: g.OrgID, PartnerID: g.PartnerID, Action: "pam.signer_group.delete", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name}))
 	if err := s.St.Commit(ctx, tx); err != nil {
 		return nil, s.refFailed(err, "delete signer group")
@@ -682,7 +682,7 @@ func (s *Service) PutConfig(ctx context.Context, in ConfigInput) (*Config, error
 		return nil, err
 	}
 	c := &Config{Keys: ConfigKeys(o.ID), OrgID: o.ID, DefaultUnmatchedVerdict: v, UpdatedAt: clock.Format(s.Clock.Now())}
-	tx := (&store.Tx{}).Add(store.Put(c), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
+	tx := (&store.Tx{}).Add(store.Put(c), PoliciesChanged(o.ID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID,
 		Action: "pam.config.update", ResourceType: "pam_config", ResourceID: o.ID, ResourceName: o.Name,
 		Details: map[string]any{"defaultUnmatchedVerdict": v}}))
 	if err := s.St.Commit(ctx, tx); err != nil {

@@ -147,7 +147,7 @@ func (s *Service) CreateSoftwarePolicy(ctx context.Context, in SoftwarePolicyInp
 	sp.ID, sp.OrgID, sp.PartnerID, sp.CreatedAt, sp.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
 	sp.CreatedBy, sp.UpdatedBy, sp.CreatedByEmail, sp.UpdatedByEmail = p.UserID, p.UserID, p.Email, p.Email
 	sp.Keys = SoftwarePolicyKeys(o.ID, sp.ID)
-	tx := (&store.Tx{}).Add(store.PutNew(sp), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
+	tx := (&store.Tx{}).Add(store.PutNew(sp), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
 		Action: "pam.software_policy.create", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
 		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables)}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -187,7 +187,7 @@ func (s *Service) UpdateSoftwarePolicy(ctx context.Context, id string, in Softwa
 		return nil, err
 	}
 	sp.UpdatedBy, sp.UpdatedByEmail, sp.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(sp, was), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
+	tx := (&store.Tx{}).Add(replaceWrite(sp, was), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
 		Action: "pam.software_policy.update", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
 		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables), "enabled": sp.Enabled}}))
 	if err := s.St.Commit(ctx, tx); err != nil {
@@ -209,7 +209,7 @@ func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*Softwar
 	if err != nil {
 		return nil, err
 	}
-	tx := (&store.Tx{}).Add(store.Delete(sp.PK, sp.SK).Exists(), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID,
+	tx := (&store.Tx{}).Add(store.Delete(sp.PK, sp.SK).Exists(), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID,
 		PartnerID: sp.PartnerID, Action: "pam.software_policy.delete", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name}))
 	if err := s.St.Commit(ctx, tx); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -97,11 +99,10 @@ func (s Store) Requests(ctx context.Context, orgID string, from, to time.Time) (
 }
 
 // Recent reads up to max requests of orgID requested since from, newest
-// first, and reports whether more remained.
+// first, and reports whether more remained. The window's start is in the key
+// condition (SK BETWEEN), so nothing older is read.
 func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int) ([]Request, bool, error) {
-	// A prefix query newest first, stopping at the window's start.
-	q := store.Query{PK: store.OrgPK(orgID), SKPrefix: "ELEV#", Descending: true}
-	lowest := idBound(from, false)
+	q := store.Query{PK: store.OrgPK(orgID), SKFrom: idBound(from, false), SKTo: "ELEV$", Descending: true}
 	out := []Request{}
 	cursor := ""
 	for {
@@ -116,9 +117,6 @@ func (s Store) Recent(ctx context.Context, orgID string, from time.Time, max int
 			var r Request
 			if err := store.Unmarshal(it, &r); err != nil {
 				return nil, false, err
-			}
-			if r.SK < lowest {
-				return out, false, nil
 			}
 			out = append(out, r)
 		}
@@ -250,15 +248,56 @@ type Policies struct {
 	SignerGroups     []SignerGroup
 	SoftwarePolicies []SoftwarePolicy
 	Config           *Config
+	// Version is the organization's policies version (0 when never changed).
+	Version int64
+}
+
+// versionSK is the row of an organization's policies version: every change
+// of its rules, signer groups, software policies or config adds one to its
+// counter v in the change's own transaction (PoliciesChanged). Its sort key
+// sorts before every other PAM# row ('!' before any letter), so the Query of
+// Policies reads it first: a version the Query sees is never older than the
+// rows it reads after it (see chainCache).
+const versionSK = "PAM#!VERSION"
+
+// PoliciesChanged is the write that moves orgID's policies version: every
+// transaction that writes or deletes a PAM# row carries it.
+func PoliciesChanged(orgID string) *store.Write {
+	return store.Change(store.OrgPK(orgID), versionSK, expression.Add(expression.Name("v"), expression.Value(1)).
+		Set(expression.Name("orgId"), expression.Value(orgID)))
+}
+
+// policyRows reads every PAM# row of orgID with one Query (paged by the
+// store) and the version they carry.
+func (s Store) policyRows(ctx context.Context, orgID string) ([]store.Item, int64, error) {
+	items, err := s.St.All(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "PAM#"})
+	if err != nil {
+		return nil, 0, fmt.Errorf("pam policies of %s: %w", orgID, err)
+	}
+	var v int64
+	for _, it := range items {
+		if sk, ok := it["SK"].(*types.AttributeValueMemberS); ok && sk.Value == versionSK {
+			if n, ok := it["v"].(*types.AttributeValueMemberN); ok {
+				v, _ = strconv.ParseInt(n.Value, 10, 64)
+			}
+			break
+		}
+	}
+	return items, v, nil
 }
 
 // Policies reads every PAM# row of orgID with one Query (paged by the store).
 func (s Store) Policies(ctx context.Context, orgID string) (*Policies, error) {
-	items, err := s.St.All(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "PAM#"})
+	items, v, err := s.policyRows(ctx, orgID)
 	if err != nil {
-		return nil, fmt.Errorf("pam policies of %s: %w", orgID, err)
+		return nil, err
 	}
-	out := &Policies{Rules: []Rule{}, SignerGroups: []SignerGroup{}, SoftwarePolicies: []SoftwarePolicy{}}
+	return decodePolicies(items, v)
+}
+
+// decodePolicies turns PAM# rows into records.
+func decodePolicies(items []store.Item, version int64) (*Policies, error) {
+	out := &Policies{Rules: []Rule{}, SignerGroups: []SignerGroup{}, SoftwarePolicies: []SoftwarePolicy{}, Version: version}
 	for _, it := range items {
 		var k store.Keys
 		if err := store.Unmarshal(it, &k); err != nil {

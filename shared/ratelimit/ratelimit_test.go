@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
 
@@ -140,33 +146,108 @@ func TestNoBoundaryToSplitAcross(t *testing.T) {
 	}
 }
 
+// Concurrent callers share the limit exactly. In fault mode (make
+// test-faults: the emulator loses the answer of 5% of applied writes and the
+// SDK retries them), a retried count is recognised by its token and counts
+// once, so never more than the limit pass, and each lost answer costs at most
+// one admission: the request learns the count from a row that already holds
+// later requests (see the package doc, "Lost answers").
 func TestConcurrentCallersShareTheLimitExactly(t *testing.T) {
 	env := testenv.New(t)
 	l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
-	rule := ratelimit.Rule{Name: "c", Limit: 7, Window: time.Hour}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	allowed, limited := 0, 0
-	for i := 0; i < 25; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := l.Allow(t.Context(), rule, "shared")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				allowed++
-			case errors.Is(err, fault.ErrRateLimited):
-				limited++
-			default:
-				t.Errorf("unexpected: %v", err)
-			}
-		}()
+	var lost atomic.Int64
+	ratelimit.OnLostAnswer(func() { lost.Add(1) })
+	t.Cleanup(func() { ratelimit.OnLostAnswer(nil) })
+	for _, rule := range []ratelimit.Rule{{Name: "c", Limit: 7, Window: time.Hour}, {Name: "d", Limit: 60, Window: time.Minute}} {
+		n := rule.Limit + 40
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		allowed, limited := 0, 0
+		lost.Store(0)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := l.Allow(t.Context(), rule, "shared")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					allowed++
+				case errors.Is(err, fault.ErrRateLimited):
+					limited++
+				default:
+					t.Errorf("unexpected: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		// Exactly the limit, less at most one per lost answer (none unless
+		// the emulator is in fault mode or a loaded machine made the SDK retry).
+		t.Logf("%s: allowed %d of %d (limit %d), %d lost answers recognised", rule.Name, allowed, n, rule.Limit, lost.Load())
+		if allowed > rule.Limit || allowed < rule.Limit-int(lost.Load()) || allowed+limited != n {
+			t.Fatalf("%s: allowed %d, limited %d, with %d lost answers: want %d, less at most one per lost answer",
+				rule.Name, allowed, limited, lost.Load(), rule.Limit)
+		}
+		if lost.Load() > 0 {
+			continue
+		}
+		if c, err := l.Count(t.Context(), rule, "shared"); err != nil || c != rule.Limit {
+			t.Fatalf("%s: the row counts %d (%v), want the %d admitted (refusals taken back)", rule.Name, c, err, rule.Limit)
+		}
 	}
-	wg.Wait()
-	if allowed != 7 || limited != 18 {
-		t.Fatalf("allowed %d, limited %d", allowed, limited)
+}
+
+// Issue 19, item 5: DynamoDB does not make UpdateItem idempotent, and a count
+// whose answer was lost used to count again when retried after another
+// request had written the row (the write token of shared/store only spots a
+// retry when nobody wrote in between). Replayed by hand: the retry of an
+// applied count fails its condition, finds its token, and the row counts it
+// once; a retried refund takes back once.
+func TestLostAnswersCountOnce(t *testing.T) {
+	env := testenv.New(t)
+	ctx := t.Context()
+	now := env.Clock.Now()
+	for _, window := range []time.Duration{time.Hour, time.Minute} {
+		pk, sk := "RL#lost#"+window.String(), "WIN"
+		spend := func(c ratelimit.Count) (store.Item, error) {
+			return env.Store.Update(ctx, store.Change(pk, sk, c.Spend(expression.UpdateBuilder{})).When(c.Fresh()))
+		}
+		a, b := ratelimit.NewCount(window, now), ratelimit.NewCount(window, now)
+		if _, err := spend(a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := spend(b); err != nil { // another request, between a and its retry
+			t.Fatal(err)
+		}
+		item, err := spend(a) // a's retry: its first answer was "lost"
+		if !errors.Is(err, store.ErrConditionFailed) || !a.In(item) || b.In(nil) {
+			t.Fatalf("%v: retry of an applied count: %v, in %v", window, err, a.In(item))
+		}
+		if w := ratelimit.Tally(item, window, now); w.Count != 2 {
+			t.Fatalf("%v: the row counts %d, want 2", window, w.Count)
+		}
+		for i := range 2 { // a refund, then its retry
+			err := env.Store.Do(ctx, a.Refund(pk, sk))
+			if (i == 0) != (err == nil) {
+				t.Fatalf("%v: refund %d: %v", window, i, err)
+			}
+		}
+		item, err = spend(b)
+		if !errors.Is(err, store.ErrConditionFailed) || a.In(item) || !b.In(item) || ratelimit.Tally(item, window, now).Count != 1 {
+			t.Fatalf("%v: after the refunds: %v, count %d", window, err, ratelimit.Tally(item, window, now).Count)
+		}
+		// Tokens are kept for TokenRetention (at least two slots), then removed
+		// by later counts; the slots stay counted for the whole window.
+		later := now.Add(max(ratelimit.TokenRetention, 2*ratelimit.Slot(window)) + ratelimit.Slot(window))
+		c := ratelimit.NewCount(window, later)
+		item, err = env.Store.Update(ctx, store.Change(pk, sk, c.Spend(expression.UpdateBuilder{})).When(c.Fresh()))
+		if err != nil || b.In(item) || !c.In(item) {
+			t.Fatalf("%v: after the retention: %v, old token kept %v", window, err, b.In(item))
+		}
+		if w := ratelimit.Tally(item, window, later); later.Sub(now) < window && w.Count != 2 {
+			t.Fatalf("%v: %d counted after the retention, want 2", window, w.Count)
+		}
 	}
 }
 
@@ -177,5 +258,43 @@ func TestHashHidesPersonalData(t *testing.T) {
 	}
 	if ratelimit.Hash("a", "bc") == ratelimit.Hash("ab", "c") {
 		t.Fatal("parts are not separated")
+	}
+}
+
+// BenchmarkRateLimit counts events on one subject's row, alone and from 16
+// and 64 goroutines at once, against the emulator: DynamoDB calls per event
+// (1 when admitted, 2 when refused; the limit here is never reached) and the
+// median and 99th-percentile latency.
+func BenchmarkRateLimit(b *testing.B) {
+	for _, workers := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("goroutines=%d", workers), func(b *testing.B) {
+			env := testenv.New(b)
+			l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
+			rule := ratelimit.Rule{Name: "bench", Limit: 1_000_000, Window: time.Hour}
+			var mu sync.Mutex
+			var lat []time.Duration
+			calls := 0
+			b.SetParallelism(max(1, workers/max(1, runtime.GOMAXPROCS(0))))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					ctx, n := store.WithCalls(b.Context())
+					start := time.Now()
+					err := l.Allow(ctx, rule, "hot")
+					took := time.Since(start)
+					mu.Lock()
+					if err != nil {
+						b.Errorf("allow: %v", err)
+					}
+					calls += n.N()
+					lat = append(lat, took)
+					mu.Unlock()
+				}
+			})
+			slices.Sort(lat)
+			b.ReportMetric(float64(calls)/float64(len(lat)), "dbcalls/op")
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
 	}
 }

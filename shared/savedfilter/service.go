@@ -91,18 +91,12 @@ func (s *Service) List(ctx context.Context, search string) ([]Filter, error) {
 		return nil, err
 	}
 	needle := strings.ToLower(strings.TrimSpace(search))
-	out := []Filter{}
-	for _, id := range orgIDs {
-		fs, err := s.St.OrgFilters(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range fs {
-			if needle == "" || strings.Contains(strings.ToLower(f.Name), needle) ||
-				(f.Description != nil && strings.Contains(strings.ToLower(*f.Description), needle)) {
-				out = append(out, f)
-			}
-		}
+	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgFilters, func(f *Filter) bool {
+		return needle == "" || strings.Contains(strings.ToLower(f.Name), needle) ||
+			(f.Description != nil && strings.Contains(strings.ToLower(*f.Description), needle))
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Filter) int {
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))

@@ -67,13 +67,9 @@ func (s *Service) List(ctx context.Context, orgID string) ([]Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []Script{}
-	for _, id := range ids {
-		scs, err := s.St.OrgScripts(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, scs...)
+	out, err := tenant.Collect(ctx, ids, s.St.OrgScripts, nil)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Script) int {
 		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.ID, b.ID))
@@ -86,15 +82,7 @@ func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []stri
 	if !p.Holds(authz.ScriptsRead) {
 		return nil, nil
 	}
-	var out []Script
-	for _, id := range orgIDs {
-		scs, err := s.St.OrgScripts(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, scs...)
-	}
-	return out, nil
+	return tenant.Collect(ctx, orgIDs, s.St.OrgScripts, nil)
 }
 
 // Create adds a script.

@@ -18,26 +18,30 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
 	}
 	gsi := func(name string) types.GlobalSecondaryIndex {
+		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if name == GSI3 || name == GSI4 {
+			proj = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ListAttributes}
+		}
 		return types.GlobalSecondaryIndex{
 			IndexName: aws.String(name),
 			KeySchema: []types.KeySchemaElement{
 				{AttributeName: aws.String(name + "PK"), KeyType: types.KeyTypeHash},
 				{AttributeName: aws.String(name + "SK"), KeyType: types.KeyTypeRange},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: proj,
 		}
 	}
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK"), s("GSI2PK"), s("GSI2SK"),
+			s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK"), s("GSI2PK"), s("GSI2SK"), s("GSI3PK"), s("GSI3SK"), s("GSI4PK"), s("GSI4SK"),
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(GSI1), gsi(GSI2)},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(GSI1), gsi(GSI2), gsi(GSI3), gsi(GSI4)},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {

@@ -167,10 +167,16 @@ func (s *Store) Page(ctx context.Context, q Query, cursor string) (PageResult, e
 type cursor struct {
 	Partition string            `json:"p"`
 	Key       map[string]string `json:"k"`
+	// Offset is, for Window's cursors, how many rows precede the next page.
+	Offset int `json:"o,omitempty"`
 }
 
 func encodeCursor(key Item, q Query) (string, error) {
-	c := cursor{Partition: q.Index + "|" + q.PK, Key: map[string]string{}}
+	return encodeCursorAt(key, q, 0)
+}
+
+func encodeCursorAt(key Item, q Query, offset int) (string, error) {
+	c := cursor{Partition: q.Index + "|" + q.PK, Key: map[string]string{}, Offset: offset}
 	for k, v := range key {
 		s, ok := v.(*types.AttributeValueMemberS)
 		if !ok {
@@ -189,19 +195,24 @@ func encodeCursor(key Item, q Query) (string, error) {
 var ErrBadCursor = fault.Invalid("cursor", "is not a valid cursor for this list")
 
 func decodeCursor(s string, q Query) (Item, error) {
+	item, _, err := decodeCursorAt(s, q)
+	return item, err
+}
+
+func decodeCursorAt(s string, q Query) (Item, int, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return nil, ErrBadCursor
+		return nil, 0, ErrBadCursor
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.Partition != q.Index+"|"+q.PK || !cursorKeyOK(c.Key, q) {
-		return nil, ErrBadCursor
+	if err := json.Unmarshal(b, &c); err != nil || c.Partition != q.Index+"|"+q.PK || !cursorKeyOK(c.Key, q) || c.Offset < 0 {
+		return nil, 0, ErrBadCursor
 	}
 	item := Item{}
 	for k, v := range c.Key {
 		item[k] = &types.AttributeValueMemberS{Value: v}
 	}
-	return item, nil
+	return item, c.Offset, nil
 }
 
 // cursorKeyOK checks a decoded cursor's key against the query: exactly the

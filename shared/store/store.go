@@ -41,9 +41,12 @@
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
 //	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment
 //	device              ORG#<oid> / DEVICE#<id>                  -                                  DEVSEEN#<shard> / <minute>#<id> (online only)  device
+//	                    GSI3 PARTNER#<pid>#DEVICES / <lower hostname>\x01<id>, GSI4 ORG#<oid>#DEVICES / same (list indexes)
 //	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
+//	alert               ORG#<oid> / ALERT#<id>                   ALERTREF#<id> / ALERT              -                        alert
+//	                    GSI3 PARTNER#<pid>#ALERTS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#ALERTS / same (read descending)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
@@ -54,6 +57,11 @@
 //	deletion request    DELREQ#<id> / DELREQ                     DELREQDUE#<status> / <processBy>#<id> (open)  DELREQS / <requestedAt>#<id>  deletion
 //	open deletion guard USER#<uid> / DELREQ#OPEN                 -                                  -                        deletion
 //	deletion index      DELREQS#<ORG#oid|PARTNER#pid> / <requestedAt>#<id>  -                       -                        deletion
+//
+// List indexes: GSI3 (partner-keyed) and GSI4 (organization-keyed) hold a
+// list's rows in the list's order and project ListAttributes only; Window reads
+// one page from them (the page's keys, then its items by BatchGetItem) and
+// Count counts a partition's rows for a total no counter holds.
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
@@ -119,14 +127,32 @@ type Keys struct {
 	GSI1SK string `dynamodbav:"GSI1SK,omitempty" json:"-"`
 	GSI2PK string `dynamodbav:"GSI2PK,omitempty" json:"-"`
 	GSI2SK string `dynamodbav:"GSI2SK,omitempty" json:"-"`
+	GSI3PK string `dynamodbav:"GSI3PK,omitempty" json:"-"`
+	GSI3SK string `dynamodbav:"GSI3SK,omitempty" json:"-"`
+	GSI4PK string `dynamodbav:"GSI4PK,omitempty" json:"-"`
+	GSI4SK string `dynamodbav:"GSI4SK,omitempty" json:"-"`
 	TTL    int64  `dynamodbav:"ttl,omitempty" json:"-"`
 }
 
-// Index names.
+// Index names. GSI1 and GSI2 project every attribute. GSI3 and GSI4 are the
+// list indexes: a partner-keyed one (GSI3, for lists that cross the
+// organizations of a partner) and an organization-keyed one (GSI4), each sorted
+// in a list's order. They project only the keys and ListAttributes, so a
+// heartbeat that changes a device's facts writes neither; a list reads the
+// page's keys from them and the page's items by BatchGetItem (Store.Window).
 const (
 	GSI1 = "GSI1"
 	GSI2 = "GSI2"
+	GSI3 = "GSI3"
+	GSI4 = "GSI4"
 )
+
+// ListAttributes are the non-key attributes the list indexes project: what a
+// list needs to apply a caller's reach (organization, partner, site, device
+// groups; an alert's deviceId) and its filters (status, severity) before it
+// reads a row. A device's
+// status changes only on a transition, so heartbeats still write no list index.
+var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}
 
 // Errors of the store. They are fault kinds, so errors.Is(err, fault.ErrConflict)
 // holds for ErrConditionFailed and the edge maps them without help.

@@ -1,0 +1,61 @@
+package pam_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+// TestChainFollowsEveryChange: the compiled decision chain is cached per
+// organization and policies version; every kind of change between two
+// decisions (a rule edited, disabled, deleted; a signer group's signers; the
+// config's default verdict; a software policy created, disabled, deleted)
+// decides the very next prompt, and every prompt costs 3 DynamoDB calls.
+func TestChainFollowsEveryChange(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := newDevice(t, w, w.A.ID, "", "cache")
+	expect := func(step, want string) {
+		t.Helper()
+		for range 2 { // the second decision runs on the cached chain
+			res := fixture.Expect(t, ingest(t, w, d, prompt("CORP\\carol", `C:\Tools\setup.exe`)), http.StatusCreated)
+			fixture.Budget(t, res, 3)
+			if got := res.JSON(t)["status"]; got != want {
+				t.Fatalf("%s: status %v, want %s", step, got, want)
+			}
+		}
+	}
+	call := func(method, path string, body any, code int) map[string]any {
+		t.Helper()
+		return fixture.Expect(t, w.Call(t, method, base+path, fixture.AAdmin, body), code).JSON(t)
+	}
+	expect("no rules", "pending")
+	r1 := rule(t, w, fixture.AAdmin, map[string]any{"name": "deny other", "verdict": "auto_deny", "matchPathGlob": `C:/Other/**`})["id"].(string)
+	expect("a rule that does not match", "pending")
+	call(http.MethodPatch, "/rules/"+r1, map[string]any{"matchPathGlob": `C:/Tools/**`}, http.StatusOK)
+	expect("the rule edited to match", "denied")
+
+	g := call(http.MethodPost, "/signer-groups", map[string]any{"name": "vendors", "signers": []string{"Fabrikam"}}, http.StatusCreated)["signerGroup"].(map[string]any)["id"].(string)
+	r2 := rule(t, w, fixture.AAdmin, map[string]any{"name": "vendors", "verdict": "auto_approve", "priority": 1, "matchSignerGroupId": g})["id"].(string)
+	expect("a signer group without the signer", "denied")
+	call(http.MethodPatch, "/signer-groups/"+g, map[string]any{"signers": []string{"Fabrikam", "Contoso Ltd"}}, http.StatusOK)
+	expect("the signer added to the group", "auto_approved")
+	call(http.MethodDelete, "/rules/"+r2, nil, http.StatusOK)
+	expect("the approving rule deleted", "denied")
+	call(http.MethodDelete, "/signer-groups/"+g, nil, http.StatusOK)
+	call(http.MethodPatch, "/rules/"+r1, map[string]any{"enabled": false}, http.StatusOK)
+	expect("the denying rule disabled", "pending")
+	call(http.MethodPut, "/config", map[string]any{"defaultUnmatchedVerdict": "auto_deny"}, http.StatusOK)
+	expect("default verdict auto_deny", "denied")
+
+	sp := call(http.MethodPost, "/software-policies", map[string]any{"name": "tools", "mode": "allowlist",
+		"executables": []any{map[string]any{"signer": "Contoso Ltd"}}}, http.StatusCreated)["softwarePolicy"].(map[string]any)["id"].(string)
+	expect("an allowlist", "auto_approved")
+	call(http.MethodPatch, "/software-policies/"+sp, map[string]any{"enabled": false}, http.StatusOK)
+	expect("the allowlist disabled", "denied")
+	call(http.MethodPatch, "/software-policies/"+sp, map[string]any{"enabled": true}, http.StatusOK)
+	expect("the allowlist enabled again", "auto_approved")
+	call(http.MethodDelete, "/software-policies/"+sp, nil, http.StatusOK)
+	expect("the allowlist deleted", "denied")
+}

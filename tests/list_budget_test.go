@@ -1,0 +1,41 @@
+package tests
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+// TestListCallBudgets asserts the DynamoDB call budget of every organization
+// list route of the lists work (issue 20), as an organization administrator and
+// as the administrator of a partner with two organizations. The device list
+// reads one page whatever the partner's size (shared/device); the other lists
+// still read each organization's rows (tenant.Collect), one Query per
+// organization after the partner's organization list.
+func TestListCallBudgets(t *testing.T) {
+	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "scripts", "api-keys", "service-principals", "filters")
+	w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "alpha")
+	w.Device(t, fixture.BAdmin, w.B.ID, "", "bravo")
+	for _, c := range []struct {
+		path         string
+		org, partner int
+	}{
+		{"/api/v1/devices", 3, 3}, // index page + the devices; the counters only when a page stops before the end
+		{"/api/v1/enrollment-keys", 2, 4},
+		{"/api/v1/alerts", 2, 4},
+		{"/api/v1/scripts", 2, 4},
+		{"/api/v1/api-keys", 2, 4},
+		{"/api/v1/service-principals", 2, 4},
+		{"/api/v1/filters", 2, 4},
+	} {
+		for _, who := range []struct {
+			caller string
+			budget int
+		}{{fixture.AAdmin, c.org}, {fixture.PXAdmin, c.partner}} {
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, c.path, who.caller, nil), http.StatusOK)
+			t.Logf("%s as %s: %d calls, %d items", c.path, who.caller, res.DBCalls, res.DBItems)
+			fixture.Budget(t, res, who.budget)
+		}
+	}
+}
