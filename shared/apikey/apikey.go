@@ -37,7 +37,7 @@
 //
 // The guard carries what authentication needs (organization, scopes, status,
 // expiry, rate limit, creator cache) plus the usage (usageCount, lastUsedAt)
-// and the rate limiter's state (tat, GCRA over a sliding hour). Access
+// and the rate limiter's per-minute slots (shared/ratelimit, a sliding hour). Access
 // patterns: the keys or principals of an organization are a prefix query of
 // ORG#<oid>; one by id is a GSI1 query (the caller then checks the
 // organization it names); authentication reads the guard by hash.

@@ -28,7 +28,7 @@ const Window = time.Hour
 // transaction on the key's row:
 //
 //  1. one UpdateItem on the key's guard row counts the request in the guard's
-//     per-minute slots (ratelimit.Spend), sets lastUsedAt and usageCount, and
+//     per-minute slots (ratelimit.Count.Spend), sets lastUsedAt and usageCount, and
 //     answers the whole row (ALL_NEW) under the condition that the key is
 //     active; a failed condition answers the row as it was (ALL_OLD), so an
 //     unknown, revoked or expired key is known from the same call;

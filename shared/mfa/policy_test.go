@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/authpasskeysgroup"
+	"github.com/gale-rmm/gale/shared/mfa"
 
 	"github.com/google/uuid"
 
@@ -32,7 +32,7 @@ func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := app.NewMFAPolicy(w.env.Deps)
+	pol := mfa.OrgPolicy{Users: w.env.Deps.Users, Orgs: tenant.Store{St: w.env.Deps.Store}}
 	if any(svc.Policy) != any(pol) || any(pk.Policy) != any(pol) {
 		t.Fatalf("mfa reads the policy with %#v, passkey with %#v: want the one app.MFAPolicy reader", svc.Policy, pk.Policy)
 	}

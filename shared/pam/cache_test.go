@@ -1,9 +1,15 @@
 package pam_test
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -58,4 +64,32 @@ func TestChainFollowsEveryChange(t *testing.T) {
 	expect("the allowlist enabled again", "auto_approved")
 	call(http.MethodDelete, "/software-policies/"+sp, nil, http.StatusOK)
 	expect("the allowlist deleted", "denied")
+}
+
+// TestIngestCountsEveryAuthenticatedRequest: the window read with the token
+// is counted by the ingest's transaction (the last place passes, the next is
+// 429), a bad body counts on its own, and an unknown device is 401.
+func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := newDevice(t, w, w.A.ID, "", "meter")
+	k := ratelimit.BucketKey(ratelimit.AgentIngest, d.id)
+	now := w.Env.Clock.Now()
+	slot := "b" + strconv.FormatInt(now.UnixMilli()/ratelimit.Slot(ratelimit.AgentIngest.Window).Milliseconds(), 10)
+	fill := func(n int) {
+		t.Helper()
+		if err := w.Env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(slot), expression.Value(n)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(ratelimit.AgentIngest.Limit - 1)
+	fixture.Budget(t, fixture.Expect(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusCreated), 3)
+	fixture.ExpectError(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
+
+	fill(ratelimit.AgentIngest.Limit - 1)
+	fixture.Invalid(t, ingest(t, w, d, map[string]any{"subject_username": "u"}), "target_executable_path")
+	fixture.ExpectError(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
+
+	ghost := dev{id: "0190a000-0000-7000-8000-000000000001", tok: d.tok}
+	fixture.ExpectError(t, ingest(t, w, ghost, prompt("u", `C:\a.exe`)), http.StatusUnauthorized, "unauthorized")
 }

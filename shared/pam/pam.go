@@ -37,6 +37,7 @@
 //	signer group        ORG#<oid> / PAM#SG#<id>              PAMREF#<id> / SG        -
 //	software policy     ORG#<oid> / PAM#SWP#<id>             PAMREF#<id> / SWP       -
 //	PAM config          ORG#<oid> / PAM#CONFIG               -                       -
+//	policies version    ORG#<oid> / PAM#!VERSION             -                       - (counter v: every change of the PAM# rows adds one, engine.go's chain cache)
 //	policy settings     ORG#<oid> / PAMSET (organization, site, group, device levels in maps)
 //	                    PARTNER#<pid> / PAMSET (partner level)
 //

@@ -10,17 +10,14 @@ import (
 // function's prefix).
 type Handler struct{ Svc *Service }
 
-// TargetsPath is the push-target collection of the caller.
-const TargetsPath = "/api/v1/users/me/push-targets"
-
 // Routes registers the push-target routes. They are not enrolment routes:
 // Force MFA applies (a phone that approves elevations belongs to an account
 // that has enrolled).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: TargetsPath, Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: TargetsPath, Access: httpapi.User, Handle: h.register},
-		httpapi.Route{Method: http.MethodDelete, Path: TargetsPath + "/{id}", Access: httpapi.User, Handle: h.remove},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me/push-targets", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/me/push-targets", Access: httpapi.User, Handle: h.register},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/me/push-targets/{id}", Access: httpapi.User, Handle: h.remove},
 	)
 }
 

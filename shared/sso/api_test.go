@@ -128,7 +128,9 @@ func TestProviderAccess(t *testing.T) {
 	fixture.ExpectError(t, w.call(t, http.MethodPost, base, aViewer, create), http.StatusForbidden, "forbidden")
 	fixture.ExpectError(t, w.call(t, http.MethodPost, base, aNoMFA, create), http.StatusForbidden, "MFA_REQUIRED")
 	fixture.ExpectError(t, w.call(t, http.MethodPost, base, aRestricted, create), http.StatusForbidden, "forbidden")
-	fixture.ExpectError(t, w.call(t, http.MethodPost, base, pxAdmin, create), http.StatusBadRequest, "bad_request")
+	// A system caller names the owner (a partner caller without orgId creates a
+	// partner provider: see TestPartnerProviderManagement).
+	fixture.ExpectError(t, w.call(t, http.MethodPost, base, sysAdmin, create), http.StatusBadRequest, "bad_request")
 	for _, c := range []string{bAdmin, cAdmin, pyAdmin} {
 		fixture.NotFound(t, w.call(t, http.MethodGet, path, c, nil))
 		fixture.NotFound(t, w.call(t, http.MethodPatch, path, c, map[string]any{"name": "mine"}))
@@ -216,7 +218,18 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{http.MethodGet, base + "/not-a-uuid", nil, "id"},
 		{http.MethodPatch, base + "/not-a-uuid", map[string]any{"name": "x"}, "id"},
 		{http.MethodDelete, base + "/not-a-uuid", nil, "id"},
+		{http.MethodPost, base + "/not-a-uuid/status", map[string]any{"status": "active"}, "id"},
+		{http.MethodPost, base + "/not-a-uuid/test", nil, "id"},
+		{http.MethodPost, base, with("Name", "case"), "Name"},
+		{http.MethodPost, base, with("name", "tab\tname"), "name"},
+		{http.MethodPost, base, with("scopes", "openid"), "scopes"},
+		{http.MethodPost, base, with("partnerId", "not-a-uuid"), "partnerId"},
+		{http.MethodPatch, path, map[string]any{"allowedDomains": []any{5}}, "allowedDomains.0"},
+		{http.MethodPatch, path, map[string]any{"Name": "case"}, "Name"},
+		{http.MethodPatch, path, map[string]any{"orgId": "00000000-0000-4000-8000-000000000abc"}, "orgId"},
+		{http.MethodPatch, path, map[string]any{"clientId": strings.Repeat("c", 256)}, "clientId"},
 		{http.MethodGet, base + "?orgId=nope", nil, "orgId"},
+		{http.MethodGet, base + "?partnerId=nope", nil, "partnerId"},
 		{http.MethodGet, base + "?page=0", nil, "page"},
 		{http.MethodGet, "/api/v1/sso/presets?limit=1000", nil, "limit"},
 	} {
@@ -383,5 +396,82 @@ func TestOneActiveProviderUnderConcurrency(t *testing.T) {
 	}
 	if active != 1 {
 		t.Fatalf("%d providers active", active)
+	}
+}
+
+// ATTACKS 13: the public routes are limited per source IP (30 per 5 minutes
+// each): the 31st answers 429 rate_limited with retryAfter and Retry-After,
+// changes nothing, and another address is not affected.
+func TestPublicRoutesAreRateLimited(t *testing.T) {
+	w := newWorld(t)
+	const ip = "203.0.113.7:4000"
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		under              int
+	}{
+		{"login", http.MethodGet, "/api/v1/sso/login/" + w.a.ID, nil, http.StatusFound},
+		{"callback", http.MethodGet, "/api/v1/sso/callback?state=s&code=c", nil, http.StatusFound},
+		{"exchange", http.MethodPost, "/api/v1/sso/exchange", map[string]any{"code": "never-issued"}, http.StatusBadRequest},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			do := func(addr string) fixture.Response {
+				return fixture.Do(t, w.api, fixture.Request{Method: c.method, Path: c.path, Body: c.body, RemoteAddr: addr})
+			}
+			for i := range sso.LoginLimit.Limit {
+				if res := do(ip); res.Status != c.under {
+					t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+				}
+			}
+			before := fixture.Scan(t, w.env)
+			res := do(ip)
+			body := fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
+			if res.Header.Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+			if ra, _ := body["retryAfter"].(float64); ra < 1 {
+				t.Fatalf("retryAfter %v", body["retryAfter"])
+			}
+			if res.Header.Get("Location") != "" || res.Header.Get("Set-Cookie") != "" {
+				t.Fatalf("a refused request still redirected or set a cookie: %v", res.Header)
+			}
+			for _, l := range strings.Split(fixture.Scan(t, w.env), "\n") {
+				if !strings.Contains(before, l) && !strings.Contains(l, "pk:rl#") && !strings.Contains(l, "pk:audit") {
+					t.Fatalf("a refused request changed a row: %s", l)
+				}
+			}
+			if res := do("203.0.113.8:4000"); res.Status != c.under {
+				t.Fatalf("another address: %d %s", res.Status, res.Body)
+			}
+		})
+	}
+}
+
+// ATTACKS 13: a burst of 64 concurrent exchanges from one address on one
+// limit: each answered 400 (the code is unknown) or 429, never a 5xx, and
+// exactly the limit's number get through.
+func TestExchangeBurstIsLimitedExactly(t *testing.T) {
+	w := newWorld(t)
+	var wg sync.WaitGroup
+	var passed, limited atomic.Int32
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/sso/exchange",
+				Body: map[string]any{"code": "never-issued"}, RemoteAddr: "203.0.113.64:1"})
+			switch res.Status {
+			case http.StatusBadRequest:
+				passed.Add(1)
+			case http.StatusTooManyRequests:
+				limited.Add(1)
+			default:
+				t.Errorf("exchange: %d %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if int(passed.Load()) != sso.ExchangeLimit.Limit || passed.Load()+limited.Load() != 64 {
+		t.Fatalf("%d passed, %d limited; want %d passed", passed.Load(), limited.Load(), sso.ExchangeLimit.Limit)
 	}
 }

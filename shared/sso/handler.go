@@ -27,10 +27,10 @@ import (
 //	DELETE /sso/providers/:id              3 + n/100       read; identities Query; a transaction per 100; transaction
 //	POST   /sso/providers/:id/status       2               read; transaction (CAS, active row, audit)
 //	POST   /sso/providers/:id/test         1               read (+ discovery over HTTPS)
-//	GET    /sso/login/:orgId               3               active row; provider; login session PutItem (+ discovery)
-//	GET    /sso/callback                   5-7             session Take; provider; identity; account reads; transaction
-//	POST   /sso/exchange                   4 + sign-in     code Take; account; memberships; sign-in transaction
-//	GET    /sso/check/:orgId               1               active row
+//	GET    /sso/login/:orgId               4-5             rate limit UpdateItem; active row (organization, then partner); provider; login session PutItem (+ discovery)
+//	GET    /sso/callback                   6-8 (+role)     rate limit; session Take; provider; identity; account reads; role (ceiling); transaction
+//	POST   /sso/exchange                   5 + sign-in     rate limit; code Take; account; memberships; sign-in transaction
+//	GET    /sso/check/:orgId               1-2             active row (organization, then partner)
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.
@@ -85,7 +85,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
+	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"), r.URL.Query().Get("partnerId"))
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	to, state, err := h.Svc.Login(r.Context(), r.PathValue("orgId"))
+	to, state, err := h.Svc.Login(r.Context(), r.PathValue("orgId"), httpapi.SourceIP(r))
 	var ce *CallbackError
 	switch {
 	case errors.As(err, &ce):
@@ -230,7 +230,11 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) error {
 	if c, err := r.Cookie(CookieName); err == nil {
 		in.CookieState = c.Value
 	}
-	to := h.Svc.Callback(r.Context(), in)
+	in.SourceIP = httpapi.SourceIP(r)
+	to, err := h.Svc.Callback(r.Context(), in)
+	if err != nil {
+		return err
+	}
 	http.SetCookie(w, stateCookie("", -1))
 	redirect(w, to)
 	return nil

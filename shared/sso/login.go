@@ -22,7 +22,9 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/signin"
+	"github.com/gale-rmm/gale/shared/sso/enforce"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
@@ -74,6 +76,16 @@ func (s *Service) oauth(r *record, prov *oidc.Provider, secret string) *oauth2.C
 		RedirectURL: s.APIURL + CallbackPath, Scopes: r.Scopes}
 }
 
+// Rate limits of the public routes, per source IP (ATTACKS 13: each login
+// writes a session row and makes outbound requests; each callback and
+// exchange reads and spends rows). A refusal is 429 rate_limited with
+// retryAfter and Retry-After, before any other store work.
+var (
+	LoginLimit    = ratelimit.Rule{Name: "sso-login-ip", Limit: 30, Window: 5 * time.Minute}
+	CallbackLimit = ratelimit.Rule{Name: "sso-callback-ip", Limit: 30, Window: 5 * time.Minute}
+	ExchangeLimit = ratelimit.Rule{Name: "sso-exchange-ip", Limit: 30, Window: 5 * time.Minute}
+)
+
 // checkOrgID refuses a malformed organization id at /sso/login and /sso/check.
 func checkOrgID(id string) error { return valid.PathID("orgId", id) }
 
@@ -81,20 +93,23 @@ func checkOrgID(id string) error { return valid.PathID("orgId", id) }
 // authorization URL and the state to bind to the browser; a *CallbackError
 // (provider_not_found, provider_error) goes to the application like a
 // callback failure.
-func (s *Service) Login(ctx context.Context, orgID string) (redirect, state string, err error) {
+func (s *Service) Login(ctx context.Context, orgID, sourceIP string) (redirect, state string, err error) {
 	// Public route: the organization's active provider is public knowledge
 	// (/sso/check) and nothing is changed but a login session.
 	if err := checkOrgID(orgID); err != nil {
 		return "", "", err
 	}
-	a, err := s.St.Active(ctx, orgID)
+	if err := s.Limits.Allow(ctx, LoginLimit, sourceIP); err != nil {
+		return "", "", err
+	}
+	o, a, err := s.activeFor(ctx, orgID)
 	if err != nil {
 		return "", "", err
 	}
 	if a == nil {
 		return "", "", fail(CodeProviderNotFound, nil)
 	}
-	r, err := s.St.Get(ctx, orgID, a.ProviderID)
+	r, err := s.St.Get(ctx, o, a.ProviderID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Status != StatusActive) {
 		return "", "", fail(CodeProviderNotFound, err)
 	}
@@ -118,6 +133,9 @@ func (s *Service) Login(ctx context.Context, orgID string) (redirect, state stri
 	exp := now.Add(LoginTTL)
 	ls := loginSession{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(time.Hour))}, ProviderID: r.ID,
 		OrgID: r.OrgID, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp)}
+	if r.owner().isPartner() {
+		ls.PartnerID = r.PartnerID
+	}
 	if ls.Nonce, err = s.Box.Seal([]byte(nonce), "ssologin:nonce:"+k.PK); err != nil {
 		return "", "", err
 	}
@@ -140,6 +158,8 @@ type CallbackInput struct {
 	State, Code, Error, Issuer string
 	// CookieState is the state the browser's cookie holds ("" for none).
 	CookieState string
+	// SourceIP keys the rate limit.
+	SourceIP string
 }
 
 // CheckCallback validates the callback's query: 4xx naming the field for a
@@ -172,19 +192,23 @@ func CheckCallback(q url.Values) (CallbackInput, error) {
 
 // Callback finishes a login and answers where the browser goes next: the
 // application with a one-time code, or its login page with an error code.
-func (s *Service) Callback(ctx context.Context, in CallbackInput) string {
+// The only error it returns is the rate limit's (429).
+func (s *Service) Callback(ctx context.Context, in CallbackInput) (string, error) {
 	// Public route: the state bound to this browser is the credential.
+	if err := s.Limits.Allow(ctx, CallbackLimit, in.SourceIP); err != nil {
+		return "", err
+	}
 	code, err := s.callback(ctx, in)
 	if err != nil {
 		var ce *CallbackError
 		if !errors.As(err, &ce) {
 			slog.ErrorContext(ctx, "sso callback failed", "err", err)
-			return s.ErrorRedirect(CodeProviderError)
+			return s.ErrorRedirect(CodeProviderError), nil
 		}
 		slog.InfoContext(ctx, "sso callback refused", "code", ce.Code, "err", ce.Cause)
-		return s.ErrorRedirect(ce.Code)
+		return s.ErrorRedirect(ce.Code), nil
 	}
-	return s.AppURL + "/auth/sso/callback#ssoCode=" + url.QueryEscape(code)
+	return s.AppURL + "/auth/sso/callback#ssoCode=" + url.QueryEscape(code), nil
 }
 
 func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error) {
@@ -205,7 +229,7 @@ func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error
 	if in.Error != "" {
 		return "", fail(CodeProviderError, fmt.Errorf("provider answered error %q", in.Error))
 	}
-	r, err := s.St.Get(ctx, ls.OrgID, ls.ProviderID)
+	r, err := s.St.Get(ctx, owner{OrgID: ls.OrgID, PartnerID: ls.PartnerID}, ls.ProviderID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Status != StatusActive) {
 		return "", fail(CodeProviderNotFound, err)
 	}
@@ -359,18 +383,24 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	ck := codeKey(code)
 	xc := exchangeCode{Keys: store.Keys{PK: ck.PK, SK: ck.SK, TTL: store.TTL(now.Add(CodeTTL))}, OrgID: r.OrgID,
 		ProviderID: r.ID, ExpiresAt: clock.Stamp(now.Add(CodeTTL))}
+	if r.owner().isPartner() {
+		xc.PartnerID = r.PartnerID
+	}
 	tx := (&store.Tx{}).Add(assertProvider(r))
 
 	// An identity already linked signs in its account.
-	link, err := s.St.Identity(ctx, r.ID, sub)
+	link, err := s.St.Identity(ctx, r.ID, r.Issuer, sub)
 	switch {
 	case err == nil:
-		m, err := s.orgMembership(ctx, link.UserID, r.OrgID)
+		m, err := s.membership(ctx, link.UserID, r.owner())
 		if err != nil {
 			return "", err
 		}
 		if m == nil {
 			return "", fail(CodeNoOrgAccess, errors.New("linked account holds no active membership here"))
+		}
+		if err := s.withinCeiling(ctx, r, m.RoleID); err != nil {
+			return "", err
 		}
 		xc.UserID = link.UserID
 		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(xc))
@@ -379,8 +409,9 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 		return "", err
 	}
 
-	ident := identity{Keys: store.Keys{PK: identityKey(r.ID, sub).PK, SK: identityKey(r.ID, sub).SK}, ProviderID: r.ID,
-		Subject: sub, Email: who.email, CreatedAt: clock.Format(now)}
+	ik := identityKey(r.ID, r.Issuer, sub)
+	ident := identity{Keys: store.Keys{PK: ik.PK, SK: ik.SK}, ProviderID: r.ID, Subject: sub, Email: who.email,
+		CreatedAt: clock.Format(now)}
 	u, err := s.Accounts.ByEmail(ctx, who.email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -388,8 +419,8 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	case err != nil:
 		return "", err
 	}
-	// An existing account: linked only on a verified e-mail, and only into an
-	// organization it already belongs to (or, with no membership anywhere, by
+	// An existing account: linked only on a verified e-mail, and only into a
+	// tenant it already belongs to (or, with no membership anywhere, by
 	// auto-provisioning one).
 	if !who.verified {
 		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; an existing account is not linked"))
@@ -407,12 +438,15 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	}
 	var m *user.Membership
 	for i := range ms {
-		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Grants(u, &ms[i]) {
+		if r.serves(&ms[i]) && s.Accounts.Grants(u, &ms[i]) {
 			m = &ms[i]
 		}
 	}
 	switch {
 	case m != nil:
+		if err := s.withinCeiling(ctx, r, m.RoleID); err != nil {
+			return "", err
+		}
 		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(ident), store.PutNew(xc),
 			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
 				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.identity.link", ResourceType: "user", ResourceID: u.ID,
@@ -424,34 +458,81 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 			return "", err
 		}
 		// The account exists: only its membership is new.
-		tx.Add(s.Accounts.MembershipWrite(mem))
-		tx.Add(tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1), store.PutNew(ident), store.PutNew(xc),
+		tx.Add(s.Accounts.MembershipWrite(mem), s.tenantWrite(r), store.PutNew(ident), store.PutNew(xc),
 			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
 				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.user.provision", ResourceType: "user", ResourceID: u.ID,
 				ResourceName: u.Email, Details: map[string]any{"providerId": r.ID, "roleId": mem.RoleID, "newAccount": false}}))
 		return code, s.commit(ctx, tx)
 	}
-	return "", fail(CodeNoOrgAccess, errors.New("account holds no active membership of the provider's organization"))
+	return "", fail(CodeNoOrgAccess, errors.New("account holds no active membership of the provider's tenant"))
+}
+
+// serves reports whether membership m is one provider r signs in: for an
+// organization's provider an organization membership of that organization,
+// for a partner's own provider a partner-scope membership of that partner
+// (never a membership of one of the partner's organizations).
+func (r *record) serves(m *user.Membership) bool {
+	if r.owner().isPartner() {
+		return m.Scope == authz.ScopePartner && m.PartnerID == r.PartnerID
+	}
+	return m.Scope == authz.ScopeOrg && m.OrgID == r.OrgID
+}
+
+// withinCeiling refuses (no_org_access) a membership whose role holds a
+// permission the provider's ceiling lacks: whoever configured the provider's
+// trust could otherwise sign in as anyone above them.
+func (s *Service) withinCeiling(ctx context.Context, r *record, roleID string) error {
+	ri, err := s.Roles.Assignee(ctx, roleID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fail(CodeNoOrgAccess, errors.New("the membership's role no longer exists"))
+	}
+	if err != nil {
+		return err
+	}
+	return r.covers(ri)
+}
+
+func (r *record) covers(ri user.RoleInfo) error {
+	c := ceilingSet(r.Ceiling)
+	for perm, ok := range ri.Effective {
+		if ok && !c.Has(perm) {
+			return fail(CodeNoOrgAccess, fmt.Errorf("role %s holds %s, beyond the provider's ceiling", ri.ID, perm))
+		}
+	}
+	return nil
+}
+
+// tenantWrite holds a provisioning to its tenant: an organization's member
+// count (the organization must exist), or the partner's existence.
+func (s *Service) tenantWrite(r *record) *store.Write {
+	if r.owner().isPartner() {
+		k := tenant.PartnerKeys(r.PartnerID)
+		return store.Assert(k.PK, k.SK, store.Present())
+	}
+	return tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1)
 }
 
 // acceptInvitation lets an account that accepted nothing yet (created by an
-// invitation, status invited) accept its invitation to the provider's
-// organization by this SSO sign-in, as it could with a password. An account
-// that already accepted a membership anywhere accepts invitations only with
-// its own password (POST /auth/accept-invite): the organization's provider
-// is that organization's, not the account's.
+// invitation, status invited) accept its invitation to the provider's tenant
+// by this SSO sign-in, as it could with a password. An account that already
+// accepted a membership anywhere accepts invitations only with its own
+// password (POST /auth/accept-invite): the tenant's provider is that
+// tenant's, not the account's.
 func (s *Service) acceptInvitation(ctx context.Context, r *record, u *user.User, ms []user.Membership, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
 	var inv *user.Membership
 	for i := range ms {
 		switch {
 		case s.Accounts.Accepted(u, &ms[i]):
 			return "", fail(CodeNoOrgAccess, errors.New("account accepted a membership already"))
-		case ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == r.OrgID && s.Accounts.Pending(u, &ms[i]):
+		case r.serves(&ms[i]) && s.Accounts.Pending(u, &ms[i]):
 			inv = &ms[i]
 		}
 	}
 	if inv == nil {
-		return "", fail(CodeNoOrgAccess, errors.New("no invitation to the provider's organization"))
+		return "", fail(CodeNoOrgAccess, errors.New("no invitation to the provider's tenant"))
+	}
+	if err := s.withinCeiling(ctx, r, inv.RoleID); err != nil {
+		return "", err
 	}
 	tx.Add(s.Accounts.AcceptWrites(u, inv)...)
 	tx.Add(store.PutNew(ident), store.PutNew(xc),
@@ -477,7 +558,7 @@ func (s *Service) provision(ctx context.Context, r *record, who person, ident id
 	}
 	ident.UserID, xc.UserID = u.ID, u.ID
 	tx.Add(s.Accounts.AccountWrites(u)...).Add(s.Accounts.MembershipWrite(mem))
-	tx.Add(tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1), store.PutNew(ident), store.PutNew(xc),
+	tx.Add(s.tenantWrite(r), store.PutNew(ident), store.PutNew(xc),
 		audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
 			OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.user.provision", ResourceType: "user", ResourceID: u.ID,
 			ResourceName: u.Email, Details: map[string]any{"providerId": r.ID, "roleId": mem.RoleID, "newAccount": true}}))
@@ -485,7 +566,9 @@ func (s *Service) provision(ctx context.Context, r *record, who person, ident id
 }
 
 // newMembership is the membership auto-provisioning grants: the provider's
-// default role, which must still exist.
+// default role, which must still exist and stay within the provider's
+// ceiling. A partner provider's new member is a partner-scope member with
+// orgAccess none (no organization until an administrator grants one).
 func (s *Service) newMembership(ctx context.Context, r *record, userID string) (*user.Membership, error) {
 	if r.DefaultRoleID == "" {
 		return nil, fail(CodeDefaultRole, nil)
@@ -497,12 +580,19 @@ func (s *Service) newMembership(ctx context.Context, r *record, userID string) (
 	if err != nil {
 		return nil, err
 	}
-	return &user.Membership{ID: uuid.NewString(), UserID: userID, Scope: authz.ScopeOrg, PartnerID: r.PartnerID,
-		OrgID: r.OrgID, RoleID: ri.ID, RoleOwner: ri.Owner, CreatedAt: clock.Format(s.Clock.Now())}, nil
+	if err := r.covers(ri); err != nil {
+		return nil, err
+	}
+	m := &user.Membership{ID: uuid.NewString(), UserID: userID, Scope: authz.ScopeOrg, PartnerID: r.PartnerID,
+		OrgID: r.OrgID, RoleID: ri.ID, RoleOwner: ri.Owner, CreatedAt: clock.Format(s.Clock.Now())}
+	if r.owner().isPartner() {
+		m.Scope, m.OrgAccess = authz.ScopePartner, authz.OrgAccessNone
+	}
+	return m, nil
 }
 
-// orgMembership is userID's accepted membership of orgID, or nil.
-func (s *Service) orgMembership(ctx context.Context, userID, orgID string) (*user.Membership, error) {
+// membership is userID's accepted membership in tenant o, or nil.
+func (s *Service) membership(ctx context.Context, userID string, o owner) (*user.Membership, error) {
 	u, err := s.Accounts.Get(ctx, userID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -517,8 +607,9 @@ func (s *Service) orgMembership(ctx context.Context, userID, orgID string) (*use
 	if err != nil {
 		return nil, err
 	}
+	r := &record{OrgID: o.OrgID, PartnerID: o.PartnerID}
 	for i := range ms {
-		if ms[i].Scope == authz.ScopeOrg && ms[i].OrgID == orgID && s.Accounts.Grants(u, &ms[i]) {
+		if r.serves(&ms[i]) && s.Accounts.Grants(u, &ms[i]) {
 			return &ms[i], nil
 		}
 	}
@@ -545,6 +636,9 @@ func (s *Service) commit(ctx context.Context, tx *store.Tx) error {
 // Exchange trades a one-time code for the login response.
 func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (signin.Result, error) {
 	// Public route: the code (256 random bits, single use, 2 minutes) is the credential.
+	if err := s.Limits.Allow(ctx, ExchangeLimit, c.SourceIP); err != nil {
+		return signin.Result{}, err
+	}
 	var xc exchangeCode
 	k := codeKey(code)
 	if err := s.St.St.Take(ctx, k.PK, k.SK, &xc); err != nil {
@@ -556,7 +650,7 @@ func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (s
 	if clock.Stamp(s.Clock.Now()) >= xc.ExpiresAt {
 		return signin.Result{}, ErrExchangeCode
 	}
-	m, err := s.orgMembership(ctx, xc.UserID, xc.OrgID)
+	m, err := s.membership(ctx, xc.UserID, owner{OrgID: xc.OrgID, PartnerID: xc.PartnerID})
 	if err != nil {
 		return signin.Result{}, err
 	}
@@ -570,14 +664,28 @@ func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (s
 	return s.SignIn.AfterFirstFactor(ctx, u, m, c)
 }
 
-// CheckOrg answers GET /sso/check/:orgId.
+// activeFor finds the active provider that id names: an organization's, or
+// else a partner's own (ids are UUIDs: an organization and a partner never
+// share one). Nil when neither has one.
+func (s *Service) activeFor(ctx context.Context, id string) (owner, *enforce.Active, error) {
+	o := owner{OrgID: id}
+	a, err := s.St.Active(ctx, o)
+	if err != nil || a != nil {
+		return o, a, err
+	}
+	o = owner{PartnerID: id}
+	a, err = s.St.Active(ctx, o)
+	return o, a, err
+}
+
+// CheckOrg answers GET /sso/check/:orgId (an organization's or a partner's id).
 func (s *Service) CheckOrg(ctx context.Context, orgID string) (*Check, error) {
 	// Public route: the login page asks before a session exists; an unknown
 	// organization looks like one without a provider.
 	if err := checkOrgID(orgID); err != nil {
 		return nil, err
 	}
-	a, err := s.St.Active(ctx, orgID)
+	_, a, err := s.activeFor(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}

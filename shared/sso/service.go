@@ -17,6 +17,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/outbound"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
@@ -77,6 +78,7 @@ type Service struct {
 	Roles    Roles
 	Accounts Accounts
 	SignIn   SignIn
+	Limits   ratelimit.Limiter
 	Clock    clock.Clock
 	Box      *secret.Box
 	// Guard checks issuers and every endpoint a discovery document names;
@@ -91,6 +93,7 @@ type Service struct {
 // CreateInput is the create body.
 type CreateInput struct {
 	OrgID            string   `json:"orgId"`
+	PartnerID        string   `json:"partnerId"`
 	Name             *string  `json:"name"`
 	Type             *string  `json:"type"`
 	Issuer           *string  `json:"issuer"`
@@ -151,21 +154,69 @@ func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.
 	return p, nil
 }
 
-// orgParam resolves the organization a list or create names: organization
-// callers their own (another id is 404), partner and system callers must name
-// it.
-func orgParam(p *authz.Principal, orgID string) (string, error) {
-	switch {
-	case orgID == "" && p.Scope == authz.ScopeOrg:
-		return p.OrgID, nil
-	case orgID == "":
-		return "", ErrOrgContext
-	case !valid.IsUUID(orgID):
-		return "", fault.Invalid("orgId", "must be a UUID")
-	case p.Scope == authz.ScopeOrg && orgID != p.OrgID:
-		return "", ErrOrgNotFound
+// ownerParam resolves the tenant a list or create names. orgId names an
+// organization: organization callers their own (another id is 404), partner
+// and system callers one they reach. Without orgId, an organization caller
+// means its organization, a partner caller its own partner (a partner
+// provider), and a system caller must name orgId or partnerId. partnerId is
+// only ever the caller's own partner (another is 404) and never goes with
+// orgId.
+func ownerParam(p *authz.Principal, orgID, partnerID string) (owner, error) {
+	f := fault.Fields{}
+	if orgID != "" && !valid.IsUUID(orgID) {
+		f.Add("orgId", "must be a UUID")
 	}
-	return orgID, nil
+	if partnerID != "" && !valid.IsUUID(partnerID) {
+		f.Add("partnerId", "must be a UUID")
+	}
+	if orgID != "" && partnerID != "" {
+		f.Add("partnerId", "must not be given with orgId")
+	}
+	if err := f.Err(); err != nil {
+		return owner{}, err
+	}
+	switch {
+	case orgID != "" && p.Scope == authz.ScopeOrg && orgID != p.OrgID:
+		return owner{}, ErrOrgNotFound
+	case orgID != "":
+		return owner{OrgID: orgID}, nil
+	case partnerID != "" && !p.CanAccessPartner(partnerID):
+		return owner{}, ErrPartnerNotFound
+	case partnerID != "":
+		return owner{PartnerID: partnerID}, nil
+	case p.Scope == authz.ScopeOrg:
+		return owner{OrgID: p.OrgID, PartnerID: p.PartnerID}, nil
+	case p.Scope == authz.ScopePartner:
+		return owner{PartnerID: p.PartnerID}, nil
+	}
+	return owner{}, ErrOrgContext
+}
+
+// reachOwner checks that the caller reaches tenant o (an organization through
+// tenant.Store.Reach; a partner, its own) and, for writes of a partner
+// provider, that a partner caller has access to every organization of the
+// partner (the provider signs in the partner's own members, whose orgAccess
+// may be all).
+func (s *Service) reachOwner(ctx context.Context, p *authz.Principal, o owner, write bool) (owner, error) {
+	if !o.isPartner() {
+		if p.Scope == authz.ScopeOrg {
+			return o, nil
+		}
+		org, err := s.org(ctx, p, o.OrgID)
+		if err != nil {
+			return owner{}, err
+		}
+		return owner{OrgID: org.ID, PartnerID: org.PartnerID}, nil
+	}
+	if !p.CanAccessPartner(o.PartnerID) {
+		return owner{}, ErrPartnerNotFound
+	}
+	if write {
+		if err := p.RequireFullPartnerAccess(); err != nil {
+			return owner{}, err
+		}
+	}
+	return o, nil
 }
 
 func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
@@ -176,15 +227,19 @@ func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tena
 	return o, err
 }
 
-// provider reads provider id and checks the caller can reach it.
-func (s *Service) provider(ctx context.Context, p *authz.Principal, id string) (*record, error) {
+// provider reads provider id and checks the caller can reach it: an
+// organization's provider as the organization, a partner's own provider as a
+// partner caller of that partner (organization callers, even of the
+// partner's organizations, never see it). Writing a partner provider also
+// needs access to every organization of the partner (403 otherwise).
+func (s *Service) provider(ctx context.Context, p *authz.Principal, id string, write bool) (*record, error) {
 	if err := valid.PathID("id", id); err != nil {
 		return nil, err
 	}
 	var r *record
 	var err error
 	if p.Scope == authz.ScopeOrg {
-		r, err = s.St.Get(ctx, p.OrgID, id)
+		r, err = s.St.Get(ctx, owner{OrgID: p.OrgID}, id)
 	} else {
 		r, err = s.St.ByID(ctx, id)
 	}
@@ -193,8 +248,15 @@ func (s *Service) provider(ctx context.Context, p *authz.Principal, id string) (
 		return nil, ErrNotFound
 	case err != nil:
 		return nil, err
-	case !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}):
+	case r.owner().isPartner() && !p.CanAccessPartner(r.PartnerID):
 		return nil, ErrNotFound
+	case !r.owner().isPartner() && !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}):
+		return nil, ErrNotFound
+	}
+	if write && r.owner().isPartner() {
+		if err := p.RequireFullPartnerAccess(); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -207,21 +269,21 @@ func (s *Service) ListPresets(ctx context.Context) ([]Preset, error) {
 	return slices.Clone(Presets), nil
 }
 
-// List returns the providers of the organization the caller names (or its own).
-func (s *Service) List(ctx context.Context, orgID string) ([]Provider, error) {
+// List returns the providers of the organization or partner the caller names
+// (or its own).
+func (s *Service) List(ctx context.Context, orgID, partnerID string) ([]Provider, error) {
 	p, err := s.authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
 	}
-	if orgID, err = orgParam(p, orgID); err != nil {
+	o, err := ownerParam(p, orgID, partnerID)
+	if err != nil {
 		return nil, err
 	}
-	if p.Scope != authz.ScopeOrg {
-		if _, err := s.org(ctx, p, orgID); err != nil {
-			return nil, err
-		}
+	if o, err = s.reachOwner(ctx, p, o, false); err != nil {
+		return nil, err
 	}
-	rs, err := s.St.List(ctx, orgID)
+	rs, err := s.St.List(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +306,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.provider(ctx, p, id)
+	r, err := s.provider(ctx, p, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -377,12 +439,17 @@ func checkMapping(f fault.Fields, m *Mapping) Mapping {
 	return *m
 }
 
-// defaultRole resolves a default role for organization o: an organization
-// system role or a custom role of o, whose every permission p holds (the
-// provider will grant it to new accounts).
-func (s *Service) defaultRole(ctx context.Context, p *authz.Principal, o *tenant.Organization, id string) (user.RoleInfo, error) {
+// defaultRole resolves a default role for tenant o: for an organization an
+// organization system role or a custom role of o, for a partner a partner
+// system role or a custom role of the partner; p must hold its every
+// permission (the provider will grant it to new accounts).
+func (s *Service) defaultRole(ctx context.Context, p *authz.Principal, o owner, id string) (user.RoleInfo, error) {
 	if !valid.IsUUID(id) {
 		return user.RoleInfo{}, fault.Invalid("defaultRoleId", "must be a UUID")
+	}
+	scope, scopeErr := authz.ScopeOrg, ErrRoleScope
+	if o.isPartner() {
+		scope, scopeErr = authz.ScopePartner, ErrPartnerRoleScope
 	}
 	r, err := s.Roles.Assignee(ctx, id)
 	switch {
@@ -390,9 +457,9 @@ func (s *Service) defaultRole(ctx context.Context, p *authz.Principal, o *tenant
 		return user.RoleInfo{}, ErrRoleNotFound
 	case err != nil:
 		return user.RoleInfo{}, err
-	case r.IsSystem && r.Scope != authz.ScopeOrg:
-		return user.RoleInfo{}, ErrRoleScope
-	case !r.IsSystem && r.Owner != store.OrgPK(o.ID):
+	case r.IsSystem && r.Scope != scope:
+		return user.RoleInfo{}, scopeErr
+	case !r.IsSystem && r.Owner != o.pk():
 		return user.RoleInfo{}, ErrRoleNotFound
 	}
 	for perm := range r.Effective {
@@ -412,11 +479,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 	if in.Type != nil && *in.Type == TypeSAML {
 		return nil, ErrSAML
 	}
-	orgID, err := orgParam(p, in.OrgID)
+	o, err := ownerParam(p, in.OrgID, in.PartnerID)
 	if err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}
+	if o.isPartner() && in.EnforceSSO != nil && *in.EnforceSSO {
+		f.Add("enforceSSO", "is available for organization providers only")
+	}
 	typ := TypeOIDC
 	if in.Type != nil && *in.Type != TypeOIDC {
 		f.Add("type", "must be oidc or saml")
@@ -457,15 +527,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, orgID)
-	if err != nil {
+	if o, err = s.reachOwner(ctx, p, o, true); err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	r := &record{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Type: typ, Issuer: issuer,
+	r := &record{ID: uuid.NewString(), OrgID: o.OrgID, PartnerID: o.PartnerID, Name: name, Type: typ, Issuer: issuer,
 		ClientID: clientID, Scopes: scopes, Mapping: mapping, AutoProvision: auto, AllowedDomains: domains,
 		EnforceSSO: in.EnforceSSO != nil && *in.EnforceSSO, Status: StatusInactive, CreatedBy: p.UserID, CreatedAt: now,
-		UpdatedAt: now, Version: 1}
+		UpdatedAt: now, Version: 1, Ceiling: ceilingList(p.Perms)}
 	if roleID != "" {
 		ri, err := s.defaultRole(ctx, p, o, roleID)
 		if err != nil {
@@ -473,19 +542,28 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 		}
 		r.DefaultRoleID, r.DefaultRoleOwner = ri.ID, ri.Owner
 	}
-	r.Keys = Key(r.OrgID, r.ID)
+	r.Keys = key(o, r.ID)
 	if in.ClientSecret != nil {
 		if r.ClientSecret, err = s.seal(r.ID, *in.ClientSecret); err != nil {
 			return nil, err
 		}
 	}
-	tx := (&store.Tx{}).Add(putNew(r)...).Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
+	tx := (&store.Tx{}).Add(putNew(r)...)
+	if o.isPartner() {
+		// The partner must exist (a system caller names any id).
+		pk := tenant.PartnerKeys(o.PartnerID)
+		tx.Add(store.Assert(pk.PK, pk.SK, store.Present()))
+	}
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
 		PartnerID: r.PartnerID, Action: "sso.provider.create", ResourceType: "sso_provider", ResourceID: r.ID,
 		ResourceName: r.Name, Details: map[string]any{"issuer": r.Issuer, "clientId": r.ClientID, "autoProvision": r.AutoProvision}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError
-		if errors.As(err, &te) && te.FailedAt(1) {
+		switch {
+		case errors.As(err, &te) && te.FailedAt(1):
 			return nil, ErrClientTaken
+		case errors.As(err, &te) && o.isPartner() && te.FailedAt(2):
+			return nil, ErrPartnerNotFound
 		}
 		return nil, fmt.Errorf("create SSO provider: %w", err)
 	}
@@ -513,7 +591,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provid
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.provider(ctx, p, id)
+	r, err := s.provider(ctx, p, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -558,6 +636,9 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provid
 	}
 	if in.EnforceSSO != nil {
 		next.EnforceSSO = *in.EnforceSSO
+		if next.EnforceSSO && r.owner().isPartner() {
+			f.Add("enforceSSO", "is available for organization providers only")
+		}
 	}
 	newRole := ""
 	switch {
@@ -584,7 +665,7 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provid
 		return nil, err
 	}
 	if newRole != "" {
-		ri, err := s.defaultRole(ctx, p, &tenant.Organization{ID: r.OrgID, PartnerID: r.PartnerID}, newRole)
+		ri, err := s.defaultRole(ctx, p, r.owner(), newRole)
 		if err != nil {
 			return nil, err
 		}
@@ -600,6 +681,13 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provid
 	}
 	next.Version = r.Version + 1
 	next.UpdatedAt = clock.Format(s.Clock.Now())
+	// A PATCH that names both issuer and clientId re-anchors the provider's
+	// trust: the ceiling becomes the writer's. Any other write can only lower it.
+	if in.Issuer != nil && in.ClientID != nil {
+		next.Ceiling = ceilingList(p.Perms)
+	} else {
+		next.Ceiling = ceilingList(intersect(ceilingSet(r.Ceiling), p.Perms))
+	}
 	tx := &store.Tx{}
 	tx.Add(replace(&next, r.Version))
 	var guard *store.Write
@@ -640,7 +728,7 @@ func (s *Service) SetStatus(ctx context.Context, id string, in StatusInput) (*Pr
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	r, err := s.provider(ctx, p, id)
+	r, err := s.provider(ctx, p, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -649,6 +737,7 @@ func (s *Service) SetStatus(ctx context.Context, id string, in StatusInput) (*Pr
 	}
 	next := *r
 	next.Status, next.Version, next.UpdatedAt = to, r.Version+1, clock.Format(s.Clock.Now())
+	next.Ceiling = ceilingList(intersect(ceilingSet(r.Ceiling), p.Perms))
 	tx := (&store.Tx{}).Add(replace(&next, r.Version))
 	var act *store.Write
 	switch {
@@ -681,7 +770,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.provider(ctx, p, id)
+	r, err := s.provider(ctx, p, id, true)
 	if err != nil {
 		return err
 	}
@@ -722,7 +811,7 @@ func (s *Service) Test(ctx context.Context, id string) (*TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.provider(ctx, p, id)
+	r, err := s.provider(ctx, p, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -746,4 +835,46 @@ func (s *Service) Test(ctx context.Context, id string) (*TestResult, error) {
 		res.Success, res.Error = false, "the provider does not offer PKCE S256"
 	}
 	return res, nil
+}
+
+// ceilingList is a permission set as stored (sorted "resource:action").
+func ceilingList(set authz.Set) []string {
+	out := make([]string, 0, len(set))
+	for perm, ok := range set {
+		if ok {
+			out = append(out, perm.String())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ceilingSet reads a stored ceiling; a provider written before ceilings were
+// kept has none and admits only roles without permissions (fail closed: an
+// administrator re-saves it).
+func ceilingSet(list []string) authz.Set {
+	set := authz.Set{}
+	for _, s := range list {
+		if perm, ok := authz.Parse(s); ok {
+			set[perm] = true
+		}
+	}
+	return set
+}
+
+// intersect is what both sets grant, wildcards included ("*:*" and
+// "devices:*" narrow to the other side's specific permissions).
+func intersect(a, b authz.Set) authz.Set {
+	out := authz.Set{}
+	for perm, ok := range a {
+		if ok && b.Has(perm) {
+			out[perm] = true
+		}
+	}
+	for perm, ok := range b {
+		if ok && a.Has(perm) {
+			out[perm] = true
+		}
+	}
+	return out
 }

@@ -9,9 +9,41 @@
 //
 // # Providers
 //
-// A provider belongs to one organization (partner and system callers name it
-// with orgId). Reads need organizations:read; writes organizations:write + MFA
-// and an unrestricted caller. The client secret is sealed at rest
+// A provider belongs to one organization or to one partner (DECISIONS.md:
+// "orgId|partnerId"). orgId names an organization (partner and system callers
+// name one they reach); without it an organization caller means its
+// organization and a partner caller its own partner; a system caller names
+// orgId or partnerId. Reads need organizations:read; writes
+// organizations:write + MFA and an unrestricted caller, and for a partner's
+// provider a partner caller with access to every organization of the partner
+// (orgAccess all), since the provider signs in the partner's own members.
+// Organization callers never see a partner's provider (404), not even those
+// of the partner's organizations.
+//
+// Tenancy of logins: an organization's provider signs in only organization
+// memberships of that organization; a partner's provider only partner-scope
+// memberships of that partner (its auto-provisioned members get a partner
+// role and orgAccess none). Neither serves the other: an organization of the
+// partner does not fall back to its partner's provider, and a partner provider
+// never signs anyone into an organization membership, so no partner's
+// provider reaches another tenant's accounts. No provider ever signs in a
+// system-scope membership. GET /sso/login/:orgId and
+// /sso/check/:orgId take an organization's id or a partner's (ids are UUIDs:
+// the two never share one); the organization's row is read first. A partner
+// provider cannot enforce SSO (enforceSSO true is 400): enforcement is the
+// organization's password policy.
+//
+// Ceiling (ATTACKS 3): whoever configures a provider's trust (issuer,
+// clientId) can sign in as anyone it links, so a provider keeps a ceiling,
+// the permissions of its creator; a PATCH naming both issuer and clientId
+// re-anchors it to the writer's, and every other write (PATCH, status) keeps
+// only what both the ceiling and the writer hold. A login (a linked identity,
+// a new link, an accepted invitation or a provisioning) into a membership
+// whose role holds a permission beyond the ceiling answers no_org_access and
+// changes nothing. A provider stored before ceilings were kept has none and
+// admits only roles without permissions until it is re-anchored. A linked
+// identity is bound to the issuer that vouched for it as well as to the
+// provider: moving a provider to another issuer leaves the old links behind. The client secret is sealed at rest
 // (shared/secret, AES-GCM bound to "sso:<providerId>:clientSecret") and never
 // returned (hasClientSecret). The issuer must pass the outbound guard at create
 // and update. The (issuer, clientId) pair is unique across the platform (a
@@ -22,8 +54,9 @@
 // system role or a custom role of the organization, every permission of which
 // the caller holds). New providers are inactive; POST /status sets active,
 // inactive or testing, and only an active provider serves logins. An
-// organization has at most one active provider (409 otherwise); the active
-// one is mirrored in the enforce row that sign-in and /sso/check read. SAML
+// organization (and a partner) has at most one active provider (409
+// otherwise); the active one is mirrored in the enforce row that sign-in and
+// /sso/check read. SAML
 // exists in the schema only: creating one is 400 `SAML is not implemented`.
 //
 // # Login
@@ -76,14 +109,19 @@
 // enforceSSO} from the enforce row; an unknown organization looks like one
 // without a provider.
 //
+// The public routes are rate-limited per source IP (LoginLimit, CallbackLimit,
+// ExchangeLimit: 30 per 5 minutes each, shared/ratelimit), counted before any
+// other store work; a refusal is 429 rate_limited with retryAfter.
+//
 // # Rows
 //
 //	provider          ORG#<oid> / SSOPROV#<id>             GSI1 SSOPROVREF#<id> / SSOPROV
+//	partner provider  PARTNER#<pid> / SSOPROV#<id>         GSI1 SSOPROVREF#<id> / SSOPROV
 //	client guard      SSOCLIENT#<sha256(issuer, clientId)> / SSOCLIENT        providerId
-//	active provider   ORG#<oid> / SSOACTIVE                (shared/sso/enforce)
+//	active provider   ORG#<oid> or PARTNER#<pid> / SSOACTIVE                  (shared/sso/enforce)
 //	login session     SSOLOGIN#<sha256(state)> / SSOLOGIN  ttl 1 h after its 10-minute expiry (so an expired one is told apart)
 //	exchange code     SSOCODE#<sha256(code)> / SSOCODE     ttl 2 minutes
-//	linked identity   SSOIDENT#<providerId> / SUB#<sha256(sub)>               userId; deleted with the provider
+//	linked identity   SSOIDENT#<providerId> / SUB#<sha256(issuer, sub)>       userId; deleted with the provider
 package sso
 
 import (
@@ -161,7 +199,7 @@ func (m Mapping) withDefaults() Mapping {
 type record struct {
 	store.Keys
 	ID               string   `dynamodbav:"id"`
-	OrgID            string   `dynamodbav:"orgId"`
+	OrgID            string   `dynamodbav:"orgId,omitempty"`
 	PartnerID        string   `dynamodbav:"partnerId,omitempty"`
 	Name             string   `dynamodbav:"name"`
 	Type             string   `dynamodbav:"type"`
@@ -180,12 +218,17 @@ type record struct {
 	CreatedAt        string   `dynamodbav:"createdAt"`
 	UpdatedAt        string   `dynamodbav:"updatedAt"`
 	Version          int      `dynamodbav:"version"`
+	// Ceiling is the permissions ("resource:action") the provider may sign in
+	// with: what every writer of its trust settings held (see the package doc).
+	Ceiling []string `dynamodbav:"ceiling"`
 }
 
-// Provider is a provider as the API shows it (SSOProvider).
+// Provider is a provider as the API shows it (SSOProvider): exactly one of
+// OrgID (an organization's provider) and PartnerID (a partner's own).
 type Provider struct {
 	ID               string   `json:"id"`
-	OrgID            string   `json:"orgId"`
+	OrgID            string   `json:"orgId,omitempty"`
+	PartnerID        string   `json:"partnerId,omitempty"`
 	Name             string   `json:"name"`
 	Type             string   `json:"type"`
 	Issuer           string   `json:"issuer"`
@@ -207,6 +250,9 @@ func (r *record) view() *Provider {
 		HasClientSecret: r.ClientSecret != "", Scopes: r.Scopes, AttributeMapping: r.Mapping.withDefaults(),
 		AutoProvision: r.AutoProvision, AllowedDomains: r.AllowedDomains, EnforceSSO: r.EnforceSSO, Status: r.Status,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.owner().isPartner() {
+		v.PartnerID = r.PartnerID
+	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
 	}

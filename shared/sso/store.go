@@ -19,9 +19,25 @@ func hash(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Key is a provider's key.
-func Key(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "SSOPROV#" + id, GSI1PK: "SSOPROVREF#" + id, GSI1SK: "SSOPROV"}
+// owner is the tenant a provider belongs to: an organization (OrgID set;
+// PartnerID is then the organization's partner) or a partner (OrgID "").
+type owner struct{ OrgID, PartnerID string }
+
+// pk is the owner's partition.
+func (o owner) pk() string {
+	if o.OrgID != "" {
+		return store.OrgPK(o.OrgID)
+	}
+	return store.PartnerPK(o.PartnerID)
+}
+
+func (o owner) isPartner() bool { return o.OrgID == "" }
+
+func (r *record) owner() owner { return owner{OrgID: r.OrgID, PartnerID: r.PartnerID} }
+
+// key is a provider's key.
+func key(o owner, id string) store.Keys {
+	return store.Keys{PK: o.pk(), SK: "SSOPROV#" + id, GSI1PK: "SSOPROVREF#" + id, GSI1SK: "SSOPROV"}
 }
 
 // normIssuer is the issuer as the pair guard compares it.
@@ -39,8 +55,11 @@ func codeKey(code string) store.KeyRef {
 	return store.KeyRef{PK: "SSOCODE#" + hash(code), SK: "SSOCODE"}
 }
 
-func identityKey(providerID, sub string) store.KeyRef {
-	return store.KeyRef{PK: "SSOIDENT#" + providerID, SK: "SUB#" + hash(sub)}
+// identityKey binds a link to the issuer that vouched for sub as well as to
+// the provider: a provider moved to another issuer (PATCH) does not inherit
+// the links of the old one, whatever subjects the new issuer names.
+func identityKey(providerID, issuer, sub string) store.KeyRef {
+	return store.KeyRef{PK: "SSOIDENT#" + providerID, SK: "SUB#" + hash(normIssuer(issuer)+"\n"+sub)}
 }
 
 // clientGuard reserves an (issuer, clientId) pair for a provider.
@@ -54,6 +73,7 @@ type loginSession struct {
 	store.Keys
 	ProviderID string `dynamodbav:"providerId"`
 	OrgID      string `dynamodbav:"orgId"`
+	PartnerID  string `dynamodbav:"partnerId,omitempty"`
 	Nonce      string `dynamodbav:"nonce"`    // sealed
 	Verifier   string `dynamodbav:"verifier"` // sealed
 	CreatedAt  string `dynamodbav:"createdAt"`
@@ -65,6 +85,7 @@ type exchangeCode struct {
 	store.Keys
 	UserID     string `dynamodbav:"userId"`
 	OrgID      string `dynamodbav:"orgId"`
+	PartnerID  string `dynamodbav:"partnerId,omitempty"`
 	ProviderID string `dynamodbav:"providerId"`
 	ExpiresAt  string `dynamodbav:"expiresAt"`
 }
@@ -79,10 +100,10 @@ type identity struct {
 	CreatedAt  string `dynamodbav:"createdAt"`
 }
 
-// Get reads provider id of organization orgID.
-func (s Store) Get(ctx context.Context, orgID, id string) (*record, error) {
+// Get reads provider id of tenant o.
+func (s Store) Get(ctx context.Context, o owner, id string) (*record, error) {
 	var r record
-	k := Key(orgID, id)
+	k := key(o, id)
 	if err := s.St.Get(ctx, k.PK, k.SK, &r); err != nil {
 		return nil, fmt.Errorf("get SSO provider %s: %w", id, err)
 	}
@@ -101,11 +122,11 @@ func (s Store) ByID(ctx context.Context, id string) (*record, error) {
 	return &rs[0], nil
 }
 
-// List reads the providers of organization orgID.
-func (s Store) List(ctx context.Context, orgID string) ([]record, error) {
+// List reads the providers of tenant o.
+func (s Store) List(ctx context.Context, o owner) ([]record, error) {
 	out := []record{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SSOPROV#"}, &out); err != nil {
-		return nil, fmt.Errorf("SSO providers of %s: %w", orgID, err)
+	if err := s.St.AllInto(ctx, store.Query{PK: o.pk(), SKPrefix: "SSOPROV#"}, &out); err != nil {
+		return nil, fmt.Errorf("SSO providers of %s: %w", o.pk(), err)
 	}
 	return out, nil
 }
@@ -119,19 +140,19 @@ func (s Store) Identities(ctx context.Context, providerID string) ([]identity, e
 	return out, nil
 }
 
-// Identity reads the account linked to sub at a provider.
-func (s Store) Identity(ctx context.Context, providerID, sub string) (*identity, error) {
+// Identity reads the account linked to sub of issuer at a provider.
+func (s Store) Identity(ctx context.Context, providerID, issuer, sub string) (*identity, error) {
 	var i identity
-	k := identityKey(providerID, sub)
+	k := identityKey(providerID, issuer, sub)
 	if err := s.St.Get(ctx, k.PK, k.SK, &i); err != nil {
 		return nil, fmt.Errorf("SSO identity: %w", err)
 	}
 	return &i, nil
 }
 
-// Active reads orgID's active provider row.
-func (s Store) Active(ctx context.Context, orgID string) (*enforce.Active, error) {
-	return enforce.Store{St: s.St}.Active(ctx, orgID)
+// Active reads tenant o's active provider row.
+func (s Store) Active(ctx context.Context, o owner) (*enforce.Active, error) {
+	return enforce.Store{St: s.St}.ActiveOf(ctx, o.pk())
 }
 
 // putNew creates a provider; its pair guard is the second write.
@@ -157,24 +178,27 @@ func newGuard(issuer, clientID, providerID string) *store.Write {
 	return store.PutNew(clientGuard{Keys: store.Keys{PK: k.PK, SK: k.SK}, ProviderID: providerID})
 }
 
-// activate writes r as its organization's active provider: only when none is
-// or r already is.
+// activate writes r as its tenant's active provider: only when none is or r
+// already is.
 func activate(r *record) *store.Write {
-	k := enforce.Key(r.OrgID)
+	k := enforce.KeyOf(r.owner().pk())
 	a := enforce.Active{Keys: store.Keys{PK: k.PK, SK: k.SK}, ProviderID: r.ID, OrgID: r.OrgID, Name: r.Name, Type: r.Type,
 		EnforceSSO: r.EnforceSSO}
+	if r.owner().isPartner() {
+		a.PartnerID, a.EnforceSSO = r.PartnerID, false
+	}
 	return store.Put(a).When(store.Absent().Or(store.Is("providerId", r.ID)))
 }
 
 // deactivate removes r's active row (only when it is r's).
 func deactivate(r *record) *store.Write {
-	k := enforce.Key(r.OrgID)
+	k := enforce.KeyOf(r.owner().pk())
 	return store.Delete(k.PK, k.SK).When(store.Is("providerId", r.ID))
 }
 
 // deleteProvider removes a provider row (compare-and-swap on version).
 func deleteProvider(r *record) *store.Write {
-	k := Key(r.OrgID, r.ID)
+	k := key(r.owner(), r.ID)
 	return store.Delete(k.PK, k.SK).When(store.Is("version", r.Version))
 }
 
@@ -184,6 +208,6 @@ func deleteIdentity(i *identity) *store.Write { return store.Delete(i.PK, i.SK) 
 // assertProvider holds a transaction to the provider still being active at
 // the version read.
 func assertProvider(r *record) *store.Write {
-	k := Key(r.OrgID, r.ID)
+	k := key(r.owner(), r.ID)
 	return store.Assert(k.PK, k.SK, store.Is("version", r.Version).And(store.Is("status", StatusActive)))
 }

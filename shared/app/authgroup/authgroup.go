@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app/signingroup"
+	"github.com/gale-rmm/gale/shared/tenant"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/deletiongroup"
@@ -52,5 +53,5 @@ func MFA(d *app.Deps) (*mfa.Service, error) {
 	}
 	return &mfa.Service{St: d.Store, Users: d.Users, SignIn: signingroup.SignIn(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
 		Clock: d.Clock, Box: box, CodeKey: secret.Derive(d.Cfg.EncryptionKey, "mfa-codes"), SMS: d.Notify,
-		Policy: app.NewMFAPolicy(d), Enable2FA: d.Cfg.Enable2FA}, nil
+		Policy: mfa.OrgPolicy{Users: d.Users, Orgs: tenant.Store{St: d.Store}}, Enable2FA: d.Cfg.Enable2FA}, nil
 }

@@ -8,8 +8,10 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/signingroup"
+	"github.com/gale-rmm/gale/shared/mfa"
 	"github.com/gale-rmm/gale/shared/passkey"
 	"github.com/gale-rmm/gale/shared/ratelimit"
+	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // AuthPasskeys builds the passkey routes.
@@ -31,6 +33,6 @@ func Passkeys(d *app.Deps) (*passkey.Service, error) {
 		return nil, err
 	}
 	return &passkey.Service{Store: passkey.Store{St: d.Store}, Users: d.Users, SignIn: signingroup.SignIn(d),
-		Policy: app.NewMFAPolicy(d), Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
+		Policy: mfa.OrgPolicy{Users: d.Users, Orgs: tenant.Store{St: d.Store}}, Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock},
 		Clock: d.Clock, RP: rp}, nil
 }

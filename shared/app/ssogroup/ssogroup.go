@@ -15,6 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/outbound"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/secret"
 	"github.com/gale-rmm/gale/shared/sso"
 	"github.com/gale-rmm/gale/shared/store"
@@ -52,7 +53,8 @@ func Service(d *app.Deps) (*sso.Service, error) {
 		return nil, err
 	}
 	return &sso.Service{St: sso.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Roles: d.Roles,
-		Accounts: Accounts{Store: d.Users, Clock: d.Clock}, SignIn: signingroup.SignIn(d), Clock: d.Clock, Box: b, Guard: g, HTTP: client,
+		Accounts: Accounts{Store: d.Users, Clock: d.Clock}, SignIn: signingroup.SignIn(d),
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Box: b, Guard: g, HTTP: client,
 		AppURL: d.Cfg.AppURL, APIURL: d.Cfg.APIURL}, nil
 }
 

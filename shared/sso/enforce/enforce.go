@@ -15,32 +15,45 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// Active is an organization's active provider: at most one per organization.
+// Active is a tenant's active provider: at most one per organization and one
+// per partner (a partner's own provider, PARTNER#<id> / SSOACTIVE, with OrgID
+// ""; it never enforces SSO).
 type Active struct {
 	store.Keys
 	ProviderID string `dynamodbav:"providerId"`
 	OrgID      string `dynamodbav:"orgId"`
+	PartnerID  string `dynamodbav:"partnerId,omitempty"`
 	Name       string `dynamodbav:"name"`
 	Type       string `dynamodbav:"type"`
 	EnforceSSO bool   `dynamodbav:"enforceSso"`
 }
 
 // Key is the key of orgID's active-provider row.
-func Key(orgID string) store.KeyRef { return store.KeyRef{PK: store.OrgPK(orgID), SK: "SSOACTIVE"} }
+func Key(orgID string) store.KeyRef { return KeyOf(store.OrgPK(orgID)) }
+
+// KeyOf is the key of the active-provider row of the tenant whose partition
+// is pk (ORG#<id> or PARTNER#<id>).
+func KeyOf(pk string) store.KeyRef { return store.KeyRef{PK: pk, SK: "SSOACTIVE"} }
 
 // Store reads the row.
 type Store struct{ St *store.Store }
 
 // Active returns orgID's active provider, or nil when it has none.
 func (s Store) Active(ctx context.Context, orgID string) (*Active, error) {
+	return s.ActiveOf(ctx, store.OrgPK(orgID))
+}
+
+// ActiveOf returns the active provider of the tenant whose partition is pk,
+// or nil when it has none.
+func (s Store) ActiveOf(ctx context.Context, pk string) (*Active, error) {
 	var a Active
-	k := Key(orgID)
+	k := KeyOf(pk)
 	err := s.St.Get(ctx, k.PK, k.SK, &a)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("active SSO provider of %s: %w", orgID, err)
+		return nil, fmt.Errorf("active SSO provider of %s: %w", pk, err)
 	}
 	return &a, nil
 }
