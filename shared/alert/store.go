@@ -14,26 +14,16 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
+// rows is the organization-owned row repository of alerts (store.OrgRows).
+func (s Store) rows() store.OrgRows[Alert] { return store.OrgRows[Alert]{St: s.St, Kind: "ALERT"} }
+
 // Get reads alert id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Alert, error) {
-	var a Alert
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "ALERT#"+id, &a); err != nil {
-		return nil, fmt.Errorf("get alert %s: %w", id, err)
-	}
-	return &a, nil
+	return s.rows().Get(ctx, orgID, id)
 }
 
 // ByID finds alert id of whatever organization (GSI1).
-func (s Store) ByID(ctx context.Context, id string) (*Alert, error) {
-	var out []Alert
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "ALERTREF#" + id, SKPrefix: "ALERT"}, &out); err != nil {
-		return nil, fmt.Errorf("alert %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("alert %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
-}
+func (s Store) ByID(ctx context.Context, id string) (*Alert, error) { return s.rows().ByID(ctx, id) }
 
 // OrgAlerts lists the alerts of organization orgID.
 func (s Store) OrgAlerts(ctx context.Context, orgID string) ([]Alert, error) {

@@ -111,8 +111,11 @@ func TokenKeys(cfg config.Config) (*session.KeyRing, error) {
 
 // Router returns a router that authenticates with d.Auth and, in tests, fails a
 // route that succeeded without an authorization decision.
-func (d *Deps) Router() *httpapi.Router {
-	rt := httpapi.NewRouter(d.Auth, authz.Tracker{})
+func (d *Deps) Router() *httpapi.Router { return d.RouterWith(d.Auth) }
+
+// RouterWith is Router authenticating with a instead of d.Auth.
+func (d *Deps) RouterWith(a httpapi.Authenticator) *httpapi.Router {
+	rt := httpapi.NewRouter(a, authz.Tracker{})
 	rt.Strict = d.Strict
 	return rt
 }
@@ -136,7 +139,8 @@ type Builder func(d *Deps) (http.Handler, error)
 // Edge wraps a group router with the edge middleware (request ids, call
 // counting, recovery, access log, and the request's deadline).
 func (d *Deps) Edge(h http.Handler) http.Handler {
-	return httpapi.Edge(httpapi.CORS(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Cfg.CORSOrigins), d.Log)
+	return httpapi.EdgeCounting(httpapi.CORS(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Cfg.CORSOrigins), d.Log,
+		store.CallCounter{})
 }
 
 // NotBuilt answers every route of a group whose feature is not built yet with

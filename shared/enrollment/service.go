@@ -2,7 +2,6 @@ package enrollment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,39 +38,18 @@ type Service struct {
 
 // CreateInput is the create body.
 type CreateInput struct {
-	OrgID     string     `json:"orgId"`
-	SiteID    *string    `json:"siteId"`
-	Name      *string    `json:"name"`
-	MaxUsage  UsageLimit `json:"maxUsage"`
-	ExpiresAt *string    `json:"expiresAt"`
-}
-
-// UsageLimit is rotate's maxUsage: omitted (Set false), null (unlimited) or a number.
-type UsageLimit struct {
-	Set   bool
-	Value *int
-}
-
-// UnmarshalJSON records that the field was present (null or an integer).
-func (n *UsageLimit) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(b) == "null" {
-		n.Value = nil
-		return nil
-	}
-	var v int
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fault.Invalid("maxUsage", "must be an integer or null")
-	}
-	n.Value = &v
-	return nil
+	OrgID     string         `json:"orgId"`
+	SiteID    *string        `json:"siteId"`
+	Name      *string        `json:"name"`
+	MaxUsage  valid.Opt[int] `json:"maxUsage"`
+	ExpiresAt *string        `json:"expiresAt"`
 }
 
 // RotateInput is the rotate body: every field optional; maxUsage null means
 // unlimited, an omitted field keeps its value.
 type RotateInput struct {
-	MaxUsage  UsageLimit `json:"maxUsage"`
-	ExpiresAt *string    `json:"expiresAt"`
+	MaxUsage  valid.Opt[int] `json:"maxUsage"`
+	ExpiresAt *string        `json:"expiresAt"`
 }
 
 // ListFilter is the list query.
@@ -144,6 +122,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	}
 	maxUsage := DefaultUsage
 	switch {
+	case in.MaxUsage.Bad:
+		f.Add("maxUsage", "must be an integer or null")
 	case in.MaxUsage.Set && in.MaxUsage.Value == nil:
 		f.Add("maxUsage", "may be null (unlimited) only on rotation")
 	case in.MaxUsage.Set:
@@ -220,7 +200,10 @@ func (s *Service) Rotate(ctx context.Context, id string, in RotateInput) (*Issue
 	}
 	now := s.Clock.Now()
 	f := fault.Fields{}
-	if in.MaxUsage.Value != nil {
+	switch {
+	case in.MaxUsage.Bad:
+		f.Add("maxUsage", "must be an integer or null")
+	case in.MaxUsage.Value != nil:
 		valid.Range(f, "maxUsage", *in.MaxUsage.Value, MinUsage, MaxUsage)
 	}
 	var expires time.Time

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -76,19 +78,20 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteJSON(w, Status(fe.Kind), body)
 }
 
-// throttleCodes are the AWS error codes of a throttled call.
-var throttleCodes = map[string]bool{
-	"ThrottlingException": true, "Throttling": true, "ThrottledException": true,
-	"ProvisionedThroughputExceededException": true, "RequestLimitExceeded": true,
-	"RequestThrottled": true, "RequestThrottledException": true, "TooManyRequestsException": true,
-	"SlowDown":           true,
-	"ServiceUnavailable": true, "ServiceUnavailableException": true, "InternalServerError": true,
-	"InternalFailure": true, "InternalError": true,
-	// A table, queue or secret that is not there (an emulator that lost its
-	// state, a stack half deployed) is an outage to wait out, not a bug: 503.
+// absentCodes are the AWS error codes of a table, queue or secret that is not
+// there (an emulator that lost its state, a stack half deployed): an outage to
+// wait out, not a bug, so 503. Throttling and retryable failures are the SDK's
+// own checks (aws/retry), not a list of ours.
+var absentCodes = map[string]bool{
 	"ResourceNotFoundException": true, "TableNotFoundException": true,
 	"AWS.SimpleQueueService.NonExistentQueue": true, "QueueDoesNotExist": true,
 }
+
+// sdkThrottle and sdkRetryable are the SDK retryer's checks.
+var (
+	sdkThrottle  = retry.IsErrorThrottles(retry.DefaultThrottles)
+	sdkRetryable = retry.IsErrorRetryables(retry.DefaultRetryables)
+)
 
 // DependencyFailed reports whether err is a dependency's failure rather than a
 // bug of ours: the request's deadline passed, a connection was refused, reset
@@ -119,13 +122,16 @@ func DependencyFailed(err error) bool {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		code := api.ErrorCode()
-		if throttleCodes[code] || api.ErrorFault() == smithy.FaultServer {
+		if absentCodes[code] || api.ErrorFault() == smithy.FaultServer {
 			return true
 		}
 		if code == "TransactionCanceledException" {
 			msg := api.ErrorMessage()
 			return strings.Contains(msg, "ThrottlingError") || strings.Contains(msg, "ProvisionedThroughputExceeded")
 		}
+	}
+	if sdkThrottle.IsErrorThrottle(err) == aws.TrueTernary || sdkRetryable.IsErrorRetryable(err) == aws.TrueTernary {
+		return true
 	}
 	var status interface{ HTTPStatusCode() int }
 	if errors.As(err, &status) && status.HTTPStatusCode() >= 500 {

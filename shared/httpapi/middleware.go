@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gale-rmm/gale/shared/store"
 )
 
 type ctxKey int
@@ -70,9 +68,21 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Edge wraps a group's handler with request ids, DynamoDB call counting, panic
-// recovery and a JSON access log. It is applied once per function.
-func Edge(next http.Handler, log *slog.Logger) http.Handler {
+// CallCounter counts the DynamoDB calls made with a request's context, the
+// figure of its access-log line (store.CallCounter satisfies it).
+type CallCounter interface {
+	// Count returns ctx carrying a counter (the one it carries already, if
+	// any) and a reading of that counter.
+	Count(ctx context.Context) (context.Context, func() int)
+}
+
+// Edge wraps a group's handler with request ids, panic recovery and a JSON
+// access log. It is applied once per function; EdgeCounting also counts calls.
+func Edge(next http.Handler, log *slog.Logger) http.Handler { return EdgeCounting(next, log, nil) }
+
+// EdgeCounting is Edge whose access log reports the DynamoDB calls counted by
+// calls (nil: none counted).
+func EdgeCounting(next http.Handler, log *slog.Logger, calls CallCounter) http.Handler {
 	return edge{inner: next, HandlerFunc: func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &state{requestID: r.Header.Get("X-Request-Id")}
@@ -80,9 +90,9 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 			st.requestID = newRequestID()
 		}
 		ctx := context.WithValue(r.Context(), stateKey, st)
-		calls := store.CallsFrom(ctx)
-		if calls == nil {
-			ctx, calls = store.WithCalls(ctx)
+		dbCalls := func() int { return 0 }
+		if calls != nil {
+			ctx, dbCalls = calls.Count(ctx)
 		}
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", st.requestID)
@@ -101,7 +111,7 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler {
 			log.InfoContext(ctx, "request",
 				"method", r.Method, "path", r.URL.Path,
 				"status", sw.status, "durationMs", time.Since(start).Milliseconds(),
-				"dbCalls", calls.N(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
+				"dbCalls", dbCalls(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
 		}()
 		next.ServeHTTP(sw, r)
 	}}

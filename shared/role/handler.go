@@ -1,12 +1,12 @@
 package role
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/valid"
 )
 
 // Handler serves the roles group: /roles and /permissions. Every route needs a
@@ -96,25 +96,7 @@ type updateBody struct {
 	Name         *string             `json:"name"`
 	Description  *string             `json:"description"`
 	Permissions  *[]authz.Permission `json:"permissions"`
-	ParentRoleID optionalID          `json:"parentRoleId"`
-}
-
-// optionalID tells an absent field from null.
-type optionalID struct {
-	set bool
-	id  string
-}
-
-// UnmarshalJSON records that the field was sent; null reads as "".
-func (o *optionalID) UnmarshalJSON(b []byte) error {
-	o.set = true
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &o.id); err != nil {
-		return fault.Invalid("parentRoleId", "must be a UUID or null")
-	}
-	return nil
+	ParentRoleID valid.Opt[string]   `json:"parentRoleId"`
 }
 
 // cloneBody is the body of POST /roles/:id/clone.
@@ -198,8 +180,11 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := UpdateInput{Name: b.Name, Description: b.Description, Permissions: b.Permissions}
-	if b.ParentRoleID.set {
-		in.ParentRoleID = &b.ParentRoleID.id
+	switch {
+	case b.ParentRoleID.Bad:
+		return fault.Invalid("parentRoleId", "must be a UUID or null")
+	case b.ParentRoleID.Set:
+		in.ParentRoleID = new(b.ParentRoleID.OrZero())
 	}
 	v, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
 	if err != nil {

@@ -10,26 +10,16 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
+// rows is the organization-owned row repository of scripts (store.OrgRows).
+func (s Store) rows() store.OrgRows[Script] { return store.OrgRows[Script]{St: s.St, Kind: "SCRIPT"} }
+
 // Get reads script id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Script, error) {
-	var sc Script
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "SCRIPT#"+id, &sc); err != nil {
-		return nil, fmt.Errorf("get script %s: %w", id, err)
-	}
-	return &sc, nil
+	return s.rows().Get(ctx, orgID, id)
 }
 
 // ByID finds script id of whatever organization (GSI1).
-func (s Store) ByID(ctx context.Context, id string) (*Script, error) {
-	var out []Script
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SCRIPTREF#" + id, SKPrefix: "SCRIPT"}, &out); err != nil {
-		return nil, fmt.Errorf("script %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("script %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
-}
+func (s Store) ByID(ctx context.Context, id string) (*Script, error) { return s.rows().ByID(ctx, id) }
 
 // OrgScripts lists the scripts of organization orgID.
 func (s Store) OrgScripts(ctx context.Context, orgID string) ([]Script, error) {

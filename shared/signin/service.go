@@ -84,7 +84,6 @@ import (
 	"github.com/gale-rmm/gale/shared/passhash"
 
 	"github.com/gale-rmm/gale/shared/audit"
-	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/event"
@@ -106,7 +105,6 @@ type Service struct {
 	St        *store.Store
 	Users     user.Store
 	Sessions  *session.Manager
-	Auth      *auth.Authenticator
 	Events    *event.Publisher
 	Limits    ratelimit.Limiter
 	Clock     clock.Clock

@@ -53,6 +53,19 @@ func CountCalls(stack *middleware.Stack) error {
 		}), middleware.Before)
 }
 
+// CallCounter is the edge's call counter (it satisfies httpapi.CallCounter):
+// the counter a context carries already, or a new one.
+type CallCounter struct{}
+
+// Count returns ctx with a counter and its reading.
+func (CallCounter) Count(ctx context.Context) (context.Context, func() int) {
+	c := CallsFrom(ctx)
+	if c == nil {
+		ctx, c = WithCalls(ctx)
+	}
+	return ctx, c.N
+}
+
 // itemsRead is the number of items an operation's output says it read.
 func itemsRead(res any) int {
 	switch r := res.(type) {

@@ -13,8 +13,11 @@
 // # Access patterns
 //
 // Each domain package documents its own rows in its package doc; this is the
-// index. Tenant partitions are ORG#<id> and PARTNER#<id>; user-owned rows live in
-// the user's partition USER#<id>.
+// index. Tenant partitions are ORG#<id> and PARTNER#<id>, built only by OrgPK,
+// PartnerPK and TenantPK (tenant.go; a test refuses the prefixes spelled outside
+// this package and shared/tenant); OrgRows is the one repository of rows an
+// organization owns and that are also found by id. User-owned rows live in the
+// user's partition USER#<id>.
 //
 //	entity              PK / SK                                  GSI1PK / GSI1SK                    GSI2PK / GSI2SK          owner
 //	partner             PARTNER#<id> / PARTNER                   -                                  PARTNERS / <id>          tenant

@@ -3,7 +3,6 @@ package tenant
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -793,26 +792,8 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 // GroupPatch is the body of PATCH /device-groups/:id: absent fields are
 // unchanged; siteId null or "" detaches the group from its site.
 type GroupPatch struct {
-	Name   *string    `json:"name"`
-	SiteID OptionalID `json:"siteId"`
-}
-
-// OptionalID is a JSON id field that tells absent (Set false) from null ("").
-type OptionalID struct {
-	Set bool
-	ID  string
-}
-
-// UnmarshalJSON records that the field was sent; null reads as "".
-func (o *OptionalID) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &o.ID); err != nil {
-		return fault.Invalid("siteId", "must be a UUID or null")
-	}
-	return nil
+	Name   *string           `json:"name"`
+	SiteID valid.Opt[string] `json:"siteId"`
 }
 
 // ErrGroupChanged is a lost compare-and-swap on a device group's site.
@@ -836,38 +817,21 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 	if err := valid.PathID("id", id); err != nil {
 		return nil, err
 	}
-	if in.Name == nil && !in.SiteID.Set {
-		return nil, ErrNoUpdates
-	}
-	f := fault.Fields{}
-	if in.Name != nil {
-		*in.Name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", *in.Name, 255)
-	}
-	if in.SiteID.Set && in.SiteID.ID != "" {
-		valid.UUID(f, "siteId", in.SiteID.ID)
-	}
-	if err := f.Err(); err != nil {
+	siteID, err := checkGroupPatch(p, &in)
+	if err != nil {
 		return nil, err
-	}
-	if in.SiteID.Set && in.SiteID.ID == "" && p.SiteRestricted() {
-		return nil, ErrSiteRequired
-	}
-	if in.SiteID.ID != "" && !p.CanAccessSite(in.SiteID.ID) {
-		return nil, ErrSiteNotFound
 	}
 	g, err := s.group(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	owner, _ := ownerOf(p, g.OrgID)
 	oldSite := ""
 	if g.SiteID != nil {
 		oldSite = *g.SiteID
 	}
 	newSite := oldSite
 	if in.SiteID.Set {
-		newSite = in.SiteID.ID
+		newSite = siteID
 	}
 	changes := map[string]any{}
 	next := *g
@@ -882,6 +846,49 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 			next.SiteID = &newSite
 		}
 	}
+	if err := s.writeGroup(ctx, p, g, &next, oldSite, newSite, changes); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// checkGroupPatch validates a device-group PATCH body (trimming its name) and
+// the caller's site restriction against it, and returns the site it names ("":
+// none, or out of any site).
+func checkGroupPatch(p *authz.Principal, in *GroupPatch) (string, error) {
+	if in.Name == nil && !in.SiteID.Set {
+		return "", ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	siteID := ""
+	switch {
+	case in.SiteID.Bad:
+		f.Add("siteId", "must be a UUID or null")
+	case in.SiteID.Value != nil && *in.SiteID.Value != "":
+		siteID = *in.SiteID.Value
+		valid.UUID(f, "siteId", siteID)
+	}
+	if err := f.Err(); err != nil {
+		return "", err
+	}
+	if in.SiteID.Set && siteID == "" && p.SiteRestricted() {
+		return "", ErrSiteRequired
+	}
+	if siteID != "" && !p.CanAccessSite(siteID) {
+		return "", ErrSiteNotFound
+	}
+	return siteID, nil
+}
+
+// writeGroup commits group g's change to next (from site oldSite to newSite)
+// with its audit record, the organization's ownership check and both sites'
+// group counts, mapping a lost condition to the request's answer.
+func (s *Service) writeGroup(ctx context.Context, p *authz.Principal, g, next *DeviceGroup, oldSite, newSite string, changes map[string]any) error {
+	owner, _ := ownerOf(p, g.OrgID)
 	tx := &store.Tx{}
 	upd := tx.Include(updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite))
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
@@ -898,21 +905,21 @@ func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*D
 			tx.Add(CountSite(g.OrgID, oldSite, CountGroups, -1))
 		}
 	}
-	if err := s.St.Commit(ctx, tx); err != nil {
-		switch {
-		case orgCheck != nil && failedOn(err, orgCheck):
-			return nil, ErrGroupNotFound
-		case newCount != nil && failedOn(err, newCount) && !failedOn(err, upd):
-			return nil, ErrSiteNotFound // a site of another organization, or gone
-		case !failedOn(err, upd):
-			return nil, fmt.Errorf("update device group %s: %w", id, err)
-		}
-		if _, rerr := s.St.Group(ctx, g.OrgID, g.ID); isNotFound(rerr) {
-			return nil, ErrGroupNotFound
-		}
-		return nil, ErrGroupChanged
+	err := s.St.Commit(ctx, tx)
+	switch {
+	case err == nil:
+		return nil
+	case orgCheck != nil && failedOn(err, orgCheck):
+		return ErrGroupNotFound
+	case newCount != nil && failedOn(err, newCount) && !failedOn(err, upd):
+		return ErrSiteNotFound // a site of another organization, or gone
+	case !failedOn(err, upd):
+		return fmt.Errorf("update device group %s: %w", g.ID, err)
 	}
-	return &next, nil
+	if _, rerr := s.St.Group(ctx, g.OrgID, g.ID); isNotFound(rerr) {
+		return ErrGroupNotFound
+	}
+	return ErrGroupChanged
 }
 
 // DeleteGroup deletes a device group with no devices and uncounts it.

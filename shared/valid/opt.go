@@ -32,6 +32,16 @@ func (o *Opt[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// OrZero is the value sent, or T's zero value when the field was null or
+// absent: for a field where null and the zero value mean the same ("" removes).
+func (o Opt[T]) OrZero() T {
+	var zero T
+	if o.Value == nil {
+		return zero
+	}
+	return *o.Value
+}
+
 // Required adds "is required" at path when v is absent, and returns v
 // trimmed.
 func Required(f fault.Fields, path string, v *string) string {

@@ -13,12 +13,14 @@ import (
 	"github.com/gale-rmm/gale/shared/ratelimit"
 )
 
-// Agents builds the agents group (/agents) and plugs the agent-token check into
-// the process's authenticator.
+// Agents builds the agents group (/agents); its router authenticates with a
+// copy of the process's authenticator that also checks agent tokens (the
+// shared one is left as it is).
 func Agents(d *app.Deps) (http.Handler, error) {
 	svc := Service(d)
-	d.Auth.Agents = svc
-	rt := d.Router()
+	a := *d.Auth
+	a.Agents = svc
+	rt := d.RouterWith(&a)
 	(&agent.Handler{Svc: svc}).Routes(rt)
 	ps := pamgroup.Service(d)
 	svc.PAM = ps.UACEnabled

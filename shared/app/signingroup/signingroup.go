@@ -24,7 +24,7 @@ import (
 
 // SignIn builds the sign-in service (used by the auth and auth-passkeys groups).
 func SignIn(d *app.Deps) *signin.Service {
-	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Auth: d.Auth, Events: d.Events,
+	return &signin.Service{St: d.Store, Users: d.Users, Sessions: d.Sessions, Events: d.Events,
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Enable2FA: d.Cfg.Enable2FA,
 		Queue: d.Notify, Mail: d.Notify, AppURL: d.Cfg.AppURL, EnableRegistration: d.Cfg.EnableRegistration,
 		SSO: enforce.Store{St: d.Store}}
