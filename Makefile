@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -57,6 +57,12 @@ test-go:
 	 fi; \
 	 GALE_AWS_LOG_RETRIES=1 $(GO) test -p 2 -count=1 -timeout 15m ./...
 	@$(MAKE) --no-print-directory test-faults
+	@$(MAKE) --no-print-directory test-timing
+
+# Wall-clock measurements, each alone with an emulator of its own (testenv
+# starts one): the local webhook retry schedule against its policy.
+test-timing:
+	GALE_TIMING_TEST=1 $(GO) test -count=1 -timeout 5m -run '^TestWebhookRetryScheduleThroughLocalPollers$$' ./infra/local/
 
 # The store and the handler tests of users, API keys, enrollment, agents and
 # webhooks again, against an emulator that loses the answer of 5% of applied

@@ -31,7 +31,8 @@ import (
 type sentQueue struct {
 	inner webhook.Queue
 	mu    sync.Mutex
-	sent  map[int]time.Time // by the job's attempt
+	sent  map[int]time.Time // by the job's attempt: when Send was called
+	acked map[int]time.Time // when SQS had taken it (its delay runs from here)
 	delay map[int]int32
 }
 
@@ -45,7 +46,17 @@ func (q *sentQueue) Send(ctx context.Context, url string, msgs ...webhook.Messag
 		}
 	}
 	q.mu.Unlock()
-	return q.inner.Send(ctx, url, msgs...)
+	err := q.inner.Send(ctx, url, msgs...)
+	done := time.Now()
+	q.mu.Lock()
+	for _, m := range msgs {
+		var j webhook.Job
+		if json.Unmarshal([]byte(m.Body), &j) == nil && j.DeliveryID != "" {
+			q.acked[j.Attempt] = done
+		}
+	}
+	q.mu.Unlock()
+	return err
 }
 
 // Issue 19 finding 7: retries due after 1 s ran after a median of 94 s
@@ -62,7 +73,14 @@ func (q *sentQueue) Send(ctx context.Context, url string, msgs ...webhook.Messag
 //   - no attempt reaches the receiver earlier than the policy allows after
 //     the previous one (the gaps, including the worker's own DynamoDB and HTTP
 //     work, are logged).
+//
+// It measures wall time, so it runs only alone, with an emulator of its own
+// (make test-timing, GALE_TIMING_TEST=1): beside another package's load on a
+// shared emulator, one SQS call can take longer than the second it checks.
 func TestWebhookRetryScheduleThroughLocalPollers(t *testing.T) {
+	if os.Getenv("GALE_TIMING_TEST") == "" {
+		t.Skip("a wall-clock measurement: make test-timing runs it alone")
+	}
 	var mu sync.Mutex
 	var arrivals []time.Time
 	rc := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +120,7 @@ func TestWebhookRetryScheduleThroughLocalPollers(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker.Clock = clock.System{} // as in make run: the schedule is real time
-	q := &sentQueue{inner: worker.Queue, sent: map[int]time.Time{}, delay: map[int]int32{}}
+	q := &sentQueue{inner: worker.Queue, sent: map[int]time.Time{}, acked: map[int]time.Time{}, delay: map[int]int32{}}
 	worker.Queue = q
 	var handedMu sync.Mutex
 	handed := map[int]time.Time{} // when a poller handed the job of each attempt to the worker
@@ -164,16 +182,19 @@ func TestWebhookRetryScheduleThroughLocalPollers(t *testing.T) {
 		if got := time.Duration(q.delay[attempt]) * time.Second; got != want {
 			t.Errorf("retry %d: DelaySeconds %v, want the policy's %v", attempt, got, want)
 		}
-		sent, got := q.sent[attempt], handed[attempt]
-		if sent.IsZero() || got.IsZero() {
-			t.Fatalf("retry %d: sent %v, handed to the worker %v", attempt, sent, got)
+		sent, acked, got := q.sent[attempt], q.acked[attempt], handed[attempt]
+		if sent.IsZero() || acked.IsZero() || got.IsZero() {
+			t.Fatalf("retry %d: sent %v, taken %v, handed to the worker %v", attempt, sent, acked, got)
 		}
 		wait := got.Sub(sent)
 		gap := arrivals[attempt].Sub(arrivals[attempt-1])
 		t.Logf("retry %d: policy %v; queued to handed over %v; attempt to attempt at the receiver %v",
 			attempt, want, wait.Round(time.Millisecond), gap.Round(time.Millisecond))
-		if wait < want || wait > want+time.Second {
-			t.Errorf("retry %d was handed to the worker %v after it was queued, want within [%v, %v]", attempt, wait, want, want+time.Second)
+		// Never before its delay from the call; at most 1 s after the delay
+		// from when SQS had taken it.
+		if wait < want || got.Sub(acked) > want+time.Second {
+			t.Errorf("retry %d was handed to the worker %v after Send was called, %v after SQS took it, want within [%v, %v]",
+				attempt, wait, got.Sub(acked), want, want+time.Second)
 		}
 		if gap < want {
 			t.Errorf("retry %d reached the receiver %v after the previous attempt, earlier than the policy's %v", attempt, gap, want)
