@@ -52,7 +52,7 @@ func BenchmarkIngest(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		env.Clock.Advance(time.Second) // steady state: an idle ingest bucket
-		res := fixture.Do(b, api, req)
+		res := fixture.Serve(b, api, req)
 		if res.Status != http.StatusCreated {
 			b.Fatalf("ingest %d: %s", res.Status, res.Body)
 		}
@@ -99,7 +99,7 @@ func BenchmarkPreviewTenThousand(b *testing.B) {
 	self0, emu0, _ := cpuUsed()
 	b.ResetTimer()
 	for range b.N {
-		res := fixture.Expect(b, fixture.Do(b, api, req), http.StatusOK)
+		res := fixture.Expect(b, fixture.Serve(b, api, req), http.StatusOK)
 		last = res.JSON(b)
 		calls += res.DBCalls
 	}
