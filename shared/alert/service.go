@@ -121,7 +121,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	default:
 		return s.listAll(ctx, p, f, keep)
 	}
-	pg, as, err := s.St.Page(ctx, store.Window{Query: q, Offset: offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	pg, as, err := s.St.Page(ctx, store.Window{Query: q, Offset: store.Offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -143,14 +143,6 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	return out, nil
 }
 
-// offset is the number of rows before page (of limit rows), saturating.
-func offset(page, limit int) int {
-	if page-1 > store.MaxOffset/limit {
-		return store.MaxOffset
-	}
-	return (page - 1) * limit
-}
-
 // listAll is the list of a system caller without orgId: every organization's
 // alerts, sorted and sliced in memory (no index spans every partner).
 func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Alert) bool) (*ListPage, error) {
@@ -169,7 +161,7 @@ func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter,
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 	pg := &ListPage{Alerts: []Alert{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
-	if start := offset(f.Page, f.Limit); start < len(out) {
+	if start := store.Offset(f.Page, f.Limit); start < len(out) {
 		pg.Alerts = out[start:min(start+f.Limit, len(out))]
 	}
 	return pg, nil

@@ -141,7 +141,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	default:
 		return &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit}, nil
 	}
-	pg, devs, err := s.St.Page(ctx, store.Window{Query: q, Offset: offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	pg, devs, err := s.St.Page(ctx, store.Window{Query: q, Offset: store.Offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -157,14 +157,6 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// offset is the number of rows before page (of limit rows), saturating.
-func offset(page, limit int) int {
-	if page-1 > store.MaxOffset/limit {
-		return store.MaxOffset
-	}
-	return (page - 1) * limit
 }
 
 // listAll is the list of a system caller without orgId: every organization's
@@ -188,7 +180,7 @@ func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter,
 		return strings.Compare(a.ID, b.ID)
 	})
 	pg := &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
-	if start := offset(f.Page, f.Limit); start < len(out) {
+	if start := store.Offset(f.Page, f.Limit); start < len(out) {
 		pg.Devices = out[start:min(start+f.Limit, len(out))]
 	}
 	return pg, nil

@@ -45,6 +45,15 @@ type WindowPage struct {
 // past the end of any list and answers an empty page.
 const MaxOffset = 1 << 30
 
+// Offset is the number of rows before page (of limit rows), saturating at
+// MaxOffset.
+func Offset(page, limit int) int {
+	if page-1 > MaxOffset/limit {
+		return MaxOffset
+	}
+	return (page - 1) * limit
+}
+
 // Window reads page w (see Window).
 func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 	if w.Query.Index == "" || w.Limit < 1 {
