@@ -202,11 +202,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 	if !in.Verdict.Set {
 		f.Add("verdict", "is required")
 	}
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -405,11 +401,7 @@ func (in *SignerGroupInput) apply(f fault.Fields, g *SignerGroup) {
 // (policy.NormalizeSigners), adding its errors to f.
 func NormalizeSigners(f fault.Fields, in []string) []string {
 	out, fe := policy.NormalizeSigners(in)
-	for path, msgs := range fe {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
+	f.Merge("", fe)
 	return out
 }
 
@@ -459,11 +451,7 @@ func (s *Service) CreateSignerGroup(ctx context.Context, in SignerGroupInput) (*
 	f := fault.Fields{}
 	g := &SignerGroup{Signers: []string{}}
 	in.apply(f, g)
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -551,13 +539,20 @@ type ConfigReply struct {
 	Config  *Config `json:"config"`
 }
 
-// configOrg picks the organization of a config read or write: the caller's
-// own, or orgID (required for partner and system callers).
-func (s *Service) configOrg(ctx context.Context, p *authz.Principal, orgID string) (*tenant.Organization, error) {
-	f := fault.Fields{}
+// createOrg is the organization of a create (or of a config read or write)
+// once the body's fields are checked into f: the caller's own, or orgID
+// (required for partner and system callers; tenant.CreateOrg), answered with
+// f's errors first, then those checks add, then the organization within
+// the caller's reach.
+func (s *Service) createOrg(ctx context.Context, p *authz.Principal, f fault.Fields, orgID string, checks ...func(fault.Fields)) (*tenant.Organization, error) {
 	id := tenant.CreateOrg(f, p, orgID)
 	if err := f.Err(); err != nil {
 		return nil, err
+	}
+	for _, check := range checks {
+		if check(f); f.Err() != nil {
+			return nil, f.Err()
+		}
 	}
 	return s.Orgs.Reach(ctx, p, id)
 }
@@ -568,7 +563,7 @@ func (s *Service) Config(ctx context.Context, orgID string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.configOrg(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, fault.Fields{}, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -589,7 +584,7 @@ func (s *Service) PutConfig(ctx context.Context, in ConfigInput) (*Config, error
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := s.configOrg(ctx, p, in.OrgID)
+	o, err := s.createOrg(ctx, p, fault.Fields{}, in.OrgID)
 	if err != nil {
 		return nil, err
 	}

@@ -64,11 +64,7 @@ func (in *SoftwarePolicyInput) apply(f fault.Fields, p *SoftwarePolicy) {
 }
 
 func validatePolicy(f fault.Fields, p *SoftwarePolicy) {
-	for path, msgs := range policy.ValidatePolicy(toPolicySoftware(p)) {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
+	f.Merge("", policy.ValidatePolicy(toPolicySoftware(p)))
 }
 
 // SoftwarePolicyList is the list answer.
@@ -111,15 +107,7 @@ func (s *Service) CreateSoftwarePolicy(ctx context.Context, in SoftwarePolicyInp
 	if !in.Mode.Set {
 		f.Add("mode", "is required")
 	}
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	validatePolicy(f, sp)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID, func(f fault.Fields) { validatePolicy(f, sp) })
 	if err != nil {
 		return nil, err
 	}
