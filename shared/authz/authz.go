@@ -187,6 +187,21 @@ func Authenticated(ctx context.Context) (*Principal, error) {
 	return p, nil
 }
 
+// SignedIn is the caller of an own-account route: any authenticated caller
+// (Authenticated: no permission needed, the route acts on the caller's own
+// account), which must be a user session (UserSession: API keys and agents
+// are refused).
+func SignedIn(ctx context.Context) (*Principal, error) {
+	p, err := Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.UserSession(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // keyAllows applies an API key's scope rules: [] allows nothing scope-protected,
 // "*" (or "*:*", the catalogue's wildcard) allows everything, otherwise the exact
 // resource:action or its resource:*, as Set.Has reads a role's permissions.

@@ -107,11 +107,8 @@ type Current struct {
 
 // Mine returns the caller's open request, if any.
 func (s *Service) Mine(ctx context.Context) (*Current, error) {
-	p, err := authz.Authenticated(ctx) // own account: any signed-in user
+	p, err := authz.SignedIn(ctx) // own account: any signed-in user
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	r, err := s.St.OpenOf(ctx, p.UserID)
@@ -130,11 +127,8 @@ func (s *Service) Mine(ctx context.Context) (*Current, error) {
 // administrators of the account's tenants a review link. A wrong password is
 // audited as a denied user.account_deletion.requested.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
-	p, err := authz.Authenticated(ctx) // own account: any signed-in user (MFA is the route's)
+	p, err := authz.SignedIn(ctx) // own account: any signed-in user (MFA is the route's)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}
@@ -251,11 +245,8 @@ type CancelInput struct {
 // Cancel withdraws the caller's own pending request. Another user's request
 // is 404, whatever its state.
 func (s *Service) Cancel(ctx context.Context, id string, in CancelInput) (*View, error) {
-	p, err := authz.Authenticated(ctx) // own request only
+	p, err := authz.SignedIn(ctx) // own request only
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}

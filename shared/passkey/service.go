@@ -204,11 +204,8 @@ func checkName(f fault.Fields, name string) string {
 // creation options ({publicKey: {...}}), excluding the user's existing
 // credentials, and keeps the challenge for ChallengeTTL.
 func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*protocol.CredentialCreation, error) {
-	p, err := authz.Authenticated(ctx) // own account: any signed-in user
+	p, err := authz.SignedIn(ctx) // own account: any signed-in user
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}
@@ -261,11 +258,8 @@ func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name str
 // stores the passkey, turns MFA on (making passkey the primary method only when
 // no TOTP or SMS factor exists) and records auth.mfa.passkey.register.
 func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered, error) {
-	p, err := authz.Authenticated(ctx) // own account: any signed-in user
+	p, err := authz.SignedIn(ctx) // own account: any signed-in user
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(body)
@@ -327,11 +321,8 @@ func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered,
 
 // List returns the caller's passkeys, oldest first.
 func (s *Service) List(ctx context.Context) ([]View, error) {
-	p, err := authz.Authenticated(ctx) // own passkeys only: any signed-in user
+	p, err := authz.SignedIn(ctx) // own passkeys only: any signed-in user
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	keys, err := s.Store.List(ctx, p.UserID)
@@ -348,11 +339,8 @@ func (s *Service) List(ctx context.Context) ([]View, error) {
 
 // Rename renames one of the caller's passkeys; another user's id is 404.
 func (s *Service) Rename(ctx context.Context, id, name string) (*View, error) {
-	p, err := authz.Authenticated(ctx) // own passkeys only: the key is built from the caller
+	p, err := authz.SignedIn(ctx) // own passkeys only: the key is built from the caller
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	if err := pathID(id); err != nil {
@@ -379,11 +367,8 @@ func (s *Service) Rename(ctx context.Context, id, name string) (*View, error) {
 // forces MFA or an organization of the user requires it: then it is refused
 // (403, as /auth/mfa/disable is under requireMfa).
 func (s *Service) Delete(ctx context.Context, id, currentPassword string) error {
-	p, err := authz.Authenticated(ctx) // own passkeys only: the key is built from the caller
+	p, err := authz.SignedIn(ctx) // own passkeys only: the key is built from the caller
 	if err != nil {
-		return err
-	}
-	if err := p.UserSession(); err != nil {
 		return err
 	}
 	if err := pathID(id); err != nil {

@@ -59,17 +59,7 @@ func validToken(f fault.Fields, platform, token string) {
 
 // self is the caller, who must be a signed-in user (API keys and agents have
 // no phone).
-func self(ctx context.Context) (*authz.Principal, error) {
-	// Any signed-in user manages their own push targets.
-	p, err := authz.Authenticated(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
+func self(ctx context.Context) (*authz.Principal, error) { return authz.SignedIn(ctx) }
 
 // Register adds (or refreshes) a push target of the caller. created is false
 // when the caller had already registered this token (its updatedAt moves).

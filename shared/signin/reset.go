@@ -247,11 +247,8 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, c C
 // and starts a fresh session for the caller, in one transaction. The update is conditioned on the password
 // hash that was verified, so of two concurrent changes only one succeeds.
 func (s *Service) ChangePassword(ctx context.Context, current, next string, c Client) (Result, error) {
-	p, err := authz.Authenticated(ctx)
+	p, err := authz.SignedIn(ctx)
 	if err != nil {
-		return Result{}, err
-	}
-	if err := p.UserSession(); err != nil {
 		return Result{}, err
 	}
 	f := fault.Fields{}

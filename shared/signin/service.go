@@ -517,11 +517,8 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 // (authentication reads the session). Offered after a factor or the password
 // changes. It answers how many sessions it ended.
 func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
-	p, err := authz.Authenticated(ctx)
+	p, err := authz.SignedIn(ctx)
 	if err != nil {
-		return 0, err
-	}
-	if err := p.UserSession(); err != nil {
 		return 0, err
 	}
 	others, err := s.Sessions.Others(ctx, p.UserID, p.SessionID)
