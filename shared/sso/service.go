@@ -90,12 +90,9 @@ type Service struct {
 	AppURL, APIURL string
 }
 
-// CreateInput is the create body.
-type CreateInput struct {
-	OrgID            string   `json:"orgId"`
-	PartnerID        string   `json:"partnerId"`
+// Settings are a provider's settings in a create or PATCH body.
+type Settings struct {
 	Name             *string  `json:"name"`
-	Type             *string  `json:"type"`
 	Issuer           *string  `json:"issuer"`
 	ClientID         *string  `json:"clientId"`
 	ClientSecret     *string  `json:"clientSecret"`
@@ -107,19 +104,18 @@ type CreateInput struct {
 	EnforceSSO       *bool    `json:"enforceSSO"`
 }
 
+// CreateInput is the create body: the owner, the type and the settings.
+type CreateInput struct {
+	OrgID     string  `json:"orgId"`
+	PartnerID string  `json:"partnerId"`
+	Type      *string `json:"type"`
+	Settings
+}
+
 // PatchInput is the PATCH body; Present and Null say which fields the body
 // named and which it set to null (clientSecret, defaultRoleId: clear).
 type PatchInput struct {
-	Name             *string  `json:"name"`
-	Issuer           *string  `json:"issuer"`
-	ClientID         *string  `json:"clientId"`
-	ClientSecret     *string  `json:"clientSecret"`
-	Scopes           []string `json:"scopes"`
-	AttributeMapping *Mapping `json:"attributeMapping"`
-	AutoProvision    *bool    `json:"autoProvision"`
-	DefaultRoleID    *string  `json:"defaultRoleId"`
-	AllowedDomains   []string `json:"allowedDomains"`
-	EnforceSSO       *bool    `json:"enforceSSO"`
+	Settings
 
 	Present map[string]bool `json:"-"`
 	Null    map[string]bool `json:"-"`
@@ -261,6 +257,21 @@ func (s *Service) provider(ctx context.Context, p *authz.Principal, id string, w
 	return r, nil
 }
 
+// target is the preamble of a route on one provider: the caller holding perm
+// (authorize), then provider id within its reach (provider; a write when perm
+// is organizations:write).
+func (s *Service) target(ctx context.Context, perm authz.Permission, id string) (*authz.Principal, *record, error) {
+	p, err := s.authorize(ctx, perm)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.provider(ctx, p, id, perm == authz.OrgsWrite)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, r, nil
+}
+
 // ListPresets returns the provider presets.
 func (s *Service) ListPresets(ctx context.Context) ([]Preset, error) {
 	if _, err := s.authorize(ctx, authz.OrgsRead); err != nil {
@@ -302,11 +313,7 @@ func (s *Service) List(ctx context.Context, orgID, partnerID string) ([]Provider
 
 // Get returns one provider.
 func (s *Service) Get(ctx context.Context, id string) (*Provider, error) {
-	p, err := s.authorize(ctx, authz.OrgsRead)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.provider(ctx, p, id, false)
+	_, r, err := s.target(ctx, authz.OrgsRead, id)
 	if err != nil {
 		return nil, err
 	}
@@ -587,11 +594,7 @@ func (s *Service) clientSecret(r *record) (string, error) {
 
 // Update applies a PATCH.
 func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provider, error) {
-	p, err := s.authorize(ctx, authz.OrgsWrite)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.provider(ctx, p, id, true)
+	p, r, err := s.target(ctx, authz.OrgsWrite, id)
 	if err != nil {
 		return nil, err
 	}
@@ -760,11 +763,7 @@ func (s *Service) SetStatus(ctx context.Context, id string, in StatusInput) (*Pr
 // go first (in transactions of 100), so an interrupted delete leaves the
 // provider in place and a retry finishes it.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	p, err := s.authorize(ctx, authz.OrgsWrite)
-	if err != nil {
-		return err
-	}
-	r, err := s.provider(ctx, p, id, true)
+	p, r, err := s.target(ctx, authz.OrgsWrite, id)
 	if err != nil {
 		return err
 	}
@@ -801,11 +800,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Test runs OpenID discovery against the provider's issuer through the
 // outbound client and reports what it found or why it failed.
 func (s *Service) Test(ctx context.Context, id string) (*TestResult, error) {
-	p, err := s.authorize(ctx, authz.OrgsWrite)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.provider(ctx, p, id, true)
+	_, r, err := s.target(ctx, authz.OrgsWrite, id)
 	if err != nil {
 		return nil, err
 	}
