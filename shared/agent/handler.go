@@ -23,12 +23,12 @@ type Handler struct{ Svc *Service }
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		// The enrollment key in the body is the credential; no principal exists yet.
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/enroll", Access: httpapi.Public, NoAuthz: true, MaxBody: MaxBody, Handle: h.enroll},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/heartbeat", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.heartbeat},
-		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/hardware", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.hardware},
-		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/software", Access: httpapi.Agent, MaxBody: MaxSoftwareBody, Handle: h.software},
-		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/network", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.network},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/commands/{commandId}/result", Access: httpapi.Agent, MaxBody: MaxBody, Handle: h.result},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/enroll", Access: httpapi.Public, NoAuthz: true, MaxBody: MaxBody, Handle: httpapi.CallBody(http.StatusCreated, h.enroll)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/heartbeat", Access: httpapi.Agent, MaxBody: MaxBody, Handle: httpapi.CallBody(http.StatusOK, h.heartbeat)},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/hardware", Access: httpapi.Agent, MaxBody: MaxBody, Handle: httpapi.CallBody(http.StatusOK, h.hardware)},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/software", Access: httpapi.Agent, MaxBody: MaxSoftwareBody, Handle: httpapi.CallBody(http.StatusOK, h.software)},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/agents/{id}/network", Access: httpapi.Agent, MaxBody: MaxBody, Handle: httpapi.CallBody(http.StatusOK, h.network)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/commands/{commandId}/result", Access: httpapi.Agent, MaxBody: MaxBody, Handle: httpapi.CallBody(http.StatusOK, h.result)},
 	)
 }
 
@@ -46,82 +46,30 @@ func (s slotted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Unwrap exposes the router (httpapi.Patterns reads its routes).
 func (s slotted) Unwrap() http.Handler { return s.next }
 
-func (h *Handler) enroll(w http.ResponseWriter, r *http.Request) error {
-	var in EnrollInput
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
-	}
-	out, err := h.Svc.Enroll(r.Context(), httpapi.SourceIP(r), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, out)
-	return nil
+func (h *Handler) enroll(r *http.Request, in EnrollInput) (*Enrolled, error) {
+	return h.Svc.Enroll(r.Context(), httpapi.SourceIP(r), in)
 }
 
-func (h *Handler) heartbeat(w http.ResponseWriter, r *http.Request) error {
-	var in HeartbeatInput
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
-	}
-	out, err := h.Svc.Heartbeat(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+func (h *Handler) heartbeat(r *http.Request, in HeartbeatInput) (*HeartbeatReply, error) {
+	return h.Svc.Heartbeat(r.Context(), r.PathValue("id"), in)
 }
 
 type updated struct {
 	Success bool `json:"success"`
 }
 
-func (h *Handler) hardware(w http.ResponseWriter, r *http.Request) error {
-	var in device.Hardware
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
-	}
-	if err := h.Svc.PutHardware(r.Context(), r.PathValue("id"), in); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, updated{Success: true})
-	return nil
+func (h *Handler) hardware(r *http.Request, in device.Hardware) (updated, error) {
+	return updated{Success: true}, h.Svc.PutHardware(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) network(w http.ResponseWriter, r *http.Request) error {
-	var in device.Network
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
-	}
-	if err := h.Svc.PutNetwork(r.Context(), r.PathValue("id"), in); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, updated{Success: true})
-	return nil
+func (h *Handler) network(r *http.Request, in device.Network) (updated, error) {
+	return updated{Success: true}, h.Svc.PutNetwork(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) software(w http.ResponseWriter, r *http.Request) error {
-	var in SoftwareInput
-	if err := httpapi.DecodeLimit(r, &in, MaxSoftwareBody); err != nil {
-		return err
-	}
-	out, err := h.Svc.PutSoftware(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+func (h *Handler) software(r *http.Request, in SoftwareInput) (*SoftwareReply, error) {
+	return h.Svc.PutSoftware(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) result(w http.ResponseWriter, r *http.Request) error {
-	var in ResultInput
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return err
-	}
-	out, err := h.Svc.CommandResult(r.Context(), r.PathValue("id"), r.PathValue("commandId"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+func (h *Handler) result(r *http.Request, in ResultInput) (*device.CommandResult, error) {
+	return h.Svc.CommandResult(r.Context(), r.PathValue("id"), r.PathValue("commandId"), in)
 }

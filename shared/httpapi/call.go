@@ -18,12 +18,17 @@ func Call[Out any](status int, call func(r *http.Request) (Out, error)) Handler 
 }
 
 // CallBody is the handler of a route that only decodes, calls and encodes:
-// it decodes the JSON body into In (Decode: 400 naming the field), calls call
+// it decodes the JSON body into In (Decode: 400 naming the field; the body
+// limit is the route's MaxBody when it sets one, else MaxBody), calls call
 // and writes what it answers as JSON with status.
 func CallBody[In, Out any](status int, call func(r *http.Request, in In) (Out, error)) Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		limit := int64(MaxBody)
+		if rl := routeLimit(r.Context()); rl > 0 {
+			limit = rl
+		}
 		var in In
-		if err := Decode(r, &in); err != nil {
+		if err := DecodeLimit(r, &in, limit); err != nil {
 			return err
 		}
 		out, err := call(r, in)
