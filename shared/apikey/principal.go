@@ -201,8 +201,7 @@ func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, 
 	now := clock.Format(s.Clock.Now())
 	next := *sp
 	next.Status, next.UpdatedAt = SPDisabled, now
-	tx := (&store.Tx{}).Add(store.Put(&next).When(store.Is("version", sp.Version).And(store.Is("status", SPActive))))
-	next.Version = sp.Version + 1
+	tx := (&store.Tx{}).Add(replacePrincipal(&next, sp.Version))
 	revoked := 0
 	for i := range keys {
 		if keys[i].PrincipalID == sp.ID && keys[i].Status == StatusActive {
