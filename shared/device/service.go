@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -63,15 +62,14 @@ type ListPage struct {
 }
 
 // List returns one page of the devices the caller can see (site and
-// device-group restrictions apply), by hostname, then id. It reads only what
-// the page needs: the page's keys from a list index (the partner's partition
-// of GSI3 for a partner caller without orgId, the organization's partition of
-// GSI4 otherwise), the caller's restriction applied to the index rows, then the
-// page's devices in one BatchGetItem. The total comes from the organizations'
-// device counters (maintained by enrollment's transaction), or from the read
-// itself when it reached the end; a restricted caller's total counts the index
-// rows of its partition. System callers without orgId read every organization
-// (listAll).
+// device-group restrictions apply), by hostname, then id: tenant.List over the
+// device list indexes (GSI4 per organization, GSI3 per partner; every
+// partner's merged for a system caller without orgId), the caller's
+// restriction and siteId applied to the index rows, then the page's devices in
+// one BatchGetItem. The total is the read's own when it reached the end, else
+// the organizations' device counters (maintained by enrollment's
+// transaction), or for a restricted caller or a siteId a count of the kept
+// index rows.
 func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := authz.Require(ctx, authz.DevicesRead)
 	if err != nil {
@@ -90,100 +88,21 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	f.Page, f.Limit = max(f.Page, 1), max(f.Limit, 1)
-	keep := func(d *Device) bool {
-		return (f.SiteID == "" || (d.SiteID != nil && *d.SiteID == f.SiteID)) && visible(p, d)
-	}
-	// restricted: the partition holds rows the caller may not see, so no
-	// counter gives the total.
-	restricted := f.SiteID != "" || p.SiteRestricted() || groupRestricted(p)
-	var q store.Query
-	var total func() (int, error)
-	switch v := p.Visible(); {
-	case f.OrgID != "" || p.Scope == authz.ScopeOrg:
-		id := f.OrgID
-		var o *tenant.Organization
-		if id != "" {
-			if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
-				return nil, err
-			}
-		} else {
-			id = p.OrgID
-		}
-		q = store.Query{Index: store.GSI4, PK: OrgListPK(id)}
-		total = func() (int, error) {
-			if o == nil {
-				if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
-					return 0, err
-				}
-			}
-			return o.DeviceCount, nil
-		}
-	case v.All:
-		return s.listAll(ctx, p, f, keep)
-	case p.Scope == authz.ScopePartner:
-		q = store.Query{Index: store.GSI3, PK: PartnerListPK(p.PartnerID)}
-		total = func() (int, error) {
-			var orgs []tenant.Organization
-			if v.PartnerID != "" {
-				orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
-			} else if len(v.OrgIDs) > 0 {
-				orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
-			}
-			n := 0
-			for _, o := range orgs {
-				if p.CanAccessOrg(o.Ref()) {
-					n += o.DeviceCount
-				}
-			}
-			return n, err
-		}
-	default:
-		return &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit}, nil
-	}
-	pg, devs, err := s.St.Page(ctx, store.Window{Query: q, Offset: store.Offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Device]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+		Keep: func(d *Device) bool {
+			return (f.SiteID == "" || (d.SiteID != nil && *d.SiteID == f.SiteID)) && visible(p, d)
+		},
+		Filtered: f.SiteID != ""})
 	if err != nil {
 		return nil, err
 	}
-	out := &ListPage{Devices: devs, Page: pg.Offset/f.Limit + 1, Limit: f.Limit, Total: pg.Total, Next: pg.Next}
-	switch {
-	case out.Total >= 0:
-	case restricted:
-		out.Total, err = s.St.Count(ctx, q, keep)
-	default:
-		out.Total, err = total()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return &ListPage{Devices: pg.Items, Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}, nil
 }
 
-// listAll is the list of a system caller without orgId: every organization's
-// devices, sorted and sliced in memory (no index spans every partner).
-func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Device) bool) (*ListPage, error) {
-	if f.Cursor != "" {
-		return nil, store.ErrBadCursor
-	}
-	orgIDs, err := s.visibleOrgs(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := tenant.Collect(ctx, orgIDs, s.St.List, keep)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Device) int {
-		if c := strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	pg := &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
-	if start := store.Offset(f.Page, f.Limit); start < len(out) {
-		pg.Devices = out[start:min(start+f.Limit, len(out))]
-	}
-	return pg, nil
+// listing is the device list of the list indexes.
+func (s *Service) listing() tenant.Listing[Device] {
+	return tenant.Listing[Device]{St: s.St.St, Orgs: s.Orgs, Name: "DEVICES", OrgPK: OrgListPK, PartnerPK: PartnerListPK,
+		Counter: func(o *tenant.Organization) int { return o.DeviceCount }}
 }
 
 // Get returns device id with its software.
@@ -210,149 +129,6 @@ func (s *Service) Get(ctx context.Context, id string) (*Device, error) {
 		}
 	}
 	return d, nil
-}
-
-// PatchInput is the PATCH body; groupId and displayName may be null (clear).
-type PatchInput struct {
-	DisplayName  valid.Opt[string]            `json:"displayName"`
-	Tags         valid.Opt[[]string]          `json:"tags"`
-	CustomFields valid.Opt[map[string]string] `json:"customFields"`
-	GroupID      valid.Opt[string]            `json:"groupId"`
-}
-
-// Update applies PATCH /devices/:id.
-func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Device, error) {
-	p, err := authz.Require(ctx, authz.DevicesWrite)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	f := fault.Fields{}
-	var patch Patch
-	if in.DisplayName.Bad {
-		f.Add("displayName", "must be a string or null")
-	} else if in.DisplayName.Set {
-		if in.DisplayName.Value == nil {
-			patch.ClearName = true
-		} else {
-			n := strings.TrimSpace(*in.DisplayName.Value)
-			valid.Name(f, "displayName", n, 255)
-			controls(f, "displayName", n)
-			patch.DisplayName = &n
-		}
-	}
-	if in.Tags.Bad || (in.Tags.Set && in.Tags.Value == nil) {
-		f.Add("tags", "must be an array of strings")
-	} else if in.Tags.Set {
-		tags := []string{}
-		seen := map[string]bool{}
-		if len(*in.Tags.Value) > MaxTags {
-			f.Addf("tags", "must have at most %d entries", MaxTags)
-		}
-		for i, t := range *in.Tags.Value {
-			t = strings.TrimSpace(t)
-			path := fmt.Sprintf("tags.%d", i)
-			valid.Len(f, path, t, 1, MaxTag)
-			controls(f, path, t)
-			if !seen[t] {
-				seen[t] = true
-				tags = append(tags, t)
-			}
-		}
-		patch.Tags = &tags
-	}
-	if in.CustomFields.Bad || (in.CustomFields.Set && in.CustomFields.Value == nil) {
-		f.Add("customFields", "must be an object of string values")
-	} else if in.CustomFields.Set {
-		cf := *in.CustomFields.Value
-		if len(cf) > MaxCustom {
-			f.Addf("customFields", "must have at most %d entries", MaxCustom)
-		}
-		for k, v := range cf {
-			if !customKey.MatchString(k) {
-				f.Add("customFields."+k, "key must be lowercase, start with a letter and hold only letters, digits and underscores (at most 64)")
-			}
-			if utf8.RuneCountInString(v) > MaxCustomValue {
-				f.Addf("customFields."+k, "must be at most %d characters", MaxCustomValue)
-			}
-		}
-		patch.CustomFields = &cf
-	}
-	if in.GroupID.Bad {
-		f.Add("groupId", "must be a UUID or null")
-	} else if in.GroupID.Set {
-		patch.SetGroup = true
-		if in.GroupID.Value != nil {
-			valid.UUID(f, "groupId", *in.GroupID.Value)
-			patch.Group = *in.GroupID.Value
-		}
-	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	if !in.DisplayName.Set && !in.Tags.Set && !in.CustomFields.Set && !in.GroupID.Set {
-		return nil, ErrNoUpdates
-	}
-	d, err := s.device(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	now := s.Clock.Now()
-	patch.OldGroup = d.GroupID
-	tx := &store.Tx{}
-	tx.Add(PatchWrite(d.OrgID, id, patch, now))
-	groupAt := -1
-	if patch.SetGroup && patch.Group != d.GroupID {
-		if groupRestricted(p) && (patch.Group == "" || !slices.Contains(p.DeviceGroupIDs, patch.Group)) {
-			return nil, ErrGroupScope
-		}
-		if patch.Group != "" {
-			// The group must lie within the caller's reach too (its site).
-			ok, err := s.Orgs.GroupInReach(ctx, p, d.OrgID, patch.Group)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, ErrGroupNotFound
-			}
-		}
-		if patch.Group != "" {
-			groupAt = tx.Len()
-			tx.Add(tenant.CountGroup(d.OrgID, patch.Group, 1))
-		}
-		if d.GroupID != "" {
-			tx.Add(tenant.CountGroup(d.OrgID, d.GroupID, -1))
-		}
-		tx.Add(AgentGroupWrite(id, patch.Group))
-	} else {
-		patch.SetGroup = false
-		tx = (&store.Tx{}).Add(PatchWrite(d.OrgID, id, patch, now))
-	}
-	changed := []string{}
-	for name, set := range map[string]bool{"displayName": in.DisplayName.Set, "tags": in.Tags.Set, "customFields": in.CustomFields.Set, "groupId": in.GroupID.Set} {
-		if set {
-			changed = append(changed, name)
-		}
-	}
-	slices.Sort(changed)
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID, Action: "device.update",
-		ResourceType: "device", ResourceID: id, ResourceName: d.Hostname, Details: map[string]any{"changed": changed}}))
-	ev, err := event.New(s.Clock, eventtype.DeviceUpdated, d.OrgID, map[string]any{"deviceId": id, "hostname": d.Hostname, "changed": changed})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Events.Commit(ctx, tx, ev); err != nil {
-		switch {
-		case groupAt >= 0 && FailedAt(err, groupAt):
-			return nil, ErrGroupNotFound
-		case FailedAt(err, 0):
-			return nil, ErrConcurrent
-		}
-		return nil, fmt.Errorf("update device %s: %w", id, err)
-	}
-	return s.St.Get(ctx, d.OrgID, id)
 }
 
 // Decommission retires device id for good: its token stops working.

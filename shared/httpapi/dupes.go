@@ -91,6 +91,9 @@ type checker struct {
 	quoted bool
 	// items counts array elements and map or free-form object members (MaxItems).
 	items int
+	// inOpt: the value being read is inside a valid.Opt (see optShape); loose:
+	// it is an element of a list or map there, whose type Opt judges.
+	inOpt, loose bool
 }
 
 // item counts one element of the container at the current path.
@@ -145,18 +148,30 @@ func (c *checker) value(t reflect.Type, depth int) error {
 	if c.i >= len(c.s) {
 		return errSyntax
 	}
-	if err := c.kindOf(checked(t), c.s[c.i]); err != nil {
-		return err
+	loose := c.loose
+	c.loose = false
+	if !loose {
+		if err := c.kindOf(checked(t), c.s[c.i]); err != nil {
+			return err
+		}
 	}
 	switch ch := c.s[c.i]; {
 	case ch == '{' || ch == '[':
 		if depth >= MaxDepth {
 			return fault.Invalid(c.pathString(), "nested deeper than "+strconv.Itoa(MaxDepth)+" levels")
 		}
-		if ch == '{' {
-			return c.object(t, depth+1)
+		inOpt := c.inOpt
+		if shape, ok := optShape(t); ok {
+			t, c.inOpt = shape, true
 		}
-		return c.array(t, depth+1)
+		var err error
+		if ch == '{' {
+			err = c.object(t, depth+1)
+		} else {
+			err = c.array(t, depth+1)
+		}
+		c.inOpt = inOpt
+		return err
 	case ch == '"':
 		_, _, err := c.str()
 		return err
@@ -375,6 +390,7 @@ func (c *checker) object(t reflect.Type, depth int) error {
 		}
 		c.i++
 		c.path = append(c.path, here)
+		c.loose = c.inOpt && fields == nil
 		err = c.value(child, depth)
 		c.quoted = false
 		if err != nil {
@@ -516,6 +532,7 @@ func (c *checker) array(t reflect.Type, depth int) error {
 			return err
 		}
 		c.path = append(c.path, seg{index: n})
+		c.loose = c.inOpt
 		if err := c.value(elem, depth); err != nil {
 			return err
 		}
@@ -555,7 +572,26 @@ func checked(t reflect.Type) reflect.Type {
 var (
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	shaperType          = reflect.TypeFor[interface{ JSONShape() reflect.Type }]()
 )
+
+// optShape is the type a self-decoding PATCH field (valid.Opt[T]) declares for
+// its value, T. The checker reads the value's objects against T, so a field T
+// does not have is refused by its dotted path and struct fields inside it must
+// have their types; the type of the value itself, and of the elements of a
+// list or map in it, is left to the field (Opt reports it under its own name).
+func optShape(t reflect.Type) (reflect.Type, bool) {
+	if t == nil {
+		return nil, false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if !t.Implements(shaperType) {
+		return nil, false
+	}
+	return reflect.New(t).Elem().Interface().(interface{ JSONShape() reflect.Type }).JSONShape(), true
+}
 
 // structFields are the exact JSON names of a struct's fields (embedded structs
 // flattened) and their types.

@@ -534,7 +534,10 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	return &View{Role: r, Permissions: r.PermissionList()}, nil
 }
 
-// Update changes a custom role's name, description, permissions or parent.
+// Update changes a custom role's name, description, permissions or parent:
+// validate into a change (checkUpdate), diff the parent against the role's
+// (reparent), check the author may grant the result (mayGrant), then one
+// transaction that holds only over the version read.
 func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View, error) {
 	p, r, err := s.authorizeRole(ctx, authz.UsersWrite, id)
 	if err != nil {
@@ -549,99 +552,126 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	if in.Name == nil && in.Description == nil && in.Permissions == nil && in.ParentRoleID == nil {
 		return nil, ErrNoUpdates
 	}
+	c, err := checkUpdate(r, in)
+	if err != nil {
+		return nil, err
+	}
 	o := ownerOf(r)
-	f := fault.Fields{}
-	next := *r
-	var changed []string
-	if in.Name != nil {
-		next.Name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", next.Name, MaxName)
-		changed = append(changed, "name")
-	}
-	if in.Description != nil {
-		next.Description = *in.Description
-		valid.Len(f, "description", next.Description, 0, MaxDescription)
-		changed = append(changed, "description")
-	}
-	wildcard := false
-	if in.Permissions != nil {
-		next.Permissions = permissionStrings(f, *in.Permissions)
-		wildcard = slices.Contains(next.Permissions, authz.AdminAll.String())
-		changed = append(changed, "permissions")
-	}
-	oldParent, newParent := "", ""
-	if r.ParentRoleID != nil {
-		oldParent = *r.ParentRoleID
-	}
-	newParent = oldParent
-	if in.ParentRoleID != nil {
-		newParent = *in.ParentRoleID
-		if newParent != "" {
-			valid.UUID(f, "parentRoleId", newParent)
-		}
-		changed = append(changed, "parentRoleId")
-	}
-	if err := f.Err(); err != nil {
+	chain, l, err := s.reparent(ctx, p, o, r, c)
+	if err != nil {
 		return nil, err
 	}
-
-	tx := &store.Tx{}
-	var inherited []string // what a new parent chain passes down
-	if newParent != oldParent {
-		fam, err := s.family(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		var chain []*Role
-		next.ParentRoleID, next.ParentOwner = nil, ""
-		if newParent != "" {
-			l, err := s.ancestry(ctx, p, o, fam, r.ID, newParent)
-			if err != nil {
-				return nil, err
-			}
-			chain, wildcard, inherited = l.chain, wildcard || l.wildcard, l.perms
-			next.ParentRoleID, next.ParentOwner = &newParent, l.chain[0].Owner
-		}
-		delta := map[string]int{}
-		if newParent != "" {
-			delta[newParent]++
-		}
-		if oldParent != "" {
-			delta[oldParent]--
-		}
-		tx.Add(chainWrites(chain, delta, fam)...)
-	}
-	if wildcard && !p.Holds(authz.AdminAll) {
-		return nil, ErrWildcard
-	}
-	if in.Permissions != nil {
-		if err := ceiling(p, next.Permissions); err != nil {
-			return nil, err
-		}
-	}
-	// A new parent must not pass down permissions the author does not hold.
-	if err := ceiling(p, inherited); err != nil {
+	if err := c.mayGrant(p, l); err != nil {
 		return nil, err
 	}
-
+	next := &c.next
 	next.UpdatedAt = clock.Format(s.St.Clock.Now())
 	next.Version = r.Version + 1
-	tx.Add(replaceWrite(&next, r.Version))
+	tx := (&store.Tx{}).Add(chain...).Add(replaceWrite(next, r.Version))
 	guard := -1
 	if strings.ToLower(next.Name) != strings.ToLower(r.Name) {
 		guard = tx.Len() + 1
 		tx.Add(deleteName(o.key, r.Name), putName(o.key, next.Name, r.ID))
 	}
-	tx.Add(s.record(p, o, "role.update", &next, map[string]any{"changes": changed}))
+	tx.Add(s.record(p, o, "role.update", next, map[string]any{"changes": c.changed}))
 	if err := s.commit(ctx, tx, guard); err != nil {
 		return nil, fmt.Errorf("update role %s: %w", r.ID, err)
 	}
 	// The answer is the role as GET shows it, with its holders counted.
-	n, err := s.userCount(ctx, p, &next)
+	n, err := s.userCount(ctx, p, next)
 	if err != nil {
 		return nil, err
 	}
-	return &View{Role: &next, Permissions: next.PermissionList(), UserCount: n}, nil
+	return &View{Role: next, Permissions: next.PermissionList(), UserCount: n}, nil
+}
+
+// roleChange is a validated role PATCH: next is the role with the new name,
+// description and permissions, parent the parent asked for ("" for none).
+type roleChange struct {
+	next     Role
+	changed  []string // the fields the body named (audit)
+	parent   string
+	perms    bool // the direct permissions are replaced
+	wildcard bool // and grant *:*
+}
+
+// checkUpdate validates a PATCH of role r; field errors are its error.
+func checkUpdate(r *Role, in UpdateInput) (*roleChange, error) {
+	f := fault.Fields{}
+	c := &roleChange{next: *r}
+	if r.ParentRoleID != nil {
+		c.parent = *r.ParentRoleID
+	}
+	if in.Name != nil {
+		c.next.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", c.next.Name, MaxName)
+		c.changed = append(c.changed, "name")
+	}
+	if in.Description != nil {
+		c.next.Description = *in.Description
+		valid.Len(f, "description", c.next.Description, 0, MaxDescription)
+		c.changed = append(c.changed, "description")
+	}
+	if in.Permissions != nil {
+		c.next.Permissions = permissionStrings(f, *in.Permissions)
+		c.perms, c.wildcard = true, slices.Contains(c.next.Permissions, authz.AdminAll.String())
+		c.changed = append(c.changed, "permissions")
+	}
+	if in.ParentRoleID != nil {
+		c.parent = *in.ParentRoleID
+		if c.parent != "" {
+			valid.UUID(f, "parentRoleId", c.parent)
+		}
+		c.changed = append(c.changed, "parentRoleId")
+	}
+	return c, f.Err()
+}
+
+// reparent diffs the parent asked for against role r's. A move checks the new
+// chain (no cycle, within reach), sets it on c.next and answers the writes
+// that move the inheritance counts along both chains, with the new chain's
+// lineage (what it passes down); no move answers nothing.
+func (s *Service) reparent(ctx context.Context, p *authz.Principal, o owner, r *Role, c *roleChange) ([]*store.Write, lineage, error) {
+	old := ""
+	if r.ParentRoleID != nil {
+		old = *r.ParentRoleID
+	}
+	if c.parent == old {
+		return nil, lineage{}, nil
+	}
+	fam, err := s.family(ctx, o)
+	if err != nil {
+		return nil, lineage{}, err
+	}
+	var l lineage
+	c.next.ParentRoleID, c.next.ParentOwner = nil, ""
+	delta := map[string]int{}
+	if parent := c.parent; parent != "" {
+		if l, err = s.ancestry(ctx, p, o, fam, r.ID, parent); err != nil {
+			return nil, lineage{}, err
+		}
+		c.next.ParentRoleID, c.next.ParentOwner = &parent, l.chain[0].Owner
+		delta[parent]++
+	}
+	if old != "" {
+		delta[old]--
+	}
+	return chainWrites(l.chain, delta, fam), l, nil
+}
+
+// mayGrant refuses a change whose role would grant more than its author holds:
+// *:* (its own or from the new parent chain) without holding it, new direct
+// permissions beyond the author's, or a new parent passing such down.
+func (c *roleChange) mayGrant(p *authz.Principal, l lineage) error {
+	if (c.wildcard || l.wildcard) && !p.Holds(authz.AdminAll) {
+		return ErrWildcard
+	}
+	if c.perms {
+		if err := ceiling(p, c.next.Permissions); err != nil {
+			return err
+		}
+	}
+	return ceiling(p, l.perms)
 }
 
 // Delete removes a custom role nobody holds and no role inherits from.

@@ -387,11 +387,12 @@ func ownerOf(p *authz.Principal, orgID string) (partnerID string, ok bool) {
 	return "", p.CanAccessOrg(authz.Org{ID: orgID})
 }
 
-// listedOrg resolves the organization a list of sites or device groups reads
-// (orgParam) and checks that the caller can see it: partner and system callers
-// by reading it (so an unknown id is 404 for them too), organization callers by
-// their own id.
-func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
+// listParam resolves the organization a list of sites or device groups reads
+// (orgContext, orgParam) and refuses what the id alone decides: an
+// organization caller naming another organization is 404 without a read.
+// Partner and system callers then check it with Reach, so an unknown id is 404
+// for them too.
+func listParam(p *authz.Principal, orgID string) (string, error) {
 	if err := orgContext(p, orgID); err != nil {
 		return "", err
 	}
@@ -400,30 +401,15 @@ func (s *Service) listedOrg(ctx context.Context, p *authz.Principal, orgID strin
 	if err := f.Err(); err != nil {
 		return "", err
 	}
-	if p.Scope == authz.ScopeOrg {
-		if _, ok := ownerOf(p, orgID); !ok {
-			return "", ErrOrgNotFound
-		}
-		return orgID, nil
-	}
-	if _, err := s.St.Reach(ctx, p, orgID); err != nil {
-		return "", err
+	if _, ok := ownerOf(p, orgID); !ok {
+		return "", ErrOrgNotFound
 	}
 	return orgID, nil
 }
 
-// orgOfItem is listedOrg's check for an item found by its own id: system
-// callers see everything, organization callers their own organization, partner
-// callers what the organization's partner and their orgAccess allow (one read).
-// An organization out of sight answers notFound, the item's own 404.
-func (s *Service) orgOfItem(ctx context.Context, p *authz.Principal, orgID string, notFound error) error {
-	if p.Scope != authz.ScopePartner {
-		if _, ok := ownerOf(p, orgID); !ok {
-			return notFound
-		}
-		return nil
-	}
-	_, err := s.St.Reach(ctx, p, orgID)
+// notFoundAs answers notFound, an item's own 404, for an organization Reach
+// refused, so a site or group of an organization out of sight is not found.
+func notFoundAs(err, notFound error) error {
 	if errors.Is(err, ErrOrgNotFound) {
 		return notFound
 	}
@@ -469,9 +455,13 @@ func (s *Service) ListSites(ctx context.Context, orgID string) ([]Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	orgID, err = s.listedOrg(ctx, p, orgID)
-	if err != nil {
+	if orgID, err = listParam(p, orgID); err != nil {
 		return nil, err
+	}
+	if p.Scope != authz.ScopeOrg {
+		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
+			return nil, err
+		}
 	}
 	sites, err := s.St.Sites(ctx, orgID)
 	if err != nil {
@@ -543,8 +533,10 @@ func (s *Service) GetSite(ctx context.Context, id string) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.orgOfItem(ctx, p, st.OrgID, ErrSiteNotFound); err != nil {
-		return nil, err
+	if p.Scope == authz.ScopePartner { // the item's organization must be their partner's
+		if _, err := s.St.Reach(ctx, p, st.OrgID); err != nil {
+			return nil, notFoundAs(err, ErrSiteNotFound)
+		}
 	}
 	return st, nil
 }
@@ -661,7 +653,7 @@ func siteNotEmpty(st *Site) error {
 
 // site finds site id and applies what the id and the item decide: the caller's
 // reach over its organization and their site restriction. Partner callers'
-// ownership of the organization is still to check (orgOfItem, or a condition).
+// ownership of the organization is still to check (Reach, or a condition).
 func (s *Service) site(ctx context.Context, p *authz.Principal, id string) (*Site, error) {
 	st, err := s.St.SiteByID(ctx, id)
 	switch {
@@ -695,9 +687,13 @@ func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, 
 	if err != nil {
 		return nil, err
 	}
-	orgID, err = s.listedOrg(ctx, p, orgID)
-	if err != nil {
+	if orgID, err = listParam(p, orgID); err != nil {
 		return nil, err
+	}
+	if p.Scope != authz.ScopeOrg {
+		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
+			return nil, err
+		}
 	}
 	groups, err := s.St.Groups(ctx, orgID)
 	if err != nil {
@@ -783,8 +779,10 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.orgOfItem(ctx, p, g.OrgID, ErrGroupNotFound); err != nil {
-		return nil, err
+	if p.Scope == authz.ScopePartner { // the item's organization must be their partner's
+		if _, err := s.St.Reach(ctx, p, g.OrgID); err != nil {
+			return nil, notFoundAs(err, ErrGroupNotFound)
+		}
 	}
 	return g, nil
 }

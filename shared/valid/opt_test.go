@@ -39,3 +39,36 @@ func TestRequired(t *testing.T) {
 		t.Fatalf("Required(nil) = %q, %v", got, f.Err())
 	}
 }
+
+func TestOptWrongAndNotNull(t *testing.T) {
+	type policy struct {
+		Max int `json:"max"`
+	}
+	var in struct {
+		Absent valid.Opt[string] `json:"absent"`
+		Null   valid.Opt[string] `json:"null"`
+		Wrong  valid.Opt[string] `json:"wrong"`
+		Inner  valid.Opt[policy] `json:"inner"`
+		Value  valid.Opt[string] `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(`{"null":null,"wrong":3,"inner":{"max":1.5},"value":"v"}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	f := fault.Fields{}
+	if in.Absent.NotNull(f, "absent", "a string") != nil || in.Null.NotNull(f, "null", "a string") != nil ||
+		in.Wrong.NotNull(f, "wrong", "a string") != nil || !in.Inner.Wrong(f, "inner", "an object") {
+		t.Fatalf("values: %+v", in)
+	}
+	if v := in.Value.NotNull(f, "value", "a string"); v == nil || *v != "v" {
+		t.Fatalf("value: %v", v)
+	}
+	want := map[string]string{"null": "must not be null", "wrong": "must be a string", "inner.max": "must be an integer"}
+	if len(f) != len(want) {
+		t.Fatalf("errors %v, want %v", f, want)
+	}
+	for k, msg := range want {
+		if len(f[k]) != 1 || f[k][0] != msg {
+			t.Errorf("%s: %v, want %q", k, f[k], msg)
+		}
+	}
+}

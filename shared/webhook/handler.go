@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -78,20 +77,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	var in PatchInput
-	if err := httpapi.DecodeBytes(body, &in); err != nil {
+	if err := httpapi.Decode(r, &in); err != nil {
 		return err
-	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(body, &raw)
-	in.Present, in.Null = map[string]bool{}, map[string]bool{}
-	for k, v := range raw {
-		in.Present[k] = true
-		in.Null[k] = string(v) == "null"
 	}
 	wh, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
 	if err != nil {
@@ -102,7 +90,7 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readBody reads a JSON body as httpapi.Decode does (media type, size), for
-// PATCH, which also needs to see which fields were named.
+// the routes whose body is optional (test, redrive).
 func readBody(r *http.Request) ([]byte, error) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		if r.ContentLength != 0 {

@@ -61,21 +61,6 @@ type CreateInput struct {
 	RetryPolicy *PolicyInput `json:"retryPolicy"`
 }
 
-// PatchInput is the PATCH body. Present and Null say which fields the body
-// named and which it set to null (secret and retryPolicy: clear).
-type PatchInput struct {
-	Name        *string      `json:"name"`
-	URL         *string      `json:"url"`
-	Secret      *string      `json:"secret"`
-	Events      []string     `json:"events"`
-	Headers     []Header     `json:"headers"`
-	Status      *string      `json:"status"`
-	RetryPolicy *PolicyInput `json:"retryPolicy"`
-
-	Present map[string]bool `json:"-"`
-	Null    map[string]bool `json:"-"`
-}
-
 // TestInput is the optional test body.
 type TestInput struct {
 	Event   *string         `json:"event"`
@@ -299,8 +284,11 @@ func (s *Service) checkURL(ctx context.Context, f fault.Fields, raw string, give
 	return nil
 }
 
-// Update applies a PATCH. A url equal to the masked form of the stored URL
-// keeps the stored one; a header value sent back masked keeps its stored value.
+// Update applies a PATCH: decode (PatchInput), validate into a change
+// (checkPatch), diff against the stored webhook (patchWrite), then one
+// conditional write with its audit entry. A url equal to the masked form of
+// the stored URL keeps the stored one; a header value sent back masked keeps
+// its stored value.
 func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Webhook, error) {
 	p, err := s.authorize(ctx, authz.OrgsWrite)
 	if err != nil {
@@ -313,102 +301,31 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Webhoo
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Present) == 0 {
+	fields := in.fields()
+	if len(fields) == 0 {
 		return nil, ErrNoUpdates
 	}
 	cur, err := openRecord(s.Box, r)
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	for _, k := range []string{"name", "url", "events", "headers", "status"} {
-		if in.Null[k] {
-			f.Add(k, "must not be null")
-		}
-	}
-	set := map[string]any{}
-	var remove []string
-	next := *r
-	if in.Present["name"] && in.Name != nil {
-		n := strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", n, MaxName)
-		set["name"], next.Name = n, n
-	}
-	switch {
-	case in.Null["secret"]:
-		remove = append(remove, "secretSealed")
-		next.Secret = ""
-	case in.Present["secret"]:
-		checkSecret(f, *in.Secret)
-	}
-	if in.Present["events"] && !in.Null["events"] {
-		next.Events = checkEvents(f, in.Events)
-		set["events"] = next.Events
-	}
-	var headers []Header
-	if in.Present["headers"] && !in.Null["headers"] {
-		headers = checkHeaders(f, in.Headers, cur.headers)
-	}
-	if in.Present["status"] && in.Status != nil {
-		valid.OneOf(f, "status", *in.Status, StatusActive, StatusPaused, StatusFailed)
-		set["status"], next.Status = *in.Status, *in.Status
-	}
-	switch {
-	case in.Null["retryPolicy"]:
-		remove = append(remove, "retryPolicy")
-		next.RetryPolicy = nil
-	case in.Present["retryPolicy"]:
-		next.RetryPolicy = checkPolicy(f, in.RetryPolicy)
-		set["retryPolicy"] = next.RetryPolicy
-	}
-	newURL := ""
-	changeURL := in.Present["url"] && in.URL != nil && *in.URL != maskURL(cur.url)
-	if changeURL {
-		newURL = *in.URL
-	}
-	if err := s.checkURL(ctx, f, newURL, changeURL); err != nil {
+	c, err := s.checkPatch(ctx, in, cur)
+	if err != nil {
 		return nil, err
 	}
-	if changeURL {
-		if next.URL, err = s.seal(r.ID, "url", []byte(newURL)); err != nil {
-			return nil, err
-		}
-		set["urlSealed"] = next.URL
+	next, w, err := s.patchWrite(r, c)
+	if err != nil {
+		return nil, err
 	}
-	if in.Present["secret"] && in.Secret != nil {
-		if next.Secret, err = s.seal(r.ID, "secret", []byte(*in.Secret)); err != nil {
-			return nil, err
-		}
-		set["secretSealed"] = next.Secret
-	}
-	if in.Present["headers"] && !in.Null["headers"] {
-		if next.Headers, err = s.sealHeaders(r.ID, headers); err != nil {
-			return nil, err
-		}
-		if next.Headers == "" {
-			remove = append(remove, "headersSealed")
-		} else {
-			set["headersSealed"] = next.Headers
-		}
-	}
-	next.UpdatedAt = clock.Format(s.Clock.Now())
-	set["updatedAt"] = next.UpdatedAt
-	changed := []string{}
-	for k := range in.Present {
-		changed = append(changed, k)
-	}
-	slices.Sort(changed)
-	w := changeWrite(r.OrgID, r.ID, set, remove)
-	w.When(live().And(store.Is("updatedAt", r.UpdatedAt)))
 	tx := (&store.Tx{}).Add(w, audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, Action: "webhook.update",
-		ResourceType: "webhook", ResourceID: r.ID, ResourceName: next.Name, Details: map[string]any{"fields": changed}}))
+		ResourceType: "webhook", ResourceID: r.ID, ResourceName: next.Name, Details: map[string]any{"fields": fields}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if isConflict(err) {
 			return nil, ErrConcurrent
 		}
 		return nil, fmt.Errorf("update webhook %s: %w", r.ID, err)
 	}
-	return s.view(&next)
+	return s.view(next)
 }
 
 // ErrConcurrent is a PATCH that lost to another change of the same webhook.
