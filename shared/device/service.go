@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
