@@ -25,7 +25,12 @@
 // a partner's alerts across its organizations, GSI4 for one organization's),
 // read in descending order: newest first, ties by id ascending (the id is
 // stored complemented); status, severity and the caller's restriction are
-// applied to the index rows (store.Window). Search reads every alert of an
+// applied to the index rows (tenant.List, store.Window); a system caller
+// without orgId merges every partner's GSI3 partition and each partnerless
+// organization's GSI4 partition by sort key (store.Merge). Alerts keep no
+// counter: a total the read did not reach is a Select COUNT of the
+// partition(s), or a count of the kept index rows when filtered or
+// restricted. Search reads every alert of an
 // organization by a prefix query of ORG#<oid> (tenant.Collect); one by id is a
 // GetItem (organization callers) or a GSI1 query.
 package alert

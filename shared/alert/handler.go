@@ -9,8 +9,13 @@ import (
 // Handler serves /api/v1/alerts. Reads accept a bearer JWT or an API key with
 // alerts:read; create, acknowledge and resolve need a user session.
 //
-// DynamoDB calls after authentication: list 1 per organization (+1 for the
-// organization list of partner and system callers); create 2-3 (GetItem
+// DynamoDB calls after authentication: list 2 (the index page, BatchGetItem
+// of the page's alerts; none for an empty page) +1 when an orgId is given
+// (the organization, GetItem) +1 for a total the page did not reach (a Query
+// counting the partition); a system caller without orgId 1 (the
+// organizations) + one Query per partition (each partner's GSI3, each
+// partnerless organization's GSI4) + BatchGetItem, +1 Query per partition for
+// a total the page did not reach; create 2-3 (GetItem
 // organization, GetItem device when named, transaction with audit and
 // outbox event); get 1; acknowledge and resolve 2 (read, transaction).
 type Handler struct{ Svc *Service }

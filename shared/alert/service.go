@@ -1,12 +1,9 @@
 package alert
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -33,7 +30,7 @@ var (
 
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
 type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	tenant.ListOrgs
 	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 }
 
@@ -77,13 +74,12 @@ type ListPage struct {
 }
 
 // List returns one page of the alerts the caller may see, newest first (ties
-// by id). It reads only what the page needs (store.Window): the page's keys
-// from a list index (the partner's partition of GSI3 for a partner caller
-// without orgId, the organization's partition of GSI4 otherwise; status,
-// severity and the caller's restriction applied to the index rows), then the
-// page's alerts. The total is the read's own when it reached the end, else a
-// count of the partition's index rows (Select COUNT when nothing is filtered).
-// System callers without orgId read every organization (tenant.Collect).
+// by id): tenant.List over the alert list indexes (GSI4 per organization, GSI3
+// per partner; every partner's merged for a system caller without orgId;
+// status, severity and the caller's restriction applied to the index rows),
+// then the page's alerts. Alerts keep no counter: the total is the read's own
+// when it reached the end, else a count of the partition's index rows (Select
+// COUNT when nothing is filtered).
 func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := read(ctx)
 	if err != nil {
@@ -102,69 +98,20 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	f.Page, f.Limit = max(f.Page, 1), max(f.Limit, 1)
-	keep := func(a *Alert) bool {
-		return (f.Status == "" || a.Status == f.Status) && (f.Severity == "" || a.Severity == f.Severity) && visible(p, a)
-	}
-	var q store.Query
-	switch v := p.Visible(); {
-	case f.OrgID != "":
-		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
-		if err != nil {
-			return nil, err
-		}
-		q = store.Query{Index: store.GSI4, PK: OrgListPK(o.ID), Descending: true}
-	case p.Scope == authz.ScopeOrg && p.OrgID != "":
-		q = store.Query{Index: store.GSI4, PK: OrgListPK(p.OrgID), Descending: true}
-	case p.Scope == authz.ScopePartner && (v.PartnerID != "" || len(v.OrgIDs) > 0):
-		q = store.Query{Index: store.GSI3, PK: PartnerListPK(p.PartnerID), Descending: true}
-	default:
-		return s.listAll(ctx, p, f, keep)
-	}
-	pg, as, err := s.St.Page(ctx, store.Window{Query: q, Offset: store.Offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Alert]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+		Keep: func(a *Alert) bool {
+			return (f.Status == "" || a.Status == f.Status) && (f.Severity == "" || a.Severity == f.Severity) && visible(p, a)
+		},
+		Filtered: f.Status != "" || f.Severity != ""})
 	if err != nil {
 		return nil, err
 	}
-	out := &ListPage{Alerts: as, Page: pg.Offset/f.Limit + 1, Limit: f.Limit, Total: pg.Total, Next: pg.Next}
-	if out.Total < 0 {
-		// Every row of the partition is the caller's unless it filters, is
-		// restricted or holds selected organizations only.
-		all := f.Status == "" && f.Severity == "" && !p.SiteRestricted() && len(p.DeviceGroupIDs) == 0 &&
-			(p.Scope != authz.ScopePartner || f.OrgID != "" || p.Visible().PartnerID != "")
-		if all {
-			out.Total, err = s.St.Count(ctx, q, nil)
-		} else {
-			out.Total, err = s.St.Count(ctx, q, keep)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return &ListPage{Alerts: pg.Items, Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}, nil
 }
 
-// listAll is the list of a system caller without orgId: every organization's
-// alerts, sorted and sliced in memory (no index spans every partner).
-func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Alert) bool) (*ListPage, error) {
-	if f.Cursor != "" {
-		return nil, store.ErrBadCursor
-	}
-	ids, err := s.Orgs.Reachable(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := tenant.Collect(ctx, ids, s.St.OrgAlerts, keep)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Alert) int {
-		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
-	})
-	pg := &ListPage{Alerts: []Alert{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
-	if start := store.Offset(f.Page, f.Limit); start < len(out) {
-		pg.Alerts = out[start:min(start+f.Limit, len(out))]
-	}
-	return pg, nil
+// listing is the alert list of the list indexes.
+func (s *Service) listing() tenant.Listing[Alert] {
+	return tenant.Listing[Alert]{St: s.St.St, Orgs: s.Orgs, Name: "ALERTS", OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true}
 }
 
 // Visible lists the alerts of orgIDs that p may see (for lists and search);

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/store"
@@ -32,43 +31,6 @@ func (s Store) OrgAlerts(ctx context.Context, orgID string) ([]Alert, error) {
 		return nil, fmt.Errorf("alerts of %s: %w", orgID, err)
 	}
 	return out, nil
-}
-
-// Page reads one page of alerts from a list index partition (store.Window),
-// keeping the index rows keep keeps (keep sees orgId, partnerId, siteId,
-// groupIds, status, severity, deviceId).
-func (s Store) Page(ctx context.Context, w store.Window, keep func(*Alert) bool) (store.WindowPage, []Alert, error) {
-	w.Keep = func(it store.Item) bool { return keep(listed(it)) }
-	pg, err := s.St.Window(ctx, w)
-	if err != nil {
-		return pg, nil, fmt.Errorf("alerts of %s: %w", w.Query.PK, err)
-	}
-	out := []Alert{}
-	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &out); err != nil {
-		return pg, nil, fmt.Errorf("alerts of %s: %w", w.Query.PK, err)
-	}
-	return pg, out, nil
-}
-
-// Count counts the alerts of a list index partition that keep keeps (all of
-// them, by Select COUNT, when keep is nil).
-func (s Store) Count(ctx context.Context, q store.Query, keep func(*Alert) bool) (int, error) {
-	var k func(store.Item) bool
-	if keep != nil {
-		k = func(it store.Item) bool { return keep(listed(it)) }
-	}
-	n, err := s.St.Count(ctx, q, k)
-	if err != nil {
-		return 0, fmt.Errorf("count alerts of %s: %w", q.PK, err)
-	}
-	return n, nil
-}
-
-// listed is the part of an alert a list index row holds.
-func listed(it store.Item) *Alert {
-	var a Alert
-	_ = attributevalue.UnmarshalMap(it, &a) // projected attributes only
-	return &a
 }
 
 // List index keys: createdAt, then the id complemented, read in descending

@@ -43,7 +43,10 @@
 // for a partner's devices across its organizations, GSI4 for one organization's;
 // both project only the keys and the reach attributes, so the caller's site and
 // device-group restriction is applied before any device is read), then the
-// page's devices in one BatchGetItem (store.Window). The device item carries no
+// page's devices in one BatchGetItem (tenant.List, store.Window). A system
+// caller without orgId reads every partner's GSI3 partition and the GSI4
+// partition of each organization without a partner side by side, merged by
+// sort key (store.Merge), each only as far as the page needs. The device item carries no
 // GSI1 keys, and the list indexes project nothing a heartbeat changes, so a
 // heartbeat writes only the table and GSI2 (and the list indexes' sort keys on
 // the rare heartbeat that reports a new hostname).

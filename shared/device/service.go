@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -62,15 +60,14 @@ type ListPage struct {
 }
 
 // List returns one page of the devices the caller can see (site and
-// device-group restrictions apply), by hostname, then id. It reads only what
-// the page needs: the page's keys from a list index (the partner's partition
-// of GSI3 for a partner caller without orgId, the organization's partition of
-// GSI4 otherwise), the caller's restriction applied to the index rows, then the
-// page's devices in one BatchGetItem. The total comes from the organizations'
-// device counters (maintained by enrollment's transaction), or from the read
-// itself when it reached the end; a restricted caller's total counts the index
-// rows of its partition. System callers without orgId read every organization
-// (listAll).
+// device-group restrictions apply), by hostname, then id: tenant.List over the
+// device list indexes (GSI4 per organization, GSI3 per partner; every
+// partner's merged for a system caller without orgId), the caller's
+// restriction and siteId applied to the index rows, then the page's devices in
+// one BatchGetItem. The total is the read's own when it reached the end, else
+// the organizations' device counters (maintained by enrollment's
+// transaction), or for a restricted caller or a siteId a count of the kept
+// index rows.
 func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := authz.Require(ctx, authz.DevicesRead)
 	if err != nil {
@@ -89,100 +86,21 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	f.Page, f.Limit = max(f.Page, 1), max(f.Limit, 1)
-	keep := func(d *Device) bool {
-		return (f.SiteID == "" || (d.SiteID != nil && *d.SiteID == f.SiteID)) && visible(p, d)
-	}
-	// restricted: the partition holds rows the caller may not see, so no
-	// counter gives the total.
-	restricted := f.SiteID != "" || p.SiteRestricted() || groupRestricted(p)
-	var q store.Query
-	var total func() (int, error)
-	switch v := p.Visible(); {
-	case f.OrgID != "" || p.Scope == authz.ScopeOrg:
-		id := f.OrgID
-		var o *tenant.Organization
-		if id != "" {
-			if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
-				return nil, err
-			}
-		} else {
-			id = p.OrgID
-		}
-		q = store.Query{Index: store.GSI4, PK: OrgListPK(id)}
-		total = func() (int, error) {
-			if o == nil {
-				if o, err = s.Orgs.Reach(ctx, p, id); err != nil {
-					return 0, err
-				}
-			}
-			return o.DeviceCount, nil
-		}
-	case v.All:
-		return s.listAll(ctx, p, f, keep)
-	case p.Scope == authz.ScopePartner:
-		q = store.Query{Index: store.GSI3, PK: PartnerListPK(p.PartnerID)}
-		total = func() (int, error) {
-			var orgs []tenant.Organization
-			if v.PartnerID != "" {
-				orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
-			} else if len(v.OrgIDs) > 0 {
-				orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
-			}
-			n := 0
-			for _, o := range orgs {
-				if p.CanAccessOrg(o.Ref()) {
-					n += o.DeviceCount
-				}
-			}
-			return n, err
-		}
-	default:
-		return &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit}, nil
-	}
-	pg, devs, err := s.St.Page(ctx, store.Window{Query: q, Offset: store.Offset(f.Page, f.Limit), Limit: f.Limit, Cursor: f.Cursor}, keep)
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Device]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+		Keep: func(d *Device) bool {
+			return (f.SiteID == "" || (d.SiteID != nil && *d.SiteID == f.SiteID)) && visible(p, d)
+		},
+		Filtered: f.SiteID != ""})
 	if err != nil {
 		return nil, err
 	}
-	out := &ListPage{Devices: devs, Page: pg.Offset/f.Limit + 1, Limit: f.Limit, Total: pg.Total, Next: pg.Next}
-	switch {
-	case out.Total >= 0:
-	case restricted:
-		out.Total, err = s.St.Count(ctx, q, keep)
-	default:
-		out.Total, err = total()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return &ListPage{Devices: pg.Items, Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}, nil
 }
 
-// listAll is the list of a system caller without orgId: every organization's
-// devices, sorted and sliced in memory (no index spans every partner).
-func (s *Service) listAll(ctx context.Context, p *authz.Principal, f ListFilter, keep func(*Device) bool) (*ListPage, error) {
-	if f.Cursor != "" {
-		return nil, store.ErrBadCursor
-	}
-	orgIDs, err := s.visibleOrgs(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := tenant.Collect(ctx, orgIDs, s.St.List, keep)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Device) int {
-		if c := strings.Compare(strings.ToLower(a.Hostname), strings.ToLower(b.Hostname)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	pg := &ListPage{Devices: []Device{}, Page: f.Page, Limit: f.Limit, Total: len(out)}
-	if start := store.Offset(f.Page, f.Limit); start < len(out) {
-		pg.Devices = out[start:min(start+f.Limit, len(out))]
-	}
-	return pg, nil
+// listing is the device list of the list indexes.
+func (s *Service) listing() tenant.Listing[Device] {
+	return tenant.Listing[Device]{St: s.St.St, Orgs: s.Orgs, Name: "DEVICES", OrgPK: OrgListPK, PartnerPK: PartnerListPK,
+		Counter: func(o *tenant.Organization) int { return o.DeviceCount }}
 }
 
 // Get returns device id with its software.

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -52,38 +51,6 @@ func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
 		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
 	}
 	return out, nil
-}
-
-// Page reads one page of devices from a list index partition (store.Window),
-// keeping the index rows keep keeps (keep sees the reach attributes only:
-// orgId, partnerId, siteId, groupIds).
-func (s Store) Page(ctx context.Context, w store.Window, keep func(*Device) bool) (store.WindowPage, []Device, error) {
-	w.Keep = func(it store.Item) bool { return keep(reachOf(it)) }
-	pg, err := s.St.Window(ctx, w)
-	if err != nil {
-		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
-	}
-	out := []Device{}
-	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &out); err != nil {
-		return pg, nil, fmt.Errorf("devices of %s: %w", w.Query.PK, err)
-	}
-	return pg, out, nil
-}
-
-// Count counts the devices of a list index partition that keep keeps.
-func (s Store) Count(ctx context.Context, q store.Query, keep func(*Device) bool) (int, error) {
-	n, err := s.St.Count(ctx, q, func(it store.Item) bool { return keep(reachOf(it)) })
-	if err != nil {
-		return 0, fmt.Errorf("count devices of %s: %w", q.PK, err)
-	}
-	return n, nil
-}
-
-// reachOf is the part of a device a list index row holds.
-func reachOf(it store.Item) *Device {
-	var d Device
-	_ = attributevalue.UnmarshalMap(it, &d) // the projected attributes are strings and a list of strings
-	return &d
 }
 
 // LoadWithSoftware reads device id of orgID with its software list: the filter

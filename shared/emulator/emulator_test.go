@@ -21,23 +21,9 @@ import (
 func TestStartProvisionStop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m, err := emulator.Start(ctx)
-	if err != nil {
-		t.Skipf("moto_server unavailable: %v", err)
-	}
-	defer m.Stop()
+	m, awsCfg := start(ctx, t, "test")
 	if !m.Atomic {
 		t.Error("moto_server runs without the atomic launcher: conditional-write races are not meaningful")
-	}
-	cfg, err := config.Load(ctx, func(k string) string {
-		return map[string]string{"AWS_ENDPOINT_URL": m.URL, "AWS_REGION": "us-east-1", "APP_ENV": "test"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	awsCfg, err := cfg.AWS(ctx)
-	if err != nil {
-		t.Fatal(err)
 	}
 	for range 2 { // idempotent
 		res, err := emulator.Provision(ctx, awsCfg, "tprovision")
@@ -224,21 +210,7 @@ func TestStartProvisionStop(t *testing.T) {
 				in.IndexName, in.KeyConditionExpression = aws.String(index), aws.String("GSI1PK = :pk")
 				in.ExpressionAttributeValues[":pk"] = &types.AttributeValueMemberS{Value: "PAGES-INDEX"}
 			}
-			var got []string
-			for range 5 {
-				out, err := db.Query(ctx, in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, it := range out.Items {
-					got = append(got, it["SK"].(*types.AttributeValueMemberS).Value)
-				}
-				if out.LastEvaluatedKey == nil {
-					break
-				}
-				in.ExclusiveStartKey = out.LastEvaluatedKey
-			}
-			return strings.Join(got, ",")
+			return querySKs(ctx, t, db, in, 5)
 		}
 		for _, c := range []struct {
 			index   string
@@ -279,21 +251,7 @@ func TestStartProvisionStop(t *testing.T) {
 			c.vals[":pk"] = s("KEYS")
 			in := &dynamodb.QueryInput{TableName: aws.String("tprovision"), KeyConditionExpression: aws.String(c.cond),
 				ExpressionAttributeValues: c.vals, Limit: aws.Int32(2), ScanIndexForward: aws.Bool(c.forward)}
-			var got []string
-			for range 10 {
-				out, err := db.Query(ctx, in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, it := range out.Items {
-					got = append(got, it["SK"].(*types.AttributeValueMemberS).Value)
-				}
-				if out.LastEvaluatedKey == nil {
-					break
-				}
-				in.ExclusiveStartKey = out.LastEvaluatedKey
-			}
-			if g := strings.Join(got, ","); g != c.want {
+			if g := querySKs(ctx, t, db, in, 10); g != c.want {
 				t.Errorf("%s %v forward %v: %s, want %s", c.cond, c.vals, c.forward, g, c.want)
 			}
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/emulator"
 )
 
@@ -48,21 +47,7 @@ func TestFreezeUnderLoad(t *testing.T) {
 		t.Skip("set GALE_FREEZE_TEST=1 (make freeze-test) to run the 70 s freeze-under-load experiment")
 	}
 	ctx := context.Background()
-	m, err := emulator.Start(ctx)
-	if err != nil {
-		t.Skipf("moto_server unavailable: %v", err)
-	}
-	defer m.Stop()
-	cfg, err := config.Load(ctx, func(k string) string {
-		return map[string]string{"AWS_ENDPOINT_URL": m.URL, "AWS_REGION": "us-east-1", "APP_ENV": "development"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	awsCfg, err := cfg.AWS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, awsCfg := start(ctx, t, "development")
 	if _, err := emulator.Provision(ctx, awsCfg, "tfreeze"); err != nil {
 		t.Fatal(err)
 	}

@@ -38,16 +38,23 @@ func Decode(r *http.Request, v any) error { return DecodeLimit(r, v, MaxBody) }
 // Route.MaxBody, when smaller, wins). A body must be sent as application/json:
 // a form or text body is refused rather than guessed at.
 func DecodeLimit(r *http.Request, v any, limit int64) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		if r.ContentLength != 0 {
-			return fault.Invalid("Content-Type", "must be application/json")
-		}
-	}
-	body, err := ReadBody(r, limit)
+	body, err := ReadJSON(r, limit)
 	if err != nil {
 		return err
 	}
 	return DecodeBytes(body, v)
+}
+
+// ReadJSON reads a body that must be sent as application/json (a body of
+// another media type is refused) through ReadBody's cap: what Decode reads,
+// for a handler that also looks at the raw body.
+func ReadJSON(r *http.Request, limit int64) ([]byte, error) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		if r.ContentLength != 0 {
+			return nil, fault.Invalid("Content-Type", "must be application/json")
+		}
+	}
+	return ReadBody(r, limit)
 }
 
 // ReadBody reads r's body through a hard cap: limit bytes, or the route's

@@ -77,27 +77,9 @@ func (s *Service) Actuate(ctx context.Context, deviceID string, in ActuateInput)
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	a, err := device.Store{St: s.St.St}.Agent(ctx, deviceID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrDeviceNotFound
-	case err != nil:
+	a, err := s.deviceFor(ctx, p, deviceID, true)
+	if err != nil {
 		return nil, err
-	}
-	org := authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}
-	if !p.CanAccessOrg(org) {
-		return nil, ErrDeviceNotFound
-	}
-	site := ""
-	if a.SiteID != nil {
-		site = *a.SiteID
-	}
-	var groups []string
-	if a.GroupID != "" {
-		groups = []string{a.GroupID}
-	}
-	if !p.CanAccessDevice(org, site, groups) {
-		return nil, ErrSiteAccess
 	}
 	if a.Status == device.StatusDecommissioned {
 		return nil, ErrDecommissioned

@@ -20,11 +20,7 @@ func IsSubject(subject, email string) bool { return policy.IsSelfApproval(subjec
 // validateRule checks the merged rule r with policy.Validate (bounds and the
 // spec's validation rules 1-5).
 func validateRule(f fault.Fields, r *Rule) {
-	for path, msgs := range policy.Validate(toPolicyRule(r)) {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
+	f.Merge("", policy.Validate(toPolicyRule(r)))
 }
 
 func deref(p *string) string {

@@ -40,20 +40,20 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	key := httpapi.UserOrKey
 	rt.Add(
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/elevation-requests", Access: key, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/active", Access: key, Scopes: read, Handle: h.active},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/respond", Access: key, Scopes: exec, MFA: true, Handle: h.respond},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: h.revoke},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/rules", Access: key, Scopes: read, Handle: h.rules},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/rules", Access: key, Scopes: write, MFA: true, Handle: h.createRule},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/active", Access: key, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.active)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/respond", Access: key, Scopes: exec, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.respond)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/elevation-requests/{id}/revoke", Access: key, Scopes: exec, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.revoke)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/rules", Access: key, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.rules)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/rules", Access: key, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createRule)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/rules/preview", Access: key, Scopes: write, Handle: h.preview},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateRule},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteRule},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: read, Handle: h.signerGroups},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: write, MFA: true, Handle: h.createSignerGroup},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.updateSignerGroup},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: h.deleteSignerGroup},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/config", Access: key, Scopes: read, Handle: h.config},
-		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/pam/config", Access: key, Scopes: write, MFA: true, Handle: h.putConfig},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.updateRule)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/rules/{id}", Access: key, Scopes: write, MFA: true, Handle: httpapi.Call(http.StatusOK, h.deleteRule)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.signerGroups)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/signer-groups", Access: key, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createSignerGroup)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.updateSignerGroup)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/signer-groups/{id}", Access: key, Scopes: write, MFA: true, Handle: httpapi.Call(http.StatusOK, h.deleteSignerGroup)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/config", Access: key, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.config)},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/pam/config", Access: key, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.putConfig)},
 	)
 	h.SettingsRoutes(rt)
 	h.SoftwarePolicyRoutes(rt)
@@ -90,147 +90,65 @@ type activeList struct {
 	Active  []Request `json:"active"`
 }
 
-func (h *Handler) active(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) active(r *http.Request) (activeList, error) {
 	out, err := h.Svc.Active(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, activeList{Success: true, Active: out})
-	return nil
+	return activeList{Success: true, Active: out}, err
 }
 
-func (h *Handler) respond(w http.ResponseWriter, r *http.Request) error {
-	var in RespondInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := h.Svc.Respond(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+func (h *Handler) respond(r *http.Request, in RespondInput) (*Decided, error) {
+	return h.Svc.Respond(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
-	var in RevokeInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := h.Svc.Revoke(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+func (h *Handler) revoke(r *http.Request, in RevokeInput) (*Decided, error) {
+	return h.Svc.Revoke(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) rules(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) rules(r *http.Request) (RuleList, error) {
 	out, err := h.Svc.Rules(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, RuleList{Success: true, Rules: out})
-	return nil
+	return RuleList{Success: true, Rules: out}, err
 }
 
-func (h *Handler) createRule(w http.ResponseWriter, r *http.Request) error {
-	var in RuleInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) createRule(r *http.Request, in RuleInput) (RuleReply, error) {
 	out, err := h.Svc.CreateRule(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, RuleReply{Success: true, Rule: out})
-	return nil
+	return RuleReply{Success: true, Rule: out}, err
 }
 
-func (h *Handler) updateRule(w http.ResponseWriter, r *http.Request) error {
-	var in RuleInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) updateRule(r *http.Request, in RuleInput) (RuleReply, error) {
 	out, err := h.Svc.UpdateRule(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, RuleReply{Success: true, Rule: out})
-	return nil
+	return RuleReply{Success: true, Rule: out}, err
 }
 
-func (h *Handler) deleteRule(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) deleteRule(r *http.Request) (RuleReply, error) {
 	out, err := h.Svc.DeleteRule(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, RuleReply{Success: true, Rule: out})
-	return nil
+	return RuleReply{Success: true, Rule: out}, err
 }
 
-func (h *Handler) signerGroups(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) signerGroups(r *http.Request) (SignerGroupList, error) {
 	out, err := h.Svc.SignerGroups(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SignerGroupList{Success: true, SignerGroups: out})
-	return nil
+	return SignerGroupList{Success: true, SignerGroups: out}, err
 }
 
-func (h *Handler) createSignerGroup(w http.ResponseWriter, r *http.Request) error {
-	var in SignerGroupInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) createSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupReply, error) {
 	out, err := h.Svc.CreateSignerGroup(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, SignerGroupReply{Success: true, SignerGroup: out})
-	return nil
+	return SignerGroupReply{Success: true, SignerGroup: out}, err
 }
 
-func (h *Handler) updateSignerGroup(w http.ResponseWriter, r *http.Request) error {
-	var in SignerGroupInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) updateSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupReply, error) {
 	out, err := h.Svc.UpdateSignerGroup(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SignerGroupReply{Success: true, SignerGroup: out})
-	return nil
+	return SignerGroupReply{Success: true, SignerGroup: out}, err
 }
 
-func (h *Handler) deleteSignerGroup(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) deleteSignerGroup(r *http.Request) (SignerGroupReply, error) {
 	out, err := h.Svc.DeleteSignerGroup(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SignerGroupReply{Success: true, SignerGroup: out})
-	return nil
+	return SignerGroupReply{Success: true, SignerGroup: out}, err
 }
 
-func (h *Handler) config(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) config(r *http.Request) (ConfigReply, error) {
 	out, err := h.Svc.Config(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, ConfigReply{Success: true, Config: out})
-	return nil
+	return ConfigReply{Success: true, Config: out}, err
 }
 
-func (h *Handler) putConfig(w http.ResponseWriter, r *http.Request) error {
-	var in ConfigInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) putConfig(r *http.Request, in ConfigInput) (ConfigReply, error) {
 	out, err := h.Svc.PutConfig(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, ConfigReply{Success: true, Config: out})
-	return nil
+	return ConfigReply{Success: true, Config: out}, err
 }

@@ -248,7 +248,7 @@ func (r *Rule) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.Pa
 
 // RuleKeys are the keys of rule id of orgID.
 func RuleKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#RULE#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "RULE"}
+	return policyKeys("RULE", orgID, id)
 }
 
 // SignerGroup is a stored signer group.
@@ -269,7 +269,7 @@ func (g *SignerGroup) Owner() authz.Org { return authz.Org{ID: g.OrgID, PartnerI
 
 // SignerGroupKeys are the keys of signer group id of orgID.
 func SignerGroupKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#SG#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SG"}
+	return policyKeys("SG", orgID, id)
 }
 
 // Executable is one entry of a software policy.
@@ -303,7 +303,7 @@ func (s *SoftwarePolicy) Owner() authz.Org { return authz.Org{ID: s.OrgID, Partn
 
 // SoftwarePolicyKeys are the keys of software policy id of orgID.
 func SoftwarePolicyKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "PAM#SWP#" + id, GSI1PK: "PAMREF#" + id, GSI1SK: "SWP"}
+	return policyKeys("SWP", orgID, id)
 }
 
 // Config is an organization's PAM config.

@@ -12,7 +12,6 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/pam/policy"
 	"github.com/gale-rmm/gale/shared/store"
-	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
@@ -22,39 +21,14 @@ const (
 	MaxWindowDays     = 90
 )
 
-// PreviewInput is the POST /pam/rules/preview body: a draft rule's criteria,
-// the window and an optional flow type. name, verdict, priority and enabled
-// may be sent (a rule form posts them) and do not matter.
+// PreviewInput is the POST /pam/rules/preview body: a draft rule's criteria
+// (the rule body, RuleInput), the window and an optional flow type. name,
+// verdict, priority and enabled may be sent (a rule form posts them) and do
+// not matter.
 type PreviewInput struct {
-	OrgID                   string                `json:"orgId"`
-	WindowDays              *int                  `json:"windowDays"`
-	FlowType                *string               `json:"flowType"`
-	Name                    valid.Opt[string]     `json:"name"`
-	Verdict                 valid.Opt[string]     `json:"verdict"`
-	Priority                valid.Opt[int]        `json:"priority"`
-	Enabled                 valid.Opt[bool]       `json:"enabled"`
-	SiteID                  valid.Opt[string]     `json:"siteId"`
-	MatchSigner             valid.Opt[string]     `json:"matchSigner"`
-	MatchSignerGroupID      valid.Opt[string]     `json:"matchSignerGroupId"`
-	MatchHash               valid.Opt[string]     `json:"matchHash"`
-	MatchPathGlob           valid.Opt[string]     `json:"matchPathGlob"`
-	MatchParentImage        valid.Opt[string]     `json:"matchParentImage"`
-	MatchCommandLine        valid.Opt[string]     `json:"matchCommandLine"`
-	MatchUser               valid.Opt[string]     `json:"matchUser"`
-	MatchAdGroup            valid.Opt[string]     `json:"matchAdGroup"`
-	MatchToolName           valid.Opt[string]     `json:"matchToolName"`
-	MatchRiskTier           valid.Opt[int]        `json:"matchRiskTier"`
-	MatchNegate             valid.Opt[[]string]   `json:"matchNegate"`
-	TimeWindow              valid.Opt[TimeWindow] `json:"timeWindow"`
-	ApprovalDurationMinutes valid.Opt[int]        `json:"approvalDurationMinutes"`
-}
-
-func (in *PreviewInput) rule() RuleInput {
-	return RuleInput{Name: in.Name, Verdict: in.Verdict, Priority: in.Priority, Enabled: in.Enabled, SiteID: in.SiteID,
-		MatchSigner: in.MatchSigner, MatchSignerGroupID: in.MatchSignerGroupID, MatchHash: in.MatchHash, MatchPathGlob: in.MatchPathGlob,
-		MatchParentImage: in.MatchParentImage, MatchCommandLine: in.MatchCommandLine, MatchUser: in.MatchUser, MatchAdGroup: in.MatchAdGroup,
-		MatchToolName: in.MatchToolName, MatchRiskTier: in.MatchRiskTier, MatchNegate: in.MatchNegate, TimeWindow: in.TimeWindow,
-		ApprovalDurationMinutes: in.ApprovalDurationMinutes}
+	RuleInput
+	WindowDays *int    `json:"windowDays"`
+	FlowType   *string `json:"flowType"`
 }
 
 // PreviewResult is the preview answer.
@@ -96,21 +70,10 @@ func (s *Service) Preview(ctx context.Context, in PreviewInput) (*PreviewResult,
 		valid.OneOf(f, "flowType", flow, FlowTypes...)
 	}
 	r := &Rule{Name: "preview", Verdict: VerdictRequireApproval, Priority: DefaultPriority, Enabled: true}
-	ri := in.rule()
-	ri.apply(f, r)
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	for path, msgs := range policy.ValidateCriteria(toPolicyRule(r)) {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	in.apply(f, r)
+	o, err := s.createOrg(ctx, p, f, in.OrgID, func(f fault.Fields) {
+		f.Merge("", policy.ValidateCriteria(toPolicyRule(r)))
+	})
 	if err != nil {
 		return nil, err
 	}

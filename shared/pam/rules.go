@@ -172,30 +172,9 @@ func ruleVisible(p *authz.Principal, r *Rule) bool {
 // Rules lists the rules the caller can see in priority order (lower first;
 // ties by createdAt, then id).
 func (s *Service) Rules(ctx context.Context, orgID string) ([]Rule, error) {
-	p, err := reader(ctx)
+	out, err := listPolicies(ctx, s, orgID, s.St.rules().All, ruleVisible)
 	if err != nil {
 		return nil, err
-	}
-	if orgID != "" {
-		if err := valid.PathID("orgId", orgID); err != nil {
-			return nil, err
-		}
-	}
-	ids, err := s.orgs(ctx, p, orgID)
-	if err != nil {
-		return nil, err
-	}
-	out := []Rule{}
-	for _, id := range ids {
-		rs, err := s.St.Rules(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			if ruleVisible(p, &r) {
-				out = append(out, r)
-			}
-		}
 	}
 	SortRules(out)
 	return out, nil
@@ -223,11 +202,7 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 	if !in.Verdict.Set {
 		f.Add("verdict", "is required")
 	}
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -239,11 +214,10 @@ func (s *Service) CreateRule(ctx context.Context, in RuleInput) (*Rule, error) {
 	if err := s.checkRule(ctx, p, r); err != nil {
 		return nil, err
 	}
-	tx := (&store.Tx{}).Add(store.PutNew(r), s.ruleRefs(r), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
-		Action: "pam.rule.create", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
-		Details: map[string]any{"verdict": r.Verdict, "priority": r.Priority, "siteId": r.SiteID}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, s.refFailed(err, "create pam rule")
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.PutNew(r), Refs: s.ruleRefs(r), Org: r.Owner(), ID: r.ID, Name: r.Name,
+		Action: "pam.rule.create", Resource: "pam_rule", Details: map[string]any{"verdict": r.Verdict, "priority": r.Priority, "siteId": r.SiteID},
+		Conflict: ErrChanged, What: "create pam rule"}); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -256,13 +230,6 @@ func (s *Service) ruleRefs(r *Rule) *store.Write {
 	}
 	k := SignerGroupKeys(r.OrgID, *r.MatchSignerGroupID)
 	return store.Assert(k.PK, k.SK, store.Present())
-}
-
-func (s *Service) refFailed(err error, what string) error {
-	if errors.Is(err, store.ErrConditionFailed) {
-		return ErrChanged
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }
 
 // checkRule validates the merged rule r: its site and signer group in its
@@ -300,7 +267,7 @@ func (s *Service) checkRule(ctx context.Context, p *authz.Principal, r *Rule) er
 }
 
 func (s *Service) rule(ctx context.Context, p *authz.Principal, id string) (*Rule, error) {
-	r, err := tenant.Find(ctx, p, id, s.St.Rule, s.St.RuleByID, ErrRuleNotFound)
+	r, err := tenant.Find(ctx, p, id, s.St.rules().Get, s.St.rules().ByID, ErrRuleNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -312,17 +279,7 @@ func (s *Service) rule(ctx context.Context, p *authz.Principal, id string) (*Rul
 
 // UpdateRule applies a PATCH; the merged rule is validated (pam.rule.update).
 func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rule, error) {
-	p, err := ruleWriter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	if in.OrgID != "" {
-		return nil, fault.Invalid("orgId", "cannot be changed")
-	}
-	r, err := s.rule(ctx, p, id)
+	p, r, err := policyTarget(ctx, ruleWriter, id, in.OrgID, s.rule)
 	if err != nil {
 		return nil, err
 	}
@@ -339,11 +296,10 @@ func (s *Service) UpdateRule(ctx context.Context, id string, in RuleInput) (*Rul
 		return nil, err
 	}
 	r.UpdatedBy, r.UpdatedByEmail, r.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(r, before.UpdatedAt), s.ruleRefs(r), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
-		PartnerID: r.PartnerID, Action: "pam.rule.update", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name,
-		Details: map[string]any{"changed": changedRuleFields(&before, r)}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, s.refFailed(err, "update pam rule")
+	if err := s.commitPolicy(ctx, p, policyChange{Row: replaceWrite(r, before.UpdatedAt), Refs: s.ruleRefs(r), Org: r.Owner(), ID: r.ID, Name: r.Name,
+		Action: "pam.rule.update", Resource: "pam_rule", Details: map[string]any{"changed": changedRuleFields(&before, r)},
+		Conflict: ErrChanged, What: "update pam rule"}); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -391,27 +347,16 @@ func ruleFields(r *Rule) map[string]string {
 
 // DeleteRule removes a rule (pam.rule.delete).
 func (s *Service) DeleteRule(ctx context.Context, id string) (*Rule, error) {
-	p, err := ruleWriter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	r, err := s.rule(ctx, p, id)
+	p, r, err := policyTarget(ctx, ruleWriter, id, "", s.rule)
 	if err != nil {
 		return nil, err
 	}
 	if r.SiteID == nil && p.RequireUnrestricted() != nil {
 		return nil, ErrOrgWideRule
 	}
-	tx := (&store.Tx{}).Add(store.Delete(r.PK, r.SK).Exists(), PoliciesChanged(r.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
-		Action: "pam.rule.delete", ResourceType: "pam_rule", ResourceID: r.ID, ResourceName: r.Name}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		if errors.Is(err, store.ErrConditionFailed) {
-			return nil, ErrRuleNotFound
-		}
-		return nil, fmt.Errorf("delete pam rule %s: %w", id, err)
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.Delete(r.PK, r.SK).Exists(), Org: r.Owner(), ID: r.ID, Name: r.Name,
+		Action: "pam.rule.delete", Resource: "pam_rule", Conflict: ErrRuleNotFound, What: "delete pam rule " + id}); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -456,11 +401,7 @@ func (in *SignerGroupInput) apply(f fault.Fields, g *SignerGroup) {
 // (policy.NormalizeSigners), adding its errors to f.
 func NormalizeSigners(f fault.Fields, in []string) []string {
 	out, fe := policy.NormalizeSigners(in)
-	for path, msgs := range fe {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
+	f.Merge("", fe)
 	return out
 }
 
@@ -478,26 +419,9 @@ type SignerGroupReply struct {
 
 // SignerGroups lists the signer groups the caller reaches, by name.
 func (s *Service) SignerGroups(ctx context.Context, orgID string) ([]SignerGroup, error) {
-	p, err := reader(ctx)
+	out, err := listPolicies(ctx, s, orgID, s.St.signerGroups().All, nil)
 	if err != nil {
 		return nil, err
-	}
-	if orgID != "" {
-		if err := valid.PathID("orgId", orgID); err != nil {
-			return nil, err
-		}
-	}
-	ids, err := s.orgs(ctx, p, orgID)
-	if err != nil {
-		return nil, err
-	}
-	out := []SignerGroup{}
-	for _, id := range ids {
-		gs, err := s.St.SignerGroups(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, gs...)
 	}
 	slices.SortFunc(out, func(a, b SignerGroup) int {
 		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.ID, b.ID))
@@ -527,43 +451,28 @@ func (s *Service) CreateSignerGroup(ctx context.Context, in SignerGroupInput) (*
 	f := fault.Fields{}
 	g := &SignerGroup{Signers: []string{}}
 	in.apply(f, g)
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
 	g.ID, g.OrgID, g.PartnerID, g.CreatedAt, g.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
 	g.Keys = SignerGroupKeys(o.ID, g.ID)
-	tx := (&store.Tx{}).Add(store.PutNew(g), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
-		Action: "pam.signer_group.create", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
-		Details: map[string]any{"signers": len(g.Signers)}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("create signer group: %w", err)
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.PutNew(g), Org: g.Owner(), ID: g.ID, Name: g.Name,
+		Action: "pam.signer_group.create", Resource: "pam_signer_group", Details: map[string]any{"signers": len(g.Signers)},
+		What: "create signer group"}); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
 func (s *Service) signerGroup(ctx context.Context, p *authz.Principal, id string) (*SignerGroup, error) {
-	return tenant.Find(ctx, p, id, s.St.SignerGroup, s.St.SignerGroupByID, ErrSignerGroupNotFound)
+	return tenant.Find(ctx, p, id, s.St.signerGroups().Get, s.St.signerGroups().ByID, ErrSignerGroupNotFound)
 }
 
 // UpdateSignerGroup applies a PATCH (pam.signer_group.update).
 func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGroupInput) (*SignerGroup, error) {
-	p, err := orgWideWriter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	if in.OrgID != "" {
-		return nil, fault.Invalid("orgId", "cannot be changed")
-	}
-	g, err := s.signerGroup(ctx, p, id)
+	p, g, err := policyTarget(ctx, orgWideWriter, id, in.OrgID, s.signerGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -574,11 +483,10 @@ func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGro
 		return nil, err
 	}
 	g.UpdatedAt = clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(g, was), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: g.PartnerID,
-		Action: "pam.signer_group.update", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name,
-		Details: map[string]any{"signers": len(g.Signers)}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, s.refFailed(err, "update signer group")
+	if err := s.commitPolicy(ctx, p, policyChange{Row: replaceWrite(g, was), Org: g.Owner(), ID: g.ID, Name: g.Name,
+		Action: "pam.signer_group.update", Resource: "pam_signer_group", Details: map[string]any{"signers": len(g.Signers)},
+		Conflict: ErrChanged, What: "update signer group"}); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -588,14 +496,7 @@ func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGro
 // rules it saw to be the rules there are: a rule created meanwhile carries an
 // assertion on the group, so one of the two transactions fails.
 func (s *Service) DeleteSignerGroup(ctx context.Context, id string) (*SignerGroup, error) {
-	p, err := orgWideWriter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	g, err := s.signerGroup(ctx, p, id)
+	p, g, err := policyTarget(ctx, orgWideWriter, id, "", s.signerGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -617,10 +518,9 @@ func (s *Service) DeleteSignerGroup(ctx context.Context, id string) (*SignerGrou
 		return nil, fault.Conflict(fmt.Sprintf("Signer group is still referenced: %d %s it", refs, noun)).
 			WithDetails(map[string]any{"ruleCount": refs})
 	}
-	tx := (&store.Tx{}).Add(store.Delete(g.PK, g.SK).When(store.Is("updatedAt", g.UpdatedAt)), PoliciesChanged(g.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(),
-		OrgID: g.OrgID, PartnerID: g.PartnerID, Action: "pam.signer_group.delete", ResourceType: "pam_signer_group", ResourceID: g.ID, ResourceName: g.Name}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, s.refFailed(err, "delete signer group")
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.Delete(g.PK, g.SK).When(store.Is("updatedAt", g.UpdatedAt)), Org: g.Owner(), ID: g.ID, Name: g.Name,
+		Action: "pam.signer_group.delete", Resource: "pam_signer_group", Conflict: ErrChanged, What: "delete signer group"}); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -639,13 +539,20 @@ type ConfigReply struct {
 	Config  *Config `json:"config"`
 }
 
-// configOrg picks the organization of a config read or write: the caller's
-// own, or orgID (required for partner and system callers).
-func (s *Service) configOrg(ctx context.Context, p *authz.Principal, orgID string) (*tenant.Organization, error) {
-	f := fault.Fields{}
+// createOrg is the organization of a create (or of a config read or write)
+// once the body's fields are checked into f: the caller's own, or orgID
+// (required for partner and system callers; tenant.CreateOrg), answered with
+// f's errors first, then those checks add, then the organization within
+// the caller's reach.
+func (s *Service) createOrg(ctx context.Context, p *authz.Principal, f fault.Fields, orgID string, checks ...func(fault.Fields)) (*tenant.Organization, error) {
 	id := tenant.CreateOrg(f, p, orgID)
 	if err := f.Err(); err != nil {
 		return nil, err
+	}
+	for _, check := range checks {
+		if check(f); f.Err() != nil {
+			return nil, f.Err()
+		}
 	}
 	return s.Orgs.Reach(ctx, p, id)
 }
@@ -656,7 +563,7 @@ func (s *Service) Config(ctx context.Context, orgID string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.configOrg(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, fault.Fields{}, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -677,7 +584,7 @@ func (s *Service) PutConfig(ctx context.Context, in ConfigInput) (*Config, error
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	o, err := s.configOrg(ctx, p, in.OrgID)
+	o, err := s.createOrg(ctx, p, fault.Fields{}, in.OrgID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,15 +3,12 @@ package pam
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
@@ -67,11 +64,7 @@ func (in *SoftwarePolicyInput) apply(f fault.Fields, p *SoftwarePolicy) {
 }
 
 func validatePolicy(f fault.Fields, p *SoftwarePolicy) {
-	for path, msgs := range policy.ValidatePolicy(toPolicySoftware(p)) {
-		for _, m := range msgs {
-			f.Add(path, m)
-		}
-	}
+	f.Merge("", policy.ValidatePolicy(toPolicySoftware(p)))
 }
 
 // SoftwarePolicyList is the list answer.
@@ -89,26 +82,9 @@ type SoftwarePolicyReply struct {
 // SoftwarePolicies lists the software policies the caller reaches, highest
 // priority first.
 func (s *Service) SoftwarePolicies(ctx context.Context, orgID string) ([]SoftwarePolicy, error) {
-	p, err := reader(ctx)
+	out, err := listPolicies(ctx, s, orgID, s.St.softwarePolicies().All, nil)
 	if err != nil {
 		return nil, err
-	}
-	if orgID != "" {
-		if err := valid.PathID("orgId", orgID); err != nil {
-			return nil, err
-		}
-	}
-	ids, err := s.orgs(ctx, p, orgID)
-	if err != nil {
-		return nil, err
-	}
-	out := []SoftwarePolicy{}
-	for _, id := range ids {
-		ps, err := s.St.SoftwarePolicies(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ps...)
 	}
 	slices.SortFunc(out, func(a, b SoftwarePolicy) int {
 		return cmp.Or(cmp.Compare(b.Priority, a.Priority), strings.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
@@ -131,15 +107,7 @@ func (s *Service) CreateSoftwarePolicy(ctx context.Context, in SoftwarePolicyInp
 	if !in.Mode.Set {
 		f.Add("mode", "is required")
 	}
-	orgID := tenant.CreateOrg(f, p, in.OrgID)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	validatePolicy(f, sp)
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.createOrg(ctx, p, f, in.OrgID, func(f fault.Fields) { validatePolicy(f, sp) })
 	if err != nil {
 		return nil, err
 	}
@@ -147,32 +115,21 @@ func (s *Service) CreateSoftwarePolicy(ctx context.Context, in SoftwarePolicyInp
 	sp.ID, sp.OrgID, sp.PartnerID, sp.CreatedAt, sp.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
 	sp.CreatedBy, sp.UpdatedBy, sp.CreatedByEmail, sp.UpdatedByEmail = p.UserID, p.UserID, p.Email, p.Email
 	sp.Keys = SoftwarePolicyKeys(o.ID, sp.ID)
-	tx := (&store.Tx{}).Add(store.PutNew(sp), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
-		Action: "pam.software_policy.create", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
-		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables)}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("create software policy: %w", err)
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.PutNew(sp), Org: sp.Owner(), ID: sp.ID, Name: sp.Name,
+		Action: "pam.software_policy.create", Resource: "pam_software_policy", Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables)},
+		What: "create software policy"}); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
 
 func (s *Service) softwarePolicy(ctx context.Context, p *authz.Principal, id string) (*SoftwarePolicy, error) {
-	return tenant.Find(ctx, p, id, s.St.SoftwarePolicy, s.St.SoftwarePolicyByID, ErrPolicyNotFound)
+	return tenant.Find(ctx, p, id, s.St.softwarePolicies().Get, s.St.softwarePolicies().ByID, ErrPolicyNotFound)
 }
 
 // UpdateSoftwarePolicy applies a PATCH (pam.software_policy.update).
 func (s *Service) UpdateSoftwarePolicy(ctx context.Context, id string, in SoftwarePolicyInput) (*SoftwarePolicy, error) {
-	p, err := orgWideWriter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	if in.OrgID != "" {
-		return nil, fault.Invalid("orgId", "cannot be changed")
-	}
-	sp, err := s.softwarePolicy(ctx, p, id)
+	p, sp, err := policyTarget(ctx, orgWideWriter, id, in.OrgID, s.softwarePolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -187,35 +144,24 @@ func (s *Service) UpdateSoftwarePolicy(ctx context.Context, id string, in Softwa
 		return nil, err
 	}
 	sp.UpdatedBy, sp.UpdatedByEmail, sp.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(sp, was), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID,
-		Action: "pam.software_policy.update", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name,
-		Details: map[string]any{"mode": sp.Mode, "executables": len(sp.Executables), "enabled": sp.Enabled}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		return nil, s.refFailed(err, "update software policy")
+	if err := s.commitPolicy(ctx, p, policyChange{Row: replaceWrite(sp, was), Org: sp.Owner(), ID: sp.ID, Name: sp.Name,
+		Action: "pam.software_policy.update", Resource: "pam_software_policy",
+		Details:  map[string]any{"mode": sp.Mode, "executables": len(sp.Executables), "enabled": sp.Enabled},
+		Conflict: ErrChanged, What: "update software policy"}); err != nil {
+		return nil, err
 	}
 	return sp, nil
 }
 
 // DeleteSoftwarePolicy removes a software policy (pam.software_policy.delete).
 func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*SoftwarePolicy, error) {
-	p, err := orgWideWriter(ctx)
+	p, sp, err := policyTarget(ctx, orgWideWriter, id, "", s.softwarePolicy)
 	if err != nil {
 		return nil, err
 	}
-	if err := valid.PathID("id", id); err != nil {
+	if err := s.commitPolicy(ctx, p, policyChange{Row: store.Delete(sp.PK, sp.SK).Exists(), Org: sp.Owner(), ID: sp.ID, Name: sp.Name,
+		Action: "pam.software_policy.delete", Resource: "pam_software_policy", Conflict: ErrPolicyNotFound, What: "delete software policy " + id}); err != nil {
 		return nil, err
-	}
-	sp, err := s.softwarePolicy(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	tx := (&store.Tx{}).Add(store.Delete(sp.PK, sp.SK).Exists(), PoliciesChanged(sp.OrgID), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID,
-		PartnerID: sp.PartnerID, Action: "pam.software_policy.delete", ResourceType: "pam_software_policy", ResourceID: sp.ID, ResourceName: sp.Name}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		if errors.Is(err, store.ErrConditionFailed) {
-			return nil, ErrPolicyNotFound
-		}
-		return nil, fmt.Errorf("delete software policy %s: %w", id, err)
 	}
 	return sp, nil
 }
@@ -227,53 +173,29 @@ func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*Softwar
 func (h *Handler) SoftwarePolicyRoutes(rt *httpapi.Router) {
 	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: read, Handle: h.softwarePolicies},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.createSoftwarePolicy},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.updateSoftwarePolicy},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.deleteSoftwarePolicy},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.softwarePolicies)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/pam/software-policies", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createSoftwarePolicy)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.updateSoftwarePolicy)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/pam/software-policies/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.Call(http.StatusOK, h.deleteSoftwarePolicy)},
 	)
 }
 
-func (h *Handler) softwarePolicies(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) softwarePolicies(r *http.Request) (SoftwarePolicyList, error) {
 	out, err := h.Svc.SoftwarePolicies(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyList{Success: true, SoftwarePolicies: out})
-	return nil
+	return SoftwarePolicyList{Success: true, SoftwarePolicies: out}, err
 }
 
-func (h *Handler) createSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
-	var in SoftwarePolicyInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) createSoftwarePolicy(r *http.Request, in SoftwarePolicyInput) (SoftwarePolicyReply, error) {
 	out, err := h.Svc.CreateSoftwarePolicy(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
-	return nil
+	return SoftwarePolicyReply{Success: true, SoftwarePolicy: out}, err
 }
 
-func (h *Handler) updateSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
-	var in SoftwarePolicyInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) updateSoftwarePolicy(r *http.Request, in SoftwarePolicyInput) (SoftwarePolicyReply, error) {
 	out, err := h.Svc.UpdateSoftwarePolicy(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
-	return nil
+	return SoftwarePolicyReply{Success: true, SoftwarePolicy: out}, err
 }
 
-func (h *Handler) deleteSoftwarePolicy(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) deleteSoftwarePolicy(r *http.Request) (SoftwarePolicyReply, error) {
 	out, err := h.Svc.DeleteSoftwarePolicy(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, SoftwarePolicyReply{Success: true, SoftwarePolicy: out})
-	return nil
+	return SoftwarePolicyReply{Success: true, SoftwarePolicy: out}, err
 }

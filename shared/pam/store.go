@@ -335,82 +335,12 @@ func decodePolicies(items []store.Item, version int64) (*Policies, error) {
 
 // Rules lists the rules of orgID.
 func (s Store) Rules(ctx context.Context, orgID string) ([]Rule, error) {
-	out := []Rule{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "PAM#RULE#"}, &out); err != nil {
-		return nil, fmt.Errorf("pam rules of %s: %w", orgID, err)
-	}
-	return out, nil
-}
-
-// Rule reads rule id of orgID.
-func (s Store) Rule(ctx context.Context, orgID, id string) (*Rule, error) {
-	var r Rule
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "PAM#RULE#"+id, &r); err != nil {
-		return nil, fmt.Errorf("get pam rule %s: %w", id, err)
-	}
-	return &r, nil
-}
-
-// RuleByID finds rule id of whatever organization (GSI1).
-func (s Store) RuleByID(ctx context.Context, id string) (*Rule, error) {
-	return byRef[Rule](ctx, s, id, "RULE")
-}
-
-// SignerGroups lists the signer groups of orgID.
-func (s Store) SignerGroups(ctx context.Context, orgID string) ([]SignerGroup, error) {
-	out := []SignerGroup{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "PAM#SG#"}, &out); err != nil {
-		return nil, fmt.Errorf("signer groups of %s: %w", orgID, err)
-	}
-	return out, nil
+	return s.rules().All(ctx, orgID)
 }
 
 // SignerGroup reads signer group id of orgID.
 func (s Store) SignerGroup(ctx context.Context, orgID, id string) (*SignerGroup, error) {
-	var g SignerGroup
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "PAM#SG#"+id, &g); err != nil {
-		return nil, fmt.Errorf("get signer group %s: %w", id, err)
-	}
-	return &g, nil
-}
-
-// SignerGroupByID finds signer group id of whatever organization (GSI1).
-func (s Store) SignerGroupByID(ctx context.Context, id string) (*SignerGroup, error) {
-	return byRef[SignerGroup](ctx, s, id, "SG")
-}
-
-// SoftwarePolicies lists the software policies of orgID.
-func (s Store) SoftwarePolicies(ctx context.Context, orgID string) ([]SoftwarePolicy, error) {
-	out := []SoftwarePolicy{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "PAM#SWP#"}, &out); err != nil {
-		return nil, fmt.Errorf("software policies of %s: %w", orgID, err)
-	}
-	return out, nil
-}
-
-// SoftwarePolicy reads software policy id of orgID.
-func (s Store) SoftwarePolicy(ctx context.Context, orgID, id string) (*SoftwarePolicy, error) {
-	var p SoftwarePolicy
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "PAM#SWP#"+id, &p); err != nil {
-		return nil, fmt.Errorf("get software policy %s: %w", id, err)
-	}
-	return &p, nil
-}
-
-// SoftwarePolicyByID finds software policy id of whatever organization (GSI1).
-func (s Store) SoftwarePolicyByID(ctx context.Context, id string) (*SoftwarePolicy, error) {
-	return byRef[SoftwarePolicy](ctx, s, id, "SWP")
-}
-
-func byRef[T any](ctx context.Context, s Store, id, kind string) (*T, error) {
-	var out []T
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "PAMREF#" + id, SKPrefix: kind}, &out); err != nil {
-		return nil, fmt.Errorf("pam %s %s: %w", kind, id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("pam %s %s: %w", kind, id, store.ErrNotFound)
-	}
-	return &out[0], nil
+	return s.signerGroups().Get(ctx, orgID, id)
 }
 
 // Config reads orgID's config; the default (require_approval) when none is stored.

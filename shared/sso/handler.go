@@ -3,8 +3,6 @@ package sso
 import (
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -36,19 +34,19 @@ type Handler struct{ Svc *Service }
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/presets", Access: httpapi.User, Handle: h.presets},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/status", Access: httpapi.User, MFA: true, Handle: h.status},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/presets", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.presets)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/status", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.status)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/test", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.test)},
 		// Public: the browser's sign-in before any session exists.
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/login/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.login},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/callback", Access: httpapi.Public, NoAuthz: true, Handle: h.callback},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/exchange", Access: httpapi.Public, NoAuthz: true, Handle: h.exchange},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/check/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: h.check},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/check/{orgId}", Access: httpapi.Public, NoAuthz: true, Handle: httpapi.Call(http.StatusOK, h.check)},
 	)
 }
 
@@ -67,62 +65,41 @@ func noQuery(r *http.Request, allowed ...string) error {
 	return f.Err()
 }
 
-func (h *Handler) presets(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) presets(r *http.Request) (httpapi.List[Preset], error) {
 	page, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Preset]{}, err
 	}
 	ps, err := h.Svc.ListPresets(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(ps, page))
-	return nil
+	return httpapi.NewList(ps, page), err
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Provider], error) {
 	page, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Provider]{}, err
 	}
 	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"), r.URL.Query().Get("partnerId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(ps, page))
-	return nil
+	return httpapi.NewList(ps, page), err
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	p, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, p)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Provider, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, p)
-	return nil
+func (h *Handler) get(r *http.Request) (*Provider, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
+// patch also records which fields the body named, and which it set to null.
+func (h *Handler) patch(r *http.Request) (*Provider, error) {
+	body, err := httpapi.ReadJSON(r, httpapi.MaxBody)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var in PatchInput
 	if err := httpapi.DecodeBytes(body, &in); err != nil {
-		return err
+		return nil, err
 	}
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(body, &raw)
@@ -131,63 +108,22 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
 		in.Present[k] = true
 		in.Null[k] = string(v) == "null"
 	}
-	p, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, p)
-	return nil
+	return h.Svc.Update(r.Context(), r.PathValue("id"), in)
 }
 
-// readBody reads a JSON body as httpapi.Decode does (media type, size), for
-// PATCH, which also needs to see which fields were named.
-func readBody(r *http.Request) ([]byte, error) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		if r.ContentLength != 0 {
-			return nil, fault.Invalid("Content-Type", "must be application/json")
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBody+1))
-	if err != nil {
-		return nil, fault.BadRequest("Could not read request body").Wrap(err)
-	}
-	if len(body) > httpapi.MaxBody {
-		return nil, fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": httpapi.MaxBody})
-	}
-	return body, nil
+func (h *Handler) delete(r *http.Request) (map[string]bool, error) {
+	return map[string]bool{"success": true}, h.Svc.Delete(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
-	return nil
+func (h *Handler) status(r *http.Request, in StatusInput) (*Provider, error) {
+	return h.Svc.SetStatus(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
-	var in StatusInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	p, err := h.Svc.SetStatus(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, p)
-	return nil
-}
-
-func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) test(r *http.Request) (*TestResult, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	res, err := h.Svc.Test(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+	return h.Svc.Test(r.Context(), r.PathValue("id"))
 }
 
 // stateCookie binds a login to the browser that started it. __Host- pins it
@@ -268,14 +204,9 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) check(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) check(r *http.Request) (*Check, error) {
 	if err := noQuery(r); err != nil {
-		return err
+		return nil, err
 	}
-	c, err := h.Svc.CheckOrg(r.Context(), r.PathValue("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, c)
-	return nil
+	return h.Svc.CheckOrg(r.Context(), r.PathValue("orgId"))
 }

@@ -698,14 +698,21 @@ func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provid
 	if r.Status == StatusActive {
 		tx.Add(activate(&next))
 	}
+	return s.commitChange(ctx, p, tx, r, &next, map[string]any{"fields": changed}, guard, ErrClientTaken)
+}
+
+// commitChange commits tx, the change of provider r to next (update or
+// status), with its audit record (sso.provider.update, details): a failed
+// condition of the write on is answered with onErr, any other (the CAS on
+// version) with ErrRaceLost.
+func (s *Service) commitChange(ctx context.Context, p *authz.Principal, tx *store.Tx, r, next *record, details map[string]any, on *store.Write, onErr error) (*Provider, error) {
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
-		Action: "sso.provider.update", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: next.Name,
-		Details: map[string]any{"fields": changed}}))
+		Action: "sso.provider.update", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: next.Name, Details: details}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError
 		switch {
-		case errors.As(err, &te) && guard != nil && te.FailedOn(guard):
-			return nil, ErrClientTaken
+		case errors.As(err, &te) && on != nil && te.FailedOn(on):
+			return nil, onErr
 		case errors.As(err, &te):
 			return nil, ErrRaceLost
 		}
@@ -746,20 +753,7 @@ func (s *Service) SetStatus(ctx context.Context, id string, in StatusInput) (*Pr
 	case r.Status == StatusActive:
 		tx.Add(deactivate(r))
 	}
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID,
-		Action: "sso.provider.update", ResourceType: "sso_provider", ResourceID: r.ID, ResourceName: r.Name,
-		Details: map[string]any{"status": to, "previousStatus": r.Status}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
-		var te *store.TxError
-		switch {
-		case errors.As(err, &te) && act != nil && te.FailedOn(act):
-			return nil, ErrAnotherActive
-		case errors.As(err, &te):
-			return nil, ErrRaceLost
-		}
-		return nil, fmt.Errorf("set status of SSO provider %s: %w", r.ID, err)
-	}
-	return next.view(), nil
+	return s.commitChange(ctx, p, tx, r, &next, map[string]any{"status": to, "previousStatus": r.Status}, act, ErrAnotherActive)
 }
 
 // Delete removes a provider with every identity linked through it. Identities

@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -119,9 +123,17 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 	if ended && w.Cursor == "" {
 		out.Total = skipped + len(rows)
 	}
+	if out.Items, err = s.items(ctx, rows); err != nil {
+		return WindowPage{}, fmt.Errorf("store: window %s: %w", w.Query.PK, err)
+	}
+	return out, nil
+}
+
+// items reads the table items of index rows, in their order (one BatchGetItem
+// per 100; none for no rows).
+func (s *Store) items(ctx context.Context, rows []Item) ([]Item, error) {
 	if len(rows) == 0 {
-		out.Items = []Item{}
-		return out, nil
+		return []Item{}, nil
 	}
 	refs := make([]KeyRef, 0, len(rows))
 	for _, r := range rows {
@@ -129,12 +141,12 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 	}
 	got, err := s.BatchGet(ctx, refs...)
 	if err != nil {
-		return WindowPage{}, fmt.Errorf("store: window %s: %w", w.Query.PK, err)
+		return nil, err
 	}
-	out.Items = make([]Item, 0, len(refs))
+	out := make([]Item, 0, len(refs))
 	for _, r := range refs {
 		if it, ok := got[r.PK+"|"+r.SK]; ok {
-			out.Items = append(out.Items, it)
+			out = append(out, it)
 		}
 	}
 	return out, nil
@@ -194,4 +206,175 @@ func str(v types.AttributeValue) string {
 		return ""
 	}
 	return s.Value
+}
+
+// Merge is one page of a list whose rows lie in several list index
+// partitions (a system caller's list: one GSI3 partition per partner, one GSI4
+// partition per organization without a partner): the partitions are read in
+// the list's order side by side and merged (k-way) by sort key, so the sort
+// keys must be unique and comparable across the partitions (Gale's list keys
+// end with the row's id), and every query must have the same Descending.
+// Each partition is read only as far as the page needs (the first call asks
+// each for the rows the page still needs, later calls refill a partition whose
+// rows ran out), then the page's items are read in one BatchGetItem.
+//
+// Name ties a cursor to its list. A cursor holds the last sort key of its
+// page: every partition then starts after it (a key condition, not a start
+// key), so a deep page by cursor costs what page 1 costs.
+type Merge struct {
+	Name    string
+	Queries []Query
+	Keep    func(Item) bool
+	Offset  int
+	Limit   int
+	Cursor  string
+}
+
+// mergeCursor is the cursor of a Merge page.
+type mergeCursor struct {
+	List   string `json:"l"`
+	After  string `json:"a"`
+	Offset int    `json:"o"`
+}
+
+// mergePart is one partition of a merge and the rows read from it not yet merged.
+type mergePart struct {
+	in    *dynamodb.QueryInput
+	sk    string
+	rows  []Item
+	ended bool
+}
+
+// Merge reads page m (see Merge).
+func (s *Store) Merge(ctx context.Context, m Merge) (WindowPage, error) {
+	if m.Name == "" || m.Limit < 1 {
+		return WindowPage{}, fmt.Errorf("store: merge: a name and a limit are required")
+	}
+	skip := min(max(m.Offset, 0), MaxOffset)
+	out := WindowPage{Offset: skip, Total: -1}
+	after := ""
+	if m.Cursor != "" {
+		c, err := decodeMergeCursor(m.Cursor, m.Name)
+		if err != nil {
+			return WindowPage{}, err
+		}
+		after, out.Offset, skip = c.After, c.Offset, 0
+	}
+	desc := len(m.Queries) > 0 && m.Queries[0].Descending
+	parts := make([]*mergePart, 0, len(m.Queries))
+	for _, q := range m.Queries {
+		if q.Index == "" || q.Descending != desc {
+			return WindowPage{}, fmt.Errorf("store: merge %s: index queries of one order are required", m.Name)
+		}
+		in, err := s.input(q)
+		if err != nil {
+			return WindowPage{}, err
+		}
+		if after != "" {
+			op := " > "
+			if desc {
+				op = " < "
+			}
+			if in.ExpressionAttributeNames["#sk"] == "" {
+				in.ExpressionAttributeNames["#sk"] = q.Index + "SK"
+			}
+			in.ExpressionAttributeValues[":after"] = &types.AttributeValueMemberS{Value: after}
+			in.KeyConditionExpression = aws.String(*in.KeyConditionExpression + " AND #sk" + op + ":after")
+		}
+		parts = append(parts, &mergePart{in: in, sk: q.Index + "SK"})
+	}
+	var rows []Item
+	skipped, dropped, lastSK := 0, false, ""
+	fill := func(p *mergePart) error {
+		need := (skip - skipped) + (m.Limit + 1 - len(rows))
+		if dropped {
+			need = max(need*4, 256)
+		}
+		p.in.Limit = aws.Int32(int32(min(max(need, 1), math.MaxInt32)))
+		res, err := s.DB.Query(ctx, p.in)
+		if err != nil {
+			return fmt.Errorf("store: merge %s: %w", m.Name, err)
+		}
+		p.rows = res.Items
+		if len(res.LastEvaluatedKey) == 0 {
+			p.ended = true
+		} else {
+			p.in.ExclusiveStartKey = res.LastEvaluatedKey
+		}
+		return nil
+	}
+	ended := false
+	for len(rows) <= m.Limit {
+		var next *mergePart
+		for _, p := range parts {
+			for len(p.rows) == 0 && !p.ended {
+				if err := fill(p); err != nil {
+					return WindowPage{}, err
+				}
+			}
+			if len(p.rows) == 0 {
+				continue
+			}
+			if next == nil {
+				next = p
+				continue
+			}
+			c := strings.Compare(str(p.rows[0][p.sk]), str(next.rows[0][next.sk]))
+			if (c < 0 && !desc) || (c > 0 && desc) {
+				next = p
+			}
+		}
+		if next == nil {
+			ended = true
+			break
+		}
+		it := next.rows[0]
+		next.rows = next.rows[1:]
+		if s.expired(it) || (m.Keep != nil && !m.Keep(it)) {
+			dropped = true
+			continue
+		}
+		if skipped < skip {
+			skipped++
+			continue
+		}
+		if len(rows) < m.Limit {
+			lastSK = str(it[next.sk])
+		}
+		rows = append(rows, it)
+	}
+	if len(rows) > m.Limit {
+		rows = rows[:m.Limit]
+		var err error
+		if out.Next, err = encodeMergeCursor(mergeCursor{List: m.Name, After: lastSK, Offset: out.Offset + m.Limit}); err != nil {
+			return WindowPage{}, err
+		}
+	}
+	if ended && m.Cursor == "" {
+		out.Total = skipped + len(rows)
+	}
+	var err error
+	if out.Items, err = s.items(ctx, rows); err != nil {
+		return WindowPage{}, fmt.Errorf("store: merge %s: %w", m.Name, err)
+	}
+	return out, nil
+}
+
+func encodeMergeCursor(c mergeCursor) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("store: cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// decodeMergeCursor reads a Merge cursor of list name; anything else is
+// ErrBadCursor (the cursor is not signed: its key only bounds key conditions).
+func decodeMergeCursor(s, name string) (mergeCursor, error) {
+	var c mergeCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.List != name || c.After == "" || c.Offset < 0 {
+		return mergeCursor{}, ErrBadCursor
+	}
+	return c, nil
 }

@@ -63,8 +63,12 @@
 //
 // List indexes: GSI3 (partner-keyed) and GSI4 (organization-keyed) hold a
 // list's rows in the list's order and project ListAttributes only; Window reads
-// one page from them (the page's keys, then its items by BatchGetItem) and
-// Count counts a partition's rows for a total no counter holds.
+// one page from them (the page's keys, then its items by BatchGetItem), Merge
+// reads one page of a list spread over several partitions (a system caller's:
+// every partner's GSI3 partition and each partnerless organization's GSI4
+// partition, merged by sort key), and Count counts a partition's rows for a
+// total no counter holds. tenant.List picks the partition(s) by the caller's
+// scope.
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2

@@ -1,14 +1,244 @@
 package tenant
 
-import "context"
+import (
+	"context"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// List-within-reach: the one list read of the organization-owned rows that the
+// list indexes hold (GSI4 per organization, GSI3 per partner; store's doc).
+//
+// List picks the partition by the caller's scope:
+//
+//   - an orgId, or an organization caller: the organization's GSI4 partition
+//     (after Reach when an orgId is given);
+//   - a partner caller without orgId: the partner's GSI3 partition; the rows of
+//     organizations a selected-organizations grant leaves out, and rows beyond
+//     a site or device-group restriction, are dropped by Keep on the index rows;
+//   - a system caller without orgId: every partner's GSI3 partition and the
+//     GSI4 partition of each organization without a partner, merged by sort key
+//     (store.Merge; the organizations are read once to find the partitions);
+//   - anyone else: an empty page, nothing read.
+//
+// It reads one page (store.Window, store.Merge) and a total: the read's own
+// when it reached the list's end; otherwise, when neither the request's
+// filters nor the caller's restriction or selected grant drop rows, the sum of
+// the organizations' counters (Listing.Counter) or, for a list without one, a
+// Select COUNT of each partition; otherwise a count of the kept index rows of
+// the partition(s) (store.Count). A system caller's total without a counter is
+// one Select COUNT per partition: the merge's partitions are few (partners),
+// and a counter summed over every organization would need the organizations
+// anyway (which a system list has read already: with a counter it costs no
+// call).
+
+// ListOrgs reads the organizations a list's scope and total need; Store
+// satisfies it.
+type ListOrgs interface {
+	Reach(ctx context.Context, p *authz.Principal, id string) (*Organization, error)
+	PartnerOrgs(ctx context.Context, partnerID string) ([]Organization, error)
+	OrgsByID(ctx context.Context, ids []string) ([]Organization, error)
+	AllOrgs(ctx context.Context) ([]Organization, error)
+}
+
+// Listing is one list the list indexes hold, as its service declares it once.
+type Listing[T any] struct {
+	St   *store.Store
+	Orgs ListOrgs
+	// Name ties a system caller's cursor to its list ("DEVICES").
+	Name string
+	// OrgPK and PartnerPK build the list's GSI4 and GSI3 partitions.
+	OrgPK, PartnerPK func(id string) string
+	// Descending reads the indexes in descending sort-key order.
+	Descending bool
+	// Counter is the list's per-organization counter on the Organization row
+	// (kept in the transaction of each create and delete); nil when the list
+	// has none and its totals are counted.
+	Counter func(*Organization) int
+}
+
+// ListQuery is one request of a list. OrgID (optional) is validated by the
+// caller; Page and Limit below 1 count as 1; Cursor (the Next of the page
+// before) wins over Page.
+type ListQuery[T any] struct {
+	OrgID       string
+	Page, Limit int
+	Cursor      string
+	// Keep decides on a row decoded from an index row (keys and
+	// store.ListAttributes only): the caller's reach (its visible rule), and
+	// the request's filters. It is required.
+	Keep func(*T) bool
+	// Filtered tells that Keep applies request filters besides reach, so no
+	// counter and no Select COUNT gives the total.
+	Filtered bool
+}
+
+// Page is one page of a list with the list's total.
+type Page[T any] struct {
+	Items              []T
+	Page, Limit, Total int
+	// Next is the cursor of the following page, "" on the last page.
+	Next string
+}
+
+// List reads one page of l for p (see the list-within-reach doc above). The
+// caller has authorized p.
+func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQuery[T]) (*Page[T], error) {
+	q.Page, q.Limit = max(q.Page, 1), max(q.Limit, 1)
+	keep := func(it store.Item) bool {
+		var v T
+		_ = attributevalue.UnmarshalMap(it, &v) // projected attributes only
+		return q.Keep(&v)
+	}
+	// every: the partition holds only rows the caller sees and asked for.
+	every := !q.Filtered && p.RequireUnrestricted() == nil
+	w := store.Window{Keep: keep, Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor}
+	var total func() (int, error)
+	switch v := p.Visible(); {
+	case q.OrgID != "" || (p.Scope == authz.ScopeOrg && p.OrgID != ""):
+		var o *Organization
+		id := q.OrgID
+		if id != "" {
+			var err error
+			if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
+				return nil, err
+			}
+		} else {
+			id = p.OrgID
+		}
+		w.Query = store.Query{Index: store.GSI4, PK: l.OrgPK(id), Descending: l.Descending}
+		total = func() (int, error) {
+			if !every || l.Counter == nil {
+				return l.count(ctx, w.Query, every, keep)
+			}
+			if o == nil {
+				var err error
+				if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
+					return 0, err
+				}
+			}
+			return l.Counter(o), nil
+		}
+	case v.All:
+		return l.merge(ctx, q, keep, every)
+	case p.Scope == authz.ScopePartner && (v.PartnerID != "" || len(v.OrgIDs) > 0):
+		w.Query = store.Query{Index: store.GSI3, PK: l.PartnerPK(p.PartnerID), Descending: l.Descending}
+		selected := v.PartnerID == ""
+		total = func() (int, error) {
+			switch {
+			case !every:
+				return l.count(ctx, w.Query, false, keep)
+			case l.Counter == nil:
+				return l.count(ctx, w.Query, !selected, keep)
+			}
+			var orgs []Organization
+			var err error
+			if selected {
+				orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
+			} else {
+				orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
+			}
+			n := 0
+			for i := range orgs {
+				if p.CanAccessOrg(orgs[i].Ref()) {
+					n += l.Counter(&orgs[i])
+				}
+			}
+			return n, err
+		}
+	default:
+		return &Page[T]{Items: []T{}, Page: q.Page, Limit: q.Limit}, nil
+	}
+	pg, err := l.St.Window(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	out, err := page[T](pg, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if out.Total < 0 {
+		if out.Total, err = total(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// merge is the list of a system caller without orgId (store.Merge).
+func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.Item) bool, every bool) (*Page[T], error) {
+	orgs, err := l.Orgs.AllOrgs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var partners []string
+	var queries []store.Query
+	for _, o := range orgs {
+		if o.PartnerID == "" {
+			queries = append(queries, store.Query{Index: store.GSI4, PK: l.OrgPK(o.ID), Descending: l.Descending})
+		} else if !slices.Contains(partners, o.PartnerID) {
+			partners = append(partners, o.PartnerID)
+		}
+	}
+	slices.Sort(partners)
+	for _, id := range partners {
+		queries = append(queries, store.Query{Index: store.GSI3, PK: l.PartnerPK(id), Descending: l.Descending})
+	}
+	pg, err := l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: queries, Keep: keep,
+		Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	out, err := page[T](pg, q.Limit)
+	if err != nil || out.Total >= 0 {
+		return out, err
+	}
+	out.Total = 0
+	if every && l.Counter != nil {
+		for i := range orgs {
+			out.Total += l.Counter(&orgs[i])
+		}
+		return out, nil
+	}
+	for _, qu := range queries {
+		n, err := l.count(ctx, qu, every, keep)
+		if err != nil {
+			return nil, err
+		}
+		out.Total += n
+	}
+	return out, nil
+}
+
+// count counts a partition's rows: all of them by Select COUNT when every,
+// else the rows keep keeps.
+func (l Listing[T]) count(ctx context.Context, q store.Query, every bool, keep func(store.Item) bool) (int, error) {
+	if every {
+		keep = nil
+	}
+	return l.St.Count(ctx, q, keep)
+}
+
+// page decodes a page read from the list indexes.
+func page[T any](pg store.WindowPage, limit int) (*Page[T], error) {
+	items := []T{}
+	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &items); err != nil {
+		return nil, err
+	}
+	return &Page[T]{Items: items, Page: pg.Offset/limit + 1, Limit: limit, Total: pg.Total, Next: pg.Next}, nil
+}
 
 // Collect reads the rows of each organization of orgIDs with read, one
 // organization after another, and keeps those keep keeps (nil keeps all). It
-// is the one in-memory list loop, for the lists no list index serves yet
-// (enrollment keys, alerts, API keys, service principals, saved filters,
-// scripts) and for the reads that want every row (filter previews, search):
-// it reads every row of every organization, so the caller sorts and slices.
-// The device list reads one page instead (store.Window).
+// is the in-memory loop of the reads that want every row (filter previews,
+// search) and of the lists no list index serves yet (enrollment keys, API
+// keys, service principals, saved filters, scripts): it reads every row of
+// every organization, so the caller sorts and slices. Lists the list indexes
+// hold read one page instead (List).
 func Collect[T any](ctx context.Context, orgIDs []string, read func(ctx context.Context, orgID string) ([]T, error), keep func(*T) bool) ([]T, error) {
 	out := []T{}
 	for _, id := range orgIDs {
