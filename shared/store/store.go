@@ -50,6 +50,10 @@
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	alert               ORG#<oid> / ALERT#<id>                   ALERTREF#<id> / ALERT              -                        alert
 //	                    GSI3 PARTNER#<pid>#ALERTS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#ALERTS / same (read descending)
+//	script              ORG#<oid> / SCRIPT#<id>                  SCRIPTREF#<id> / SCRIPT            -                        script
+//	                    GSI3 PARTNER#<pid>#SCRIPTS / <lower name>\x01<id>, GSI4 ORG#<oid>#SCRIPTS / same (list indexes)
+//	saved filter        ORG#<oid> / FILTER#<id>                  FILTERREF#<id> / FILTER            -                        savedfilter
+//	                    GSI3 PARTNER#<pid>#FILTERS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#FILTERS / same (read descending)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
