@@ -56,6 +56,10 @@
 //	API key guard       APIKEYHASH#<sha256> / APIKEY             -                                  -                        apikey
 //	service principal   ORG#<oid> / SP#<id>                      SPREF#<id> / SP                    -                        apikey
 //	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same (read descending)
+//	script              ORG#<oid> / SCRIPT#<id>                  SCRIPTREF#<id> / SCRIPT            -                        script
+//	                    GSI3 PARTNER#<pid>#SCRIPTS / <lower name>\x01<id>, GSI4 ORG#<oid>#SCRIPTS / same (list indexes)
+//	saved filter        ORG#<oid> / FILTER#<id>                  FILTERREF#<id> / FILTER            -                        savedfilter
+//	                    GSI3 PARTNER#<pid>#FILTERS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#FILTERS / same (read descending)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit

@@ -10,32 +10,6 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// List-within-reach: the one list read of the organization-owned rows that the
-// list indexes hold (GSI4 per organization, GSI3 per partner; store's doc).
-//
-// List picks the partition by the caller's scope:
-//
-//   - an orgId, or an organization caller: the organization's GSI4 partition
-//     (after Reach when an orgId is given);
-//   - a partner caller without orgId: the partner's GSI3 partition; the rows of
-//     organizations a selected-organizations grant leaves out, and rows beyond
-//     a site or device-group restriction, are dropped by Keep on the index rows;
-//   - a system caller without orgId: every partner's GSI3 partition and the
-//     GSI4 partition of each organization without a partner, merged by sort key
-//     (store.Merge; the organizations are read once to find the partitions);
-//   - anyone else: an empty page, nothing read.
-//
-// It reads one page (store.Window, store.Merge) and a total: the read's own
-// when it reached the list's end; otherwise, when neither the request's
-// filters nor the caller's restriction or selected grant drop rows, the sum of
-// the organizations' counters (Listing.Counter) or, for a list without one, a
-// Select COUNT of each partition; otherwise a count of the kept index rows of
-// the partition(s) (store.Count). A system caller's total without a counter is
-// one Select COUNT per partition: the merge's partitions are few (partners),
-// and a counter summed over every organization would need the organizations
-// anyway (which a system list has read already: with a counter it costs no
-// call).
-
 // ListOrgs reads the organizations a list's scope and total need; Store
 // satisfies it.
 type ListOrgs interface {
@@ -90,8 +64,36 @@ type Page[T any] struct {
 	Next string
 }
 
-// List reads one page of l for p (see the list-within-reach doc above). The
-// caller has authorized p.
+// List reads one page of l for p (the caller has authorized p): the one list read of the organization-owned rows that the
+// list indexes hold (GSI4 per organization, GSI3 per partner; store's doc).
+//
+// List picks the partition by the caller's scope:
+//
+//   - an orgId, or an organization caller: the organization's GSI4 partition
+//     (after Reach when an orgId is given);
+//   - a partner caller without orgId: the partner's GSI3 partition; the rows of
+//     organizations a selected-organizations grant leaves out, and rows beyond
+//     a site or device-group restriction, are dropped by Keep on the index rows;
+//   - a system caller without orgId: every partner's GSI3 partition and the
+//     GSI4 partition of each organization without a partner, merged by sort key
+//     (store.Merge; the organizations are read once to find the partitions);
+//   - anyone else: an empty page, nothing read.
+//
+// It reads one page (store.Window, store.Merge) and a total: the read's own
+// when it reached the list's end; otherwise, when neither the request's
+// filters nor the caller's restriction drop rows, the sum of the reachable
+// organizations' counters (Listing.Counter) or, for a list without one, a
+// Select COUNT of each partition (a count of the kept rows when a
+// selected-organizations grant leaves some out); otherwise a count of the kept
+// index rows of the partition(s) (store.Count). A system caller's total without a counter is
+// one Select COUNT per partition: the merge's partitions are few (partners),
+// and a counter summed over every organization would need the organizations
+// anyway (which a system list has read already: with a counter it costs no
+// call).
+//
+// Keep sees a T decoded from an index row, so what it tests must be projected
+// (store.ListAttributes). A cursor is bound to its partition (or, for the
+// merged list, to Listing.Name); another is 400 naming cursor.
 func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQuery[T]) (*Page[T], error) {
 	q.Page, q.Limit = max(q.Page, 1), max(q.Limit, 1)
 	keep := func(it store.Item) bool {
@@ -182,10 +184,12 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	}
 	var partners []string
 	var queries []store.Query
+	seen := map[string]bool{}
 	for _, o := range orgs {
 		if o.PartnerID == "" {
 			queries = append(queries, store.Query{Index: store.GSI4, PK: l.OrgPK(o.ID), Descending: l.Descending})
-		} else if !slices.Contains(partners, o.PartnerID) {
+		} else if !seen[o.PartnerID] {
+			seen[o.PartnerID] = true
 			partners = append(partners, o.PartnerID)
 		}
 	}

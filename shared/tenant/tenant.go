@@ -23,6 +23,16 @@
 // that creates or removes such a child (a membership, a device) adds them to its
 // own transaction. Deleting an organization also deletes its security item.
 //
+// Lists of organization-owned rows read one page from the list indexes with
+// List (list.go): the partition by the caller's scope (an organization's GSI4,
+// a partner's GSI3, or for a system caller without orgId every partner's GSI3
+// and each partnerless organization's GSI4 merged by sort key), and the total
+// from the read itself, the organizations' counters (devices), a Select COUNT
+// of the partition(s) (lists without a counter: alerts, scripts, saved
+// filters; a system caller's is one per partition), or a count of the kept
+// index rows when filters or the caller's restriction drop rows. Collect is
+// the in-memory loop of the reads that want every row.
+//
 // store.go holds the reads and those writes, service.go the rules (every method
 // authorizes first; another tenant's item is 404), handler.go the routes and
 // their DynamoDB call budgets. Store.SecuritySettings is the read other packages
