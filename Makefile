@@ -9,10 +9,16 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
+
+## backfill: the sweeper's list-index-backfill job (shared/backfill) through its real handler,
+## against AWS_ENDPOINT_URL (or a fresh emulator) and TABLE_NAME; see infra/cdk/README.md.
+backfill:
+	@ev=$$(mktemp); echo '{"job":"list-index-backfill"}' > $$ev; \
+	  $(GO) run ./infra/local/invoke -function sweeper -event $$ev; rc=$$?; rm -f $$ev; exit $$rc
 
 ## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
 test: moto-check fmt-check tidy-check vet docs lint-openapi test-go test-cdk

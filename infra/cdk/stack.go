@@ -380,7 +380,7 @@ func contextNumber(scope constructs.Construct, key string, fallback float64) flo
 // listAttributes are the attributes the list indexes project beside the keys
 // (shared/store.ListAttributes; infra/cdk imports shared/routes only, and
 // TestListIndexesMatchTheStore in the root module holds the two equal).
-var listAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}
+var listAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId", "expiresAt"}
 
 func newTable(stack awscdk.Stack) awsdynamodb.Table {
 	str := awsdynamodb.AttributeType_STRING

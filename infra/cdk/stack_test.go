@@ -126,7 +126,7 @@ func TestGaleStack(t *testing.T) {
 		gsi := func(name string) map[string]any {
 			proj := map[string]any{"ProjectionType": "ALL"}
 			if name == "GSI3" || name == "GSI4" {
-				proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}}
+				proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId", "expiresAt"}}
 			}
 			return map[string]any{
 				"IndexName":  name,

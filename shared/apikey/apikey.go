@@ -32,15 +32,20 @@
 //
 //	entity              PK / SK                         GSI1PK / GSI1SK
 //	API key             ORG#<oid> / APIKEY#<id>         APIKEYREF#<id> / APIKEY
+//	                    GSI3 PARTNER#<pid>#APIKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#APIKEYS / same
 //	key guard           APIKEYHASH#<sha256 hex> / APIKEY  -
 //	service principal   ORG#<oid> / SP#<id>             SPREF#<id> / SP
+//	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same
 //
 // The guard carries what authentication needs (organization, scopes, status,
 // expiry, rate limit, creator cache) plus the usage (usageCount, lastUsedAt)
 // and the rate limiter's per-minute slots (shared/ratelimit, a sliding hour). Access
-// patterns: the keys or principals of an organization are a prefix query of
-// ORG#<oid>; one by id is a GSI1 query (the caller then checks the
-// organization it names); authentication reads the guard by hash.
+// patterns: the lists read one page from the list indexes (GSI3 for a partner
+// caller across its organizations, GSI4 for one organization; newest first,
+// store.Window); the keys of an organization are also a prefix query of
+// ORG#<oid> (principal disable, creator removal); one by id is a GSI1 query
+// (the caller then checks the organization it names); authentication reads
+// the guard by hash.
 //
 // # Authentication (X-API-Key), in the order of the OpenAPI document
 //
@@ -212,15 +217,68 @@ func WellFormed(raw string) bool {
 	return err == nil
 }
 
+// Row kinds of store.OrgRows: API keys and service principals.
+const (
+	keyKind       = "APIKEY"
+	principalKind = "SP"
+)
+
 func recordKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "APIKEY#" + id, GSI1PK: "APIKEYREF#" + id, GSI1SK: "APIKEY"}
+	return store.OrgRows[Key]{Kind: keyKind}.Keys(orgID, id)
 }
 
 // GuardKey is the key of hash's guard.
 func GuardKey(hash string) store.KeyRef { return store.KeyRef{PK: "APIKEYHASH#" + hash, SK: "APIKEY"} }
 
 func principalKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "SP#" + id, GSI1PK: "SPREF#" + id, GSI1SK: "SP"}
+	return store.OrgRows[Principal]{Kind: principalKind}.Keys(orgID, id)
+}
+
+// List index keys: both lists are newest first, ties by id ascending
+// (store.NewestFirst, read descending), in the partner's partition of GSI3
+// and the organization's of GSI4.
+
+// KeyPartnerListPK is the GSI3 partition of the API keys of partner partnerID.
+func KeyPartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#APIKEYS" }
+
+// KeyOrgListPK is the GSI4 partition of the API keys of organization orgID.
+func KeyOrgListPK(orgID string) string { return store.OrgPK(orgID) + "#APIKEYS" }
+
+// PrincipalPartnerListPK is the GSI3 partition of the service principals of partner partnerID.
+func PrincipalPartnerListPK(partnerID string) string {
+	return store.PartnerPK(partnerID) + "#PRINCIPALS"
+}
+
+// PrincipalOrgListPK is the GSI4 partition of the service principals of organization orgID.
+func PrincipalOrgListPK(orgID string) string { return store.OrgPK(orgID) + "#PRINCIPALS" }
+
+// listKeys sets k's list index keys from its partner, organization, creation
+// time and id (none of which changes).
+func listKeys(k *store.Keys, partnerPK, orgPK, createdAt, id string) {
+	sk := store.NewestFirst(createdAt, id)
+	k.GSI3PK, k.GSI3SK = "", ""
+	if partnerPK != "" {
+		k.GSI3PK, k.GSI3SK = partnerPK, sk
+	}
+	k.GSI4PK, k.GSI4SK = orgPK, sk
+}
+
+// setListKeys puts k into the API key list indexes (every write of the whole record).
+func (k *Key) setListKeys() {
+	pk := ""
+	if k.PartnerID != "" {
+		pk = KeyPartnerListPK(k.PartnerID)
+	}
+	listKeys(&k.Keys, pk, KeyOrgListPK(k.OrgID), k.CreatedAt, k.ID)
+}
+
+// setListKeys puts p into the service principal list indexes.
+func (p *Principal) setListKeys() {
+	pk := ""
+	if p.PartnerID != "" {
+		pk = PrincipalPartnerListPK(p.PartnerID)
+	}
+	listKeys(&p.Keys, pk, PrincipalOrgListPK(p.OrgID), p.CreatedAt, p.ID)
 }
 
 // Owner is the organization the key belongs to.

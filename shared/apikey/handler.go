@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // Handler serves /api/v1/api-keys and /api/v1/service-principals. Every route
@@ -13,14 +14,17 @@ import (
 // GetItem per custom role of the caller's chain):
 //
 //	route                                      MFA  calls   what
-//	GET    /api-keys                                org 2   Query of the organization, BatchGetItem of the guards (usage);
-//	                                                        partner and system: + the organization list, one Query per organization
+//	GET    /api-keys                                3-4     Query of the list index page (GSI4 organization, GSI3 partner; status
+//	                                                        and reach applied to the index rows), BatchGetItem of the page's keys,
+//	                                                        BatchGetItem of their guards (usage); + a Query counting the partition
+//	                                                        when the page stops before the end (+1 GetItem with orgId); system
+//	                                                        without orgId: + the organizations, the partitions merged
 //	POST   /api-keys                           yes  3+      GetItem organization, GetItem membership (+ custom roles), transaction
 //	GET    /api-keys/:id                            2       GetItem (organization scope) or GSI1 query, BatchGetItem (usage)
 //	PATCH  /api-keys/:id                       yes  4       read as GET (1), transaction (record CAS, guard, audit), read back (2)
 //	DELETE /api-keys/:id                       yes  2       read, transaction (record CAS, guard, audit)
 //	POST   /api-keys/:id/rotate                yes  3       read, GetItem guard (creator), transaction (record CAS, old guard, new guard, audit)
-//	GET    /service-principals                      org 1   Query of the organization (partner, system: + organizations)
+//	GET    /service-principals                      2-3     as GET /api-keys, without the guards
 //	POST   /service-principals                 yes  2       GetItem organization, transaction (principal, key, guard, audit)
 //	GET    /service-principals/:id                  1       GetItem or GSI1 query
 //	POST   /service-principals/:id/rotate      yes  3       read, GetItem current key, transaction
@@ -52,21 +56,36 @@ func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
 	)
 }
 
-func listFilter(r *http.Request) ListFilter {
+// listFilter reads a list's query: filters, page and limit, cursor.
+func listFilter(r *http.Request) (ListFilter, error) {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return ListFilter{}, err
+	}
+	cursor, err := httpapi.ParseCursor(r)
+	if err != nil {
+		return ListFilter{}, err
+	}
 	q := r.URL.Query()
-	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status")}
+	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Page: page.Page, Limit: page.Limit, Cursor: cursor}, nil
+}
+
+// writePage answers one page of a list.
+func writePage[T any](w http.ResponseWriter, pg *tenant.Page[T]) {
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[T]{Data: pg.Items,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	f, err := listFilter(r)
 	if err != nil {
 		return err
 	}
-	keys, err := h.Svc.List(r.Context(), listFilter(r))
+	pg, err := h.Svc.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(keys, page))
+	writePage(w, pg)
 	return nil
 }
 
@@ -143,15 +162,15 @@ func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listSP(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	f, err := listFilter(r)
 	if err != nil {
 		return err
 	}
-	sps, err := h.Svc.Principals(r.Context(), listFilter(r))
+	pg, err := h.Svc.Principals(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(sps, page))
+	writePage(w, pg)
 	return nil
 }
 

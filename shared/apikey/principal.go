@@ -30,8 +30,10 @@ type MigrateInput struct {
 	KeyID *string `json:"keyId"`
 }
 
-// Principals lists the principals the caller can see, newest first.
-func (s *Service) Principals(ctx context.Context, f ListFilter) ([]Principal, error) {
+// Principals returns one page of the principals the caller can see, newest
+// first (ties by id): tenant.List over the principal list indexes, the status
+// filter and reach applied to the index rows.
+func (s *Service) Principals(ctx context.Context, f ListFilter) (*tenant.Page[Principal], error) {
 	p, err := s.authorizeSP(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
@@ -46,21 +48,12 @@ func (s *Service) Principals(ctx context.Context, f ListFilter) ([]Principal, er
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	orgIDs, err := s.orgsOf(ctx, p, f.OrgID)
-	if err != nil {
-		return nil, err
-	}
-	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgPrincipals, func(sp *Principal) bool { return f.Status == "" || sp.Status == f.Status })
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Principal) int {
-		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return tenant.List(ctx, p, tenant.Listing[Principal]{St: s.St.St, Orgs: s.Orgs, Name: "PRINCIPALS",
+		OrgPK: PrincipalOrgListPK, PartnerPK: PrincipalPartnerListPK, Descending: true},
+		tenant.ListQuery[Principal]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Status != "",
+			Keep: func(sp *Principal) bool {
+				return p.CanAccessOrg(sp.Owner()) && (f.Status == "" || sp.Status == f.Status)
+			}})
 }
 
 // CreatePrincipal creates a principal and mints its first key.
@@ -201,8 +194,7 @@ func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, 
 	now := clock.Format(s.Clock.Now())
 	next := *sp
 	next.Status, next.UpdatedAt = SPDisabled, now
-	tx := (&store.Tx{}).Add(store.Put(&next).When(store.Is("version", sp.Version).And(store.Is("status", SPActive))))
-	next.Version = sp.Version + 1
+	tx := (&store.Tx{}).Add(replacePrincipal(&next, sp.Version))
 	revoked := 0
 	for i := range keys {
 		if keys[i].PrincipalID == sp.ID && keys[i].Status == StatusActive {

@@ -22,10 +22,7 @@ import (
 )
 
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
-type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
-	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
-}
+type Orgs interface{ tenant.ListOrgs }
 
 // Service holds the key and principal rules.
 type Service struct {
@@ -51,14 +48,21 @@ type PatchInput struct {
 	RateLimit *int      `json:"rateLimit"`
 }
 
-// ListFilter is the list query.
-type ListFilter struct{ OrgID, Status string }
+// ListFilter is the list query: filters, and page and limit or the cursor of
+// the page before (the fast path for deep pages; it wins over page).
+type ListFilter struct {
+	OrgID, Status string
+	Page, Limit   int
+	Cursor        string
+}
 
 // MaxScopes bounds a key's or principal's scopes.
 const MaxScopes = 100
 
-// List returns the keys the caller can see, newest first.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
+// List returns one page of the keys the caller can see, newest first (ties by
+// id): tenant.List over the API key list indexes, the status filter and reach
+// applied to the index rows; then the page's usage from its keys' guards.
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Key], error) {
 	p, err := s.authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
@@ -73,24 +77,17 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	orgIDs, err := s.orgsOf(ctx, p, f.OrgID)
+	pg, err := tenant.List(ctx, p, tenant.Listing[Key]{St: s.St.St, Orgs: s.Orgs, Name: "APIKEYS",
+		OrgPK: KeyOrgListPK, PartnerPK: KeyPartnerListPK, Descending: true},
+		tenant.ListQuery[Key]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Status != "",
+			Keep: func(k *Key) bool { return p.CanAccessOrg(k.Owner()) && (f.Status == "" || k.Status == f.Status) }})
 	if err != nil {
 		return nil, err
 	}
-	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgKeys, func(k *Key) bool { return f.Status == "" || k.Status == f.Status })
-	if err != nil {
+	if err := s.St.WithUsage(ctx, pg.Items); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b Key) int {
-		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if err := s.St.WithUsage(ctx, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return pg, nil
 }
 
 // Create issues a key in an organization the caller can reach.
@@ -416,19 +413,6 @@ func restricted(p *authz.Principal) bool { return len(p.SiteIDs) > 0 || len(p.De
 // org reads organization id, or ErrOrgNotFound when absent or out of reach.
 func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error) {
 	return s.Orgs.Reach(ctx, p, id)
-}
-
-// orgsOf lists the organizations a list covers: orgID when given (and
-// reachable), else every organization the caller can access.
-func (s *Service) orgsOf(ctx context.Context, p *authz.Principal, orgID string) ([]string, error) {
-	if orgID == "" {
-		return s.Orgs.Reachable(ctx, p)
-	}
-	o, err := s.org(ctx, p, orgID)
-	if err != nil {
-		return nil, err
-	}
-	return []string{o.ID}, nil
 }
 
 // key reads key id if the caller can reach its organization.

@@ -12,35 +12,25 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
+// keys and principals are the organization-owned row repositories (store.OrgRows).
+func (s Store) keys() store.OrgRows[Key] { return store.OrgRows[Key]{St: s.St, Kind: keyKind} }
+
+func (s Store) principals() store.OrgRows[Principal] {
+	return store.OrgRows[Principal]{St: s.St, Kind: principalKind}
+}
+
 // Key reads key id of organization orgID (consistent read).
 func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
-	var k Key
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "APIKEY#"+id, &k); err != nil {
-		return nil, fmt.Errorf("get api key %s: %w", id, err)
-	}
-	return &k, nil
+	return s.keys().Get(ctx, orgID, id)
 }
 
 // KeyByID finds key id of whatever organization (GSI1); the caller decides
 // whether the organization it names is visible.
-func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
-	var out []Key
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "APIKEYREF#" + id, SKPrefix: "APIKEY"}, &out); err != nil {
-		return nil, fmt.Errorf("api key %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("api key %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
-}
+func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) { return s.keys().ByID(ctx, id) }
 
 // OrgKeys lists the keys of organization orgID.
 func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
-	out := []Key{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "APIKEY#"}, &out); err != nil {
-		return nil, fmt.Errorf("api keys of %s: %w", orgID, err)
-	}
-	return out, nil
+	return s.keys().All(ctx, orgID)
 }
 
 // Guard reads the guard of hash (consistent read).
@@ -83,32 +73,17 @@ func (s Store) WithUsage(ctx context.Context, keys []Key) error {
 
 // Principal reads principal id of organization orgID.
 func (s Store) Principal(ctx context.Context, orgID, id string) (*Principal, error) {
-	var p Principal
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "SP#"+id, &p); err != nil {
-		return nil, fmt.Errorf("get service principal %s: %w", id, err)
-	}
-	return &p, nil
+	return s.principals().Get(ctx, orgID, id)
 }
 
 // PrincipalByID finds principal id of whatever organization (GSI1).
 func (s Store) PrincipalByID(ctx context.Context, id string) (*Principal, error) {
-	var out []Principal
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SPREF#" + id, SKPrefix: "SP"}, &out); err != nil {
-		return nil, fmt.Errorf("service principal %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("service principal %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
+	return s.principals().ByID(ctx, id)
 }
 
 // OrgPrincipals lists the principals of organization orgID.
 func (s Store) OrgPrincipals(ctx context.Context, orgID string) ([]Principal, error) {
-	out := []Principal{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SP#"}, &out); err != nil {
-		return nil, fmt.Errorf("service principals of %s: %w", orgID, err)
-	}
-	return out, nil
+	return s.principals().All(ctx, orgID)
 }
 
 // guardOf is the guard of k with the given creator cache.
@@ -119,8 +94,9 @@ func guardOf(k *Key, c *Creator) Guard {
 		PrincipalID: k.PrincipalID, Creator: c}
 }
 
-// createWrites puts a new key and its guard.
+// createWrites puts a new key (in the list indexes) and its guard.
 func createWrites(k *Key, c *Creator) []*store.Write {
+	k.setListKeys()
 	g := guardOf(k, c)
 	return []*store.Write{store.PutNew(k), store.PutNew(&g)}
 }
@@ -134,6 +110,7 @@ func isVersion(v int) expression.ConditionBuilder {
 // version prev and active.
 func replaceWrite(next *Key, prev int) *store.Write {
 	next.Version = prev + 1
+	next.setListKeys() // a key written before the list indexes gets its keys
 	return store.Put(next).When(isVersion(prev))
 }
 
@@ -194,12 +171,16 @@ func creatorCacheWrite(g *Guard, c *Creator) *store.Write {
 	return store.Change(g.PK, g.SK, expression.Set(expression.Name("creator"), expression.Value(c))).When(store.Present())
 }
 
-// putPrincipal creates principal p.
-func putPrincipal(p *Principal) *store.Write { return store.PutNew(p) }
+// putPrincipal creates principal p (in the list indexes).
+func putPrincipal(p *Principal) *store.Write {
+	p.setListKeys()
+	return store.PutNew(p)
+}
 
 // replacePrincipal overwrites p (version bumped) if it is still at version prev
 // and active.
 func replacePrincipal(p *Principal, prev int) *store.Write {
 	p.Version = prev + 1
+	p.setListKeys()
 	return store.Put(p).When(store.Is("version", prev).And(store.Is("status", SPActive)))
 }

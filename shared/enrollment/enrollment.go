@@ -25,9 +25,12 @@
 //
 //	entity                PK / SK                        GSI1PK / GSI1SK       GSI2PK / GSI2SK
 //	enrollment key        ORG#<oid> / EKEY#<id>          EKEYREF#<id> / EKEY   EKEYEXP / <expiresAt>#<oid>#<id>
+//	                      GSI3 PARTNER#<pid>#EKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#EKEYS / same
 //	key hash guard        EKEYHASH#<hmac hex> / EKEY     -                     -
 //
-// Access patterns: the keys of an organization are a prefix query of ORG#<oid>;
+// Access patterns: the list reads one page from the list indexes (GSI3 for a
+// partner caller across its organizations, GSI4 for one organization; newest
+// first, store.Window); the keys of an organization are a prefix query of ORG#<oid>;
 // a key by its own id is one GSI1 query (the caller then checks the
 // organization it names); agent enrollment reads the hash guard (which carries
 // the organization, site and expiry) with one GetItem; the expiry sweep reads
@@ -88,10 +91,36 @@ type Guard struct {
 	ExpiresAt string  `dynamodbav:"expiresAt"`
 }
 
-// KeyKeys are the keys of key id of organization orgID.
+// kind is the row kind of store.OrgRows.
+const kind = "EKEY"
+
+// KeyKeys are the keys of key id of organization orgID (list index keys
+// aside: setListKeys).
 func KeyKeys(orgID, id, expiresAt string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "EKEY#" + id, GSI1PK: "EKEYREF#" + id, GSI1SK: "EKEY",
-		GSI2PK: expiryPK, GSI2SK: expiresAt + "#" + orgID + "#" + id}
+	k := store.OrgRows[Key]{Kind: kind}.Keys(orgID, id)
+	k.GSI2PK, k.GSI2SK = expiryPK, expiresAt+"#"+orgID+"#"+id
+	return k
+}
+
+// List index keys: newest first, ties by id ascending (store.NewestFirst,
+// read descending), in the partner's partition of GSI3 and the
+// organization's of GSI4; expiresAt is projected, so the expired filter is
+// applied to the index rows at the time of the read.
+
+// PartnerListPK is the GSI3 partition of the enrollment keys of partner partnerID.
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#EKEYS" }
+
+// OrgListPK is the GSI4 partition of the enrollment keys of organization orgID.
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#EKEYS" }
+
+// setListKeys puts k into the list indexes (every write of the whole record).
+func (k *Key) setListKeys() {
+	sk := store.NewestFirst(k.CreatedAt, k.ID)
+	k.GSI3PK, k.GSI3SK = "", ""
+	if k.PartnerID != "" {
+		k.GSI3PK, k.GSI3SK = PartnerListPK(k.PartnerID), sk
+	}
+	k.GSI4PK, k.GSI4SK = OrgListPK(k.OrgID), sk
 }
 
 const expiryPK = "EKEYEXP"

@@ -14,7 +14,7 @@ import (
 // resolved from code, so its holders make one call fewer):
 //
 //	route                                   MFA  calls        what
-//	GET    /enrollment-keys                      org 3; others 3 + orgs   partner: GSI1 query of its organizations (system GSI2, selected BatchGetItem); one Query per organization
+//	GET    /enrollment-keys                      4-5          Query of the list index page (GSI4 organization, GSI3 partner; site restriction, reach and expired applied to the index rows), BatchGetItem of the page's keys; + a Query counting the partition when the page stops before the end (+1 GetItem with orgId); system without orgId: + the organizations, the partitions merged
 //	POST   /enrollment-keys                 yes  4            GetItem organization, transaction (key, hash guard, site check, audit)
 //	GET    /enrollment-keys/:id                  3            GetItem (organization scope) or GSI1 query
 //	POST   /enrollment-keys/:id/rotate      yes  4            read as GET, transaction (key CAS on hash, old guard, new guard, audit)
@@ -37,8 +37,12 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	cursor, err := httpapi.ParseCursor(r)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
-	f := ListFilter{OrgID: q.Get("orgId")}
+	f := ListFilter{OrgID: q.Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: cursor}
 	if v, ok := q["expired"]; ok {
 		switch v[0] {
 		case "true":
@@ -51,11 +55,12 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 			return invalid("expired", "must be true or false")
 		}
 	}
-	keys, err := h.Svc.List(r.Context(), f)
+	pg, err := h.Svc.List(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(keys, page))
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Key]{Data: pg.Items,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 	return nil
 }
 

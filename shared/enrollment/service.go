@@ -3,7 +3,6 @@ package enrollment
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,12 +18,7 @@ import (
 )
 
 // Orgs reads organizations; tenant.Store satisfies it.
-type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
-	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
-	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
-	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
-}
+type Orgs interface{ tenant.ListOrgs }
 
 // Service holds the enrollment-key rules.
 type Service struct {
@@ -52,14 +46,20 @@ type RotateInput struct {
 	ExpiresAt *string        `json:"expiresAt"`
 }
 
-// ListFilter is the list query.
+// ListFilter is the list query: filters, and page and limit or the cursor of
+// the page before (the fast path for deep pages; it wins over page).
 type ListFilter struct {
-	OrgID   string
-	Expired *bool
+	OrgID       string
+	Expired     *bool
+	Page, Limit int
+	Cursor      string
 }
 
-// List returns the keys the caller can see, newest first.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
+// List returns one page of the keys the caller can see, newest first (ties
+// by id): tenant.List over the enrollment key list indexes, the site
+// restriction, reach and the expired filter (expiresAt is projected; compared
+// with the time of the request) applied to the index rows.
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Key], error) {
 	p, err := s.authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
@@ -67,30 +67,14 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Key, error) {
 	if f.OrgID != "" && !valid.IsUUID(f.OrgID) {
 		return nil, fault.Invalid("orgId", "must be a UUID")
 	}
-	var orgIDs []string
-	if f.OrgID != "" {
-		o, err := s.Orgs.Reach(ctx, p, f.OrgID)
-		if err != nil {
-			return nil, err
-		}
-		orgIDs = []string{o.ID}
-	} else if orgIDs, err = s.visibleOrgs(ctx, p); err != nil {
-		return nil, err
-	}
 	now := clock.Format(s.Clock.Now())
-	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgKeys, func(k *Key) bool {
-		return siteVisible(p, k.SiteID) && (f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Key) int {
-		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return tenant.List(ctx, p, tenant.Listing[Key]{St: s.St.St, Orgs: s.Orgs, Name: "EKEYS",
+		OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true},
+		tenant.ListQuery[Key]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Expired != nil,
+			Keep: func(k *Key) bool {
+				return p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) && siteVisible(p, k.SiteID) &&
+					(f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
+			}})
 }
 
 // Create issues a key in an organization the caller can reach.
@@ -336,33 +320,6 @@ func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.
 		return nil, err
 	}
 	return p, nil
-}
-
-// visibleOrgs lists the organizations a list without orgId covers.
-func (s *Service) visibleOrgs(ctx context.Context, p *authz.Principal) ([]string, error) {
-	v := p.Visible()
-	var orgs []tenant.Organization
-	var err error
-	switch {
-	case v.All:
-		orgs, err = s.Orgs.AllOrgs(ctx)
-	case v.PartnerID != "":
-		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
-	case p.Scope == authz.ScopeOrg:
-		return v.OrgIDs, nil
-	case len(v.OrgIDs) > 0:
-		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ids := []string{}
-	for _, o := range orgs {
-		if p.CanAccessOrg(o.Ref()) {
-			ids = append(ids, o.ID)
-		}
-	}
-	return ids, nil
 }
 
 // key reads key id and checks that the caller can see it.

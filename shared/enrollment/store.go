@@ -13,35 +13,21 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
+// rows is the organization-owned row repository of enrollment keys (store.OrgRows).
+func (s Store) rows() store.OrgRows[Key] { return store.OrgRows[Key]{St: s.St, Kind: kind} }
+
 // Key reads key id of organization orgID (consistent read).
 func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
-	var k Key
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "EKEY#"+id, &k); err != nil {
-		return nil, fmt.Errorf("get enrollment key %s: %w", id, err)
-	}
-	return &k, nil
+	return s.rows().Get(ctx, orgID, id)
 }
 
 // KeyByID finds key id of whatever organization (GSI1, eventually consistent);
 // the caller decides whether the organization it names is visible.
-func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) {
-	var out []Key
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "EKEYREF#" + id, SKPrefix: "EKEY"}, &out); err != nil {
-		return nil, fmt.Errorf("enrollment key %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("enrollment key %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
-}
+func (s Store) KeyByID(ctx context.Context, id string) (*Key, error) { return s.rows().ByID(ctx, id) }
 
 // OrgKeys lists the keys of organization orgID.
 func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
-	out := []Key{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "EKEY#"}, &out); err != nil {
-		return nil, fmt.Errorf("enrollment keys of %s: %w", orgID, err)
-	}
-	return out, nil
+	return s.rows().All(ctx, orgID)
 }
 
 // Guard reads the hash guard of hash; store.ErrNotFound when no key has it.
@@ -75,8 +61,9 @@ func (s Store) ExpiredBefore(ctx context.Context, cutoff string, limit int32) ([
 // Commit runs a transaction.
 func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Commit(ctx, tx) }
 
-// createWrites are the key and its guard, both new.
+// createWrites are the key (in the list indexes) and its guard, both new.
 func createWrites(k *Key) []*store.Write {
+	k.setListKeys()
 	g := guardOf(k)
 	return []*store.Write{store.PutNew(k), store.PutNew(g)}
 }
@@ -89,6 +76,7 @@ func guardOf(k *Key) *Guard {
 // rotateWrites replace old's material with next's, in place, on condition that
 // the stored hash is still old's (a concurrent rotation loses).
 func rotateWrites(old, next *Key) []*store.Write {
+	next.setListKeys() // expiresAt is projected; a key written before the list indexes gets its keys
 	og := GuardKey(old.KeyHash)
 	return []*store.Write{
 		store.Put(next).When(store.Is("keyHash", old.KeyHash)),

@@ -7,3 +7,11 @@ func SetToken(token string) (restore func()) {
 	newToken = func() string { return token }
 	return func() { newToken = prev }
 }
+
+// SetBackfillScanLimit bounds Backfill's scan pages to n items until the
+// returned func restores them.
+func SetBackfillScanLimit(n int32) (restore func()) {
+	prev := backfillScanLimit
+	backfillScanLimit = n
+	return func() { backfillScanLimit = prev }
+}

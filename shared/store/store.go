@@ -42,6 +42,7 @@
 //	role (custom)       ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role (system roles live in code only)
 //	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
+//	                    GSI3 PARTNER#<pid>#EKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#EKEYS / same (read descending)
 //	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment
 //	device              ORG#<oid> / DEVICE#<id>                  -                                  DEVSEEN#<shard> / <minute>#<id> (online only)  device
 //	                    GSI3 PARTNER#<pid>#DEVICES / <lower hostname>\x01<id>, GSI4 ORG#<oid>#DEVICES / same (list indexes)
@@ -50,6 +51,11 @@
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	alert               ORG#<oid> / ALERT#<id>                   ALERTREF#<id> / ALERT              -                        alert
 //	                    GSI3 PARTNER#<pid>#ALERTS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#ALERTS / same (read descending)
+//	API key             ORG#<oid> / APIKEY#<id>                  APIKEYREF#<id> / APIKEY            -                        apikey
+//	                    GSI3 PARTNER#<pid>#APIKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#APIKEYS / same (read descending)
+//	API key guard       APIKEYHASH#<sha256> / APIKEY             -                                  -                        apikey
+//	service principal   ORG#<oid> / SP#<id>                      SPREF#<id> / SP                    -                        apikey
+//	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same (read descending)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
@@ -60,6 +66,7 @@
 //	deletion request    DELREQ#<id> / DELREQ                     DELREQDUE#<status> / <processBy>#<id> (open)  DELREQS / <requestedAt>#<id>  deletion
 //	open deletion guard USER#<uid> / DELREQ#OPEN                 -                                  -                        deletion
 //	deletion index      DELREQS#<ORG#oid|PARTNER#pid> / <requestedAt>#<id>  -                       -                        deletion
+//	backfill progress   BACKFILL / LISTINDEX                     -                                  -                        backfill (list-index backfill's scan cursor)
 //
 // List indexes: GSI3 (partner-keyed) and GSI4 (organization-keyed) hold a
 // list's rows in the list's order and project ListAttributes only; Window reads
@@ -69,6 +76,8 @@
 // partition, merged by sort key), and Count counts a partition's rows for a
 // total no counter holds. tenant.List picks the partition(s) by the caller's
 // scope.
+// Rows written before their list had an index get their keys from Backfill
+// (shared/backfill, the sweeper's list-index-backfill job).
 //
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
@@ -156,10 +165,11 @@ const (
 
 // ListAttributes are the non-key attributes the list indexes project: what a
 // list needs to apply a caller's reach (organization, partner, site, device
-// groups; an alert's deviceId) and its filters (status, severity) before it
-// reads a row. A device's
-// status changes only on a transition, so heartbeats still write no list index.
-var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId"}
+// groups; an alert's deviceId) and its filters (status, severity; expiresAt
+// for filters that depend on the time, such as enrollment keys' expired)
+// before it reads a row. A device's status changes only on a transition, so
+// heartbeats still write no list index.
+var ListAttributes = []string{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId", "expiresAt"}
 
 // Errors of the store. They are fault kinds, so errors.Is(err, fault.ErrConflict)
 // holds for ErrConditionFailed and the edge maps them without help.

@@ -1,0 +1,147 @@
+// Package backfill gives the rows written before their list had a list index
+// (GSI3/GSI4, shared/store) the index keys their domain's writes set today, so
+// the lists that read one page (store.Window) find them: devices, alerts, API
+// keys, service principals and enrollment keys. New rows get their keys when
+// they are written; this is for the rows of a table that predates the
+// indexes, run once after the deployment that adds the indexes and the code
+// that writes their keys (infra/cdk/README.md).
+//
+// Job is the sweeper's list-index-backfill job (invoked by hand, not on a
+// schedule). Each invocation scans from where the last one stopped (the
+// progress row BACKFILL / LISTINDEX holds the scan cursor) until the scan
+// reaches the table's end or the invocation's time runs short; then the
+// progress row is deleted. It is idempotent (store.Backfill writes a row only
+// while it has no GSI4PK): a second complete run writes nothing, and runs
+// that overlap write each row once.
+//
+// Totals need no backfill: the device list's counter (the organization's
+// deviceCount) predates the list indexes, and the other lists count their
+// index partition (store.Count) when a page stops before the end.
+//
+// Scripts and saved filters have no list index yet; when theirs is added,
+// their Reindex joins Kinds.
+package backfill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gale-rmm/gale/shared/alert"
+	"github.com/gale-rmm/gale/shared/apikey"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/store"
+)
+
+// Kinds are the rows the backfill gives list keys, each computed by its
+// domain's own key function.
+func Kinds() []store.Reindex {
+	ks := []store.Reindex{
+		{Kind: "device", SKPrefix: "DEVICE#", From: []string{"hostname"}, Keys: func(it store.Item) (store.Keys, error) {
+			var d device.Device
+			if err := store.Unmarshal(it, &d); err != nil {
+				return store.Keys{}, err
+			}
+			device.SetListKeys(&d)
+			return d.Keys, nil
+		}},
+		{Kind: "alert", SKPrefix: "ALERT#", Keys: alertKeys},
+		enrollment.Reindex(),
+	}
+	return append(ks, apikey.Reindex()...)
+}
+
+// alertKeys are an alert's list keys as shared/alert writes them (newest
+// first: store.NewestFirst; TestBackfillGivesRowsTheirDomainsKeys holds the
+// two equal, shared/alert keeping its key function unexported).
+func alertKeys(it store.Item) (store.Keys, error) {
+	var a alert.Alert
+	if err := store.Unmarshal(it, &a); err != nil {
+		return store.Keys{}, err
+	}
+	k := store.Keys{}
+	sk := store.NewestFirst(a.CreatedAt, a.ID)
+	if a.PartnerID != "" {
+		k.GSI3PK, k.GSI3SK = alert.PartnerListPK(a.PartnerID), sk
+	}
+	k.GSI4PK, k.GSI4SK = alert.OrgListPK(a.OrgID), sk
+	return k, nil
+}
+
+// progress is the row that holds where an unfinished backfill resumes.
+type progress struct {
+	store.Keys
+	Cursor    string `dynamodbav:"cursor"`
+	UpdatedAt string `dynamodbav:"updatedAt"`
+}
+
+var progressKey = store.KeyRef{PK: "BACKFILL", SK: "LISTINDEX"}
+
+// Job runs the backfill in bounded steps.
+type Job struct {
+	St    *store.Store
+	Clock clock.Clock
+	Log   *slog.Logger
+	// Reserve is the time an invocation keeps for itself before its deadline
+	// (default 30 s): no scan page starts later.
+	Reserve time.Duration
+	// Kinds defaults to Kinds().
+	Kinds []store.Reindex
+}
+
+// Run scans one scan page after another from the saved cursor until the
+// table's end or its deadline less Reserve, saving the cursor after each page;
+// it returns the number of rows it gave list keys.
+func (j Job) Run(ctx context.Context) (int, error) {
+	kinds := j.Kinds
+	if kinds == nil {
+		kinds = Kinds()
+	}
+	reserve := j.Reserve
+	if reserve == 0 {
+		reserve = 30 * time.Second
+	}
+	var p progress
+	if err := j.St.Get(ctx, progressKey.PK, progressKey.SK, &p); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return 0, fmt.Errorf("list index backfill: %w", err)
+	}
+	cursor, written, scanned := p.Cursor, 0, 0
+	byKind := map[string]int{}
+	for {
+		run, err := j.St.Backfill(ctx, kinds, cursor, 1)
+		scanned += run.Scanned
+		for k, n := range run.Written {
+			written += n
+			byKind[k] += n
+		}
+		if err != nil {
+			return written, err
+		}
+		if cursor = run.Next; cursor == "" {
+			break
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < reserve {
+			p := progress{Keys: store.Keys{PK: progressKey.PK, SK: progressKey.SK}, Cursor: cursor, UpdatedAt: clock.Format(j.Clock.Now())}
+			if err := j.St.Do(ctx, store.Put(&p)); err != nil {
+				return written, fmt.Errorf("list index backfill: save progress: %w", err)
+			}
+			j.log(ctx, "list index backfill paused: invoke again to resume", scanned, byKind)
+			return written, nil
+		}
+	}
+	if err := j.St.Do(ctx, store.Delete(progressKey.PK, progressKey.SK)); err != nil {
+		return written, fmt.Errorf("list index backfill: clear progress: %w", err)
+	}
+	j.log(ctx, "list index backfill complete", scanned, byKind)
+	return written, nil
+}
+
+func (j Job) log(ctx context.Context, msg string, scanned int, byKind map[string]int) {
+	if j.Log != nil {
+		j.Log.InfoContext(ctx, msg, "scanned", scanned, "written", byKind)
+	}
+}

@@ -1,0 +1,140 @@
+package backfill_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
+	"github.com/gale-rmm/gale/shared/backfill"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+var listKeys = []string{"GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"}
+
+// indexed reads the list-index keys of every row of the backfilled kinds, by
+// table key.
+func indexed(t *testing.T, st *store.Store) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	p := dynamodb.NewScanPaginator(st.DB, &dynamodb.ScanInput{TableName: &st.Table})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			pk, sk := store.Str(it["PK"]), store.Str(it["SK"])
+			if !strings.HasPrefix(pk, "ORG#") || !slices.ContainsFunc(backfill.Kinds(), func(k store.Reindex) bool { return strings.HasPrefix(sk, k.SKPrefix) }) {
+				continue
+			}
+			keys := map[string]string{}
+			for _, a := range listKeys {
+				keys[a] = store.Str(it[a])
+			}
+			out[pk+"|"+sk] = keys
+		}
+	}
+	return out
+}
+
+// lists reads every list of the backfilled kinds as a partner and an
+// organization administrator: the ids of each, in order.
+func lists(t *testing.T, w *fixture.World) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, path := range []string{"/api/v1/devices", "/api/v1/alerts", "/api/v1/enrollment-keys", "/api/v1/api-keys", "/api/v1/service-principals"} {
+		for _, who := range []string{fixture.PXAdmin, fixture.AAdmin} {
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, path+"?limit=100", who, nil), http.StatusOK)
+			out[path+" as "+who] = fixture.IDs(t, res)
+		}
+	}
+	return out
+}
+
+// TestBackfillGivesRowsTheirDomainsKeys writes rows of every kind through the
+// API, takes their list-index keys away (rows written before the indexes),
+// and runs the sweeper's list-index-backfill job: the rows get back exactly
+// the keys their domain wrote, every list answers what it answered before,
+// and a second run writes nothing.
+func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
+	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "api-keys", "service-principals")
+	ctx := context.Background()
+	w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "alpha")
+	w.Device(t, fixture.BAdmin, w.B.ID, "", "bravo")
+	w.Device(t, fixture.CAdmin, w.C.ID, "", "charlie")
+	for _, c := range []struct{ who, org string }{{fixture.AAdmin, w.A.ID}, {fixture.PXAdmin, w.B.ID}, {fixture.CAdmin, w.C.ID}} {
+		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/alerts", c.who, map[string]any{"orgId": c.org, "severity": "low", "title": "t"}), http.StatusCreated)
+		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", c.who, map[string]any{"orgId": c.org, "name": "k"}), http.StatusCreated)
+		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/service-principals", c.who, map[string]any{"orgId": c.org, "name": "p", "scopes": []string{"devices:read"}}), http.StatusCreated)
+		w.Env.Clock.Advance(1e9)
+	}
+	want, wantLists := indexed(t, w.Env.Store), lists(t, w)
+	kinds := map[string]int{}
+	for k, keys := range want {
+		if keys["GSI4PK"] == "" {
+			t.Fatalf("%s was written without list keys: %v", k, keys)
+		}
+		kinds[strings.SplitN(strings.SplitN(k, "|", 2)[1], "#", 2)[0]]++
+	}
+	// 3 devices, 3 alerts, 3 + 3 enrollment keys (those of the devices and of
+	// no site), 3 API keys + 3 principals' keys, 3 principals.
+	if len(kinds) != 5 || kinds["DEVICE"] != 3 || kinds["ALERT"] != 3 || kinds["APIKEY"] != 6 || kinds["SP"] != 3 || kinds["EKEY"] != 3 {
+		t.Fatalf("rows by kind %v", kinds)
+	}
+	// The rows as a table that predates the list indexes holds them.
+	for k := range want {
+		pk, sk, _ := strings.Cut(k, "|")
+		upd := expression.Remove(expression.Name(listKeys[0]))
+		for _, a := range listKeys[1:] {
+			upd = upd.Remove(expression.Name(a))
+		}
+		if err := w.Env.Store.Do(ctx, store.Change(pk, sk, upd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, keys := range indexed(t, w.Env.Store) {
+		if keys["GSI4PK"] != "" || keys["GSI3PK"] != "" {
+			t.Fatalf("%s kept its keys", k)
+		}
+	}
+	if got := lists(t, w); len(got["/api/v1/devices as "+fixture.PXAdmin]) != 0 || len(got["/api/v1/alerts as "+fixture.PXAdmin]) != 0 {
+		t.Fatalf("rows without list keys are listed: %v", got)
+	}
+
+	job := sweepergroup.Sweeper(w.Env.Deps).Jobs["list-index-backfill"]
+	n, err := job(ctx)
+	if err != nil || n != len(want) {
+		t.Fatalf("backfill wrote %d rows (%v), want %d", n, err, len(want))
+	}
+	got := indexed(t, w.Env.Store)
+	for k, keys := range want {
+		for _, a := range listKeys {
+			if got[k][a] != keys[a] {
+				t.Fatalf("%s: %s = %q after the backfill, %q as its domain wrote it", k, a, got[k][a], keys[a])
+			}
+		}
+	}
+	for name, ids := range lists(t, w) {
+		if !slices.Equal(ids, wantLists[name]) {
+			t.Fatalf("%s: %v after the backfill, %v before", name, ids, wantLists[name])
+		}
+	}
+	if n, err := job(ctx); err != nil || n != 0 {
+		t.Fatalf("second run wrote %d rows (%v)", n, err)
+	}
+	var p map[string]any
+	if err := w.Env.Store.Get(ctx, "BACKFILL", "LISTINDEX", &p); err == nil {
+		t.Fatalf("a complete run left its progress row: %v", p)
+	}
+}

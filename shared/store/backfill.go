@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Reindex is one kind of organization-owned row (PK ORG#<oid>, SK
+// <SKPrefix>...) for Backfill: how it gets its list-index keys.
+type Reindex struct {
+	// Kind names the rows in BackfillRun.Written ("device").
+	Kind     string
+	SKPrefix string
+	// Keys are the row's list-index keys computed from the whole item, as the
+	// domain's own writes set them (GSI4PK/GSI4SK, GSI3PK/GSI3SK when the row
+	// has a partner); a zero GSI4PK leaves the row as it is.
+	Keys func(Item) (Keys, error)
+	// From names the attributes Keys reads that a write may change (a device's
+	// hostname): the backfill writes only while they hold what it read.
+	From []string
+}
+
+// BackfillRun is what one Backfill call did.
+type BackfillRun struct {
+	// Scanned is the number of items the scan read.
+	Scanned int
+	// Written counts, by kind, the rows given their list-index keys.
+	Written map[string]int
+	// Next is where the following call resumes; "" once the scan reached the
+	// table's end.
+	Next string
+}
+
+// backfillScanLimit, when set, bounds the items a scan page reads (tests of
+// resumption on a small table).
+var backfillScanLimit int32
+
+// backfillTries bounds the attempts on one row that keeps changing under the
+// backfill (each attempt re-reads it).
+const backfillTries = 3
+
+// Backfill gives the rows of kinds that have no list-index keys (written
+// before their list had an index) the keys their domain writes today. It scans
+// the table from cursor ("" is the start) for at most pages scan pages (1 MB
+// each), filtered to organization rows of those kinds without GSI4PK, and sets
+// each row's keys with one UpdateItem under the condition that the row still
+// exists, still has no GSI4PK and still holds the From values it was computed
+// from (a row that changed meanwhile is re-read and tried again). It is
+// idempotent: a row once written is not matched again, so a second run over
+// the table writes nothing, and a run stopped anywhere resumes from its Next.
+func (s *Store) Backfill(ctx context.Context, kinds []Reindex, cursor string, pages int) (BackfillRun, error) {
+	run := BackfillRun{Written: map[string]int{}}
+	if len(kinds) == 0 || pages < 1 {
+		return run, nil
+	}
+	start, err := decodeScanCursor(cursor)
+	if err != nil {
+		return run, err
+	}
+	match := expression.Name("SK").BeginsWith(kinds[0].SKPrefix)
+	for _, k := range kinds[1:] {
+		match = match.Or(expression.Name("SK").BeginsWith(k.SKPrefix))
+	}
+	filter := expression.Name("PK").BeginsWith(orgPrefix).And(expression.Name("GSI4PK").AttributeNotExists()).And(match)
+	ex, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return run, fmt.Errorf("store: backfill filter: %w", err)
+	}
+	in := &dynamodb.ScanInput{TableName: &s.Table, FilterExpression: ex.Filter(),
+		ExpressionAttributeNames: ex.Names(), ExpressionAttributeValues: ex.Values(),
+		ExclusiveStartKey: start, ConsistentRead: aws.Bool(true)}
+	if backfillScanLimit > 0 {
+		in.Limit = aws.Int32(backfillScanLimit)
+	}
+	for range pages {
+		res, err := s.DB.Scan(ctx, in)
+		if err != nil {
+			return run, fmt.Errorf("store: backfill scan: %w", err)
+		}
+		run.Scanned += int(res.ScannedCount)
+		for _, it := range res.Items {
+			k := kindOf(kinds, str(it["SK"]))
+			if k == nil {
+				continue
+			}
+			done, err := s.reindex(ctx, k, it)
+			if err != nil {
+				return run, err
+			}
+			if done {
+				run.Written[k.Kind]++
+			}
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			run.Next = ""
+			return run, nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+		if run.Next, err = encodeScanCursor(res.LastEvaluatedKey); err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}
+
+func kindOf(kinds []Reindex, sk string) *Reindex {
+	for i := range kinds {
+		if len(sk) > len(kinds[i].SKPrefix) && sk[:len(kinds[i].SKPrefix)] == kinds[i].SKPrefix {
+			return &kinds[i]
+		}
+	}
+	return nil
+}
+
+// reindex writes row it's list keys; false when the row needs none (gone,
+// indexed meanwhile, or not listed).
+func (s *Store) reindex(ctx context.Context, k *Reindex, it Item) (bool, error) {
+	pk, sk := str(it["PK"]), str(it["SK"])
+	for range backfillTries {
+		keys, err := k.Keys(it)
+		if err != nil {
+			return false, fmt.Errorf("store: backfill %s/%s: %w", pk, sk, err)
+		}
+		if keys.GSI4PK == "" {
+			return false, nil
+		}
+		upd := expression.Set(expression.Name("GSI4PK"), expression.Value(keys.GSI4PK)).
+			Set(expression.Name("GSI4SK"), expression.Value(keys.GSI4SK))
+		if keys.GSI3PK != "" {
+			upd = upd.Set(expression.Name("GSI3PK"), expression.Value(keys.GSI3PK)).
+				Set(expression.Name("GSI3SK"), expression.Value(keys.GSI3SK))
+		}
+		cond := Present().And(expression.Name("GSI4PK").AttributeNotExists())
+		for _, a := range k.From {
+			if v, ok := it[a]; ok {
+				cond = cond.And(expression.Name(a).Equal(expression.Value(v)))
+			} else {
+				cond = cond.And(expression.Name(a).AttributeNotExists())
+			}
+		}
+		err = s.Do(ctx, Change(pk, sk, upd).When(cond))
+		if !errors.Is(err, ErrConditionFailed) {
+			return err == nil, err
+		}
+		// Changed since the scan: read it again.
+		res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.Table, Key: Key(pk, sk), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return false, fmt.Errorf("store: backfill %s/%s: %w", pk, sk, err)
+		}
+		if res.Item == nil || res.Item["GSI4PK"] != nil {
+			return false, nil
+		}
+		it = res.Item
+	}
+	return false, fmt.Errorf("store: backfill %s/%s: the row kept changing; run again", pk, sk)
+}
+
+func encodeScanCursor(key Item) (string, error) {
+	m := map[string]string{}
+	for k, v := range key {
+		sv, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("store: backfill cursor: key %s is not a string", k)
+		}
+		m[k] = sv.Value
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func decodeScanCursor(c string) (Item, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	var m map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || m["PK"] == "" || m["SK"] == "" {
+		return nil, fmt.Errorf("store: backfill cursor %q is not one Backfill gave", c)
+	}
+	out := Item{}
+	for k, v := range m {
+		out[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return out, nil
+}
