@@ -89,8 +89,7 @@ func (in PatchInput) check() (Patch, error) {
 	f := fault.Fields{}
 	var patch Patch
 	switch o := in.DisplayName; {
-	case o.Bad:
-		f.Add("displayName", "must be a string or null")
+	case o.Wrong(f, "displayName", "a string or null"):
 	case o.Set && o.Value == nil:
 		patch.ClearName = true
 	case o.Set:
@@ -113,8 +112,7 @@ func (in PatchInput) check() (Patch, error) {
 		patch.CustomFields = o.Value
 	}
 	switch o := in.GroupID; {
-	case o.Bad:
-		f.Add("groupId", "must be a UUID or null")
+	case o.Wrong(f, "groupId", "a UUID or null"):
 	case o.Set:
 		patch.SetGroup = true
 		if o.Value != nil {

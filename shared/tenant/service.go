@@ -867,8 +867,7 @@ func checkGroupPatch(p *authz.Principal, in *GroupPatch) (string, error) {
 	}
 	siteID := ""
 	switch {
-	case in.SiteID.Bad:
-		f.Add("siteId", "must be a UUID or null")
+	case in.SiteID.Wrong(f, "siteId", "a UUID or null"):
 	case in.SiteID.Value != nil && *in.SiteID.Value != "":
 		siteID = *in.SiteID.Value
 		valid.UUID(f, "siteId", siteID)

@@ -255,7 +255,7 @@ type RedriveInput struct {
 }
 
 func (h *AdminHandler) redrive(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
+	body, err := httpapi.ReadJSON(r, httpapi.MaxBody)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,8 @@
 package webhook
 
 import (
-	"io"
-	"mime"
 	"net/http"
 
-	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
@@ -89,24 +86,6 @@ func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readBody reads a JSON body as httpapi.Decode does (media type, size), for
-// the routes whose body is optional (test, redrive).
-func readBody(r *http.Request) ([]byte, error) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		if r.ContentLength != 0 {
-			return nil, fault.Invalid("Content-Type", "must be application/json")
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBody+1))
-	if err != nil {
-		return nil, fault.BadRequest("Could not read request body").Wrap(err)
-	}
-	if len(body) > httpapi.MaxBody {
-		return nil, fault.New(fault.KindTooLarge, "Request body too large").WithDetails(map[string]any{"limitBytes": httpapi.MaxBody})
-	}
-	return body, nil
-}
-
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
 		return err
@@ -130,7 +109,7 @@ func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
+	body, err := httpapi.ReadJSON(r, httpapi.MaxBody)
 	if err != nil {
 		return err
 	}
