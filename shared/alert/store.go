@@ -3,7 +3,6 @@ package alert
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
@@ -44,11 +43,7 @@ func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ALERTS" }
 
 // setListKeys puts a into the list indexes.
 func setListKeys(a *Alert) {
-	var c strings.Builder
-	for _, b := range []byte(a.ID) {
-		c.WriteByte('~' - (b - '-')) // '-'..'f' -> '~'..'E': descending order sorts ids ascending
-	}
-	sk := a.CreatedAt + "#" + c.String()
+	sk := store.NewestSK(a.CreatedAt, a.ID)
 	if a.PartnerID != "" {
 		a.GSI3PK, a.GSI3SK = PartnerListPK(a.PartnerID), sk
 	}

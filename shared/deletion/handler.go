@@ -13,45 +13,20 @@ type Handler struct{ Svc *Service }
 // Routes registers the requester's routes.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, Handle: h.mine},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/auth/account-deletion-request/{id}", Access: httpapi.User, Handle: h.cancel},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.mine)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/account-deletion-request", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/auth/account-deletion-request/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.cancel)},
 	)
 }
 
-func (h *Handler) mine(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.Svc.Mine(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, c)
-	return nil
+func (h *Handler) mine(r *http.Request) (*Current, error) { return h.Svc.Mine(r.Context()) }
+
+func (h *Handler) create(r *http.Request, in CreateInput) (*View, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	v, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, v)
-	return nil
-}
-
-func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	var in CancelInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	v, err := h.Svc.Cancel(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
+func (h *Handler) cancel(r *http.Request, in CancelInput) (*View, error) {
+	return h.Svc.Cancel(r.Context(), r.PathValue("id"), in)
 }
 
 // AdminHandler serves the administration routes (users:write; process also
@@ -63,14 +38,14 @@ type AdminHandler struct{ Svc *Service }
 func (h *AdminHandler) Routes(rt *httpapi.Router) {
 	get, post, user := http.MethodGet, http.MethodPost, httpapi.User
 	rt.Add(
-		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests", Access: user, Handle: h.list},
-		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/pending-count", Access: user, Handle: h.count},
-		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/{id}", Access: user, Handle: h.get},
-		httpapi.Route{Method: post, Path: "/api/v1/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: h.process},
-		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests", Access: user, Handle: h.list},
-		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/pending-count", Access: user, Handle: h.count},
-		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/{id}", Access: user, Handle: h.get},
-		httpapi.Route{Method: post, Path: "/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: h.process},
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests", Access: user, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/pending-count", Access: user, Handle: httpapi.Call(http.StatusOK, h.count)},
+		httpapi.Route{Method: get, Path: "/api/v1/admin/account-deletion-requests/{id}", Access: user, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: post, Path: "/api/v1/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.process)},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests", Access: user, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/pending-count", Access: user, Handle: httpapi.Call(http.StatusOK, h.count)},
+		httpapi.Route{Method: get, Path: "/admin/account-deletion-requests/{id}", Access: user, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: post, Path: "/admin/account-deletion-requests/{id}/process", Access: user, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.process)},
 	)
 }
 
@@ -79,47 +54,22 @@ type requestList struct {
 	Pagination httpapi.Pagination `json:"pagination"`
 }
 
-func (h *AdminHandler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *AdminHandler) list(r *http.Request) (requestList, error) {
 	page, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return requestList{}, err
 	}
 	vs, err := h.Svc.List(r.Context(), r.URL.Query().Get("status"))
-	if err != nil {
-		return err
-	}
 	l := httpapi.NewList(vs, page)
-	httpapi.WriteJSON(w, http.StatusOK, requestList{Requests: l.Data, Pagination: l.Pagination})
-	return nil
+	return requestList{Requests: l.Data, Pagination: l.Pagination}, err
 }
 
-func (h *AdminHandler) count(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.Svc.PendingCount(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, c)
-	return nil
+func (h *AdminHandler) count(r *http.Request) (*Count, error) { return h.Svc.PendingCount(r.Context()) }
+
+func (h *AdminHandler) get(r *http.Request) (*View, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *AdminHandler) get(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
-}
-
-func (h *AdminHandler) process(w http.ResponseWriter, r *http.Request) error {
-	var in ProcessInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	v, err := h.Svc.Process(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
+func (h *AdminHandler) process(r *http.Request, in ProcessInput) (*View, error) {
+	return h.Svc.Process(r.Context(), r.PathValue("id"), in)
 }

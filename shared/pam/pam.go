@@ -183,7 +183,7 @@ func (r *Request) site() string {
 
 // RequestKeys are the primary and GSI1 keys of request id of orgID.
 func RequestKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "ELEV#" + id, GSI1PK: "ELEVREF#" + id, GSI1SK: "ELEV"}
+	return store.OrgRows[Request]{Kind: "ELEV"}.Keys(orgID, id)
 }
 
 func shard(id string) string {

@@ -56,25 +56,20 @@ func idBound(t time.Time, high bool) string {
 
 // ---- elevation requests ---------------------------------------------------
 
+// requests is the repository of elevation requests (store.OrgRows: ELEV#<id>,
+// found by id through ELEVREF#<id>).
+func (s Store) requests() store.OrgRows[Request] {
+	return store.OrgRows[Request]{St: s.St, Kind: "ELEV"}
+}
+
 // Request reads request id of orgID.
 func (s Store) Request(ctx context.Context, orgID, id string) (*Request, error) {
-	var r Request
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "ELEV#"+id, &r); err != nil {
-		return nil, fmt.Errorf("get elevation request %s: %w", id, err)
-	}
-	return &r, nil
+	return s.requests().Get(ctx, orgID, id)
 }
 
 // RequestByID finds request id of whatever organization (GSI1).
 func (s Store) RequestByID(ctx context.Context, id string) (*Request, error) {
-	var out []Request
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "ELEVREF#" + id, SKPrefix: "ELEV"}, &out); err != nil {
-		return nil, fmt.Errorf("elevation request %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("elevation request %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
+	return s.requests().ByID(ctx, id)
 }
 
 // Requests lists the requests of orgID requested between from and to (zero

@@ -15,9 +15,9 @@ type Handler struct{ Svc *Service }
 // that has enrolled).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me/push-targets", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me/push-targets", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/me/push-targets", Access: httpapi.User, Handle: h.register},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/me/push-targets/{id}", Access: httpapi.User, Handle: h.remove},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/me/push-targets/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.remove)},
 	)
 }
 
@@ -38,23 +38,15 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Target], error) {
 	pg, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Target]{}, err
 	}
 	ts, err := h.Svc.List(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(ts, pg))
-	return nil
+	return httpapi.NewList(ts, pg), err
 }
 
-func (h *Handler) remove(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
-	return nil
+func (h *Handler) remove(r *http.Request) (map[string]bool, error) {
+	return map[string]bool{"success": true}, h.Svc.Delete(r.Context(), r.PathValue("id"))
 }

@@ -90,13 +90,26 @@ type createBody struct {
 	OrgID        string             `json:"orgId"`
 }
 
-// updateBody is the body of PATCH /roles/:id; absent fields are unchanged and
-// parentRoleId null (or "") removes the parent.
+// updateBody is the body of PATCH /roles/:id; absent fields are unchanged,
+// parentRoleId null (or "") removes the parent, the others refuse null.
 type updateBody struct {
-	Name         *string             `json:"name"`
-	Description  *string             `json:"description"`
-	Permissions  *[]authz.Permission `json:"permissions"`
-	ParentRoleID valid.Opt[string]   `json:"parentRoleId"`
+	Name         valid.Opt[string]             `json:"name"`
+	Description  valid.Opt[string]             `json:"description"`
+	Permissions  valid.Opt[[]authz.Permission] `json:"permissions"`
+	ParentRoleID valid.Opt[string]             `json:"parentRoleId"`
+}
+
+// input checks the body's types and nulls into the service's UpdateInput.
+func (b updateBody) input() (UpdateInput, error) {
+	f := fault.Fields{}
+	in := UpdateInput{Name: b.Name.NotNull(f, "name", "a string"), Description: b.Description.NotNull(f, "description", "a string"),
+		Permissions: b.Permissions.NotNull(f, "permissions", "an array")}
+	switch {
+	case b.ParentRoleID.Wrong(f, "parentRoleId", "a UUID or null"):
+	case b.ParentRoleID.Set:
+		in.ParentRoleID = new(b.ParentRoleID.OrZero())
+	}
+	return in, f.Err()
 }
 
 // cloneBody is the body of POST /roles/:id/clone.
@@ -179,12 +192,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.Decode(r, &b); err != nil {
 		return err
 	}
-	in := UpdateInput{Name: b.Name, Description: b.Description, Permissions: b.Permissions}
-	switch {
-	case b.ParentRoleID.Bad:
-		return fault.Invalid("parentRoleId", "must be a UUID or null")
-	case b.ParentRoleID.Set:
-		in.ParentRoleID = new(b.ParentRoleID.OrZero())
+	in, err := b.input()
+	if err != nil {
+		return err
 	}
 	v, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
 	if err != nil {

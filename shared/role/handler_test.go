@@ -534,3 +534,25 @@ func TestHTTPTenancy(t *testing.T) {
 		t.Fatalf("holders of an unheld role: %v", none.Data)
 	}
 }
+
+// PATCH /roles/:id refuses null for the fields that cannot be cleared, and a
+// wrong type, by the field's name (parentRoleId null removes the parent).
+func TestHTTPPatchNullAndWrongTypes(t *testing.T) {
+	t.Parallel()
+	w := newHTTPWorld(t)
+	byID := rolesURL + "/" + w.create(t, hAAdmin, map[string]any{"name": "Nulls"}).ID
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": nil}, "name"},
+		{map[string]any{"description": nil}, "description"},
+		{map[string]any{"permissions": nil}, "permissions"},
+		{map[string]any{"name": 5}, "name"},
+		{map[string]any{"permissions": "devices:read"}, "permissions"},
+		{map[string]any{"permissions": []any{map[string]any{"resource": 1, "action": "read"}}}, "permissions.0.resource"},
+		{map[string]any{"permissions": []any{map[string]any{"resource": "devices", "action": "read", "scope": "x"}}}, "permissions.0.scope"},
+	} {
+		wantInvalid(t, w.do(t, hAAdmin, http.MethodPatch, byID, c.body, 0), c.field)
+	}
+}

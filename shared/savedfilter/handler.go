@@ -18,7 +18,7 @@ import (
 // pages of an organization's devices):
 //
 //	route                       org caller                    partner / system caller
-//	GET    /filters             1 Query                       1 organization list + 1 Query per org
+//	GET    /filters             index Query + BatchGetItem of the filters (per 100; none when empty); +1 Select COUNT for a total a page did not reach; with orgs selected the count reads the partition's index rows; system: +1 organization list, one Query (and count) per partition
 //	POST   /filters             1 GetItem org + 1 transaction (filter, audit)
 //	GET    /filters/:id         1 GetItem                     1 GSI1 Query
 //	PATCH  /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
@@ -44,18 +44,36 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	)
 }
 
-// list is the list answer: {data, total}.
+// list is the list answer: {data, total}, and nextCursor when a page
+// (limit, page or cursor) was asked for and more follow.
 type list struct {
-	Data  []Filter `json:"data"`
-	Total int      `json:"total"`
+	Data       []Filter `json:"data"`
+	Total      int      `json:"total"`
+	NextCursor string   `json:"nextCursor,omitempty"`
 }
 
+// DefaultLimit is the page size of a list that names page or cursor without
+// limit; a list that names none of them is every filter (the spec's answer).
+const DefaultLimit = 50
+
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	fs, err := h.Svc.List(r.Context(), r.URL.Query().Get("search"))
+	page, err := httpapi.ParsePage(r, 0, 100)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, list{Data: fs, Total: len(fs)})
+	cursor, err := httpapi.ParseCursor(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if page.Limit == 0 && (q.Has("page") || cursor != "") {
+		page.Limit = DefaultLimit
+	}
+	pg, err := h.Svc.List(r.Context(), ListFilter{Search: q.Get("search"), Page: page.Page, Limit: page.Limit, Cursor: cursor})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, list{Data: pg.Items, Total: pg.Total, NextCursor: pg.Next})
 	return nil
 }
 

@@ -20,11 +20,17 @@
 //
 // # Rows
 //
-//	entity        PK / SK                   GSI1PK / GSI1SK
-//	saved filter  ORG#<oid> / FILTER#<id>   FILTERREF#<id> / FILTER
+//	entity        PK / SK                   GSI1PK / GSI1SK          GSI3PK, GSI4PK / GSI3SK, GSI4SK
+//	saved filter  ORG#<oid> / FILTER#<id>   FILTERREF#<id> / FILTER  PARTNER#<pid>#FILTERS, ORG#<oid>#FILTERS / <createdAt>#<complemented id>
 //
-// Access patterns: the filters of an organization are a prefix query of
-// ORG#<oid>; one by id is a GetItem (organization callers) or a GSI1 query.
+// Access patterns: GET /filters reads the list indexes (GSI3 for a partner's
+// filters across its organizations, GSI4 for one organization's; every
+// partner's merged for a system caller; read descending: newest first, ties by
+// id; tenant.List), a page (limit, page or cursor) or, without one, every
+// filter; the total is the read's own or a Select COUNT of the partition(s)
+// (no counter). search is applied to the filters read (names and descriptions
+// are not projected), so a search reads every reachable filter. One by id is a
+// GetItem (organization callers) or a GSI1 query (store.OrgRows).
 // A preview reads the devices of each reachable organization with one Query
 // (a second for software when the filter reads it) and evaluates in memory.
 package savedfilter
@@ -85,9 +91,7 @@ type PreviewDevice struct {
 	LastSeenAt  *string `json:"lastSeenAt"`
 }
 
-func keys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "FILTER#" + id, GSI1PK: "FILTERREF#" + id, GSI1SK: "FILTER"}
-}
+func keys(orgID, id string) store.Keys { return store.OrgRows[Filter]{Kind: "FILTER"}.Keys(orgID, id) }
 
 // Owner is the organization the filter belongs to.
 func (x *Filter) Owner() authz.Org { return authz.Org{ID: x.OrgID, PartnerID: x.PartnerID} }

@@ -37,7 +37,7 @@ var (
 
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
 type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	tenant.ListOrgs
 	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 }
 
@@ -76,32 +76,59 @@ type PreviewInput struct {
 	Limit      *int            `json:"limit"`
 }
 
-// List returns the filters of the caller's organizations, newest first,
-// optionally those whose name or description contains search.
-func (s *Service) List(ctx context.Context, search string) ([]Filter, error) {
+// ListFilter is the list query. Without Limit the list is every filter (the
+// spec's answer); with it, page Page of Limit filters, or the page after
+// Cursor (the fast path for deep pages; it wins over page).
+type ListFilter struct {
+	Search      string
+	Page, Limit int
+	Cursor      string
+}
+
+// List returns the filters of the caller's organizations, newest first (ties
+// by id), optionally those whose name or description contains search
+// (case-insensitively): tenant.List over the filter list indexes (GSI4 per
+// organization, GSI3 per partner, merged for a system caller). Filters are
+// organization-wide and keep no counter: a total the read did not reach is a
+// Select COUNT of the partition(s). search is applied to the filters
+// themselves (no list index attribute holds names or descriptions: projecting
+// one would rebuild the deployed indexes), so a search reads every reachable
+// filter, as an unpaged list does, and takes no cursor.
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Filter], error) {
 	p, err := read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(search) > MaxName {
+	if len(f.Search) > MaxName {
 		return nil, fault.Invalid("search", fmt.Sprintf("must be at most %d characters", MaxName))
 	}
-	orgIDs, err := s.Orgs.Reachable(ctx, p)
-	if err != nil {
-		return nil, err
+	needle := strings.ToLower(strings.TrimSpace(f.Search))
+	if needle != "" && f.Cursor != "" {
+		return nil, store.ErrBadCursor
 	}
-	needle := strings.ToLower(strings.TrimSpace(search))
-	out, err := tenant.Collect(ctx, orgIDs, s.St.OrgFilters, func(f *Filter) bool {
-		return needle == "" || strings.Contains(strings.ToLower(f.Name), needle) ||
-			(f.Description != nil && strings.Contains(strings.ToLower(*f.Description), needle))
-	})
-	if err != nil {
-		return nil, err
+	q := tenant.ListQuery[Filter]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+		Keep: func(x *Filter) bool { return p.CanAccessOrg(x.Owner()) }}
+	if needle != "" || f.Limit < 1 {
+		q.Page, q.Limit = 1, store.MaxOffset
 	}
-	slices.SortFunc(out, func(a, b Filter) int {
-		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	pg, err := tenant.List(ctx, p, tenant.Listing[Filter]{St: s.St.St, Orgs: s.Orgs, Name: "FILTERS",
+		OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true, OrgWide: true}, q)
+	if err != nil || needle == "" {
+		return pg, err
+	}
+	out := []Filter{}
+	for _, x := range pg.Items {
+		if strings.Contains(strings.ToLower(x.Name), needle) || (x.Description != nil && strings.Contains(strings.ToLower(*x.Description), needle)) {
+			out = append(out, x)
+		}
+	}
+	pg.Total, pg.Items, pg.Page, pg.Limit = len(out), []Filter{}, max(f.Page, 1), f.Limit
+	if f.Limit < 1 {
+		pg.Items = out
+	} else if start := store.Offset(max(f.Page, 1), f.Limit); start < len(out) {
+		pg.Items = out[start:min(start+f.Limit, len(out))]
+	}
+	return pg, nil
 }
 
 // Create saves a filter in the caller's organization (or the one it names).

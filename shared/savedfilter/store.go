@@ -2,7 +2,6 @@ package savedfilter
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -10,43 +9,48 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
+// rows is the organization-owned row repository of filters (store.OrgRows).
+func (s Store) rows() store.OrgRows[Filter] { return store.OrgRows[Filter]{St: s.St, Kind: "FILTER"} }
+
 // Get reads filter id of organization orgID.
 func (s Store) Get(ctx context.Context, orgID, id string) (*Filter, error) {
-	var f Filter
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "FILTER#"+id, &f); err != nil {
-		return nil, fmt.Errorf("get filter %s: %w", id, err)
-	}
-	return &f, nil
+	return s.rows().Get(ctx, orgID, id)
 }
 
 // ByID finds filter id of whatever organization (GSI1); the caller checks the
 // organization it names.
-func (s Store) ByID(ctx context.Context, id string) (*Filter, error) {
-	var out []Filter
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "FILTERREF#" + id, SKPrefix: "FILTER"}, &out); err != nil {
-		return nil, fmt.Errorf("filter %s: %w", id, err)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("filter %s: %w", id, store.ErrNotFound)
-	}
-	return &out[0], nil
-}
+func (s Store) ByID(ctx context.Context, id string) (*Filter, error) { return s.rows().ByID(ctx, id) }
 
-// OrgFilters lists the filters of organization orgID.
-func (s Store) OrgFilters(ctx context.Context, orgID string) ([]Filter, error) {
-	out := []Filter{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "FILTER#"}, &out); err != nil {
-		return nil, fmt.Errorf("filters of %s: %w", orgID, err)
+// List index keys: a filter is listed newest first (createdAt, then the id
+// complemented, read in descending order; store.NewestSK) in its partner's
+// partition of GSI3 and its organization's partition of GSI4.
+
+// PartnerListPK is the GSI3 partition of the filters of partner partnerID.
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#FILTERS" }
+
+// OrgListPK is the GSI4 partition of the filters of organization orgID.
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#FILTERS" }
+
+// setListKeys puts f into the list indexes (a delete removes the row and so
+// its index rows).
+func setListKeys(f *Filter) {
+	sk := store.NewestSK(f.CreatedAt, f.ID)
+	if f.PartnerID != "" {
+		f.GSI3PK, f.GSI3SK = PartnerListPK(f.PartnerID), sk
 	}
-	return out, nil
+	f.GSI4PK, f.GSI4SK = OrgListPK(f.OrgID), sk
 }
 
 // createWrite puts a new filter.
-func createWrite(f *Filter) *store.Write { return store.PutNew(f) }
+func createWrite(f *Filter) *store.Write {
+	setListKeys(f)
+	return store.PutNew(f)
+}
 
 // replaceWrite overwrites f (version bumped) if it is still at version prev.
 func replaceWrite(f *Filter, prev int) *store.Write {
 	f.Version = prev + 1
+	setListKeys(f)
 	return store.Put(f).When(store.Is("version", prev))
 }
 

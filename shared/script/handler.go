@@ -9,8 +9,15 @@ import (
 // Handler serves /api/v1/scripts. Reads accept a bearer JWT or an API key
 // with scripts:read; writes need a user session and MFA.
 //
-// DynamoDB calls after authentication: list 1 per organization (+1 for the
-// organization list of partner and system callers); create 2 (GetItem
+// DynamoDB calls after authentication: list 2 (the index page, BatchGetItem
+// of the page's scripts; none for an empty page), +1 with orgId (the
+// organization), +1 for a total the page did not reach (Select COUNT; for a
+// partner caller with selected organizations a Query of the partition's index
+// rows); a system caller without orgId 1 (the organizations) + one Query per
+// partition (each partner's GSI3, each partnerless organization's GSI4) +
+// BatchGetItem, +1 Query per partition for a total the page did not reach.
+// GET /scripts takes page and limit, or cursor (pagination.nextCursor of the
+// page before). Create 2 (GetItem
 // organization, transaction); get 1; patch and delete 2.
 type Handler struct{ Svc *Service }
 
@@ -31,11 +38,16 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	scs, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
+	cursor, err := httpapi.ParseCursor(r)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(scs, page))
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: cursor})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Script]{Data: pg.Items,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 	return nil
 }
 

@@ -14,12 +14,16 @@
 //
 // # Rows
 //
-//	entity   PK / SK                   GSI1PK / GSI1SK
-//	script   ORG#<oid> / SCRIPT#<id>   SCRIPTREF#<id> / SCRIPT
+//	entity   PK / SK                   GSI1PK / GSI1SK          GSI3PK, GSI4PK / GSI3SK, GSI4SK
+//	script   ORG#<oid> / SCRIPT#<id>   SCRIPTREF#<id> / SCRIPT  PARTNER#<pid>#SCRIPTS, ORG#<oid>#SCRIPTS / <lower name>\x01<id>
 //
-// Access patterns: the scripts of an organization are a prefix query of
-// ORG#<oid> (search reads them that way too); one by id is a GetItem
-// (organization callers) or a GSI1 query.
+// Access patterns: GET /scripts reads one page from the list indexes (GSI3 for
+// a partner's scripts across its organizations, GSI4 for one organization's;
+// every partner's merged for a system caller without orgId; tenant.List), by
+// name case-insensitively, then id; the total is the read's own or a Select
+// COUNT of the partition(s) (no counter). Search reads every script of an
+// organization by a prefix query of ORG#<oid>; one by id is a GetItem
+// (organization callers) or a GSI1 query (store.OrgRows).
 package script
 
 import (

@@ -1,11 +1,9 @@
 package script
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,8 +26,7 @@ var (
 
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
 type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
-	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
+	tenant.ListOrgs
 }
 
 // Service holds the script rules.
@@ -56,25 +53,34 @@ type PatchInput struct {
 	Content     *string           `json:"content"`
 }
 
-// List returns the scripts of the caller's organizations (orgID narrows),
-// by name.
-func (s *Service) List(ctx context.Context, orgID string) ([]Script, error) {
+// ListFilter is the list query: page and limit, or the cursor of the page
+// before (the fast path for deep pages; it wins over page).
+type ListFilter struct {
+	OrgID       string
+	Page, Limit int
+	Cursor      string
+}
+
+// List returns one page of the scripts of the caller's organizations (orgID
+// narrows), by name (case-insensitively), then id: tenant.List over the script
+// list indexes (GSI4 per organization, GSI3 per partner, merged for a system
+// caller without orgId). Scripts are organization-wide: a site- or
+// device-group-restricted caller sees all of its organization's. The total is
+// the read's own when it reached the end, else a Select COUNT of the
+// partition(s) (a count of the kept index rows for a partner caller with
+// selected organizations).
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Script], error) {
 	p, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := s.orgs(ctx, p, orgID)
-	if err != nil {
-		return nil, err
+	if f.OrgID != "" && !valid.IsUUID(f.OrgID) {
+		return nil, fault.Invalid("orgId", "must be a UUID")
 	}
-	out, err := tenant.Collect(ctx, ids, s.St.OrgScripts, nil)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b Script) int {
-		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	return tenant.List(ctx, p, tenant.Listing[Script]{St: s.St.St, Orgs: s.Orgs, Name: "SCRIPTS",
+		OrgPK: OrgListPK, PartnerPK: PartnerListPK, OrgWide: true},
+		tenant.ListQuery[Script]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+			Keep: func(sc *Script) bool { return p.CanAccessOrg(sc.Owner()) }})
 }
 
 // Visible lists the scripts p may read, for search; nil when it may not.
@@ -237,20 +243,6 @@ func (s *Service) write(ctx context.Context, perm authz.Permission) (*authz.Prin
 		return nil, err
 	}
 	return p, nil
-}
-
-func (s *Service) orgs(ctx context.Context, p *authz.Principal, orgID string) ([]string, error) {
-	if orgID == "" {
-		return s.Orgs.Reachable(ctx, p)
-	}
-	if !valid.IsUUID(orgID) {
-		return nil, fault.Invalid("orgId", "must be a UUID")
-	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
-	if err != nil {
-		return nil, err
-	}
-	return []string{o.ID}, nil
 }
 
 func (s *Service) script(ctx context.Context, p *authz.Principal, id string) (*Script, error) {

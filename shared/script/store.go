@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -30,10 +31,36 @@ func (s Store) OrgScripts(ctx context.Context, orgID string) ([]Script, error) {
 	return out, nil
 }
 
-func createWrite(sc *Script) *store.Write { return store.PutNew(sc) }
+// List index keys: a script is listed by name (case-insensitively, then id)
+// in its partner's partition of GSI3 and its organization's partition of GSI4.
+// listSep sorts below every character a name may hold (valid.Name refuses
+// control characters), so "ab" sorts before "ab-1" as strings.Compare has it.
+const listSep = "\x01"
+
+// PartnerListPK is the GSI3 partition of the scripts of partner partnerID.
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#SCRIPTS" }
+
+// OrgListPK is the GSI4 partition of the scripts of organization orgID.
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#SCRIPTS" }
+
+// setListKeys puts sc into the list indexes (create and every replace: a
+// rename moves its sort keys; a delete removes the row and so its index rows).
+func setListKeys(sc *Script) {
+	sk := strings.ToLower(sc.Name) + listSep + sc.ID
+	if sc.PartnerID != "" {
+		sc.GSI3PK, sc.GSI3SK = PartnerListPK(sc.PartnerID), sk
+	}
+	sc.GSI4PK, sc.GSI4SK = OrgListPK(sc.OrgID), sk
+}
+
+func createWrite(sc *Script) *store.Write {
+	setListKeys(sc)
+	return store.PutNew(sc)
+}
 
 func replaceWrite(sc *Script, prev int) *store.Write {
 	sc.Version = prev + 1
+	setListKeys(sc)
 	return store.Put(sc).When(store.Is("version", prev))
 }
 

@@ -24,12 +24,7 @@ func hash(s string) string {
 type owner struct{ OrgID, PartnerID string }
 
 // pk is the owner's partition.
-func (o owner) pk() string {
-	if o.OrgID != "" {
-		return store.OrgPK(o.OrgID)
-	}
-	return store.PartnerPK(o.PartnerID)
-}
+func (o owner) pk() string { return store.TenantPK(o.OrgID, o.PartnerID) }
 
 func (o owner) isPartner() bool { return o.OrgID == "" }
 
@@ -110,16 +105,11 @@ func (s Store) Get(ctx context.Context, o owner, id string) (*record, error) {
 	return &r, nil
 }
 
-// ByID finds provider id in any organization (GSI1).
+// ByID finds provider id of any tenant (GSI1).
+// A provider's GSI1 keys are those of store.OrgRows (kind SSOPROV), whether an
+// organization or a partner owns it.
 func (s Store) ByID(ctx context.Context, id string) (*record, error) {
-	var rs []record
-	if err := s.St.AllInto(ctx, store.Query{Index: store.GSI1, PK: "SSOPROVREF#" + id}, &rs); err != nil {
-		return nil, fmt.Errorf("find SSO provider %s: %w", id, err)
-	}
-	if len(rs) == 0 {
-		return nil, store.ErrNotFound
-	}
-	return &rs[0], nil
+	return store.OrgRows[record]{St: s.St, Kind: "SSOPROV"}.ByID(ctx, id)
 }
 
 // List reads the providers of tenant o.

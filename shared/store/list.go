@@ -378,3 +378,18 @@ func decodeMergeCursor(s, name string) (mergeCursor, error) {
 	}
 	return c, nil
 }
+
+// NewestSK is a list sort key that, read in descending order (Query
+// Descending), lists rows newest first by at (a fixed-width UTC time), ties by
+// id ascending: the id (a UUID: '-', digits, lower-case letters) is stored
+// complemented.
+func NewestSK(at, id string) string {
+	var c strings.Builder
+	c.Grow(len(at) + 1 + len(id))
+	c.WriteString(at)
+	c.WriteByte('#')
+	for _, b := range []byte(id) {
+		c.WriteByte('~' - (b - '-')) // '-'..'f' -> '~'..'E'
+	}
+	return c.String()
+}

@@ -3,8 +3,47 @@ package tenant
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/valid"
 )
+
+// The PATCH bodies: an absent field is unchanged; null is refused by the
+// field's name (none of these fields can be cleared by it), except a device
+// group's siteId, where null (or "") takes the group out of its site. input
+// checks a body into the service's patch.
+type (
+	orgPatchBody struct {
+		Name   valid.Opt[string] `json:"name"`
+		Status valid.Opt[string] `json:"status"`
+	}
+	sitePatchBody struct {
+		Name     valid.Opt[string] `json:"name"`
+		Timezone valid.Opt[string] `json:"timezone"`
+	}
+	groupPatchBody struct {
+		Name   valid.Opt[string] `json:"name"`
+		SiteID valid.Opt[string] `json:"siteId"`
+	}
+)
+
+func (b orgPatchBody) input() (OrgPatch, error) {
+	f := fault.Fields{}
+	in := OrgPatch{Name: b.Name.NotNull(f, "name", "a string"), Status: b.Status.NotNull(f, "status", "a string")}
+	return in, f.Err()
+}
+
+func (b sitePatchBody) input() (SitePatch, error) {
+	f := fault.Fields{}
+	in := SitePatch{Name: b.Name.NotNull(f, "name", "a string"), Timezone: b.Timezone.NotNull(f, "timezone", "a string")}
+	return in, f.Err()
+}
+
+func (b groupPatchBody) input() (GroupPatch, error) {
+	f := fault.Fields{}
+	in := GroupPatch{Name: b.Name.NotNull(f, "name", "a string"), SiteID: b.SiteID}
+	return in, f.Err()
+}
 
 // Handler serves the tenancy routes: the organizations group (/organizations)
 // and the sites group (/sites, /device-groups). All need a user session (JWT).
@@ -119,8 +158,12 @@ func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateOrg(w http.ResponseWriter, r *http.Request) error {
-	var in OrgPatch
-	if err := httpapi.Decode(r, &in); err != nil {
+	var b orgPatchBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
 		return err
 	}
 	o, err := h.Svc.UpdateOrg(r.Context(), r.PathValue("id"), in)
@@ -197,8 +240,12 @@ func (h *Handler) getSite(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateSite(w http.ResponseWriter, r *http.Request) error {
-	var in SitePatch
-	if err := httpapi.Decode(r, &in); err != nil {
+	var b sitePatchBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
 		return err
 	}
 	st, err := h.Svc.UpdateSite(r.Context(), r.PathValue("id"), in)
@@ -253,8 +300,12 @@ func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request) error {
-	var in GroupPatch
-	if err := httpapi.Decode(r, &in); err != nil {
+	var b groupPatchBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
 		return err
 	}
 	g, err := h.Svc.UpdateGroup(r.Context(), r.PathValue("id"), in)

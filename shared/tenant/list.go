@@ -59,6 +59,11 @@ type Listing[T any] struct {
 	// (kept in the transaction of each create and delete); nil when the list
 	// has none and its totals are counted.
 	Counter func(*Organization) int
+	// OrgWide tells that the rows have no site or device group, so a site-
+	// or device-group-restricted caller sees every row of an organization it
+	// reaches (Keep checks the organization only): its total is counted as
+	// anyone's.
+	OrgWide bool
 }
 
 // ListQuery is one request of a list. OrgID (optional) is validated by the
@@ -95,7 +100,7 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 		return q.Keep(&v)
 	}
 	// every: the partition holds only rows the caller sees and asked for.
-	every := !q.Filtered && p.RequireUnrestricted() == nil
+	every := !q.Filtered && (l.OrgWide || p.RequireUnrestricted() == nil)
 	w := store.Window{Keep: keep, Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor}
 	var total func() (int, error)
 	switch v := p.Visible(); {

@@ -47,10 +47,11 @@ type OrgInput struct {
 	Status string `json:"status"`
 }
 
-// OrgPatch is the body of PATCH /organizations/:id.
+// OrgPatch is a PATCH /organizations/:id (orgPatchBody checked); nil fields
+// are unchanged.
 type OrgPatch struct {
-	Name   *string `json:"name"`
-	Status *string `json:"status"`
+	Name   *string
+	Status *string
 }
 
 // SecurityInput is the body of PUT /organizations/:id/security-settings.
@@ -68,10 +69,11 @@ type SiteInput struct {
 	Timezone *string `json:"timezone"`
 }
 
-// SitePatch is the body of PATCH /sites/:id.
+// SitePatch is a PATCH /sites/:id (sitePatchBody checked); nil fields are
+// unchanged.
 type SitePatch struct {
-	Name     *string `json:"name"`
-	Timezone *string `json:"timezone"`
+	Name     *string
+	Timezone *string
 }
 
 // GroupInput is the body of POST /device-groups.
@@ -787,11 +789,12 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 	return g, nil
 }
 
-// GroupPatch is the body of PATCH /device-groups/:id: absent fields are
-// unchanged; siteId null or "" detaches the group from its site.
+// GroupPatch is a PATCH /device-groups/:id (groupPatchBody checked): nil or
+// absent fields are unchanged; siteId null or "" detaches the group from its
+// site.
 type GroupPatch struct {
-	Name   *string           `json:"name"`
-	SiteID valid.Opt[string] `json:"siteId"`
+	Name   *string
+	SiteID valid.Opt[string]
 }
 
 // ErrGroupChanged is a lost compare-and-swap on a device group's site.

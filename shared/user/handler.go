@@ -3,7 +3,23 @@ package user
 import (
 	"net/http"
 
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// profileBody is the body of PATCH /users/me and updateBody of PATCH
+// /users/:id: absent fields are unchanged, null is refused by name.
+type (
+	profileBody struct {
+		Name      valid.Opt[string] `json:"name"`
+		AvatarURL valid.Opt[string] `json:"avatarUrl"`
+	}
+	updateBody struct {
+		OrgID  string            `json:"orgId"`
+		Name   valid.Opt[string] `json:"name"`
+		Status valid.Opt[string] `json:"status"`
+	}
 )
 
 // Handler serves /api/v1/users.
@@ -37,8 +53,13 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) updateMe(w http.ResponseWriter, r *http.Request) error {
-	var in ProfileInput
-	if err := httpapi.Decode(r, &in); err != nil {
+	var b profileBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	f := fault.Fields{}
+	in := ProfileInput{Name: b.Name.NotNull(f, "name", "a string"), AvatarURL: b.AvatarURL.NotNull(f, "avatarUrl", "a string")}
+	if err := f.Err(); err != nil {
 		return err
 	}
 	u, err := h.Svc.UpdateMe(r.Context(), in)
@@ -111,8 +132,13 @@ func (h *Handler) resend(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
-	var in UpdateInput
-	if err := httpapi.Decode(r, &in); err != nil {
+	var b updateBody
+	if err := httpapi.Decode(r, &b); err != nil {
+		return err
+	}
+	f := fault.Fields{}
+	in := UpdateInput{OrgID: b.OrgID, Name: b.Name.NotNull(f, "name", "a string"), Status: b.Status.NotNull(f, "status", "a string")}
+	if err := f.Err(); err != nil {
 		return err
 	}
 	m, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)

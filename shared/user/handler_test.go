@@ -577,3 +577,24 @@ func TestAuditTrail(t *testing.T) {
 		}
 	}
 }
+
+// PATCH /users/:id and /users/me refuse null (no field of theirs can be
+// cleared by it; "" clears the avatar) and wrong types by the field's name.
+func TestPatchRefusesNullByName(t *testing.T) {
+	w := newWorld(t)
+	path := "/api/v1/users/" + w.memberA.UserID
+	for _, c := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{path, map[string]any{"name": nil}, "name"},
+		{path, map[string]any{"status": nil}, "status"},
+		{path, map[string]any{"name": 3}, "name"},
+		{"/api/v1/users/me", map[string]any{"avatarUrl": nil}, "avatarUrl"},
+		{"/api/v1/users/me", map[string]any{"name": nil}, "name"},
+		{"/api/v1/users/me", map[string]any{"name": []string{"x"}}, "name"},
+	} {
+		fixture.Invalid(t, w.do("PATCH", c.path, w.adminA.Token, c.body), c.field)
+	}
+}

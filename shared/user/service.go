@@ -266,10 +266,11 @@ func (s *Service) Me(ctx context.Context) (*User, error) {
 	return s.Users.Get(ctx, p.UserID)
 }
 
-// ProfileInput is the body of PATCH /users/me; nil fields are left unchanged.
+// ProfileInput is a PATCH /users/me (profileBody checked); nil fields are left
+// unchanged.
 type ProfileInput struct {
-	Name      *string `json:"name"`
-	AvatarURL *string `json:"avatarUrl"`
+	Name      *string
+	AvatarURL *string
 }
 
 // UpdateMe changes the caller's name or avatar URL ("" clears the avatar).
@@ -685,10 +686,11 @@ type Resent struct {
 	InviteEmailSent bool   `json:"inviteEmailSent"`
 }
 
-// UpdateInput is the body of PATCH /users/:id; nil fields are left unchanged.
+// UpdateInput is a PATCH /users/:id (updateBody checked); nil fields are left
+// unchanged.
 type UpdateInput struct {
 	// OrgID names the organization for partner and system callers.
-	OrgID  string  `json:"orgId"`
-	Name   *string `json:"name"`
-	Status *string `json:"status"`
+	OrgID  string
+	Name   *string
+	Status *string
 }
