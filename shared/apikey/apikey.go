@@ -235,7 +235,7 @@ func principalKeys(orgID, id string) store.Keys {
 }
 
 // List index keys: both lists are newest first, ties by id ascending
-// (store.NewestFirst, read descending), in the partner's partition of GSI3
+// (store.NewestSK, read descending), in the partner's partition of GSI3
 // and the organization's of GSI4.
 
 // KeyPartnerListPK is the GSI3 partition of the API keys of partner partnerID.
@@ -255,7 +255,7 @@ func PrincipalOrgListPK(orgID string) string { return store.OrgPK(orgID) + "#PRI
 // listKeys sets k's list index keys from its partner, organization, creation
 // time and id (none of which changes).
 func listKeys(k *store.Keys, partnerPK, orgPK, createdAt, id string) {
-	sk := store.NewestFirst(createdAt, id)
+	sk := store.NewestSK(createdAt, id)
 	k.GSI3PK, k.GSI3SK = "", ""
 	if partnerPK != "" {
 		k.GSI3PK, k.GSI3SK = partnerPK, sk

@@ -49,7 +49,7 @@ func (s *Service) Principals(ctx context.Context, f ListFilter) (*tenant.Page[Pr
 		return nil, err
 	}
 	return tenant.List(ctx, p, tenant.Listing[Principal]{St: s.St.St, Orgs: s.Orgs, Name: "PRINCIPALS",
-		OrgPK: PrincipalOrgListPK, PartnerPK: PrincipalPartnerListPK, Descending: true},
+		OrgPK: PrincipalOrgListPK, PartnerPK: PrincipalPartnerListPK, Descending: true, OrgWide: true},
 		tenant.ListQuery[Principal]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Status != "",
 			Keep: func(sp *Principal) bool {
 				return p.CanAccessOrg(sp.Owner()) && (f.Status == "" || sp.Status == f.Status)

@@ -1,10 +1,10 @@
 // Package backfill gives the rows written before their list had a list index
 // (GSI3/GSI4, shared/store) the index keys their domain's writes set today, so
-// the lists that read one page (store.Window) find them: devices, alerts, API
-// keys, service principals and enrollment keys. New rows get their keys when
-// they are written; this is for the rows of a table that predates the
-// indexes, run once after the deployment that adds the indexes and the code
-// that writes their keys (infra/cdk/README.md).
+// the lists that read one page (tenant.List) find them: devices, alerts,
+// scripts, saved filters, API keys, service principals and enrollment keys.
+// New rows get their keys when they are written; this is for the rows of a
+// table that predates the indexes, run once after the deployment that adds
+// the indexes and the code that writes their keys (infra/cdk/README.md).
 //
 // Job is the sweeper's list-index-backfill job (invoked by hand, not on a
 // schedule). Each invocation scans from where the last one stopped (the
@@ -18,8 +18,9 @@
 // deviceCount) predates the list indexes, and the other lists count their
 // index partition (store.Count) when a page stops before the end.
 //
-// Scripts and saved filters have no list index yet; when theirs is added,
-// their Reindex joins Kinds.
+// A list given an index later adds its kind to Kinds (computed by its
+// domain's own key function, or a copy of it that
+// TestBackfillGivesRowsTheirDomainsKeys holds equal).
 package backfill
 
 import (
@@ -27,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/alert"
@@ -34,6 +36,8 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/savedfilter"
+	"github.com/gale-rmm/gale/shared/script"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -50,26 +54,44 @@ func Kinds() []store.Reindex {
 			return d.Keys, nil
 		}},
 		{Kind: "alert", SKPrefix: "ALERT#", Keys: alertKeys},
+		{Kind: "script", SKPrefix: "SCRIPT#", From: []string{"name"}, Keys: scriptKeys},
+		{Kind: "saved filter", SKPrefix: "FILTER#", Keys: filterKeys},
 		enrollment.Reindex(),
 	}
 	return append(ks, apikey.Reindex()...)
 }
 
-// alertKeys are an alert's list keys as shared/alert writes them (newest
-// first: store.NewestFirst; TestBackfillGivesRowsTheirDomainsKeys holds the
-// two equal, shared/alert keeping its key function unexported).
+// The list keys of alerts, scripts and saved filters as their packages write
+// them (which keep their key functions unexported);
+// TestBackfillGivesRowsTheirDomainsKeys holds these equal to theirs.
+
 func alertKeys(it store.Item) (store.Keys, error) {
 	var a alert.Alert
-	if err := store.Unmarshal(it, &a); err != nil {
-		return store.Keys{}, err
+	err := store.Unmarshal(it, &a)
+	return listKeys(alert.PartnerListPK, alert.OrgListPK, a.PartnerID, a.OrgID, store.NewestSK(a.CreatedAt, a.ID)), err
+}
+
+func scriptKeys(it store.Item) (store.Keys, error) {
+	var sc script.Script
+	err := store.Unmarshal(it, &sc)
+	sk := strings.ToLower(sc.Name) + "\x01" + sc.ID // by name, case-insensitively, then id
+	return listKeys(script.PartnerListPK, script.OrgListPK, sc.PartnerID, sc.OrgID, sk), err
+}
+
+func filterKeys(it store.Item) (store.Keys, error) {
+	var f savedfilter.Filter
+	err := store.Unmarshal(it, &f)
+	return listKeys(savedfilter.PartnerListPK, savedfilter.OrgListPK, f.PartnerID, f.OrgID, store.NewestSK(f.CreatedAt, f.ID)), err
+}
+
+// listKeys are the keys of a row of partner partnerID ("" for none) and
+// organization orgID under sort key sk.
+func listKeys(partnerPK, orgPK func(string) string, partnerID, orgID, sk string) store.Keys {
+	k := store.Keys{GSI4PK: orgPK(orgID), GSI4SK: sk}
+	if partnerID != "" {
+		k.GSI3PK, k.GSI3SK = partnerPK(partnerID), sk
 	}
-	k := store.Keys{}
-	sk := store.NewestFirst(a.CreatedAt, a.ID)
-	if a.PartnerID != "" {
-		k.GSI3PK, k.GSI3SK = alert.PartnerListPK(a.PartnerID), sk
-	}
-	k.GSI4PK, k.GSI4SK = alert.OrgListPK(a.OrgID), sk
-	return k, nil
+	return k
 }
 
 // progress is the row that holds where an unfinished backfill resumes.

@@ -53,7 +53,7 @@ func indexed(t *testing.T, st *store.Store) map[string]map[string]string {
 func lists(t *testing.T, w *fixture.World) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for _, path := range []string{"/api/v1/devices", "/api/v1/alerts", "/api/v1/enrollment-keys", "/api/v1/api-keys", "/api/v1/service-principals"} {
+	for _, path := range []string{"/api/v1/devices", "/api/v1/alerts", "/api/v1/scripts", "/api/v1/filters", "/api/v1/enrollment-keys", "/api/v1/api-keys", "/api/v1/service-principals"} {
 		for _, who := range []string{fixture.PXAdmin, fixture.AAdmin} {
 			res := fixture.Expect(t, w.Call(t, http.MethodGet, path+"?limit=100", who, nil), http.StatusOK)
 			out[path+" as "+who] = fixture.IDs(t, res)
@@ -68,7 +68,7 @@ func lists(t *testing.T, w *fixture.World) map[string][]string {
 // the keys their domain wrote, every list answers what it answered before,
 // and a second run writes nothing.
 func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
-	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "api-keys", "service-principals")
+	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "scripts", "filters", "api-keys", "service-principals")
 	ctx := context.Background()
 	w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "alpha")
 	w.Device(t, fixture.BAdmin, w.B.ID, "", "bravo")
@@ -77,6 +77,9 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/alerts", c.who, map[string]any{"orgId": c.org, "severity": "low", "title": "t"}), http.StatusCreated)
 		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", c.who, map[string]any{"orgId": c.org, "name": "k"}), http.StatusCreated)
 		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/service-principals", c.who, map[string]any{"orgId": c.org, "name": "p", "scopes": []string{"devices:read"}}), http.StatusCreated)
+		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/scripts", c.who, map[string]any{"orgId": c.org, "name": "Clear Temp " + c.org[:4], "language": "bash", "content": "ls"}), http.StatusCreated)
+		fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/filters", c.who, map[string]any{"orgId": c.org, "name": "f",
+			"conditions": map[string]any{"operator": "AND", "conditions": []any{map[string]any{"field": "osType", "operator": "equals", "value": "windows"}}}}), http.StatusCreated)
 		w.Env.Clock.Advance(1e9)
 	}
 	want, wantLists := indexed(t, w.Env.Store), lists(t, w)
@@ -87,9 +90,10 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 		}
 		kinds[strings.SplitN(strings.SplitN(k, "|", 2)[1], "#", 2)[0]]++
 	}
-	// 3 devices, 3 alerts, 3 + 3 enrollment keys (those of the devices and of
-	// no site), 3 API keys + 3 principals' keys, 3 principals.
-	if len(kinds) != 5 || kinds["DEVICE"] != 3 || kinds["ALERT"] != 3 || kinds["APIKEY"] != 6 || kinds["SP"] != 3 || kinds["EKEY"] != 3 {
+	// 3 devices, alerts, enrollment keys (those of the devices), scripts,
+	// saved filters and principals, 3 API keys + the principals' 3.
+	if len(kinds) != 7 || kinds["DEVICE"] != 3 || kinds["ALERT"] != 3 || kinds["APIKEY"] != 6 || kinds["SP"] != 3 || kinds["EKEY"] != 3 ||
+		kinds["SCRIPT"] != 3 || kinds["FILTER"] != 3 {
 		t.Fatalf("rows by kind %v", kinds)
 	}
 	// The rows as a table that predates the list indexes holds them.
@@ -108,8 +112,10 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 			t.Fatalf("%s kept its keys", k)
 		}
 	}
-	if got := lists(t, w); len(got["/api/v1/devices as "+fixture.PXAdmin]) != 0 || len(got["/api/v1/alerts as "+fixture.PXAdmin]) != 0 {
-		t.Fatalf("rows without list keys are listed: %v", got)
+	for name, ids := range lists(t, w) {
+		if len(ids) != 0 {
+			t.Fatalf("%s lists rows without list keys: %v", name, ids)
+		}
 	}
 
 	job := sweepergroup.Sweeper(w.Env.Deps).Jobs["list-index-backfill"]

@@ -102,7 +102,7 @@ func KeyKeys(orgID, id, expiresAt string) store.Keys {
 	return k
 }
 
-// List index keys: newest first, ties by id ascending (store.NewestFirst,
+// List index keys: newest first, ties by id ascending (store.NewestSK,
 // read descending), in the partner's partition of GSI3 and the
 // organization's of GSI4; expiresAt is projected, so the expired filter is
 // applied to the index rows at the time of the read.
@@ -115,7 +115,7 @@ func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#EKEYS" }
 
 // setListKeys puts k into the list indexes (every write of the whole record).
 func (k *Key) setListKeys() {
-	sk := store.NewestFirst(k.CreatedAt, k.ID)
+	sk := store.NewestSK(k.CreatedAt, k.ID)
 	k.GSI3PK, k.GSI3SK = "", ""
 	if k.PartnerID != "" {
 		k.GSI3PK, k.GSI3SK = PartnerListPK(k.PartnerID), sk
