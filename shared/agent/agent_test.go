@@ -542,7 +542,7 @@ func TestCallBudgets(t *testing.T) {
 	var k struct{ ID, Key string }
 	exactly("create key", w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": "x", "maxUsage": 5}), http.StatusCreated, 3).Decode(t, &k)
 	exactly("list keys (org)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys", fixture.AAdmin, nil), http.StatusOK, 3)              // index page + the keys
-	exactly("list keys (partner, 2 orgs)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys", fixture.PXAdmin, nil), http.StatusOK, 3) // the partner's index partition + the keys
+	exactly("list keys (partner, 2 orgs)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys", fixture.PXAdmin, nil), http.StatusOK, 4) // the partner's organizations, its index partition, the keys
 	exactly("get key (partner)", w.Call(t, http.MethodGet, "/api/v1/enrollment-keys/"+k.ID, fixture.PXAdmin, nil), http.StatusOK, 2)
 	var d struct{ DeviceID, AuthToken string }
 	exactly("enroll", w.Enroll(t, k.Key, "h"), http.StatusCreated, 4).Decode(t, &d)

@@ -49,7 +49,7 @@ func TestListPages(t *testing.T) {
 	get := func(t *testing.T, q string) listed {
 		t.Helper()
 		res := fixture.Expect(t, w.Call(t, http.MethodGet, base+q, fixture.PXAdmin, nil), http.StatusOK)
-		fixture.Budget(t, res, 4)
+		fixture.Budget(t, res, 5) // authentication, the partner's organizations, index page, filters, count
 		var l listed
 		res.Decode(t, &l)
 		return l

@@ -64,32 +64,31 @@ type Page[T any] struct {
 	Next string
 }
 
-// List reads one page of l for p (the caller has authorized p): the one list read of the organization-owned rows that the
-// list indexes hold (GSI4 per organization, GSI3 per partner; store's doc).
+// List reads one page of l for p (the caller has authorized p): the one list
+// read of the organization-owned rows that the list indexes hold (GSI4 per
+// organization, GSI3 per partner; store's doc).
 //
 // List picks the partition by the caller's scope:
 //
 //   - an orgId, or an organization caller: the organization's GSI4 partition
 //     (after Reach when an orgId is given);
-//   - a partner caller without orgId: the partner's GSI3 partition; the rows of
-//     organizations a selected-organizations grant leaves out, and rows beyond
-//     a site or device-group restriction, are dropped by Keep on the index rows;
+//   - a partner caller without orgId: the partner's GSI3 partition, after one
+//     read of the organizations the caller reaches (the partner's, or a
+//     selected grant's); rows of other organizations (outside the grant, or
+//     deleted since: their keys, scripts and alerts outlive them) and rows
+//     beyond a site or device-group restriction are dropped on the index rows;
 //   - a system caller without orgId: every partner's GSI3 partition and the
 //     GSI4 partition of each organization without a partner, merged by sort key
-//     (store.Merge; the organizations are read once to find the partitions);
+//     (store.Merge; the organizations are read once to find the partitions,
+//     and rows of deleted organizations are dropped the same way);
 //   - anyone else: an empty page, nothing read.
 //
 // It reads one page (store.Window, store.Merge) and a total: the read's own
 // when it reached the list's end; otherwise, when neither the request's
-// filters nor the caller's restriction drop rows, the sum of the reachable
-// organizations' counters (Listing.Counter) or, for a list without one, a
-// Select COUNT of each partition (a count of the kept rows when a
-// selected-organizations grant leaves some out); otherwise a count of the kept
-// index rows of the partition(s) (store.Count). A system caller's total without a counter is
-// one Select COUNT per partition: the merge's partitions are few (partners),
-// and a counter summed over every organization would need the organizations
-// anyway (which a system list has read already: with a counter it costs no
-// call).
+// filters nor the caller's restriction drop rows, the sum of the organizations'
+// counters (Listing.Counter, from the organizations already read: no call);
+// otherwise a count of the kept index rows (store.Count; Select COUNT for one
+// organization's partition, which holds no other organization's rows).
 //
 // Keep sees a T decoded from an index row, so what it tests must be projected
 // (store.ListAttributes). A cursor is bound to its partition (or, for the
@@ -133,29 +132,32 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 	case v.All:
 		return l.merge(ctx, q, keep, every)
 	case p.Scope == authz.ScopePartner && (v.PartnerID != "" || len(v.OrgIDs) > 0):
+		// The partner's partition may hold rows of organizations deleted
+		// since (their keys, scripts, filters and alerts outlive them) or
+		// outside a selected grant: rows are kept only for the organizations
+		// read here, whose counters also give the total.
+		var orgs []Organization
+		var err error
+		if v.PartnerID == "" {
+			orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
+		} else {
+			orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
+		w.Keep = liveOnly(orgs, keep)
 		w.Query = store.Query{Index: store.GSI3, PK: l.PartnerPK(p.PartnerID), Descending: l.Descending}
-		selected := v.PartnerID == ""
 		total = func() (int, error) {
-			switch {
-			case !every:
-				return l.count(ctx, w.Query, false, keep)
-			case l.Counter == nil:
-				return l.count(ctx, w.Query, !selected, keep)
-			}
-			var orgs []Organization
-			var err error
-			if selected {
-				orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
-			} else {
-				orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
+			if !every || l.Counter == nil {
+				return l.St.Count(ctx, w.Query, w.Keep)
 			}
 			n := 0
 			for i := range orgs {
-				if p.CanAccessOrg(orgs[i].Ref()) {
-					n += l.Counter(&orgs[i])
-				}
+				n += l.Counter(&orgs[i])
 			}
-			return n, err
+			return n, nil
 		}
 	default:
 		return &Page[T]{Items: []T{}, Page: q.Page, Limit: q.Limit}, nil
@@ -197,6 +199,7 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	for _, id := range partners {
 		queries = append(queries, store.Query{Index: store.GSI3, PK: l.PartnerPK(id), Descending: l.Descending})
 	}
+	keep = liveOnly(orgs, keep)
 	pg, err := l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: queries, Keep: keep,
 		Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor})
 	if err != nil {
@@ -214,13 +217,24 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 		return out, nil
 	}
 	for _, qu := range queries {
-		n, err := l.count(ctx, qu, every, keep)
+		n, err := l.St.Count(ctx, qu, keep)
 		if err != nil {
 			return nil, err
 		}
 		out.Total += n
 	}
 	return out, nil
+}
+
+// liveOnly keeps the index rows keep keeps whose organization is one of orgs:
+// a partition that spans organizations (a partner's, or the merge of every
+// partner's) still holds the rows of organizations deleted since.
+func liveOnly(orgs []Organization, keep func(store.Item) bool) func(store.Item) bool {
+	live := make(map[string]bool, len(orgs))
+	for _, o := range orgs {
+		live[o.ID] = true
+	}
+	return func(it store.Item) bool { return live[store.Str(it["orgId"])] && keep(it) }
 }
 
 // count counts a partition's rows: all of them by Select COUNT when every,
