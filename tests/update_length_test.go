@@ -19,7 +19,6 @@ const MaxUpdateLines = 60
 // the length it may not grow past; a method shortened under the limit is
 // reported, to be taken off the list.
 var longUpdates = map[string]int{
-	"shared/sso.Service.Update":        114,
 	"shared/apikey.Service.Patch":      81,
 	"shared/savedfilter.Service.Patch": 65,
 }

@@ -1,7 +1,6 @@
 package sso
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -38,7 +37,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
 		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sso/providers/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/status", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.status)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sso/providers/{id}/test", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.test)},
@@ -91,23 +90,7 @@ func (h *Handler) get(r *http.Request) (*Provider, error) {
 	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-// patch also records which fields the body named, and which it set to null.
-func (h *Handler) patch(r *http.Request) (*Provider, error) {
-	body, err := httpapi.ReadJSON(r, httpapi.MaxBody)
-	if err != nil {
-		return nil, err
-	}
-	var in PatchInput
-	if err := httpapi.DecodeBytes(body, &in); err != nil {
-		return nil, err
-	}
-	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(body, &raw)
-	in.Present, in.Null = map[string]bool{}, map[string]bool{}
-	for k, v := range raw {
-		in.Present[k] = true
-		in.Null[k] = string(v) == "null"
-	}
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Provider, error) {
 	return h.Svc.Update(r.Context(), r.PathValue("id"), in)
 }
 

@@ -90,7 +90,7 @@ type Service struct {
 	AppURL, APIURL string
 }
 
-// Settings are a provider's settings in a create or PATCH body.
+// Settings are a provider's settings in a create body.
 type Settings struct {
 	Name             *string  `json:"name"`
 	Issuer           *string  `json:"issuer"`
@@ -110,15 +110,6 @@ type CreateInput struct {
 	PartnerID string  `json:"partnerId"`
 	Type      *string `json:"type"`
 	Settings
-}
-
-// PatchInput is the PATCH body; Present and Null say which fields the body
-// named and which it set to null (clientSecret, defaultRoleId: clear).
-type PatchInput struct {
-	Settings
-
-	Present map[string]bool `json:"-"`
-	Null    map[string]bool `json:"-"`
 }
 
 // StatusInput is the status body.
@@ -592,116 +583,27 @@ func (s *Service) clientSecret(r *record) (string, error) {
 	return string(b), nil
 }
 
-// Update applies a PATCH.
+// Update applies a PATCH: validate into a change, diff it against the stored
+// provider, one write.
 func (s *Service) Update(ctx context.Context, id string, in PatchInput) (*Provider, error) {
 	p, r, err := s.target(ctx, authz.OrgsWrite, id)
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Present) == 0 {
+	fields := in.fields()
+	if len(fields) == 0 {
 		return nil, ErrNoUpdates
 	}
-	next := *r
-	f := fault.Fields{}
-	changed := []string{}
-	for k := range in.Present {
-		changed = append(changed, k)
-	}
-	slices.Sort(changed)
-	nullable := map[string]bool{"clientSecret": true, "defaultRoleId": true}
-	for k := range in.Null {
-		if in.Null[k] && !nullable[k] {
-			f.Add(k, "must not be null")
-		}
-	}
-	if in.Name != nil {
-		next.Name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", next.Name, MaxName)
-	}
-	if in.ClientID != nil {
-		next.ClientID = *in.ClientID
-		checkText(f, "clientId", next.ClientID, MaxClientID)
-	}
-	if in.ClientSecret != nil {
-		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
-	}
-	if in.Present["scopes"] && !in.Null["scopes"] {
-		next.Scopes = checkScopes(f, in.Scopes)
-	}
-	if in.Present["allowedDomains"] && !in.Null["allowedDomains"] {
-		next.AllowedDomains = checkDomains(f, in.AllowedDomains)
-	}
-	if in.AttributeMapping != nil {
-		next.Mapping = checkMapping(f, in.AttributeMapping)
-	}
-	if in.AutoProvision != nil {
-		next.AutoProvision = *in.AutoProvision
-	}
-	if in.EnforceSSO != nil {
-		next.EnforceSSO = *in.EnforceSSO
-		if next.EnforceSSO && r.owner().isPartner() {
-			f.Add("enforceSSO", "is available for organization providers only")
-		}
-	}
-	newRole := ""
-	switch {
-	case in.Null["defaultRoleId"]:
-		next.DefaultRoleID, next.DefaultRoleOwner = "", ""
-	case in.DefaultRoleID != nil:
-		newRole = *in.DefaultRoleID
-		if !valid.IsUUID(newRole) {
-			f.Add("defaultRoleId", "must be a UUID")
-		}
-	}
-	if next.AutoProvision && next.DefaultRoleID == "" && newRole == "" {
-		f.Add("defaultRoleId", "is required when autoProvision is on")
-	}
-	if in.Issuer != nil {
-		next.Issuer = *in.Issuer
-		if next.Issuer == "" {
-			f.Add("issuer", "is required")
-		} else {
-			s.checkIssuer(ctx, f, next.Issuer)
-		}
-	}
-	if err := f.Err(); err != nil {
+	c, err := s.checkPatch(ctx, in, r)
+	if err != nil {
 		return nil, err
 	}
-	if newRole != "" {
-		ri, err := s.defaultRole(ctx, p, r.owner(), newRole)
-		if err != nil {
-			return nil, err
-		}
-		next.DefaultRoleID, next.DefaultRoleOwner = ri.ID, ri.Owner
+	next, err := s.patched(ctx, p, r, c)
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case in.Null["clientSecret"]:
-		next.ClientSecret = ""
-	case in.ClientSecret != nil:
-		if next.ClientSecret, err = s.seal(r.ID, *in.ClientSecret); err != nil {
-			return nil, err
-		}
-	}
-	next.Version = r.Version + 1
-	next.UpdatedAt = clock.Format(s.Clock.Now())
-	// A PATCH that names both issuer and clientId re-anchors the provider's
-	// trust: the ceiling becomes the writer's. Any other write can only lower it.
-	if in.Issuer != nil && in.ClientID != nil {
-		next.Ceiling = ceilingList(p.Perms)
-	} else {
-		next.Ceiling = ceilingList(intersect(ceilingSet(r.Ceiling), p.Perms))
-	}
-	tx := &store.Tx{}
-	tx.Add(replace(&next, r.Version))
-	var guard *store.Write
-	if normIssuer(next.Issuer) != normIssuer(r.Issuer) || next.ClientID != r.ClientID {
-		tx.Add(dropGuard(r.Issuer, r.ClientID, r.ID))
-		guard = tx.Include(newGuard(next.Issuer, next.ClientID, r.ID))
-	}
-	if r.Status == StatusActive {
-		tx.Add(activate(&next))
-	}
-	return s.commitChange(ctx, p, tx, r, &next, map[string]any{"fields": changed}, guard, ErrClientTaken)
+	tx, guard := patchTx(r, next)
+	return s.commitChange(ctx, p, tx, r, next, map[string]any{"fields": fields}, guard, ErrClientTaken)
 }
 
 // commitChange commits tx, the change of provider r to next (update or
