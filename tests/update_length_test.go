@@ -15,14 +15,6 @@ import (
 // conditional write (issue 20), each step a named function of its own.
 const MaxUpdateLines = 60
 
-// longUpdates are the PATCH methods still longer than MaxUpdateLines, each with
-// the length it may not grow past; a method shortened under the limit is
-// reported, to be taken off the list.
-var longUpdates = map[string]int{
-	"shared/apikey.Service.Patch":      81,
-	"shared/savedfilter.Service.Patch": 65,
-}
-
 // TestUpdateMethodsAreShort fails when a method named Update* or Patch* in
 // shared/ (a PATCH service, or a step of one) is longer than MaxUpdateLines
 // lines, counted from its func line to its closing brace.
@@ -53,13 +45,7 @@ func TestUpdateMethodsAreShort(t *testing.T) {
 			seen++
 			name := pkg + "." + recvName(fd.Recv.List[0].Type) + "." + fd.Name.Name
 			n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
-			limit, listed := longUpdates[name]
-			switch {
-			case listed && n > limit:
-				t.Errorf("%s: %s is %d lines, longer than the %d it was allowed while it waits to be split", fset.Position(fd.Pos()), name, n, limit)
-			case listed && n <= MaxUpdateLines:
-				t.Logf("%s is %d lines now: take it off longUpdates", name, n)
-			case !listed && n > MaxUpdateLines:
+			if n > MaxUpdateLines {
 				t.Errorf("%s: %s is %d lines (at most %d): split it into decode, validate into a typed change, diff, write", fset.Position(fd.Pos()), name, n, MaxUpdateLines)
 			}
 		}

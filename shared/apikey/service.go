@@ -41,11 +41,13 @@ type CreateInput struct {
 	RateLimit *int      `json:"rateLimit"`
 }
 
-// PatchInput is the PATCH body: every field optional.
+// PatchInput is the PATCH body: each field absent (kept) or a value; none
+// takes null (the document marks none nullable), and a null or a value of the
+// wrong type is a 400 naming the field.
 type PatchInput struct {
-	Name      *string   `json:"name"`
-	Scopes    *[]string `json:"scopes"`
-	RateLimit *int      `json:"rateLimit"`
+	Name      valid.Opt[string]   `json:"name"`
+	Scopes    valid.Opt[[]string] `json:"scopes"`
+	RateLimit valid.Opt[int]      `json:"rateLimit"`
 }
 
 // ListFilter is the list query: filters, and page and limit or the cursor of
@@ -190,25 +192,12 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	if restricted(p) {
 		return nil, ErrKeyRestricted
 	}
-	f := fault.Fields{}
-	if in.Name != nil {
-		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
-	}
-	var scopes []string
-	if in.Scopes != nil {
-		scopes = checkScopes(f, "scopes", *in.Scopes)
-	}
-	if in.RateLimit != nil {
-		valid.Range(f, "rateLimit", *in.RateLimit, 1, MaxRateLimit)
-	}
-	if err := f.Err(); err != nil {
+	c, err := checkPatch(in)
+	if err != nil {
 		return nil, err
 	}
-	if in.Name == nil && in.Scopes == nil && in.RateLimit == nil {
-		return nil, ErrNoUpdates
-	}
-	if in.Scopes != nil {
-		if err := ceiling(p, scopes); err != nil {
+	if c.scopes != nil {
+		if err := ceiling(p, *c.scopes); err != nil {
 			return nil, err
 		}
 	}
@@ -219,49 +208,106 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	if err := updatable(k); err != nil {
 		return nil, err
 	}
-	// A principal's key never acts beyond its principal, and changes only
-	// while the principal is active (serialised on the principal's version).
-	var sp *Principal
-	if k.PrincipalID != "" {
-		if sp, err = s.activePrincipal(ctx, k); err != nil {
-			return nil, err
-		}
-		if in.Scopes != nil && !within(scopes, sp.Scopes) {
-			return nil, ErrBeyondPrincipal
-		}
+	sp, err := s.patchPrincipal(ctx, k, c)
+	if err != nil {
+		return nil, err
 	}
+	next := c.apply(k, clock.Format(s.Clock.Now()))
+	if err := s.patchWrite(ctx, p, k, &next, sp, c.fields); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, id)
+}
+
+// change is a validated PATCH: a nil field keeps the stored value; fields are
+// the changed field names, in the audit entry's order.
+type change struct {
+	name      *string
+	scopes    *[]string
+	rateLimit *int
+	fields    []string
+}
+
+// checkPatch validates a PATCH body into a change: field errors first, then
+// an empty body is ErrNoUpdates.
+func checkPatch(in PatchInput) (*change, error) {
+	f := fault.Fields{}
+	c := &change{}
+	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
+		name := strings.TrimSpace(*n)
+		valid.Name(f, "name", name, MaxName)
+		c.name, c.fields = &name, append(c.fields, "name")
+	}
+	if sc := in.Scopes.NotNull(f, "scopes", "an array"); sc != nil {
+		scopes := checkScopes(f, "scopes", *sc)
+		c.scopes, c.fields = &scopes, append(c.fields, "scopes")
+	}
+	if rl := in.RateLimit.NotNull(f, "rateLimit", "an integer"); rl != nil {
+		valid.Range(f, "rateLimit", *rl, 1, MaxRateLimit)
+		c.rateLimit, c.fields = rl, append(c.fields, "rateLimit")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.fields) == 0 {
+		return nil, ErrNoUpdates
+	}
+	return c, nil
+}
+
+// patchPrincipal is the active service principal a principal's key belongs
+// to (nil for a user's key): the key never acts beyond its principal, and
+// changes only while the principal is active (serialised on its version).
+func (s *Service) patchPrincipal(ctx context.Context, k *Key, c *change) (*Principal, error) {
+	if k.PrincipalID == "" {
+		return nil, nil
+	}
+	sp, err := s.activePrincipal(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if c.scopes != nil && !within(*c.scopes, sp.Scopes) {
+		return nil, ErrBeyondPrincipal
+	}
+	return sp, nil
+}
+
+// apply diffs the change onto the stored key k: the key after it.
+func (c *change) apply(k *Key, now string) Key {
 	next := *k
-	var changed []string
-	if in.Name != nil {
-		next.Name = strings.TrimSpace(*in.Name)
-		changed = append(changed, "name")
+	if c.name != nil {
+		next.Name = *c.name
 	}
-	if in.Scopes != nil {
-		next.Scopes = scopes
-		changed = append(changed, "scopes")
+	if c.scopes != nil {
+		next.Scopes = *c.scopes
 	}
-	if in.RateLimit != nil {
-		next.RateLimit = *in.RateLimit
-		changed = append(changed, "rateLimit")
+	if c.rateLimit != nil {
+		next.RateLimit = *c.rateLimit
 	}
-	next.UpdatedAt = clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next))
+	next.UpdatedAt = now
+	return next
+}
+
+// patchWrite is the one transaction of a PATCH: the key as read (version),
+// its guard settings, the principal's version when it has one, the audit entry.
+func (s *Service) patchWrite(ctx context.Context, p *authz.Principal, k, next *Key, sp *Principal, changed []string) error {
+	tx := (&store.Tx{}).Add(replaceWrite(next, k.Version), guardSettingsWrite(next))
 	if sp != nil {
 		tx.Add(bumpPrincipal(sp))
 	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.update",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: next.Name,
 		Details: map[string]any{"keyPrefix": k.KeyPrefix, "changed": changed, "scopesBefore": k.Scopes, "scopes": next.Scopes}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
-			return nil, ErrConcurrent
-		}
-		if sp != nil && failedAt(err, 2) {
-			return nil, s.principalConflict(ctx, sp)
-		}
-		return nil, fmt.Errorf("update api key %s: %w", id, err)
+	err := s.St.St.Commit(ctx, tx)
+	switch {
+	case err == nil:
+		return nil
+	case failedAt(err, 0):
+		return ErrConcurrent
+	case sp != nil && failedAt(err, 2):
+		return s.principalConflict(ctx, sp)
 	}
-	return s.Get(ctx, id)
+	return fmt.Errorf("update api key %s: %w", k.ID, err)
 }
 
 // Revoke soft-deletes a key: it stays listed as revoked and never works again.

@@ -50,92 +50,67 @@ type RuleInput struct {
 	ApprovalDurationMinutes valid.Opt[int]        `json:"approvalDurationMinutes"`
 }
 
-func optString(f fault.Fields, path string, o valid.Opt[string], dst **string) {
-	switch {
-	case o.Bad:
-		f.Add(path, "must be a string or null")
-	case !o.Set:
-	case o.Value == nil:
-		*dst = nil
-	default:
-		v := *o.Value
-		if path != "matchCommandLine" {
-			v = strings.TrimSpace(v)
-		}
-		if v == "" {
-			*dst = nil
-			return
-		}
-		*dst = &v
+// nullString is a nullable string field after a PATCH: cur when absent (or
+// of the wrong type, reported at path), nil when null or blank, else the
+// value, trimmed (a command line is kept as sent).
+func nullString(f fault.Fields, path string, o valid.Opt[string], cur *string) *string {
+	if o.Wrong(f, path, "a string or null") || !o.Set {
+		return cur
 	}
+	if o.Value == nil {
+		return nil
+	}
+	v := *o.Value
+	if path != "matchCommandLine" {
+		v = strings.TrimSpace(v)
+	}
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
-func optInt(f fault.Fields, path string, o valid.Opt[int], dst **int) {
-	switch {
-	case o.Bad:
-		f.Add(path, "must be an integer or null")
-	case !o.Set:
-	case o.Value == nil:
-		*dst = nil
-	default:
-		v := *o.Value
-		*dst = &v
+// nullable is a nullable field after a PATCH: cur when absent (or of the
+// wrong type, reported at path as "must be " + what), nil when null, else the
+// value.
+func nullable[T any](f fault.Fields, path, what string, o valid.Opt[T], cur *T) *T {
+	if o.Wrong(f, path, what) || !o.Set {
+		return cur
 	}
+	return o.Value
 }
 
-// apply merges in into r and checks the field shapes (types, names); the
-// rule's own validation (policy.Validate) runs on the merged result.
+// apply merges in into r and checks the field shapes (types, names; name,
+// verdict, priority and enabled refuse null); the rule's own validation
+// (policy.Validate) runs on the merged result.
 func (in *RuleInput) apply(f fault.Fields, r *Rule) {
-	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
-		f.Add("name", "must be a string")
-	} else if in.Name.Set {
-		r.Name = strings.TrimSpace(*in.Name.Value)
+	if v := in.Name.NotNull(f, "name", "a string"); v != nil {
+		r.Name = strings.TrimSpace(*v)
 	}
-	if in.Verdict.Bad || (in.Verdict.Set && in.Verdict.Value == nil) {
-		f.Add("verdict", "must be one of auto_approve, auto_deny, require_approval, ignore")
-	} else if in.Verdict.Set {
-		r.Verdict = *in.Verdict.Value
+	if v := in.Verdict.NotNull(f, "verdict", "one of auto_approve, auto_deny, require_approval, ignore"); v != nil {
+		r.Verdict = *v
 	}
-	if in.Priority.Bad || (in.Priority.Set && in.Priority.Value == nil) {
-		f.Add("priority", "must be an integer")
-	} else if in.Priority.Set {
-		r.Priority = *in.Priority.Value
+	if v := in.Priority.NotNull(f, "priority", "an integer"); v != nil {
+		r.Priority = *v
 	}
-	if in.Enabled.Bad || (in.Enabled.Set && in.Enabled.Value == nil) {
-		f.Add("enabled", "must be a boolean")
-	} else if in.Enabled.Set {
-		r.Enabled = *in.Enabled.Value
+	if v := in.Enabled.NotNull(f, "enabled", "a boolean"); v != nil {
+		r.Enabled = *v
 	}
-	optString(f, "siteId", in.SiteID, &r.SiteID)
-	optString(f, "matchSigner", in.MatchSigner, &r.MatchSigner)
-	optString(f, "matchSignerGroupId", in.MatchSignerGroupID, &r.MatchSignerGroupID)
-	optString(f, "matchHash", in.MatchHash, &r.MatchHash)
-	optString(f, "matchPathGlob", in.MatchPathGlob, &r.MatchPathGlob)
-	optString(f, "matchParentImage", in.MatchParentImage, &r.MatchParentImage)
-	optString(f, "matchCommandLine", in.MatchCommandLine, &r.MatchCommandLine)
-	optString(f, "matchUser", in.MatchUser, &r.MatchUser)
-	optString(f, "matchAdGroup", in.MatchAdGroup, &r.MatchAdGroup)
-	optString(f, "matchToolName", in.MatchToolName, &r.MatchToolName)
-	optInt(f, "matchRiskTier", in.MatchRiskTier, &r.MatchRiskTier)
-	optInt(f, "approvalDurationMinutes", in.ApprovalDurationMinutes, &r.ApprovalDurationMinutes)
-	switch {
-	case in.MatchNegate.Bad:
-		f.Add("matchNegate", "must be an array of criterion names or null")
-	case !in.MatchNegate.Set:
-	case in.MatchNegate.Value == nil:
-		r.MatchNegate = nil
-	default:
-		r.MatchNegate = *in.MatchNegate.Value
-	}
-	switch {
-	case in.TimeWindow.Bad:
-		f.Add("timeWindow", "must be an object {start, end, days?, timezone?} or null")
-	case !in.TimeWindow.Set:
-	case in.TimeWindow.Value == nil:
-		r.TimeWindow = nil
-	default:
-		tw := *in.TimeWindow.Value
-		r.TimeWindow = &tw
+	r.SiteID = nullString(f, "siteId", in.SiteID, r.SiteID)
+	r.MatchSigner = nullString(f, "matchSigner", in.MatchSigner, r.MatchSigner)
+	r.MatchSignerGroupID = nullString(f, "matchSignerGroupId", in.MatchSignerGroupID, r.MatchSignerGroupID)
+	r.MatchHash = nullString(f, "matchHash", in.MatchHash, r.MatchHash)
+	r.MatchPathGlob = nullString(f, "matchPathGlob", in.MatchPathGlob, r.MatchPathGlob)
+	r.MatchParentImage = nullString(f, "matchParentImage", in.MatchParentImage, r.MatchParentImage)
+	r.MatchCommandLine = nullString(f, "matchCommandLine", in.MatchCommandLine, r.MatchCommandLine)
+	r.MatchUser = nullString(f, "matchUser", in.MatchUser, r.MatchUser)
+	r.MatchAdGroup = nullString(f, "matchAdGroup", in.MatchAdGroup, r.MatchAdGroup)
+	r.MatchToolName = nullString(f, "matchToolName", in.MatchToolName, r.MatchToolName)
+	r.MatchRiskTier = nullable(f, "matchRiskTier", "an integer or null", in.MatchRiskTier, r.MatchRiskTier)
+	r.ApprovalDurationMinutes = nullable(f, "approvalDurationMinutes", "an integer or null", in.ApprovalDurationMinutes, r.ApprovalDurationMinutes)
+	r.TimeWindow = nullable(f, "timeWindow", "an object {start, end, days?, timezone?} or null", in.TimeWindow, r.TimeWindow)
+	if !in.MatchNegate.Wrong(f, "matchNegate", "an array of criterion names or null") && in.MatchNegate.Set {
+		r.MatchNegate = in.MatchNegate.OrZero()
 	}
 	if r.SiteID != nil {
 		valid.UUID(f, "siteId", *r.SiteID)
@@ -372,27 +347,15 @@ type SignerGroupInput struct {
 }
 
 func (in *SignerGroupInput) apply(f fault.Fields, g *SignerGroup) {
-	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
-		f.Add("name", "must be a string")
-	} else if in.Name.Set {
-		g.Name = strings.TrimSpace(*in.Name.Value)
+	if v := in.Name.NotNull(f, "name", "a string"); v != nil {
+		g.Name = strings.TrimSpace(*v)
 	}
-	switch {
-	case in.Description.Bad:
-		f.Add("description", "must be a string or null")
-	case !in.Description.Set:
-	case in.Description.Value == nil:
-		g.Description = nil
-	default:
-		d := *in.Description.Value
-		valid.Len(f, "description", d, 0, MaxDescription)
-		g.Description = &d
+	g.Description = nullable(f, "description", "a string or null", in.Description, g.Description)
+	if g.Description != nil {
+		valid.Len(f, "description", *g.Description, 0, MaxDescription)
 	}
-	switch {
-	case in.Signers.Bad || (in.Signers.Set && in.Signers.Value == nil):
-		f.Add("signers", "must be an array of strings")
-	case in.Signers.Set:
-		g.Signers = NormalizeSigners(f, *in.Signers.Value)
+	if v := in.Signers.NotNull(f, "signers", "an array of strings"); v != nil {
+		g.Signers = NormalizeSigners(f, *v)
 	}
 	valid.Name(f, "name", g.Name, MaxName)
 }

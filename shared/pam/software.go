@@ -36,30 +36,20 @@ type SoftwarePolicyInput struct {
 }
 
 func (in *SoftwarePolicyInput) apply(f fault.Fields, p *SoftwarePolicy) {
-	if in.Name.Bad || (in.Name.Set && in.Name.Value == nil) {
-		f.Add("name", "must be a string")
-	} else if in.Name.Set {
-		p.Name = strings.TrimSpace(*in.Name.Value)
+	if v := in.Name.NotNull(f, "name", "a string"); v != nil {
+		p.Name = strings.TrimSpace(*v)
 	}
-	if in.Mode.Bad || (in.Mode.Set && in.Mode.Value == nil) {
-		f.Add("mode", "must be one of allowlist, blocklist")
-	} else if in.Mode.Set {
-		p.Mode = *in.Mode.Value
+	if v := in.Mode.NotNull(f, "mode", "one of allowlist, blocklist"); v != nil {
+		p.Mode = *v
 	}
-	if in.Priority.Bad || (in.Priority.Set && in.Priority.Value == nil) {
-		f.Add("priority", "must be an integer")
-	} else if in.Priority.Set {
-		p.Priority = *in.Priority.Value
+	if v := in.Priority.NotNull(f, "priority", "an integer"); v != nil {
+		p.Priority = *v
 	}
-	if in.Enabled.Bad || (in.Enabled.Set && in.Enabled.Value == nil) {
-		f.Add("enabled", "must be a boolean")
-	} else if in.Enabled.Set {
-		p.Enabled = *in.Enabled.Value
+	if v := in.Enabled.NotNull(f, "enabled", "a boolean"); v != nil {
+		p.Enabled = *v
 	}
-	if in.Executables.Bad || (in.Executables.Set && in.Executables.Value == nil) {
-		f.Add("executables", "must be an array of {hash?, signer?, pathGlob?}")
-	} else if in.Executables.Set {
-		p.Executables = *in.Executables.Value
+	if v := in.Executables.NotNull(f, "executables", "an array of {hash?, signer?, pathGlob?}"); v != nil {
+		p.Executables = *v
 	}
 }
 

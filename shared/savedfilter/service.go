@@ -62,12 +62,13 @@ type CreateInput struct {
 	Conditions  json.RawMessage `json:"conditions"`
 }
 
-// PatchInput is the PATCH body; description null clears it, name null is
-// refused (a filter always has a name).
+// PatchInput is the PATCH body: each field absent (kept), null or a value.
+// description null clears it (the document marks it nullable); name and
+// conditions refuse null (a filter always has both).
 type PatchInput struct {
-	Name        valid.Opt[string] `json:"name"`
-	Description valid.Opt[string] `json:"description"`
-	Conditions  json.RawMessage   `json:"conditions"`
+	Name        valid.Opt[string]          `json:"name"`
+	Description valid.Opt[string]          `json:"description"`
+	Conditions  valid.Opt[json.RawMessage] `json:"conditions"`
 }
 
 // PreviewInput is the ad-hoc preview body.
@@ -209,71 +210,107 @@ func (s *Service) Get(ctx context.Context, id string) (*Filter, error) {
 	return s.filter(ctx, p, id)
 }
 
-// Patch changes name, description or conditions.
+// Patch changes name, description or conditions: decode (PatchInput),
+// validate into a change, diff against the stored filter, one write.
 func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Filter, error) {
 	p, err := write(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	switch {
-	case in.Name.Bad || (in.Name.Set && in.Name.Value == nil):
-		f.Add("name", "must be a string")
-	case in.Name.Set:
-		valid.Name(f, "name", strings.TrimSpace(*in.Name.Value), MaxName)
-	}
-	if in.Description.Bad {
-		f.Add("description", "must be a string or null")
-	}
-	desc := description(f, in.Description.Value)
-	if err := f.Err(); err != nil {
+	c, err := checkPatch(in)
+	if err != nil {
 		return nil, err
-	}
-	if !in.Name.Set && !in.Description.Set && len(in.Conditions) == 0 {
-		return nil, ErrNoUpdates
-	}
-	var cond string
-	if len(in.Conditions) > 0 {
-		if cond, err = conditions(in.Conditions); err != nil {
-			return nil, err
-		}
 	}
 	cur, err := s.filter(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
+	next, changed := c.apply(cur, clock.Format(s.Clock.Now()))
+	if err := s.patchWrite(ctx, p, cur, &next, changed); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// change is a validated PATCH: a nil name and an empty conditions keep the
+// stored value; description is replaced (nil clears it) when setDescription.
+type change struct {
+	name           *string
+	setDescription bool
+	description    *string
+	conditions     string
+}
+
+// checkPatch validates a PATCH body into a change: field errors first, then
+// an empty body is ErrNoUpdates, then the conditions are parsed.
+func checkPatch(in PatchInput) (*change, error) {
+	f := fault.Fields{}
+	c := &change{}
+	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
+		name := strings.TrimSpace(*n)
+		valid.Name(f, "name", name, MaxName)
+		c.name = &name
+	}
+	if !in.Description.Wrong(f, "description", "a string or null") && in.Description.Set {
+		c.setDescription, c.description = true, description(f, in.Description.Value)
+	}
+	raw := in.Conditions.NotNull(f, "conditions", "an object")
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if !in.Name.Set && !in.Description.Set && !in.Conditions.Set {
+		return nil, ErrNoUpdates
+	}
+	if raw != nil {
+		cond, err := conditions(*raw)
+		if err != nil {
+			return nil, err
+		}
+		c.conditions = cond
+	}
+	return c, nil
+}
+
+// apply diffs the change against the stored filter cur: the filter after it
+// and the fields whose value actually changed (the audit entry names them).
+func (c *change) apply(cur *Filter, now string) (Filter, []string) {
 	next := *cur
-	// The audit record names the fields whose value actually changed.
 	changed := []string{}
-	if in.Name.Set {
-		next.Name = strings.TrimSpace(*in.Name.Value)
+	if c.name != nil {
+		next.Name = *c.name
 		if next.Name != cur.Name {
 			changed = append(changed, "name")
 		}
 	}
-	if in.Description.Set {
-		next.Description = desc
-		if !sameText(desc, cur.Description) {
+	if c.setDescription {
+		next.Description = c.description
+		if !sameText(c.description, cur.Description) {
 			changed = append(changed, "description")
 		}
 	}
-	if cond != "" {
-		next.Conditions = cond
-		if cond != cur.Conditions {
+	if c.conditions != "" {
+		next.Conditions = c.conditions
+		if c.conditions != cur.Conditions {
 			changed = append(changed, "conditions")
 		}
 	}
-	next.UpdatedAt = clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(replaceWrite(&next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
+	next.UpdatedAt = now
+	return next, changed
+}
+
+// patchWrite is the one transaction of a PATCH: the filter as read (version)
+// and its audit entry.
+func (s *Service) patchWrite(ctx context.Context, p *authz.Principal, cur, next *Filter, changed []string) error {
+	tx := (&store.Tx{}).Add(replaceWrite(next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
 		PartnerID: cur.PartnerID, Action: "filter.update", ResourceType: "filter", ResourceID: cur.ID, ResourceName: next.Name,
 		Details: map[string]any{"changed": changed}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
-			return nil, ErrConcurrent
+			return ErrConcurrent
 		}
-		return nil, fmt.Errorf("update filter %s: %w", id, err)
+		return fmt.Errorf("update filter %s: %w", cur.ID, err)
 	}
-	return &next, nil
+	return nil
 }
 
 // Delete removes a filter and returns it.

@@ -45,12 +45,14 @@ type CreateInput struct {
 	Content     *string `json:"content"`
 }
 
-// PatchInput is the PATCH body; description null clears it.
+// PatchInput is the PATCH body: each field absent (kept), null or a value.
+// description null clears it (the document marks it nullable); name,
+// language and content refuse null.
 type PatchInput struct {
-	Name        *string           `json:"name"`
+	Name        valid.Opt[string] `json:"name"`
 	Description valid.Opt[string] `json:"description"`
-	Language    *string           `json:"language"`
-	Content     *string           `json:"content"`
+	Language    valid.Opt[string] `json:"language"`
+	Content     valid.Opt[string] `json:"content"`
 }
 
 // ListFilter is the list query: page and limit, or the cursor of the page
@@ -136,57 +138,25 @@ func (s *Service) Get(ctx context.Context, id string) (*Script, error) {
 	return s.script(ctx, p, id)
 }
 
-// Patch changes a script.
+// Patch changes a script: decode (PatchInput), validate into a change, diff
+// against the stored script, one write.
 func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Script, error) {
 	p, err := s.write(ctx, authz.ScriptsWrite)
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	if in.Name != nil {
-		valid.Name(f, "name", strings.TrimSpace(*in.Name), MaxName)
-	}
-	if in.Description.Bad {
-		f.Add("description", "must be a string or null")
-	}
-	checkDescription(f, in.Description.Value)
-	if in.Language != nil {
-		valid.OneOf(f, "language", *in.Language, Languages...)
-	}
-	if in.Content != nil {
-		if *in.Content == "" {
-			f.Add("content", "must not be empty")
-		}
-		checkContent(f, *in.Content)
-	}
-	if err := f.Err(); err != nil {
+	c, err := checkPatch(in)
+	if err != nil {
 		return nil, err
-	}
-	if in.Name == nil && !in.Description.Set && in.Language == nil && in.Content == nil {
-		return nil, ErrNoUpdates
 	}
 	cur, err := s.script(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	next := *cur
-	var changed []string
-	if in.Name != nil {
-		next.Name, changed = strings.TrimSpace(*in.Name), append(changed, "name")
-	}
-	if in.Description.Set {
-		next.Description, changed = in.Description.Value, append(changed, "description")
-	}
-	if in.Language != nil {
-		next.Language, changed = *in.Language, append(changed, "language")
-	}
-	if in.Content != nil {
-		next.Content, changed = *in.Content, append(changed, "content")
-	}
-	next.UpdatedAt = clock.Format(s.Clock.Now())
+	next := c.apply(cur, clock.Format(s.Clock.Now()))
 	tx := (&store.Tx{}).Add(replaceWrite(&next, cur.Version), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: cur.OrgID,
 		PartnerID: cur.PartnerID, Action: "script.update", ResourceType: "script", ResourceID: cur.ID, ResourceName: next.Name,
-		Details: map[string]any{"changed": changed}}))
+		Details: map[string]any{"changed": c.fields}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {
 			return nil, ErrConcurrent
@@ -194,6 +164,69 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Script,
 		return nil, fmt.Errorf("update script %s: %w", id, err)
 	}
 	return &next, nil
+}
+
+// change is a validated PATCH: a nil field keeps the stored value;
+// description is replaced (nil clears it) when setDescription; fields are the
+// names the body set, in the audit entry's order.
+type change struct {
+	name, language, content *string
+	setDescription          bool
+	description             *string
+	fields                  []string
+}
+
+// checkPatch validates a PATCH body into a change: field errors first, then
+// an empty body is ErrNoUpdates.
+func checkPatch(in PatchInput) (*change, error) {
+	f := fault.Fields{}
+	c := &change{}
+	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
+		name := strings.TrimSpace(*n)
+		valid.Name(f, "name", name, MaxName)
+		c.name, c.fields = &name, append(c.fields, "name")
+	}
+	if !in.Description.Wrong(f, "description", "a string or null") && in.Description.Set {
+		checkDescription(f, in.Description.Value)
+		c.setDescription, c.description, c.fields = true, in.Description.Value, append(c.fields, "description")
+	}
+	if l := in.Language.NotNull(f, "language", "a string"); l != nil {
+		valid.OneOf(f, "language", *l, Languages...)
+		c.language, c.fields = l, append(c.fields, "language")
+	}
+	if ct := in.Content.NotNull(f, "content", "a string"); ct != nil {
+		if *ct == "" {
+			f.Add("content", "must not be empty")
+		}
+		checkContent(f, *ct)
+		c.content, c.fields = ct, append(c.fields, "content")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.fields) == 0 {
+		return nil, ErrNoUpdates
+	}
+	return c, nil
+}
+
+// apply diffs the change onto the stored script cur: the script after it.
+func (c *change) apply(cur *Script, now string) Script {
+	next := *cur
+	if c.name != nil {
+		next.Name = *c.name
+	}
+	if c.setDescription {
+		next.Description = c.description
+	}
+	if c.language != nil {
+		next.Language = *c.language
+	}
+	if c.content != nil {
+		next.Content = *c.content
+	}
+	next.UpdatedAt = now
+	return next
 }
 
 // Delete removes a script.
