@@ -3,6 +3,7 @@ package apikey_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -127,5 +128,26 @@ func TestRemoveMembershipIsIdempotent(t *testing.T) {
 	}
 	if _, err := svc.RemoveMembership(ctx, actor, user.Removal{UserID: victim.UserID}); err == nil {
 		t.Fatal("a removal naming no scope was accepted")
+	}
+}
+
+// A removal revokes the keys its user created in batches: 40 keys cost two
+// transactions, not forty, and every one of them is revoked and audited.
+func TestRemovalRevokesManyKeysInBatches(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "api-keys", "users", "auth")
+	victim := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID,
+		RoleID: role.OrgAdminID, MFA: true, Password: memberPassword})
+	w.Tokens["victim"] = victim.Token
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, create(t, w, "victim", map[string]any{"orgId": w.A.ID, "name": fmt.Sprintf("k%02d", i), "scopes": []string{"devices:read"}}).ID)
+	}
+	res := fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+victim.UserID, fixture.AAdmin, nil), http.StatusOK)
+	fixture.Budget(t, res, 10) // 8, then two revocation transactions (33 + 7 keys)
+	for _, id := range ids {
+		if s := keyStatus(t, w, id); s != "revoked" {
+			t.Fatalf("key %s is %s after its creator's removal", id, s)
+		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
+
+// revokeBatch is how many keys one revocation transaction carries: three
+// actions each (the key, its guard, the audit record) within DynamoDB's 100.
+const revokeBatch = 33
 
 // RevokeCreatedBy revokes every active user-created key that userID created
 // in the organizations orgIDs (status revoked, one api_key.revoke audit record
@@ -17,49 +22,79 @@ import (
 // stay; keys already revoked or expired are left alone, so it may be re-run.
 // before, when not "", limits it to keys created before that time. It
 // returns how many keys it revoked.
+//
+// The keys go in transactions of revokeBatch, so a removal's calls do not grow
+// with the keys a user created (one Query per organization, one transaction
+// per 33 keys); a batch that loses a race to a rotation or revocation is
+// cancelled whole and its keys are then revoked one by one.
 func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error) {
 	// Called after the removal it belongs to was authorized (user.RemoveMembership).
-	n := 0
+	var mine []*Key
 	for _, orgID := range orgIDs {
 		keys, err := s.St.OrgKeys(ctx, orgID)
 		if err != nil {
-			return n, err
+			return 0, err
 		}
 		for i := range keys {
 			k := &keys[i]
-			if k.CreatedBy != userID || k.PrincipalID != "" || k.Status != StatusActive || (before != "" && k.CreatedAt >= before) {
-				continue
+			if k.CreatedBy == userID && k.PrincipalID == "" && k.Status == StatusActive && (before == "" || k.CreatedAt < before) {
+				mine = append(mine, k)
 			}
-			now := clock.Format(s.Clock.Now())
-			tx := (&store.Tx{}).Add(statusWrites(k, StatusRevoked, now)...)
-			tx.Add(audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
-				ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
-				Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status, "reason": "creator_removed"}}))
-			err := s.St.St.Commit(ctx, tx)
-			if err == nil {
-				n++
-				continue
+		}
+	}
+	n := 0
+	now := clock.Format(s.Clock.Now())
+	for batch := range slices.Chunk(mine, revokeBatch) {
+		tx := &store.Tx{}
+		for _, k := range batch {
+			tx.Add(s.creatorRevokeWrites(actor, k, now)...)
+		}
+		err := s.St.St.Commit(ctx, tx)
+		if err == nil {
+			n += len(batch)
+			continue
+		}
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return n, fmt.Errorf("revoke api keys of removed creator %s: %w", userID, err)
+		}
+		for _, k := range batch {
+			done, err := s.revokeOneCreated(ctx, actor, k, now)
+			if err != nil {
+				return n, err
 			}
-			if !errors.Is(err, store.ErrConditionFailed) {
-				return n, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
-			}
-			// Changed meanwhile: revoked, expired or migrated is fine; still
-			// active and the user's (rotated under us) is tried once more.
-			cur, gerr := s.St.Key(ctx, k.OrgID, k.ID)
-			if gerr != nil {
-				return n, gerr
-			}
-			if cur.Status == StatusActive && cur.PrincipalID == "" {
-				tx := (&store.Tx{}).Add(statusWrites(cur, StatusRevoked, now)...)
-				tx.Add(audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: cur.OrgID, PartnerID: cur.PartnerID, Action: "api_key.revoke",
-					ResourceType: "api_key", ResourceID: cur.ID, ResourceName: cur.Name,
-					Details: map[string]any{"keyPrefix": cur.KeyPrefix, "previousStatus": cur.Status, "reason": "creator_removed"}}))
-				if err := s.St.St.Commit(ctx, tx); err != nil {
-					return n, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
-				}
+			if done {
 				n++
 			}
 		}
 	}
 	return n, nil
+}
+
+// revokeOneCreated revokes k on its own after its batch was cancelled: a key
+// changed meanwhile (revoked, expired or migrated) is fine; one still active
+// and the user's (rotated under us) is tried once more.
+func (s *Service) revokeOneCreated(ctx context.Context, actor audit.Actor, k *Key, now string) (bool, error) {
+	err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.creatorRevokeWrites(actor, k, now)...))
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return false, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
+	}
+	cur, err := s.St.Key(ctx, k.OrgID, k.ID)
+	if err != nil || cur.Status != StatusActive || cur.PrincipalID != "" {
+		return false, err
+	}
+	if err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.creatorRevokeWrites(actor, cur, now)...)); err != nil {
+		return false, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
+	}
+	return true, nil
+}
+
+// creatorRevokeWrites revoke k and record why.
+func (s *Service) creatorRevokeWrites(actor audit.Actor, k *Key, now string) []*store.Write {
+	return append(statusWrites(k, StatusRevoked, now),
+		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
+			ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
+			Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status, "reason": "creator_removed"}}))
 }
