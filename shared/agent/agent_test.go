@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
 	"github.com/gale-rmm/gale/shared/agent"
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
@@ -33,25 +30,15 @@ func beat() map[string]any {
 }
 
 // events drains the events queue and returns the types seen.
+// events drains the events queue and returns the events' types.
 func events(t *testing.T, w *fixture.World) []string {
 	t.Helper()
 	var out []string
-	for {
-		res, err := w.Env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(w.Env.Cfg.EventsQueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Messages) == 0 {
-			return out
-		}
-		for _, m := range res.Messages {
-			var ev struct{ Type string }
-			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
-			out = append(out, ev.Type)
-			_, _ = w.Env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(w.Env.Cfg.EventsQueueURL), ReceiptHandle: m.ReceiptHandle})
-		}
+	for _, ev := range fixture.Events(t, w) {
+		typ, _ := ev["type"].(string)
+		out = append(out, typ)
 	}
+	return out
 }
 
 func has(list []string, s string) bool {

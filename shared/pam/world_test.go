@@ -2,14 +2,10 @@ package pam_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/pam"
@@ -108,25 +104,7 @@ func email(t *testing.T, w *fixture.World, caller string) string {
 }
 
 // events drains the events queue and returns the events' types and data.
-func events(t *testing.T, w *fixture.World) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for {
-		res, err := w.Env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(w.Env.Cfg.EventsQueueURL), MaxNumberOfMessages: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Messages) == 0 {
-			return out
-		}
-		for _, m := range res.Messages {
-			var ev map[string]any
-			_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
-			out = append(out, ev)
-		}
-	}
-}
+func events(t *testing.T, w *fixture.World) []map[string]any { return fixture.Events(t, w) }
 
 func elevTypes(evs []map[string]any) string {
 	var out []string
