@@ -33,17 +33,13 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
-	if err != nil {
-		return err
-	}
-	cursor, err := httpapi.ParseCursor(r)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
 	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Severity: q.Get("severity"),
-		Page: page.Page, Limit: page.Limit, Cursor: cursor})
+		Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/httpapi"
-	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // Handler serves /api/v1/api-keys and /api/v1/service-principals. Every route
@@ -58,22 +57,12 @@ func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
 
 // listFilter reads a list's query: filters, page and limit, cursor.
 func listFilter(r *http.Request) (ListFilter, error) {
-	page, err := httpapi.ParsePage(r, 50, 100)
-	if err != nil {
-		return ListFilter{}, err
-	}
-	cursor, err := httpapi.ParseCursor(r)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return ListFilter{}, err
 	}
 	q := r.URL.Query()
-	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Page: page.Page, Limit: page.Limit, Cursor: cursor}, nil
-}
-
-// writePage answers one page of a list.
-func writePage[T any](w http.ResponseWriter, pg *tenant.Page[T]) {
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[T]{Data: pg.Items,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
+	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor}, nil
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -85,7 +74,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writePage(w, pg)
+	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
 	return nil
 }
 
@@ -170,7 +159,7 @@ func (h *Handler) listSP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writePage(w, pg)
+	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
 	return nil
 }
 

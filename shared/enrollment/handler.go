@@ -33,16 +33,12 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
-	if err != nil {
-		return err
-	}
-	cursor, err := httpapi.ParseCursor(r)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	f := ListFilter{OrgID: q.Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: cursor}
+	f := ListFilter{OrgID: q.Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor}
 	if v, ok := q["expired"]; ok {
 		switch v[0] {
 		case "true":
@@ -59,8 +55,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Key]{Data: pg.Items,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
+	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
 	return nil
 }
 

@@ -7,8 +7,12 @@ import (
 	"github.com/gale-rmm/gale/shared/fault"
 )
 
-// Page is the page/limit of a list request.
-type Page struct{ Page, Limit int }
+// Page is the page/limit of a list request, and its cursor on the lists that
+// take one (ParseWindow).
+type Page struct {
+	Page, Limit int
+	Cursor      string
+}
 
 // Pagination is the list envelope's pagination object.
 type Pagination struct {
@@ -48,6 +52,18 @@ func ParsePage(r *http.Request, def, max int) (Page, error) {
 		}
 	}
 	return p, f.Err()
+}
+
+// ParseWindow reads page, limit (default def, at most max) and the opaque
+// cursor of a list that takes one; a cursor the list did not hand out is
+// refused by the list (400 naming cursor).
+func ParseWindow(r *http.Request, def, max int) (Page, error) {
+	p, err := ParsePage(r, def, max)
+	if err != nil {
+		return p, err
+	}
+	p.Cursor, err = ParseCursor(r)
+	return p, err
 }
 
 // MaxCursor bounds the cursor query parameter of the lists that take one.

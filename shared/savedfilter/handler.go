@@ -57,19 +57,15 @@ type list struct {
 const DefaultLimit = 50
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 0, 100)
-	if err != nil {
-		return err
-	}
-	cursor, err := httpapi.ParseCursor(r)
+	page, err := httpapi.ParseWindow(r, 0, 100)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	if page.Limit == 0 && (q.Has("page") || cursor != "") {
+	if page.Limit == 0 && (q.Has("page") || page.Cursor != "") {
 		page.Limit = DefaultLimit
 	}
-	pg, err := h.Svc.List(r.Context(), ListFilter{Search: q.Get("search"), Page: page.Page, Limit: page.Limit, Cursor: cursor})
+	pg, err := h.Svc.List(r.Context(), ListFilter{Search: q.Get("search"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
 		return err
 	}

@@ -34,20 +34,15 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return err
 	}
-	cursor, err := httpapi.ParseCursor(r)
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
 		return err
 	}
-	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: cursor})
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Script]{Data: pg.Items,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
+	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -62,6 +63,11 @@ type Page[T any] struct {
 	Page, Limit, Total int
 	// Next is the cursor of the following page, "" on the last page.
 	Next string
+}
+
+// Envelope is the page as the API answers it: {data, pagination}.
+func (p *Page[T]) Envelope() httpapi.List[T] {
+	return httpapi.List[T]{Data: p.Items, Pagination: httpapi.Pagination{Page: p.Page, Limit: p.Limit, Total: p.Total, NextCursor: p.Next}}
 }
 
 // List reads one page of l for p (the caller has authorized p): the one list
