@@ -41,17 +41,13 @@ func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) 
 // OrgListPK is the GSI4 partition of the alerts of organization orgID.
 func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ALERTS" }
 
-// setListKeys puts a into the list indexes.
-func setListKeys(a *Alert) {
-	sk := store.NewestSK(a.CreatedAt, a.ID)
-	if a.PartnerID != "" {
-		a.GSI3PK, a.GSI3SK = PartnerListPK(a.PartnerID), sk
-	}
-	a.GSI4PK, a.GSI4SK = OrgListPK(a.OrgID), sk
+// SetListKeys puts a into the list indexes.
+func SetListKeys(a *Alert) {
+	a.SetList(PartnerListPK, OrgListPK, a.PartnerID, a.OrgID, store.NewestSK(a.CreatedAt, a.ID))
 }
 
 func createWrite(a *Alert) *store.Write {
-	setListKeys(a)
+	SetListKeys(a)
 	return store.PutNew(a)
 }
 

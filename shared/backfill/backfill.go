@@ -18,9 +18,8 @@
 // deviceCount) predates the list indexes, and the other lists count their
 // index partition (store.Count) when a page stops before the end.
 //
-// A list given an index later adds its kind to Kinds (computed by its
-// domain's own key function, or a copy of it that
-// TestBackfillGivesRowsTheirDomainsKeys holds equal).
+// A list given an index later adds its kind to Kinds, computed by its
+// domain's own key function.
 package backfill
 
 import (
@@ -28,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/alert"
@@ -61,37 +59,25 @@ func Kinds() []store.Reindex {
 	return append(ks, apikey.Reindex()...)
 }
 
-// The list keys of alerts, scripts and saved filters as their packages write
-// them (which keep their key functions unexported);
-// TestBackfillGivesRowsTheirDomainsKeys holds these equal to theirs.
-
 func alertKeys(it store.Item) (store.Keys, error) {
 	var a alert.Alert
 	err := store.Unmarshal(it, &a)
-	return listKeys(alert.PartnerListPK, alert.OrgListPK, a.PartnerID, a.OrgID, store.NewestSK(a.CreatedAt, a.ID)), err
+	alert.SetListKeys(&a)
+	return a.Keys, err
 }
 
 func scriptKeys(it store.Item) (store.Keys, error) {
 	var sc script.Script
 	err := store.Unmarshal(it, &sc)
-	sk := strings.ToLower(sc.Name) + "\x01" + sc.ID // by name, case-insensitively, then id
-	return listKeys(script.PartnerListPK, script.OrgListPK, sc.PartnerID, sc.OrgID, sk), err
+	script.SetListKeys(&sc)
+	return sc.Keys, err
 }
 
 func filterKeys(it store.Item) (store.Keys, error) {
 	var f savedfilter.Filter
 	err := store.Unmarshal(it, &f)
-	return listKeys(savedfilter.PartnerListPK, savedfilter.OrgListPK, f.PartnerID, f.OrgID, store.NewestSK(f.CreatedAt, f.ID)), err
-}
-
-// listKeys are the keys of a row of partner partnerID ("" for none) and
-// organization orgID under sort key sk.
-func listKeys(partnerPK, orgPK func(string) string, partnerID, orgID, sk string) store.Keys {
-	k := store.Keys{GSI4PK: orgPK(orgID), GSI4SK: sk}
-	if partnerID != "" {
-		k.GSI3PK, k.GSI3SK = partnerPK(partnerID), sk
-	}
-	return k
+	savedfilter.SetListKeys(&f)
+	return f.Keys, err
 }
 
 // progress is the row that holds where an unfinished backfill resumes.

@@ -231,11 +231,7 @@ func listSK(hostname, id string) string { return strings.ToLower(hostname) + lis
 // SetListKeys puts d into the list indexes (enrollment sets them; a heartbeat
 // that reports a new hostname moves the sort keys).
 func SetListKeys(d *Device) {
-	sk := listSK(d.Hostname, d.ID)
-	if d.PartnerID != "" {
-		d.GSI3PK, d.GSI3SK = PartnerListPK(d.PartnerID), sk
-	}
-	d.GSI4PK, d.GSI4SK = OrgListPK(d.OrgID), sk
+	d.SetList(PartnerListPK, OrgListPK, d.PartnerID, d.OrgID, listSK(d.Hostname, d.ID))
 }
 
 func softwarePrefix(id string) string { return "DEVSW#" + id + "#" }

@@ -115,12 +115,7 @@ func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#EKEYS" }
 
 // setListKeys puts k into the list indexes (every write of the whole record).
 func (k *Key) setListKeys() {
-	sk := store.NewestSK(k.CreatedAt, k.ID)
-	k.GSI3PK, k.GSI3SK = "", ""
-	if k.PartnerID != "" {
-		k.GSI3PK, k.GSI3SK = PartnerListPK(k.PartnerID), sk
-	}
-	k.GSI4PK, k.GSI4SK = OrgListPK(k.OrgID), sk
+	k.SetList(PartnerListPK, OrgListPK, k.PartnerID, k.OrgID, store.NewestSK(k.CreatedAt, k.ID))
 }
 
 const expiryPK = "EKEYEXP"

@@ -31,26 +31,22 @@ func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) 
 // OrgListPK is the GSI4 partition of the filters of organization orgID.
 func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#FILTERS" }
 
-// setListKeys puts f into the list indexes (a delete removes the row and so
+// SetListKeys puts f into the list indexes (a delete removes the row and so
 // its index rows).
-func setListKeys(f *Filter) {
-	sk := store.NewestSK(f.CreatedAt, f.ID)
-	if f.PartnerID != "" {
-		f.GSI3PK, f.GSI3SK = PartnerListPK(f.PartnerID), sk
-	}
-	f.GSI4PK, f.GSI4SK = OrgListPK(f.OrgID), sk
+func SetListKeys(f *Filter) {
+	f.SetList(PartnerListPK, OrgListPK, f.PartnerID, f.OrgID, store.NewestSK(f.CreatedAt, f.ID))
 }
 
 // createWrite puts a new filter.
 func createWrite(f *Filter) *store.Write {
-	setListKeys(f)
+	SetListKeys(f)
 	return store.PutNew(f)
 }
 
 // replaceWrite overwrites f (version bumped) if it is still at version prev.
 func replaceWrite(f *Filter, prev int) *store.Write {
 	f.Version = prev + 1
-	setListKeys(f)
+	SetListKeys(f)
 	return store.Put(f).When(store.Is("version", prev))
 }
 

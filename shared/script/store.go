@@ -43,24 +43,20 @@ func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) 
 // OrgListPK is the GSI4 partition of the scripts of organization orgID.
 func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#SCRIPTS" }
 
-// setListKeys puts sc into the list indexes (create and every replace: a
+// SetListKeys puts sc into the list indexes (create and every replace: a
 // rename moves its sort keys; a delete removes the row and so its index rows).
-func setListKeys(sc *Script) {
-	sk := strings.ToLower(sc.Name) + listSep + sc.ID
-	if sc.PartnerID != "" {
-		sc.GSI3PK, sc.GSI3SK = PartnerListPK(sc.PartnerID), sk
-	}
-	sc.GSI4PK, sc.GSI4SK = OrgListPK(sc.OrgID), sk
+func SetListKeys(sc *Script) {
+	sc.SetList(PartnerListPK, OrgListPK, sc.PartnerID, sc.OrgID, strings.ToLower(sc.Name)+listSep+sc.ID)
 }
 
 func createWrite(sc *Script) *store.Write {
-	setListKeys(sc)
+	SetListKeys(sc)
 	return store.PutNew(sc)
 }
 
 func replaceWrite(sc *Script, prev int) *store.Write {
 	sc.Version = prev + 1
-	setListKeys(sc)
+	SetListKeys(sc)
 	return store.Put(sc).When(store.Is("version", prev))
 }
 

@@ -91,3 +91,14 @@ func (r OrgRows[T]) All(ctx context.Context, orgID string) ([]T, error) {
 	}
 	return out, nil
 }
+
+// SetList puts a row of organization orgID (of partner partnerID, "" for none)
+// into the list indexes under sort key sk: the partner's GSI3 partition
+// partnerPK(partnerID) and the organization's GSI4 partition orgPK(orgID).
+func (k *Keys) SetList(partnerPK, orgPK func(id string) string, partnerID, orgID, sk string) {
+	k.GSI3PK, k.GSI3SK = "", ""
+	if partnerID != "" {
+		k.GSI3PK, k.GSI3SK = partnerPK(partnerID), sk
+	}
+	k.GSI4PK, k.GSI4SK = orgPK(orgID), sk
+}
