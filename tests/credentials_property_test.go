@@ -222,13 +222,26 @@ func (pw *propWorld) newSubject(t *testing.T, i int) *subject {
 // call serves one request with token ("" none) from a fresh source address.
 func (s *seq) call(method, path, token string, body any) fixture.Response {
 	ip := s.pw.ip.Add(1)
-	res := fixture.Do(s.t, s.pw.API, fixture.Request{Method: method, Path: path, Token: token, Body: body,
+	res := fixture.Do(viaRapid{s.t, s.rt}, s.pw.API, fixture.Request{Method: method, Path: path, Token: token, Body: body,
 		RemoteAddr: fmt.Sprintf("10.%d.%d.%d:1", ip/65536%256, ip/256%256, ip%256)})
 	if ok(res) && s.op != "" {
 		s.pw.answered[s.op]++
 	}
 	return res
 }
+
+// viaRapid reports the checks fixture.Do makes (contract, call budget) to
+// rapid, so a sequence that breaks one is shrunk and printed like one that
+// breaks an invariant, with the seed that replays it.
+type viaRapid struct {
+	testing.TB
+	rt *rapid.T
+}
+
+func (v viaRapid) Errorf(format string, args ...any) { v.rt.Fatalf(format, args...) }
+func (v viaRapid) Fatalf(format string, args ...any) { v.rt.Fatalf(format, args...) }
+func (v viaRapid) Error(args ...any)                 { v.rt.Fatal(args...) }
+func (v viaRapid) Fatal(args ...any)                 { v.rt.Fatal(args...) }
 
 func (s *seq) logf(format string, args ...any) { s.rt.Logf(format, args...) }
 
@@ -593,7 +606,7 @@ func (s *seq) check() {
 		if k.removed && stored.PrincipalID == "" && stored.Status != apikey.StatusRevoked {
 			s.fail("key %s of a removed creator is %s", k.id, stored.Status)
 		}
-		res := fixture.Do(s.t, s.pw.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/devices", APIKey: k.raw, RemoteAddr: "192.0.2.99:1"})
+		res := fixture.Do(viaRapid{s.t, s.rt}, s.pw.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/devices", APIKey: k.raw, RemoteAddr: "192.0.2.99:1"})
 		if res.Status != http.StatusOK {
 			continue
 		}

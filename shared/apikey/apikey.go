@@ -33,6 +33,7 @@
 //	entity              PK / SK                         GSI1PK / GSI1SK
 //	API key             ORG#<oid> / APIKEY#<id>         APIKEYREF#<id> / APIKEY
 //	                    GSI3 PARTNER#<pid>#APIKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#APIKEYS / same
+//	                    GSI2 APIKEYCREATOR#<creator user id> / <pid>#<oid>#<id>
 //	key guard           APIKEYHASH#<sha256 hex> / APIKEY  -
 //	service principal   ORG#<oid> / SP#<id>             SPREF#<id> / SP
 //	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same
@@ -43,7 +44,11 @@
 // patterns: the lists read one page from the list indexes (GSI3 for a partner
 // caller across its organizations, GSI4 for one organization; newest first,
 // store.Window); the keys of an organization are also a prefix query of
-// ORG#<oid> (principal disable, creator removal); one by id is a GSI1 query
+// ORG#<oid> (principal disable); the keys a user created in a partner's
+// organizations, or in one, are a prefix query of the creator's GSI2
+// partition (removal of a member, one Query whatever the partner's size;
+// like every index it is eventually consistent, which the revocation's
+// conditional writes and authentication's creator checks make safe); one by id is a GSI1 query
 // (the caller then checks the organization it names); authentication reads
 // the guard by hash.
 //
@@ -263,13 +268,31 @@ func listKeys(k *store.Keys, partnerPK, orgPK, createdAt, id string) {
 	k.GSI4PK, k.GSI4SK = orgPK, sk
 }
 
-// setListKeys puts k into the API key list indexes (every write of the whole record).
+// setListKeys puts k into the API key list indexes and its creator's
+// partition of GSI2 (every write of the whole record).
 func (k *Key) setListKeys() {
 	pk := ""
 	if k.PartnerID != "" {
 		pk = KeyPartnerListPK(k.PartnerID)
 	}
 	listKeys(&k.Keys, pk, KeyOrgListPK(k.OrgID), k.CreatedAt, k.ID)
+	k.GSI2PK, k.GSI2SK = "", ""
+	if k.CreatedBy != "" {
+		k.GSI2PK, k.GSI2SK = CreatorPK(k.CreatedBy), CreatorPrefix(k.PartnerID, k.OrgID)+k.ID
+	}
+}
+
+// CreatorPK is the GSI2 partition of the API keys user userID created.
+func CreatorPK(userID string) string { return "APIKEYCREATOR#" + userID }
+
+// CreatorPrefix is the GSI2 sort-key prefix of a creator's keys in partner
+// partnerID, or, with orgID, in that organization ("" partner: an
+// organization without one).
+func CreatorPrefix(partnerID, orgID string) string {
+	if orgID == "" {
+		return partnerID + "#"
+	}
+	return partnerID + "#" + orgID + "#"
 }
 
 // setListKeys puts p into the service principal list indexes.

@@ -151,3 +151,40 @@ func TestRemovalRevokesManyKeysInBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestPartnerRemovalCallsDoNotGrowWithOrganizations: removing a partner
+// member revokes the keys it created in every organization of the partner,
+// found in one Query of the creator's index, so a partner with six
+// organizations costs what one with two costs. (Before, it read each
+// organization's keys twice: 12 calls for two organizations, two more for
+// each further one.)
+func TestPartnerRemovalCallsDoNotGrowWithOrganizations(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "api-keys", "users", "auth")
+	remove := func(orgIDs []string) int {
+		t.Helper()
+		victim := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID,
+			OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true, Password: memberPassword})
+		w.Tokens["victim"] = victim.Token
+		var ids []string
+		for _, o := range orgIDs {
+			ids = append(ids, create(t, w, "victim", map[string]any{"orgId": o, "name": "k", "scopes": []string{"devices:read"}}).ID)
+		}
+		res := fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+victim.UserID, fixture.PXAdmin, nil), http.StatusOK)
+		for _, id := range ids {
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+id, fixture.PXAdmin, nil), http.StatusOK)
+			if s := res.JSON(t)["status"]; s != "revoked" {
+				t.Fatalf("key %s is %v after its creator's removal from the partner", id, s)
+			}
+		}
+		return res.DBCalls
+	}
+	two := remove([]string{w.A.ID, w.B.ID})
+	orgs := []string{w.A.ID, w.B.ID}
+	for i := range 4 {
+		orgs = append(orgs, fixture.Org(t, w.Env, w.PX.ID, fmt.Sprintf("More %d", i)).ID)
+	}
+	if six := remove(orgs); six != two || two != 9 {
+		t.Fatalf("removing a partner member costs %d calls with two organizations and %d with six; want 9 both", two, six)
+	}
+}

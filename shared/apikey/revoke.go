@@ -16,7 +16,8 @@ import (
 const revokeBatch = 33
 
 // RevokeCreatedBy revokes every active user-created key that userID created
-// in the organizations orgIDs (status revoked, one api_key.revoke audit record
+// in the organizations of partner partnerID, or with orgID only in that one
+// (status revoked, one api_key.revoke audit record
 // each, details.reason "creator_removed"), for shared/user's RemoveMembership
 // (user.KeyRevoker). Keys owned by a service principal are not the user's and
 // stay; keys already revoked or expired are left alone, so it may be re-run.
@@ -24,22 +25,20 @@ const revokeBatch = 33
 // returns how many keys it revoked.
 //
 // The keys go in transactions of revokeBatch, so a removal's calls do not grow
-// with the keys a user created (one Query per organization, one transaction
-// per 33 keys); a batch that loses a race to a rotation or revocation is
+// with the keys a user created nor with the partner's organizations (one
+// Query of the creator's index, one transaction per 33 keys); a batch that loses a race to a rotation or revocation is
 // cancelled whole and its keys are then revoked one by one.
-func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error) {
+func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID, partnerID, orgID, before string) (int, error) {
 	// Called after the removal it belongs to was authorized (user.RemoveMembership).
+	keys, err := s.St.CreatedKeys(ctx, userID, partnerID, orgID)
+	if err != nil {
+		return 0, err
+	}
 	var mine []*Key
-	for _, orgID := range orgIDs {
-		keys, err := s.St.OrgKeys(ctx, orgID)
-		if err != nil {
-			return 0, err
-		}
-		for i := range keys {
-			k := &keys[i]
-			if k.CreatedBy == userID && k.PrincipalID == "" && k.Status == StatusActive && (before == "" || k.CreatedAt < before) {
-				mine = append(mine, k)
-			}
+	for i := range keys {
+		k := &keys[i]
+		if k.PrincipalID == "" && k.Status == StatusActive && (before == "" || k.CreatedAt < before) {
+			mine = append(mine, k)
 		}
 	}
 	n := 0

@@ -33,6 +33,17 @@ func (s Store) OrgKeys(ctx context.Context, orgID string) ([]Key, error) {
 	return s.keys().All(ctx, orgID)
 }
 
+// CreatedKeys lists the keys userID created in the organizations of partner
+// partnerID, or with orgID in that one only (the creator's GSI2 partition).
+func (s Store) CreatedKeys(ctx context.Context, userID, partnerID, orgID string) ([]Key, error) {
+	var keys []Key
+	q := store.Query{Index: store.GSI2, PK: CreatorPK(userID), SKPrefix: CreatorPrefix(partnerID, orgID)}
+	if err := s.St.AllInto(ctx, q, &keys); err != nil {
+		return nil, fmt.Errorf("api keys created by %s: %w", userID, err)
+	}
+	return keys, nil
+}
+
 // Guard reads the guard of hash (consistent read).
 func (s Store) Guard(ctx context.Context, hash string) (*Guard, error) {
 	var g Guard

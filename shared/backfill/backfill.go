@@ -11,8 +11,9 @@
 // progress row BACKFILL / LISTINDEX holds the scan cursor) until the scan
 // reaches the table's end or the invocation's time runs short; then the
 // progress row is deleted. It is idempotent (store.Backfill writes a row only
-// while it has no GSI4PK): a second complete run writes nothing, and runs
-// that overlap write each row once.
+// while it has no GSI4PK, or for an API key no GSI2PK, its creator's index): a
+// second complete run writes nothing, and runs that overlap write each row
+// once.
 //
 // Totals need no backfill: the device list's counter (the organization's
 // deviceCount) predates the list indexes, and the other lists count their

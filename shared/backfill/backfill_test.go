@@ -11,8 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/backfill"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
@@ -21,6 +24,17 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 var listKeys = []string{"GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"}
+
+// creatorKeys are the index keys of an API key's creator partition.
+var creatorKeys = []string{"GSI2PK", "GSI2SK"}
+
+// indexKeys are the attributes the backfill sets on the row with sort key sk.
+func indexKeys(sk string) []string {
+	if strings.HasPrefix(sk, "APIKEY#") {
+		return append(slices.Clone(listKeys), creatorKeys...)
+	}
+	return listKeys
+}
 
 // indexed reads the list-index keys of every row of the backfilled kinds, by
 // table key.
@@ -39,7 +53,7 @@ func indexed(t *testing.T, st *store.Store) map[string]map[string]string {
 				continue
 			}
 			keys := map[string]string{}
-			for _, a := range listKeys {
+			for _, a := range indexKeys(sk) {
 				keys[a] = store.Str(it[a])
 			}
 			out[pk+"|"+sk] = keys
@@ -100,7 +114,7 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 	for k := range want {
 		pk, sk, _ := strings.Cut(k, "|")
 		upd := expression.Remove(expression.Name(listKeys[0]))
-		for _, a := range listKeys[1:] {
+		for _, a := range indexKeys(sk)[1:] {
 			upd = upd.Remove(expression.Name(a))
 		}
 		if err := w.Env.Store.Do(ctx, store.Change(pk, sk, upd)); err != nil {
@@ -108,7 +122,7 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 		}
 	}
 	for k, keys := range indexed(t, w.Env.Store) {
-		if keys["GSI4PK"] != "" || keys["GSI3PK"] != "" {
+		if keys["GSI4PK"] != "" || keys["GSI3PK"] != "" || keys["GSI2PK"] != "" {
 			t.Fatalf("%s kept its keys", k)
 		}
 	}
@@ -125,7 +139,10 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 	}
 	got := indexed(t, w.Env.Store)
 	for k, keys := range want {
-		for _, a := range listKeys {
+		if strings.Contains(k, "|APIKEY#") && keys["GSI2PK"] == "" {
+			t.Fatalf("%s was written outside its creator's index", k)
+		}
+		for a := range keys {
 			if got[k][a] != keys[a] {
 				t.Fatalf("%s: %s = %q after the backfill, %q as its domain wrote it", k, a, got[k][a], keys[a])
 			}
@@ -142,5 +159,35 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 	var p map[string]any
 	if err := w.Env.Store.Get(ctx, "BACKFILL", "LISTINDEX", &p); err == nil {
 		t.Fatalf("a complete run left its progress row: %v", p)
+	}
+}
+
+// TestBackfillPutsKeysInTheirCreatorsIndex: an API key written after the list
+// indexes but before the creator index (GSI2) gets its place there, so the
+// removal of its creator (which finds the keys to revoke in that index)
+// revokes it; a second run writes nothing.
+func TestBackfillPutsKeysInTheirCreatorsIndex(t *testing.T) {
+	w := fixture.NewWorld(t, "api-keys", "users")
+	ctx := context.Background()
+	member := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID,
+		OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true})
+	w.Tokens["member"] = member.Token
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", "member", map[string]any{"orgId": w.B.ID, "name": "k"}), http.StatusCreated)
+	id, _ := res.JSON(t)["id"].(string)
+	k := store.OrgRows[apikey.Key]{Kind: "APIKEY"}.Keys(w.B.ID, id)
+	if err := w.Env.Store.Do(ctx, store.Change(k.PK, k.SK, expression.Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")))); err != nil {
+		t.Fatal(err)
+	}
+	job := sweepergroup.Sweeper(w.Env.Deps).Jobs["list-index-backfill"]
+	if n, err := job(ctx); err != nil || n != 1 {
+		t.Fatalf("backfill wrote %d rows (%v), want the key's 1", n, err)
+	}
+	if n, err := job(ctx); err != nil || n != 0 {
+		t.Fatalf("second run wrote %d rows (%v)", n, err)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+member.UserID, fixture.PXAdmin, nil), http.StatusOK)
+	res = fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/api-keys/"+id, fixture.PXAdmin, nil), http.StatusOK)
+	if s := res.JSON(t)["status"]; s != "revoked" {
+		t.Fatalf("the removed creator's backfilled key is %v", s)
 	}
 }

@@ -11,9 +11,8 @@ import (
 // assignment with its effective permissions (system roles from code, no read;
 // custom roles by id, then their chain).
 func (s Store) Assignee(ctx context.Context, id string) (user.RoleInfo, error) {
-	if r, ok := systemRole(id); ok {
-		set := authz.NewSet(r.PermissionList()...)
-		return info(r, set), nil
+	if ri, ok := s.Builtin(id); ok {
+		return ri, nil
 	}
 	r, err := s.ByID(ctx, id)
 	if err != nil {
@@ -26,6 +25,46 @@ func (s Store) Assignee(ctx context.Context, id string) (user.RoleInfo, error) {
 	ri := info(r, set)
 	ri.ForceMFA = ri.ForceMFA || force
 	return ri, nil
+}
+
+// Builtin implements user.Roles: a built-in role costs no read.
+func (Store) Builtin(id string) (user.RoleInfo, bool) {
+	r, ok := systemRole(id)
+	if !ok {
+		return user.RoleInfo{}, false
+	}
+	return info(r, authz.NewSet(r.PermissionList()...)), true
+}
+
+// Owned implements user.Roles: the custom roles of owner with their
+// effective permissions, in one Query (a parent held by another owner costs
+// a read).
+func (s Store) Owned(ctx context.Context, owner string) (map[string]user.RoleInfo, error) {
+	rs, err := s.ByOwner(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	mine := make(map[string]*Role, len(rs))
+	for i := range rs {
+		mine[rs[i].ID] = &rs[i]
+	}
+	get := func(o, id string) (*Role, error) {
+		if r, ok := mine[id]; ok && o == owner {
+			return r, nil
+		}
+		return s.Get(ctx, o, id)
+	}
+	out := make(map[string]user.RoleInfo, len(rs))
+	for _, r := range mine {
+		set, force, _, err := effective(owner, r.ID, get)
+		if err != nil {
+			return nil, err
+		}
+		ri := info(r, set)
+		ri.ForceMFA = ri.ForceMFA || force
+		out[r.ID] = ri
+	}
+	return out, nil
 }
 
 // InScope implements user.Roles: the system roles of scope (in seed order),

@@ -77,6 +77,11 @@ type Grant struct {
 // Effective resolves a role and its parent chain: the permission set, whether
 // any role of the chain forces MFA, and each grant with its source.
 func (s Store) Effective(ctx context.Context, owner, id string) (authz.Set, bool, []Grant, error) {
+	return effective(owner, id, func(owner, id string) (*Role, error) { return s.Get(ctx, owner, id) })
+}
+
+// effective walks the chain from role id of owner, reading each role with get.
+func effective(owner, id string, get func(owner, id string) (*Role, error)) (authz.Set, bool, []Grant, error) {
 	set := authz.Set{}
 	var grants []Grant
 	force := false
@@ -86,7 +91,7 @@ func (s Store) Effective(ctx context.Context, owner, id string) (authz.Set, bool
 			return nil, false, nil, fmt.Errorf("role %s: inheritance chain too deep or circular", id)
 		}
 		seen[id] = true
-		r, err := s.Get(ctx, owner, id)
+		r, err := get(owner, id)
 		if err != nil {
 			return nil, false, nil, err
 		}

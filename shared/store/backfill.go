@@ -26,6 +26,24 @@ type Reindex struct {
 	// From names the attributes Keys reads that a write may change (a device's
 	// hostname): the backfill writes only while they hold what it read.
 	From []string
+	// Creator is set when every row of the kind also sits in GSI2 (an API
+	// key in its creator's partition): a row without GSI2PK is backfilled too,
+	// even one that has its list-index keys.
+	Creator bool
+}
+
+// missing is the condition "the row lacks an index key k sets".
+func (k *Reindex) missing() expression.ConditionBuilder {
+	c := expression.Name("GSI4PK").AttributeNotExists()
+	if k.Creator {
+		c = c.Or(expression.Name("GSI2PK").AttributeNotExists())
+	}
+	return c
+}
+
+// indexed reports whether row it has every index key k sets.
+func (k *Reindex) indexed(it Item) bool {
+	return it["GSI4PK"] != nil && (!k.Creator || it["GSI2PK"] != nil)
 }
 
 // BackfillRun is what one Backfill call did.
@@ -50,10 +68,11 @@ const backfillTries = 3
 // Backfill gives the rows of kinds that have no list-index keys (written
 // before their list had an index) the keys their domain writes today. It scans
 // the table from cursor ("" is the start) for at most pages scan pages (1 MB
-// each), filtered to organization rows of those kinds without GSI4PK, and sets
-// each row's keys with one UpdateItem under the condition that the row still
-// exists, still has no GSI4PK and still holds the From values it was computed
-// from (a row that changed meanwhile is re-read and tried again). It is
+// each), filtered to organization rows of those kinds without GSI4PK (or
+// GSI2PK, for Creator kinds), and sets each row's keys with one UpdateItem
+// under the condition that the row still exists, still lacks one of them and
+// still holds the From values it was computed from (a row that changed
+// meanwhile is re-read and tried again). It is
 // idempotent: a row once written is not matched again, so a second run over
 // the table writes nothing, and a run stopped anywhere resumes from its Next.
 func (s *Store) Backfill(ctx context.Context, kinds []Reindex, cursor string, pages int) (BackfillRun, error) {
@@ -65,11 +84,11 @@ func (s *Store) Backfill(ctx context.Context, kinds []Reindex, cursor string, pa
 	if err != nil {
 		return run, err
 	}
-	match := expression.Name("SK").BeginsWith(kinds[0].SKPrefix)
+	match := expression.Name("SK").BeginsWith(kinds[0].SKPrefix).And(kinds[0].missing())
 	for _, k := range kinds[1:] {
-		match = match.Or(expression.Name("SK").BeginsWith(k.SKPrefix))
+		match = match.Or(expression.Name("SK").BeginsWith(k.SKPrefix).And(k.missing()))
 	}
-	filter := expression.Name("PK").BeginsWith(orgPrefix).And(expression.Name("GSI4PK").AttributeNotExists()).And(match)
+	filter := expression.Name("PK").BeginsWith(orgPrefix).And(match)
 	ex, err := expression.NewBuilder().WithFilter(filter).Build()
 	if err != nil {
 		return run, fmt.Errorf("store: backfill filter: %w", err)
@@ -129,8 +148,8 @@ func (s *Store) reindex(ctx context.Context, k *Reindex, it Item) (bool, error) 
 		if err != nil {
 			return false, fmt.Errorf("store: backfill %s/%s: %w", pk, sk, err)
 		}
-		if keys.GSI4PK == "" {
-			return false, nil
+		if keys.GSI4PK == "" || it["GSI4PK"] != nil && (!k.Creator || keys.GSI2PK == "" || it["GSI2PK"] != nil) {
+			return false, nil // nothing to add
 		}
 		upd := expression.Set(expression.Name("GSI4PK"), expression.Value(keys.GSI4PK)).
 			Set(expression.Name("GSI4SK"), expression.Value(keys.GSI4SK))
@@ -138,7 +157,11 @@ func (s *Store) reindex(ctx context.Context, k *Reindex, it Item) (bool, error) 
 			upd = upd.Set(expression.Name("GSI3PK"), expression.Value(keys.GSI3PK)).
 				Set(expression.Name("GSI3SK"), expression.Value(keys.GSI3SK))
 		}
-		cond := Present().And(expression.Name("GSI4PK").AttributeNotExists())
+		if k.Creator && keys.GSI2PK != "" {
+			upd = upd.Set(expression.Name("GSI2PK"), expression.Value(keys.GSI2PK)).
+				Set(expression.Name("GSI2SK"), expression.Value(keys.GSI2SK))
+		}
+		cond := Present().And(k.missing())
 		for _, a := range k.From {
 			if v, ok := it[a]; ok {
 				cond = cond.And(expression.Name(a).Equal(expression.Value(v)))
@@ -155,7 +178,7 @@ func (s *Store) reindex(ctx context.Context, k *Reindex, it Item) (bool, error) 
 		if err != nil {
 			return false, fmt.Errorf("store: backfill %s/%s: %w", pk, sk, err)
 		}
-		if res.Item == nil || res.Item["GSI4PK"] != nil {
+		if res.Item == nil || k.indexed(res.Item) {
 			return false, nil
 		}
 		it = res.Item

@@ -53,6 +53,7 @@
 //	                    GSI3 PARTNER#<pid>#ALERTS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#ALERTS / same (read descending)
 //	API key             ORG#<oid> / APIKEY#<id>                  APIKEYREF#<id> / APIKEY            -                        apikey
 //	                    GSI3 PARTNER#<pid>#APIKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#APIKEYS / same (read descending)
+//	                    GSI2 APIKEYCREATOR#<creator uid> / <pid>#<oid>#<id> (the keys a member created, revoked on removal)
 //	API key guard       APIKEYHASH#<sha256> / APIKEY             -                                  -                        apikey
 //	service principal   ORG#<oid> / SP#<id>                      SPREF#<id> / SP                    -                        apikey
 //	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same (read descending)

@@ -586,33 +586,71 @@ func (s *Service) keepAnAdmin(ctx context.Context, t Target, m *Membership, tx *
 		return err
 	}
 	// Another administrator counts only with an active membership and an
-	// active account: a disabled account's membership grants nothing.
+	// active account: a disabled account's membership grants nothing. Holders
+	// of built-in roles are looked at first; the custom roles (one Query per
+	// owner, the organization's and its partner's) are read only when no
+	// built-in administrator is left.
+	var builtin, custom []*Membership
+	for i := range ms {
+		if other := &ms[i]; other.UserID != m.UserID && other.Active() {
+			if _, ok := s.Roles.Builtin(other.RoleID); ok {
+				builtin = append(builtin, other)
+			} else {
+				custom = append(custom, other)
+			}
+		}
+	}
+	isAdmin := func(m *Membership) bool {
+		r, _ := s.Roles.Builtin(m.RoleID)
+		return s.isAdmin(t.Scope, r.Effective)
+	}
+	if ok, err := s.anActiveAdmin(ctx, builtin, isAdmin); ok || err != nil {
+		return err
+	}
+	owned := map[string]map[string]RoleInfo{}
+	for _, other := range custom {
+		if _, ok := owned[other.RoleOwner]; !ok {
+			rs, err := s.Roles.Owned(ctx, other.RoleOwner)
+			if err != nil {
+				return err
+			}
+			owned[other.RoleOwner] = rs
+		}
+	}
+	ok, err := s.anActiveAdmin(ctx, custom, func(m *Membership) bool {
+		r, found := owned[m.RoleOwner][m.RoleID]
+		return found && s.isAdmin(t.Scope, r.Effective)
+	})
+	if err == nil && !ok {
+		err = ErrLastAdmin
+	}
+	return err
+}
+
+// anActiveAdmin reports whether one of ms for which admin holds has an
+// active account (one BatchGetItem of their profiles).
+func (s *Service) anActiveAdmin(ctx context.Context, ms []*Membership, admin func(*Membership) bool) (bool, error) {
 	var refs []store.KeyRef
 	for _, other := range ms {
-		if other.UserID == m.UserID || !other.Active() {
-			continue
+		if admin(other) {
+			refs = append(refs, ProfileKey(other.UserID))
 		}
-		ro, err := s.Roles.Assignee(ctx, other.RoleID)
-		if err != nil || !s.isAdmin(t.Scope, ro.Effective) {
-			continue
-		}
-		refs = append(refs, ProfileKey(other.UserID))
 	}
 	if len(refs) == 0 {
-		return ErrLastAdmin
+		return false, nil
 	}
 	items, err := s.St.BatchGet(ctx, refs...)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, it := range items {
 		var u User
 		if err := store.Unmarshal(it, &u); err != nil {
-			return err
+			return false, err
 		}
 		if u.Status == StatusActive {
-			return nil
+			return true, nil
 		}
 	}
-	return ErrLastAdmin
+	return false, nil
 }

@@ -16,13 +16,14 @@ import (
 // Service satisfies it; shared/app/usersgroup wires it.
 type KeyRevoker interface {
 	// RevokeCreatedBy revokes every active user-created API key that userID
-	// created in the organizations orgIDs (keys since moved to a service
+	// created in the organizations of partner partnerID, or with orgID in
+	// that organization only (keys since moved to a service
 	// principal are not theirs any more): status revoked, one api_key.revoke
 	// audit record each (details.reason "creator_removed"). Keys already
 	// revoked or expired are left alone, so a re-run revokes nothing twice.
 	// before, when not "", limits it to keys created before that time (RFC
 	// 3339, as stored). It returns how many keys this call revoked.
-	RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error)
+	RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID, partnerID, orgID, before string) (int, error)
 }
 
 // Removal names the membership RemoveMembership removes: UserID's membership
@@ -127,16 +128,12 @@ func (s *Service) RemoveMembership(ctx context.Context, actor audit.Actor, r Rem
 // keys u created there (RemoveMembership's steps).
 func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *User, m *Membership, before string, details map[string]any) (Removed, error) {
 	var out Removed
-	orgIDs, err := s.keyOrgs(ctx, t)
-	if err != nil {
-		return out, err
-	}
 	if m != nil {
 		tx := &store.Tx{}
 		if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
 			return out, err
 		}
-		n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs, before)
+		n, err := s.revokeKeys(ctx, actor, u.ID, t, before)
 		out.RevokedKeys += n
 		if err != nil {
 			return out, err
@@ -168,30 +165,16 @@ func (s *Service) remove(ctx context.Context, actor audit.Actor, t Target, u *Us
 			out.Membership = true
 		}
 	}
-	n, err := s.revokeKeys(ctx, actor, u.ID, orgIDs, before)
+	n, err := s.revokeKeys(ctx, actor, u.ID, t, before)
 	out.RevokedKeys += n
 	return out, err
 }
 
-// keyOrgs lists the organizations whose keys a removal from t revokes.
-func (s *Service) keyOrgs(ctx context.Context, t Target) ([]string, error) {
-	if t.Scope == authz.ScopeOrg {
-		return []string{t.OrgID}, nil
-	}
-	orgs, err := s.Orgs.PartnerOrgs(ctx, t.PartnerID)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(orgs))
-	for i, o := range orgs {
-		ids[i] = o.ID
-	}
-	return ids, nil
-}
-
-func (s *Service) revokeKeys(ctx context.Context, actor audit.Actor, userID string, orgIDs []string, before string) (int, error) {
-	if s.Keys == nil || len(orgIDs) == 0 {
+// revokeKeys revokes the keys userID created in t: in every organization of
+// the partner for a partner membership.
+func (s *Service) revokeKeys(ctx context.Context, actor audit.Actor, userID string, t Target, before string) (int, error) {
+	if s.Keys == nil {
 		return 0, nil
 	}
-	return s.Keys.RevokeCreatedBy(ctx, actor, userID, orgIDs, before)
+	return s.Keys.RevokeCreatedBy(ctx, actor, userID, t.PartnerID, t.OrgID, before)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
@@ -317,5 +318,58 @@ func TestAcceptingAnInvitationKeepsTheAccountsMFA(t *testing.T) {
 	got := fixture.Expect(t, w.accept(t, v.Email, strongPassword), http.StatusOK).JSON(t)
 	if got["mfaRequired"] != true || got["tokens"] != nil {
 		t.Fatalf("accepting an invitation skipped the second factor: %v", got)
+	}
+}
+
+// TestDemotionReadsCustomRolesOnlyWhenNoBuiltinAdminRemains: the last-admin
+// check resolves the holders of built-in roles without a read, and reads a
+// custom role only when no built-in administrator is left; a custom role
+// holding every organization-admin permission counts as an administrator,
+// one holding less does not.
+func TestDemotionReadsCustomRolesOnlyWhenNoBuiltinAdminRemains(t *testing.T) {
+	w := fixture.NewWorld(t, "users", "auth", "roles")
+	solo := fixture.Org(t, w.Env, w.PX.ID, "Solo")
+	admin := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: solo.ID, RoleID: role.OrgAdminID, MFA: true})
+	customRole := func(name string, perms []string) string {
+		var ps []map[string]string
+		for _, p := range perms {
+			res, act, _ := strings.Cut(p, ":")
+			ps = append(ps, map[string]string{"resource": res, "action": act})
+		}
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/roles", Token: admin.Token,
+			Body: map[string]any{"name": name, "permissions": ps}})
+		id, _ := fixture.Expect(t, res, http.StatusCreated).JSON(t)["id"].(string)
+		return id
+	}
+	var orgAdmin []string
+	for _, r := range role.SystemRoles() {
+		if r.ID == role.OrgAdminID {
+			orgAdmin = r.Permissions
+		}
+	}
+	holder := func(roleID string) fixture.Caller {
+		return fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: solo.ID, RoleID: roleID,
+			RoleOwner: store.OrgPK(solo.ID), MFA: true})
+	}
+	full := holder(customRole("Full", orgAdmin))
+	holder(customRole("Writer", []string{"devices:read"}))
+	demote := func(who fixture.Caller) fixture.Response {
+		return w.Call(t, http.MethodPost, "/api/v1/users/"+who.UserID+"/role", fixture.PXAdmin, map[string]any{"orgId": solo.ID, "roleId": role.OrgViewerID})
+	}
+	// A second built-in administrator: the custom roles are not read.
+	second := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: solo.ID, RoleID: role.OrgAdminID})
+	if res := fixture.Expect(t, demote(second), http.StatusOK); res.DBCalls != 7 {
+		t.Fatalf("demoting one of two built-in administrators made %d DynamoDB calls, want 7", res.DBCalls)
+	}
+	// The last built-in administrator: the custom "Full" holder keeps the
+	// organization administered (one Query of the organization's roles).
+	if res := fixture.Expect(t, demote(admin), http.StatusOK); res.DBCalls != 8 {
+		t.Fatalf("demoting the last built-in administrator made %d DynamoDB calls, want 8", res.DBCalls)
+	}
+	// "Writer" is no administrator: "Full" is the last one. (Full's own role
+	// is resolved twice, by the level check and the last-admin check.)
+	res := fixture.Expect(t, demote(full), http.StatusConflict)
+	if errorOf(t, res) != user.ErrLastAdmin.Message || res.DBCalls != 10 {
+		t.Fatalf("demoting the last (custom-role) administrator: %d calls, %s", res.DBCalls, res.Body)
 	}
 }

@@ -55,6 +55,10 @@ type Roles interface {
 	// Assignee resolves role id with its effective permissions; an unknown id
 	// is an error matching store.ErrNotFound.
 	Assignee(ctx context.Context, id string) (RoleInfo, error)
+	// Builtin resolves id when it is a built-in role, without a read.
+	Builtin(id string) (RoleInfo, bool)
+	// Owned resolves every custom role of owner (a tenant's roles key).
+	Owned(ctx context.Context, owner string) (map[string]RoleInfo, error)
 	// InScope lists the system roles of scope and the custom roles of owner.
 	InScope(ctx context.Context, scope authz.Scope, owner string) ([]RoleInfo, error)
 }
