@@ -25,6 +25,11 @@
 //     creator's profile, membership and custom roles), so a change is seen at
 //     once and the cache costs no read. A service principal's key depends on no
 //     user; disabling the principal revokes its keys in the same transaction.
+//   - A key acts only while its organization exists: deleting an organization
+//     (DELETE /organizations/:id, refused while it has members or devices)
+//     leaves its keys and principals in the table, and authentication answers
+//     them 401 Invalid API key (it reads the organization row in the same
+//     BatchGetItem as the other checks, no extra call).
 //   - Site- or device-group-restricted users cannot create keys or principals:
 //     both act organization-wide.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 )
 
@@ -33,9 +34,10 @@ const Window = time.Hour
 //     active; a failed condition answers the row as it was (ALL_OLD), so an
 //     unknown, revoked or expired key is known from the same call;
 //  2. one BatchGetItem, with consistent reads, reads the client address's
-//     unknown-key window and, for a user-created key, its creator's profile,
-//     membership and the custom roles the guard caches, and compares them with
-//     what the guard cached.
+//     unknown-key window, the key's organization (a key outliving its
+//     deleted organization is unknown) and, for a user-created key, its
+//     creator's profile, membership and the custom roles the guard caches,
+//     and compares them with what the guard cached.
 //
 // A request over the key's limit takes its count back instead (the second
 // call). Only the rare paths cost more: a creator whose role or roles changed
@@ -116,8 +118,8 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		return nil, fault.RateLimited(errLimitedMessage, win.RetryAfter(now))
 	}
 
-	bk := ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip)
-	refs := []store.KeyRef{bk}
+	bk, org := ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip), tenant.OrgKey(g.OrgID)
+	refs := []store.KeyRef{bk, org}
 	if g.PrincipalID == "" {
 		refs = append(refs, creatorRefs(&g)...)
 	}
@@ -132,6 +134,9 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 			return nil, err
 		}
 		return nil, fault.RateLimited("Too many requests", after)
+	}
+	if items[org.PK+"|"+org.SK] == nil {
+		return nil, errKeyUnknown // its organization was deleted
 	}
 	if g.PrincipalID == "" {
 		if ok, err := creatorHolds(&g, items); err != nil {

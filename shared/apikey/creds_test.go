@@ -177,3 +177,24 @@ func TestRotateWhileCreatorIsDemotedIsRefused(t *testing.T) {
 	refused()
 	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK) // nothing was rotated
 }
+
+// TestKeysOfADeletedOrganizationStop: deleting an organization leaves its API
+// keys and service principals in the table; none of them authenticates once
+// the organization is gone, and the check costs no extra call.
+func TestKeysOfADeletedOrganizationStop(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "api-keys", "service-principals", "devices", "organizations")
+	org := fixture.Org(t, w.Env, w.PX.ID, "Short-lived")
+	key := create(t, w, fixture.PXAdmin, map[string]any{"orgId": org.ID, "name": "k", "scopes": []string{"devices:read"}})
+	sp := createSP(t, w, fixture.PXAdmin, map[string]any{"orgId": org.ID, "name": "p", "scopes": []string{"devices:read"}})
+	for _, raw := range []string{key.Key, sp.Key} {
+		fixture.Expect(t, withKey(t, w, raw, ""), http.StatusOK)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/organizations/"+org.ID, fixture.PXAdmin, nil), http.StatusOK)
+	for _, raw := range []string{key.Key, sp.Key} {
+		res := fixture.ExpectError(t, withKey(t, w, raw, ""), http.StatusUnauthorized, "unauthorized")
+		if res["error"] != "Invalid API key" {
+			t.Fatalf("a key of a deleted organization: %v", res)
+		}
+	}
+}
