@@ -188,3 +188,37 @@ func TestPartnerRemovalCallsDoNotGrowWithOrganizations(t *testing.T) {
 		t.Fatalf("removing a partner member costs %d calls with two organizations and %d with six; want 9 both", two, six)
 	}
 }
+
+// TestRemovalRevokesOnlyThatTenantsKeys: one account with memberships in A
+// and B (partner X) and in C (partner Y), a key in each. Its removal from B
+// revokes B's key only; its removal from partner X's organization A leaves
+// C's key (another partner's) alone.
+func TestRemovalRevokesOnlyThatTenantsKeys(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "api-keys", "users", "auth")
+	admin := func(partnerID, orgID string) fixture.Member {
+		return fixture.Member{Scope: authz.ScopeOrg, PartnerID: partnerID, OrgID: orgID, RoleID: role.OrgAdminID, MFA: true}
+	}
+	inA := fixture.User(t, w.Env, admin(w.PX.ID, w.A.ID))
+	inB, inC := fixture.Join(t, w.Env, inA.UserID, admin(w.PX.ID, w.B.ID)), fixture.Join(t, w.Env, inA.UserID, admin(w.PY.ID, w.C.ID))
+	keys := map[string]string{}
+	for name, c := range map[string]struct {
+		tok, org string
+	}{"A": {inA.Token, w.A.ID}, "B": {inB.Token, w.B.ID}, "C": {inC.Token, w.C.ID}} {
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL, Token: c.tok,
+			Body: map[string]any{"orgId": c.org, "name": "k" + name, "scopes": []string{"devices:read"}}})
+		keys[name], _ = fixture.Expect(t, res, http.StatusCreated).JSON(t)["id"].(string)
+	}
+	status := func(name, caller string) any {
+		res := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+keys[name], caller, nil), http.StatusOK)
+		return res.JSON(t)["status"]
+	}
+	fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+inA.UserID+"?orgId="+w.B.ID, fixture.PXAdmin, nil), http.StatusOK)
+	if a, b, c := status("A", fixture.AAdmin), status("B", fixture.BAdmin), status("C", fixture.CAdmin); a != "active" || b != "revoked" || c != "active" {
+		t.Fatalf("after the removal from B: A %v, B %v, C %v; want active, revoked, active", a, b, c)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+inA.UserID, fixture.AAdmin, nil), http.StatusOK)
+	if a, c := status("A", fixture.AAdmin), status("C", fixture.CAdmin); a != "revoked" || c != "active" {
+		t.Fatalf("after the removal from A: A %v, C %v; want revoked, active", a, c)
+	}
+}

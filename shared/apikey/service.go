@@ -233,10 +233,8 @@ type change struct {
 func checkPatch(in PatchInput) (*change, error) {
 	f := fault.Fields{}
 	c := &change{}
-	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
-		name := strings.TrimSpace(*n)
-		valid.Name(f, "name", name, MaxName)
-		c.name, c.fields = &name, append(c.fields, "name")
+	if c.name = valid.PatchName(f, in.Name, MaxName); c.name != nil {
+		c.fields = append(c.fields, "name")
 	}
 	if sc := in.Scopes.NotNull(f, "scopes", "an array"); sc != nil {
 		scopes := checkScopes(f, "scopes", *sc)

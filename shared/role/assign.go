@@ -37,8 +37,8 @@ func (Store) Builtin(id string) (user.RoleInfo, bool) {
 }
 
 // Owned implements user.Roles: the custom roles of owner with their
-// effective permissions, in one Query (a parent held by another owner costs
-// a read).
+// effective permissions, in one Query (a parent is a role of the same owner
+// or a system role; the package doc).
 func (s Store) Owned(ctx context.Context, owner string) (map[string]user.RoleInfo, error) {
 	rs, err := s.ByOwner(ctx, owner)
 	if err != nil {

@@ -12,7 +12,9 @@
 // caller may see the owner. Permissions are stored as "resource:action" strings.
 //
 // A parent is a system role of the owner's scope or a custom role of the same
-// owner, so a chain is read from one ByOwner query plus code (SystemRoles).
+// owner, so a chain is read from one ByOwner query plus code (SystemRoles);
+// Owned resolves every custom role of an owner that way (the users package's
+// last-administrator check).
 // Custom roles carry a version (compare-and-swap on every change) and a
 // childCount kept in the same transaction as each child's create, re-parent and
 // delete, so a delete conditioned on childCount = 0 cannot race a new child into

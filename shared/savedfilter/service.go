@@ -246,11 +246,7 @@ type change struct {
 func checkPatch(in PatchInput) (*change, error) {
 	f := fault.Fields{}
 	c := &change{}
-	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
-		name := strings.TrimSpace(*n)
-		valid.Name(f, "name", name, MaxName)
-		c.name = &name
-	}
+	c.name = valid.PatchName(f, in.Name, MaxName)
 	if !in.Description.Wrong(f, "description", "a string or null") && in.Description.Set {
 		c.setDescription, c.description = true, description(f, in.Description.Value)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -181,10 +180,8 @@ type change struct {
 func checkPatch(in PatchInput) (*change, error) {
 	f := fault.Fields{}
 	c := &change{}
-	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
-		name := strings.TrimSpace(*n)
-		valid.Name(f, "name", name, MaxName)
-		c.name, c.fields = &name, append(c.fields, "name")
+	if c.name = valid.PatchName(f, in.Name, MaxName); c.name != nil {
+		c.fields = append(c.fields, "name")
 	}
 	if !in.Description.Wrong(f, "description", "a string or null") && in.Description.Set {
 		checkDescription(f, in.Description.Value)

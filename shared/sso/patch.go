@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -87,11 +86,7 @@ type change struct {
 func (s *Service) checkPatch(ctx context.Context, in PatchInput, r *record) (*change, error) {
 	f := fault.Fields{}
 	c := &change{}
-	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
-		name := strings.TrimSpace(*n)
-		valid.Name(f, "name", name, MaxName)
-		c.name = &name
-	}
+	c.name = valid.PatchName(f, in.Name, MaxName)
 	if c.clientID = in.ClientID.NotNull(f, "clientId", "a string"); c.clientID != nil {
 		checkText(f, "clientId", *c.clientID, MaxClientID)
 	}

@@ -77,6 +77,18 @@ func (o Opt[T]) NotNull(f fault.Fields, path, what string) *T {
 	return o.Value
 }
 
+// PatchName is the "name" a PATCH body sent, trimmed and checked (Name: 1 to
+// max characters); nil when it was absent, null (refused) or not a string.
+func PatchName(f fault.Fields, o Opt[string], max int) *string {
+	n := o.NotNull(f, "name", "a string")
+	if n == nil {
+		return nil
+	}
+	name := strings.TrimSpace(*n)
+	Name(f, "name", name, max)
+	return &name
+}
+
 // OrZero is the value sent, or T's zero value when the field was null or
 // absent: for a field where null and the zero value mean the same ("" removes).
 func (o Opt[T]) OrZero() T {

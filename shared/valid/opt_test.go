@@ -2,6 +2,7 @@ package valid_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -69,6 +70,33 @@ func TestOptWrongAndNotNull(t *testing.T) {
 	for k, msg := range want {
 		if len(f[k]) != 1 || f[k][0] != msg {
 			t.Errorf("%s: %v, want %q", k, f[k], msg)
+		}
+	}
+}
+
+func TestPatchName(t *testing.T) {
+	// name "-": nil (absent, null or mistyped).
+	for body, want := range map[string]struct{ name, err string }{
+		`{}`:                 {name: "-"},
+		`{"name":"  Ops  "}`: {name: "Ops"},
+		`{"name":null}`:      {name: "-", err: "must not be null"},
+		`{"name":7}`:         {name: "-", err: "must be a string"},
+		`{"name":"   "}`:     {name: "", err: "is required"},
+		`{"name":"abcdef"}`:  {name: "abcdef", err: "must be 1-5 characters"},
+	} {
+		var in struct {
+			Name valid.Opt[string] `json:"name"`
+		}
+		if err := json.Unmarshal([]byte(body), &in); err != nil {
+			t.Fatal(err)
+		}
+		f := fault.Fields{}
+		name := "-"
+		if got := valid.PatchName(f, in.Name, 5); got != nil {
+			name = *got
+		}
+		if err := strings.Join(f["name"], "; "); name != want.name || err != want.err {
+			t.Errorf("%s: name %q, error %q; want %q, %q", body, name, err, want.name, want.err)
 		}
 	}
 }

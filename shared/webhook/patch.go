@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
@@ -55,11 +54,7 @@ type change struct {
 func (s *Service) checkPatch(ctx context.Context, in PatchInput, cur *hook) (*change, error) {
 	f := fault.Fields{}
 	c := &change{}
-	if n := in.Name.NotNull(f, "name", "a string"); n != nil {
-		name := strings.TrimSpace(*n)
-		valid.Name(f, "name", name, MaxName)
-		c.name = &name
-	}
+	c.name = valid.PatchName(f, in.Name, MaxName)
 	switch {
 	case in.Secret.Wrong(f, "secret", "a string or null"):
 	case in.Secret.Set && in.Secret.Value == nil:
