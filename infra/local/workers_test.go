@@ -30,7 +30,7 @@ func TestOneSlowBatchDoesNotHoldTheQueue(t *testing.T) {
 	defer cancel()
 	release := make(chan struct{})
 	done := make(chan string, 2)
-	var once sync.Once
+	var once, released sync.Once
 	handle := func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		body := ev.Records[0].Body
 		if body == "slow" {
@@ -40,10 +40,13 @@ func TestOneSlowBatchDoesNotHoldTheQueue(t *testing.T) {
 				case <-ctx.Done():
 				}
 			})
+			done <- body
 		} else {
-			close(release)
+			// Reported before the slow batch is let go, so the order seen
+			// is the order handled.
+			done <- body
+			released.Do(func() { close(release) })
 		}
-		done <- body
 		return events.SQSEventResponse{}, nil
 	}
 	for _, body := range []string{"slow", "fast"} {
