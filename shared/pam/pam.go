@@ -260,8 +260,15 @@ type SignerGroup struct {
 	Name        string   `dynamodbav:"name" json:"name"`
 	Description *string  `dynamodbav:"description" json:"description"`
 	Signers     []string `dynamodbav:"signers" json:"signers"`
-	CreatedAt   string   `dynamodbav:"createdAt" json:"createdAt"`
-	UpdatedAt   string   `dynamodbav:"updatedAt" json:"updatedAt"`
+	// CreatedBy and UpdatedBy (user ids, e-mails kept for separation of
+	// duties): an auto_approve rule referencing the group never decides a
+	// request of either. Groups stored before they were recorded have none.
+	CreatedBy      string `dynamodbav:"createdBy" json:"createdBy"`
+	UpdatedBy      string `dynamodbav:"updatedBy" json:"updatedBy"`
+	CreatedByEmail string `dynamodbav:"createdByEmail,omitempty" json:"-"`
+	UpdatedByEmail string `dynamodbav:"updatedByEmail,omitempty" json:"-"`
+	CreatedAt      string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt      string `dynamodbav:"updatedAt" json:"updatedAt"`
 }
 
 // Owner is the organization the group belongs to.
