@@ -203,6 +203,14 @@ func TestExhaustedRetriesGoToTheDLQAndRedrive(t *testing.T) {
 	if rc.count() != 8 {
 		t.Errorf("receiver saw %d requests after the retry, want 8", rc.count())
 	}
+	// The redriven and the retried sends are the same delivery to the
+	// receiver: every request carried the failed delivery's id (issue 30: a
+	// redrive gave each a new X-Service-Delivery-Id).
+	for i := range rc.count() {
+		if r, _ := rc.request(i); r.Header.Get("X-Service-Delivery-Id") != failed.ID {
+			t.Errorf("request %d: X-Service-Delivery-Id %q, want the first delivery's %s", i, r.Header.Get("X-Service-Delivery-Id"), failed.ID)
+		}
+	}
 	s = w.detail(t, wh.ID)
 	if s.DeliveryStats.Total != 3 || s.DeliveryStats.Delivered != 2 || s.DeliveryStats.Failed != 1 || s.SuccessCount != 2 {
 		t.Errorf("stats %+v", s.DeliveryStats)

@@ -372,7 +372,7 @@ func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, 
 	ts := strconv.FormatInt(now.UnixMilli(), 10)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set("X-Service-Delivery-Id", d.ID)
+	req.Header.Set("X-Service-Delivery-Id", d.SentID())
 	req.Header.Set("X-Service-Event-Id", d.EventID)
 	req.Header.Set("X-Service-Event-Type", d.Event)
 	req.Header.Set("X-Service-Timestamp", ts)
