@@ -11,6 +11,9 @@
 //   - A destination is public HTTPS: shared/outbound's Guard checks the URL at create and update
 //     (with DNS) and the dialer checks every address actually dialled at every
 //     attempt, after resolution. Redirects are never followed; no proxy is used.
+//   - An event reaches only the webhooks that existed when it happened
+//     (createdAt at or before the event's timestamp), however long it waited
+//     in the outbox or the queue.
 //   - One delivery row per (event, webhook): its id is derived from the event
 //     id, the webhook id and the event time, so a redelivered event creates
 //     none twice. Delivery ids are time-ordered (UUIDv7 layout), so a webhook's
