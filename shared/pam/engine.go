@@ -10,7 +10,7 @@ import (
 )
 
 // This file adapts the stored records to the pure engine (shared/pam/policy):
-// validation, the decision chain, the preview and the self-approval predicate
+// validation, the decision chain, the preview and the subject matcher
 // are the engine's; nothing here matches.
 
 // IsSubject reports whether the platform user with e-mail email is the

@@ -19,8 +19,12 @@
 //     Each move writes its audit record and its elevation.* event through the
 //     outbox in the same transaction.
 //   - A requester never approves their own request (403 `Requester cannot
-//     approve their own elevation request`), judged by policy's self-approval
-//     predicate over the approver's e-mail.
+//     approve their own elevation request`), judged by policy.SubjectIsUser
+//     over the approver's e-mail.
+//   - Rules, signer groups and software policies record who created and last
+//     edited them (createdBy/updatedBy, with the e-mails): no automatic
+//     approval decides a request whose subject (policy.SubjectIsUser, the same
+//     matcher) authored the rule, its signer group or the allowlist.
 //   - Site- and device-group-restricted callers see only the requests of
 //     devices inside their restriction; a write on a request they can see in
 //     their organization but outside their sites is 403, another tenant's
