@@ -240,6 +240,15 @@ func TestRespondStatuses(t *testing.T) {
 	if body["error"] != "Requester cannot approve their own elevation request" {
 		t.Fatalf("self %v", body)
 	}
+	// The same user behind a `DOMAIN/` prefix, an `@domain` suffix or in
+	// full-width letters (issue 30: these approved their own requests).
+	for _, subject := range []string{"CORP/" + local, local + "@corp.local", `.\` + local, toFullWidth(local)} {
+		own, _ := submit(t, w, d1, subject)
+		body = fixture.ExpectError(t, respond(t, w, fixture.ATech, own, map[string]any{"decision": "approve"}), http.StatusForbidden, "forbidden")
+		if body["error"] != "Requester cannot approve their own elevation request" {
+			t.Fatalf("self as %s: %v", subject, body)
+		}
+	}
 	// Denying one's own request is not a self-grant; another approver decides.
 	fixture.Expect(t, respond(t, w, fixture.AAdmin, self, map[string]any{"decision": "approve", "durationMinutes": 60}), http.StatusOK)
 	if r := stored(t, w, w.A.ID, self); *r.ExpiresAt != "2026-11-01T10:00:00.000Z" {
@@ -492,4 +501,17 @@ func TestExpirySweep(t *testing.T) {
 	if a := audits(t, w, w.A.ID); strings.Count(a, "pam.elevation_request.expire") != 3 {
 		t.Fatalf("audit %s", a)
 	}
+}
+
+// toFullWidth writes the ASCII letters, digits and '-' of s in their
+// full-width forms (U+FF01..U+FF5E), which NFKC reads back as ASCII.
+func toFullWidth(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0x20 && r < 0x7f {
+			r += 0xFEE0
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

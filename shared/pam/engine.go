@@ -10,12 +10,13 @@ import (
 )
 
 // This file adapts the stored records to the pure engine (shared/pam/policy):
-// validation, the decision chain, the preview and the self-approval predicate
+// validation, the decision chain, the preview and the subject matcher
 // are the engine's; nothing here matches.
 
-// IsSubject reports whether an approver with e-mail email is the request's
-// subject (policy.IsSelfApproval; platform users have no separate username).
-func IsSubject(subject, email string) bool { return policy.IsSelfApproval(subject, email, "") }
+// IsSubject reports whether the platform user with e-mail email is the
+// request's subject: policy.SubjectIsUser, the matcher separation of duties
+// uses too (platform users have no separate username).
+func IsSubject(subject, email string) bool { return policy.SubjectIsUser(subject, email) }
 
 // validateRule checks the merged rule r with policy.Validate (bounds and the
 // spec's validation rules 1-5).
@@ -56,7 +57,8 @@ func toPolicyGroups(gs []SignerGroup) []policy.SignerGroup {
 	out := make([]policy.SignerGroup, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, policy.SignerGroup{ID: g.ID, OrgID: g.OrgID, Name: g.Name, Description: g.Description, Signers: g.Signers,
-			CreatedAt: parseTime(g.CreatedAt), UpdatedAt: parseTime(g.UpdatedAt)})
+			CreatedAt: parseTime(g.CreatedAt), UpdatedAt: parseTime(g.UpdatedAt),
+			CreatedBy: policy.Actor{UserID: g.CreatedBy, Email: g.CreatedByEmail}, UpdatedBy: policy.Actor{UserID: g.UpdatedBy, Email: g.UpdatedByEmail}})
 	}
 	return out
 }

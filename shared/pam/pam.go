@@ -19,8 +19,12 @@
 //     Each move writes its audit record and its elevation.* event through the
 //     outbox in the same transaction.
 //   - A requester never approves their own request (403 `Requester cannot
-//     approve their own elevation request`), judged by policy's self-approval
-//     predicate over the approver's e-mail.
+//     approve their own elevation request`), judged by policy.SubjectIsUser
+//     over the approver's e-mail.
+//   - Rules, signer groups and software policies record who created and last
+//     edited them (createdBy/updatedBy, with the e-mails): no automatic
+//     approval decides a request whose subject (policy.SubjectIsUser, the same
+//     matcher) authored the rule, its signer group or the allowlist.
 //   - Site- and device-group-restricted callers see only the requests of
 //     devices inside their restriction; a write on a request they can see in
 //     their organization but outside their sites is 403, another tenant's
@@ -260,8 +264,15 @@ type SignerGroup struct {
 	Name        string   `dynamodbav:"name" json:"name"`
 	Description *string  `dynamodbav:"description" json:"description"`
 	Signers     []string `dynamodbav:"signers" json:"signers"`
-	CreatedAt   string   `dynamodbav:"createdAt" json:"createdAt"`
-	UpdatedAt   string   `dynamodbav:"updatedAt" json:"updatedAt"`
+	// CreatedBy and UpdatedBy (user ids, e-mails kept for separation of
+	// duties): an auto_approve rule referencing the group never decides a
+	// request of either. Groups stored before they were recorded have none.
+	CreatedBy      string `dynamodbav:"createdBy" json:"createdBy"`
+	UpdatedBy      string `dynamodbav:"updatedBy" json:"updatedBy"`
+	CreatedByEmail string `dynamodbav:"createdByEmail,omitempty" json:"-"`
+	UpdatedByEmail string `dynamodbav:"updatedByEmail,omitempty" json:"-"`
+	CreatedAt      string `dynamodbav:"createdAt" json:"createdAt"`
+	UpdatedAt      string `dynamodbav:"updatedAt" json:"updatedAt"`
 }
 
 // Owner is the organization the group belongs to.

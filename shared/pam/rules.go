@@ -420,6 +420,7 @@ func (s *Service) CreateSignerGroup(ctx context.Context, in SignerGroupInput) (*
 	}
 	now := clock.Format(s.Clock.Now())
 	g.ID, g.OrgID, g.PartnerID, g.CreatedAt, g.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, now, now
+	g.CreatedBy, g.UpdatedBy, g.CreatedByEmail, g.UpdatedByEmail = p.UserID, p.UserID, p.Email, p.Email
 	g.Keys = SignerGroupKeys(o.ID, g.ID)
 	if err := s.commitPolicy(ctx, p, policyChange{Row: store.PutNew(g), Org: g.Owner(), ID: g.ID, Name: g.Name,
 		Action: "pam.signer_group.create", Resource: "pam_signer_group", Details: map[string]any{"signers": len(g.Signers)},
@@ -445,7 +446,7 @@ func (s *Service) UpdateSignerGroup(ctx context.Context, id string, in SignerGro
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	g.UpdatedAt = clock.Format(s.Clock.Now())
+	g.UpdatedBy, g.UpdatedByEmail, g.UpdatedAt = p.UserID, p.Email, clock.Format(s.Clock.Now())
 	if err := s.commitPolicy(ctx, p, policyChange{Row: replaceWrite(g, was), Org: g.Owner(), ID: g.ID, Name: g.Name,
 		Action: "pam.signer_group.update", Resource: "pam_signer_group", Details: map[string]any{"signers": len(g.Signers)},
 		Conflict: ErrChanged, What: "update signer group"}); err != nil {

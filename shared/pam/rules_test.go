@@ -199,6 +199,71 @@ func TestSeparationOfDuties(t *testing.T) {
 	}
 }
 
+// TestSeparationOfDutiesCoversWhatARuleRestsOn is issue 30's attack: an
+// admin's auto_approve rule references signer group G; a technician
+// (devices:write + MFA) adds `Evil Signer` to G; the technician's own prompt
+// signed by `Evil Signer` is not auto-approved, whatever form its subject
+// takes, and goes on down the chain (pending under require_approval), while
+// anybody else's is. The same for an allowlist the technician edited. Before
+// signer groups recorded their editors (and the chain asked about them), the
+// technician's prompt was auto_approved; before the subject matcher read
+// `DOMAIN/` and `@domain`, so was the prompt under the edited allowlist.
+func TestSeparationOfDutiesCoversWhatARuleRestsOn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := newDevice(t, w, w.A.ID, "", "sod-group")
+	tech := strings.SplitN(email(t, w, fixture.ATech), "@", 2)[0]
+	signed := func(subject, signer string) string {
+		t.Helper()
+		body := prompt(subject, `C:\Tools\setup.exe`)
+		body["target_executable_signer"] = signer
+		var out struct{ ID, Status string }
+		fixture.Expect(t, ingest(t, w, d, body), http.StatusCreated).Decode(t, &out)
+		return out.Status
+	}
+	g := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin,
+		map[string]any{"name": "Vendors", "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroup"].(map[string]any)
+	gid := g["id"].(string)
+	if g["createdBy"] != w.Users[fixture.AAdmin] || g["updatedBy"] != w.Users[fixture.AAdmin] {
+		t.Fatalf("authors of a new group %v", g)
+	}
+	rule(t, w, fixture.AAdmin, map[string]any{"name": "vendors", "verdict": "auto_approve", "matchSignerGroupId": gid})
+	res := fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/signer-groups/"+gid, fixture.ATech,
+		map[string]any{"signers": []string{"Fabrikam", "Evil Signer"}}), http.StatusOK)
+	if g := res.JSON(t)["signerGroup"].(map[string]any); g["createdBy"] != w.Users[fixture.AAdmin] || g["updatedBy"] != w.Users[fixture.ATech] {
+		t.Fatalf("authors after the technician's edit %v", g)
+	}
+	for _, subject := range []string{`CORP\` + tech, "CORP/" + tech, tech + "@corp.local", strings.ToUpper(tech)} {
+		if status := signed(subject, "Evil Signer"); status != "pending" {
+			t.Fatalf("%s: the technician's own prompt under the group it edited was %s", subject, status)
+		}
+	}
+	if status := signed(`CORP\carol`, "Evil Signer"); status != "auto_approved" {
+		t.Fatalf("another subject under the same rule: %s", status)
+	}
+	if l := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/signer-groups", fixture.AViewer, nil), http.StatusOK).JSON(t)["signerGroups"].([]any); len(l) != 1 ||
+		l[0].(map[string]any)["updatedBy"] != w.Users[fixture.ATech] {
+		t.Fatalf("list %v", l)
+	}
+
+	// An allowlist the technician last edited does not approve the
+	// technician's prompt; the rules and the default verdict decide it.
+	swp := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/software-policies", fixture.AAdmin,
+		map[string]any{"name": "tools", "mode": "allowlist", "executables": []any{map[string]any{"signer": "Contoso Ltd"}}}), http.StatusCreated).JSON(t)["softwarePolicy"].(map[string]any)
+	if status := signed("CORP/"+tech, "Contoso Ltd"); status != "auto_approved" {
+		t.Fatalf("the admin's allowlist before the edit: %s", status)
+	}
+	fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/software-policies/"+swp["id"].(string), fixture.ATech, map[string]any{"priority": 7}), http.StatusOK)
+	for _, subject := range []string{`CORP\` + tech, "CORP/" + tech, tech + "@corp.local", `.\` + tech} {
+		if status := signed(subject, "Contoso Ltd"); status != "pending" {
+			t.Fatalf("%s: the technician's own prompt under the allowlist it edited was %s", subject, status)
+		}
+	}
+	if status := signed(`CORP\carol`, "Contoso Ltd"); status != "auto_approved" {
+		t.Fatalf("another subject under the allowlist: %s", status)
+	}
+}
+
 // TestSoftwarePoliciesBridge: CRUD, validation, and the bridge deciding
 // before rules (blocklist denies, allowlist approves for 15 minutes).
 func TestSoftwarePoliciesBridge(t *testing.T) {

@@ -203,6 +203,14 @@ func TestExhaustedRetriesGoToTheDLQAndRedrive(t *testing.T) {
 	if rc.count() != 8 {
 		t.Errorf("receiver saw %d requests after the retry, want 8", rc.count())
 	}
+	// The redriven and the retried sends are the same delivery to the
+	// receiver: every request carried the failed delivery's id (issue 30: a
+	// redrive gave each a new X-Service-Delivery-Id).
+	for i := range rc.count() {
+		if r, _ := rc.request(i); r.Header.Get("X-Service-Delivery-Id") != failed.ID {
+			t.Errorf("request %d: X-Service-Delivery-Id %q, want the first delivery's %s", i, r.Header.Get("X-Service-Delivery-Id"), failed.ID)
+		}
+	}
 	s = w.detail(t, wh.ID)
 	if s.DeliveryStats.Total != 3 || s.DeliveryStats.Delivered != 2 || s.DeliveryStats.Failed != 1 || s.SuccessCount != 2 {
 		t.Errorf("stats %+v", s.DeliveryStats)
@@ -352,6 +360,46 @@ func TestOnlyActiveSubscribedWebhooksReceive(t *testing.T) {
 		t.Errorf("paused test: %+v", d)
 	}
 	_ = on
+}
+
+// An event held back (in the outbox by throttling, or in the queue) reaches
+// only the webhooks that existed when it happened: created at or before its
+// timestamp. Issue 30: a webhook created while the event waited received it.
+func TestAHeldEventSkipsWebhooksCreatedAfterIt(t *testing.T) {
+	rc := newReceiver(t, 200)
+	w := newWorld(t, rc)
+	w.create(t, aAdmin, hookBody(map[string]any{"name": "before", "url": rc.url("/before")}))
+	held, err := event.New(w.env.Clock, "device.offline", w.a.ID, map[string]any{"deviceId": "d-held"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same instant as the event: at or after it was created receives it.
+	w.create(t, aAdmin, hookBody(map[string]any{"name": "same instant", "url": rc.url("/same")}))
+	w.env.Clock.Advance(time.Minute)
+	late := w.create(t, aAdmin, hookBody(map[string]any{"name": "after", "url": rc.url("/after")}))
+	// The held event is sent only now, a minute after it happened.
+	if err := w.env.Events.Raise(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	w.pump(t)
+	var paths []string
+	for i := range rc.count() {
+		r, _ := rc.request(i)
+		paths = append(paths, r.URL.Path)
+	}
+	slices.Sort(paths)
+	if !slices.Equal(paths, []string{"/before", "/same"}) {
+		t.Fatalf("the held event went to %v, want /before and /same", paths)
+	}
+	if l := w.deliveries(t, late.ID, ""); l.Pagination.Total != 0 {
+		t.Fatalf("the webhook created after the event has deliveries %+v", l)
+	}
+	// An event that happens after the late webhook was created reaches it.
+	w.raise(t, "device.offline", map[string]any{"deviceId": "d-new"})
+	w.pump(t)
+	if l := w.deliveries(t, late.ID, ""); l.Pagination.Total != 1 {
+		t.Fatalf("the late webhook's deliveries of a later event %+v", l)
+	}
 }
 
 // Counters stay exact when many deliveries of one webhook run concurrently

@@ -197,7 +197,7 @@ func (q *DLQ) redriveOne(ctx context.Context, p *authz.Principal, j Job) (bool, 
 	}
 	now := q.Clock.Now()
 	d := &Delivery{ID: newDeliveryID(now), WebhookID: old.WebhookID, OrgID: old.OrgID, Status: DeliveryPending,
-		Event: old.Event, EventID: old.EventID, Body: old.Body, CreatedAt: clock.Format(now), RetryOf: old.ID}
+		Event: old.Event, EventID: old.EventID, Body: old.Body, CreatedAt: clock.Format(now), RetryOf: old.ID, OriginID: old.SentID()}
 	d.Keys = DeliveryKey(d.OrgID, d.WebhookID, d.ID)
 	put, cnt := newDeliveryWrites(d)
 	tx := (&store.Tx{}).Add(put, cnt, audit.Put(q.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID,

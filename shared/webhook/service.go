@@ -491,7 +491,7 @@ func (s *Service) Retry(ctx context.Context, id, deliveryID string) (*Queued, er
 	}
 	now := s.Clock.Now()
 	d := &Delivery{ID: newDeliveryID(now), WebhookID: r.ID, OrgID: r.OrgID, Status: DeliveryPending, Event: old.Event,
-		EventID: old.EventID, Body: old.Body, CreatedAt: clock.Format(now), RetryOf: old.ID}
+		EventID: old.EventID, Body: old.Body, CreatedAt: clock.Format(now), RetryOf: old.ID, OriginID: old.SentID()}
 	if err := s.queue(ctx, p, d, "webhook.retry"); err != nil {
 		return nil, err
 	}

@@ -11,10 +11,16 @@
 //   - A destination is public HTTPS: shared/outbound's Guard checks the URL at create and update
 //     (with DNS) and the dialer checks every address actually dialled at every
 //     attempt, after resolution. Redirects are never followed; no proxy is used.
+//   - An event reaches only the webhooks that existed when it happened
+//     (createdAt at or before the event's timestamp), however long it waited
+//     in the outbox or the queue.
 //   - One delivery row per (event, webhook): its id is derived from the event
 //     id, the webhook id and the event time, so a redelivered event creates
 //     none twice. Delivery ids are time-ordered (UUIDv7 layout), so a webhook's
 //     deliveries read newest first by key.
+//   - Every attempt of one (event, webhook) carries the same
+//     X-Service-Delivery-Id, through automatic retries, a manual retry and a
+//     dead-letter redrive (Delivery.SentID): receivers de-duplicate on it.
 //   - Each attempt is claimed with a compare-and-swap on the delivery (its
 //     attempt count, its status and an expired or absent claim) before anything
 //     is sent; the attempt's outcome is written only while the claim is held,
@@ -236,9 +242,24 @@ type Delivery struct {
 	CreatedAt      string          `dynamodbav:"createdAt" json:"createdAt"`
 	DeliveredAt    *string         `dynamodbav:"deliveredAt,omitempty" json:"deliveredAt"`
 	// RetryOf is the failed delivery this one re-sends (retry, redrive).
-	RetryOf    string `dynamodbav:"retryOf,omitempty" json:"-"`
+	RetryOf string `dynamodbav:"retryOf,omitempty" json:"-"`
+	// OriginID is the id of the first delivery of this (event, webhook) when
+	// this one re-sends it (retry, redrive); see SentID.
+	OriginID   string `dynamodbav:"originId,omitempty" json:"-"`
 	ClaimID    string `dynamodbav:"claimId,omitempty" json:"-"`
 	ClaimUntil int64  `dynamodbav:"claimUntil,omitempty" json:"-"`
+}
+
+// SentID is the X-Service-Delivery-Id of every attempt of d: the id of the
+// first delivery of its (event, webhook), so that a receiver can de-duplicate
+// across automatic retries (one row), a manual retry and a dead-letter
+// redrive (new rows, each recording the first one's id). A re-send of a
+// delivery stored before originId existed starts from that delivery's id.
+func (d *Delivery) SentID() string {
+	if d.OriginID != "" {
+		return d.OriginID
+	}
+	return d.ID
 }
 
 // view fills Payload from Body for a response.

@@ -120,9 +120,12 @@ type payload struct {
 }
 
 // fanOut creates one pending delivery per active webhook of the event's
-// organization subscribed to its type, and enqueues their jobs. A redelivered
-// event finds its deliveries already made (same ids) and only enqueues again;
-// the claim makes the extra jobs harmless.
+// organization subscribed to its type and created at or before the event
+// happened, and enqueues their jobs. An event waits in the outbox (a send
+// failed or was throttled) or in the queue for a while: a webhook created
+// meanwhile did not exist when it happened and never receives it. A
+// redelivered event finds its deliveries already made (same ids) and only
+// enqueues again; the claim makes the extra jobs harmless.
 func (w *Worker) fanOut(ctx context.Context, body string) error {
 	var ev payload
 	if err := json.Unmarshal([]byte(body), &ev); err != nil || ev.ID == "" || ev.Type == "" {
@@ -131,13 +134,19 @@ func (w *Worker) fanOut(ctx context.Context, body string) error {
 	if !valid.IsUUID(ev.OrgID) {
 		return nil // not an organization's event: no webhook can subscribe
 	}
+	// The event's time (its timestamp is when it was raised); an event
+	// without a readable one is taken as happening now.
+	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
+	if err != nil {
+		at = w.Clock.Now()
+	}
 	hooks, err := w.St.List(ctx, ev.OrgID)
 	if err != nil {
 		return err
 	}
 	var subscribed []record
 	for _, h := range hooks {
-		if h.Status == StatusActive && !h.Deleting && slices.Contains(h.Events, ev.Type) {
+		if h.Status == StatusActive && !h.Deleting && slices.Contains(h.Events, ev.Type) && !createdAfter(h, at) {
 			subscribed = append(subscribed, h)
 		}
 	}
@@ -150,10 +159,6 @@ func (w *Worker) fanOut(ctx context.Context, body string) error {
 	sent, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("fan out %s: %w", ev.ID, err)
-	}
-	at, err := time.Parse(time.RFC3339Nano, ev.Timestamp)
-	if err != nil {
-		at = w.Clock.Now()
 	}
 	now := clock.Format(w.Clock.Now())
 	var jobs []Message
@@ -178,6 +183,13 @@ func (w *Worker) fanOut(ctx context.Context, body string) error {
 		jobs = append(jobs, jobMessage(Job{OrgID: d.OrgID, WebhookID: d.WebhookID, DeliveryID: d.ID}, 0))
 	}
 	return w.Queue.Send(ctx, w.DeliveryQueueURL, jobs...)
+}
+
+// createdAfter reports whether webhook h was created after instant at. A
+// webhook whose createdAt cannot be read is taken as older than every event.
+func createdAfter(h record, at time.Time) bool {
+	c, err := time.Parse(time.RFC3339Nano, h.CreatedAt)
+	return err == nil && c.After(at)
 }
 
 func jobMessage(j Job, delay int32) Message {
@@ -372,7 +384,7 @@ func (w *Worker) send(ctx context.Context, h *hook, d *Delivery, now time.Time, 
 	ts := strconv.FormatInt(now.UnixMilli(), 10)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set("X-Service-Delivery-Id", d.ID)
+	req.Header.Set("X-Service-Delivery-Id", d.SentID())
 	req.Header.Set("X-Service-Event-Id", d.EventID)
 	req.Header.Set("X-Service-Event-Type", d.Event)
 	req.Header.Set("X-Service-Timestamp", ts)

@@ -229,7 +229,7 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 		if !cr.c.match(&p, clk) {
 			continue
 		}
-		if r.Verdict == VerdictAutoApprove && actorIsSubject(subject, r.CreatedBy, r.UpdatedBy) {
+		if r.Verdict == VerdictAutoApprove && actorIsSubject(subject, cr.c.authors...) {
 			d.Skipped = append(d.Skipped, Skipped{Source: SourceRule, ID: r.ID, Name: r.Name})
 			continue
 		}
@@ -284,10 +284,15 @@ func skip(list []Skipped, s Skipped) []Skipped {
 	return append(list, s)
 }
 
-// actorIsSubject reports whether the request's subject created or last
-// edited the item.
-func actorIsSubject(subject string, created, updated Actor) bool {
-	return SubjectIsUser(subject, created.Email) || SubjectIsUser(subject, updated.Email)
+// actorIsSubject reports whether the request's subject is one of the
+// actors: the creators and last editors of what a decision rests on.
+func actorIsSubject(subject string, actors ...Actor) bool {
+	for _, a := range actors {
+		if SubjectIsUser(subject, a.Email) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrEvaluator wraps every evaluator error a Decision carries.

@@ -42,6 +42,17 @@ func TestDecide(t *testing.T) {
 	hashE := Executable{Hash: hashA}
 	pathE := Executable{PathGlob: `C:\Program Files\Vendor\**`}
 	obsAs := func(subject string) Observation { o := uacObs(); o.SubjectUsername = subject; return o }
+	// groupRule matches the UAC observation's signer through the group grpID.
+	groupRule := func(id string, prio int, v Verdict) Rule {
+		r := rule(id, prio, v)
+		r.MatchSigner, r.MatchSignerGroupID = "", &[]string{grpID}[0]
+		return r
+	}
+	withG := func(f func(*SignerGroup)) SignerGroup {
+		g := SignerGroup{ID: grpID, OrgID: orgA, Name: "vendors", Signers: []string{"Vendor Inc."}, CreatedBy: bob, UpdatedBy: bob}
+		f(&g)
+		return g
+	}
 
 	cases := []struct {
 		name string
@@ -157,6 +168,28 @@ func TestDecide(t *testing.T) {
 			Policies: []SoftwarePolicy{withP(pol("p1", ModeAllowlist, 1, hashE), func(p *SoftwarePolicy) { p.CreatedBy = alice })},
 			Rules:    []Rule{with(rule("r1", 1, VerdictAutoApprove), func(r *Rule) { r.UpdatedBy = alice })}}, uacObs(),
 			want{VerdictRequireApproval, SourceDefault, "", 15, []string{"p1", "r1"}}},
+		// The signer group a rule references is part of what it rests on.
+		{"auto_approve rule whose signer group the subject created is skipped", ChainInput{Rules: []Rule{groupRule("r1", 1, VerdictAutoApprove), rule("r2", 2, VerdictRequireApproval)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.CreatedBy = alice })}}, uacObs(),
+			want{VerdictRequireApproval, SourceRule, "r2", 15, []string{"r1"}}},
+		{"auto_approve rule whose signer group the subject last edited is skipped", ChainInput{Rules: []Rule{groupRule("r1", 1, VerdictAutoApprove)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.UpdatedBy = alice })}, DefaultVerdict: VerdictAutoDeny}, uacObs(),
+			want{VerdictAutoDeny, SourceDefault, "", 15, []string{"r1"}}},
+		{"the group's editor under another subject form", ChainInput{Rules: []Rule{groupRule("r1", 1, VerdictAutoApprove)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.UpdatedBy = alice })}}, obsAs("alice@corp.local"),
+			want{VerdictRequireApproval, SourceDefault, "", 15, []string{"r1"}}},
+		{"a negated signer group rests on the group too", ChainInput{Rules: []Rule{with(groupRule("r1", 1, VerdictAutoApprove), func(r *Rule) { r.MatchNegate = []Criterion{CriterionSignerGroup} })},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.Signers = []string{"Nobody"}; g.UpdatedBy = alice })}}, uacObs(),
+			want{VerdictRequireApproval, SourceDefault, "", 15, []string{"r1"}}},
+		{"a group edited by someone else approves", ChainInput{Rules: []Rule{groupRule("r1", 1, VerdictAutoApprove)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.UpdatedBy = bob })}}, uacObs(),
+			want{VerdictAutoApprove, SourceRule, "r1", 15, nil}},
+		{"an auto_deny rule on the subject's group still denies", ChainInput{Rules: []Rule{groupRule("r1", 1, VerdictAutoDeny), rule("r2", 2, VerdictAutoApprove)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.CreatedBy, g.UpdatedBy = alice, alice })}}, uacObs(),
+			want{VerdictAutoDeny, SourceRule, "r1", 15, nil}},
+		{"a group the rule does not reference is not its concern", ChainInput{Rules: []Rule{rule("r1", 1, VerdictAutoApprove)},
+			SignerGroups: []SignerGroup{withG(func(g *SignerGroup) { g.CreatedBy, g.UpdatedBy = alice, alice })}}, uacObs(),
+			want{VerdictAutoApprove, SourceRule, "r1", 15, nil}},
 		{"an actor without e-mail is nobody", ChainInput{Rules: []Rule{with(rule("r1", 1, VerdictAutoApprove), func(r *Rule) { r.CreatedBy, r.UpdatedBy = Actor{}, Actor{} })}}, obsAs(""),
 			want{VerdictAutoApprove, SourceRule, "r1", 15, nil}},
 	}

@@ -16,7 +16,8 @@
 //   - Match: one rule against one observation at an instant;
 //   - Compile and Chain.Decide: the decision chain;
 //   - Preview: one rule against a window of history;
-//   - SubjectIsUser and IsSelfApproval: who a request's subject is.
+//   - SubjectIsUser: who a request's subject is (the human self-approval
+//     refusal and separation of duties both ask it).
 //
 // # Matching
 //
@@ -70,10 +71,18 @@
 //     matches decides with its verdict (ignore included).
 //  3. The organization default verdict (require_approval when unset).
 //
-// Separation of duties: an auto_approve rule, or an allowlist policy, never
-// decides a request whose subject is the platform user who created or last
-// edited it (SubjectIsUser); the chain goes on and Decision.Skipped records
-// what was passed over. Any evaluator error (a rule whose signer group is
+// Separation of duties covers everything an automatic approval rests on: an
+// auto_approve rule never decides a request whose subject (SubjectIsUser)
+// created or last edited the rule or the signer group it references
+// (matchSignerGroupId, negated or not: whoever edits the group edits what
+// the rule approves), and an allowlist policy never decides a request whose
+// subject created or last edited the policy. The chain goes on to the next
+// policy, rule or the default verdict, and Decision.Skipped records what was
+// passed over. Only approvals are skipped: an auto_deny or ignore rule and a
+// blocklist policy written by the subject still decide, since skipping them
+// could only carry the request on towards an approval (a subject who denies
+// themselves grants themselves nothing, and ignore records no request and
+// approves nothing). Any evaluator error (a rule whose signer group is
 // missing, an unknown verdict, a panic) stops the chain with
 // require_approval and SourceError: the request is recorded pending.
 //

@@ -1,54 +1,58 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
 
 // SubjectIsUser reports whether an elevation request's subject
-// (subjectUsername) is the platform user with email (DECISIONS.md, "PAM"):
-// the subject equals the e-mail, or, once a `DOMAIN\` prefix is removed (if
-// any), the e-mail's local part; case-insensitive, surrounding spaces
-// ignored. An empty subject or an e-mail without a local part is never a
-// match.
+// (subjectUsername) is the platform user with e-mail email (DECISIONS.md,
+// "Identity federation, lockout, separation of duties, kill switches"). It is
+// the one matcher behind both the refusal of a human self-approval and
+// separation of duties in the chain.
+//
+// Both sides are read in Unicode NFKC (a full-width `ａｌｉｃｅ` or `ＣＯＲＰ＼alice`
+// is its plain form), trimmed and folded (case-insensitive). The subject is
+// the user when it equals the e-mail, or when, once a `DOMAIN\`, `DOMAIN/` or
+// `.\` prefix (up to the last `\` or `/`) and an `@domain` suffix (from the
+// last `@`) are removed, it equals the e-mail's local part. Removing both a
+// prefix and a suffix (`CORP\alice@corp.local`) errs on the side of "is the
+// user": a false match only sends a request to a human, while a missed one
+// lets a user approve their own elevation. An empty subject, an empty
+// e-mail or one without a local part is never a match.
 func SubjectIsUser(subject, email string) bool {
-	subject, email = strings.TrimSpace(subject), strings.TrimSpace(email)
+	subject, email = canonical(subject), canonical(email)
 	if subject == "" || email == "" {
 		return false
 	}
-	if foldEqual(subject, email) {
+	if subject == email {
 		return true
 	}
 	at := strings.LastIndexByte(email, '@')
 	if at <= 0 {
 		return false
 	}
-	return foldEqual(stripDomain(subject), email[:at])
+	bare := bareAccount(subject)
+	return bare != "" && bare == email[:at]
 }
 
-// IsSelfApproval reports whether an approver is the request's subject: the
-// approver's e-mail is the subject (SubjectIsUser), or the approver's
-// username (when they have one) equals the subject with or without its
-// `DOMAIN\` prefix. The respond route answers 403 `Requester cannot approve
-// their own elevation request` when it holds.
-func IsSelfApproval(subject, approverEmail, approverUsername string) bool {
-	if SubjectIsUser(subject, approverEmail) {
-		return true
-	}
-	subject, approverUsername = strings.TrimSpace(subject), strings.TrimSpace(approverUsername)
-	if subject == "" || approverUsername == "" {
-		return false
-	}
-	return foldEqual(subject, approverUsername) || foldEqual(stripDomain(subject), approverUsername)
+// canonical is NFKC, trimmed, folded: the form SubjectIsUser compares.
+func canonical(s string) string {
+	return fold(strings.TrimSpace(norm.NFKC.String(s)))
 }
 
-// stripDomain removes a `DOMAIN\` prefix (up to the last backslash).
-func stripDomain(subject string) string {
-	if i := strings.LastIndexByte(subject, '\\'); i >= 0 {
-		return subject[i+1:]
+// bareAccount removes a `DOMAIN\`, `DOMAIN/` or `.\` prefix and an `@domain`
+// suffix from a canonical subject.
+func bareAccount(subject string) string {
+	if i := strings.LastIndexAny(subject, `\/`); i >= 0 {
+		subject = subject[i+1:]
 	}
-	return subject
+	if i := strings.LastIndexByte(subject, '@'); i >= 0 {
+		subject = subject[:i]
+	}
+	return strings.TrimSpace(subject)
 }
-
-// foldEqual is case-insensitive equality as the package defines it.
-func foldEqual(a, b string) bool { return fold(a) == fold(b) }
 
 // fold is the package's case folding: ASCII lower-casing, and for other
 // text upper- then lower-casing, so that every Unicode case variant of a

@@ -23,6 +23,10 @@ type CompiledRule struct {
 	path, parent                           *glob
 	tier                                   int
 	win                                    *window
+	// authors are the actors a decision by the rule rests on: the rule's
+	// creator and last editor, and those of the signer group it references
+	// (separation of duties).
+	authors []Actor
 }
 
 const (
@@ -96,14 +100,19 @@ func CompileRule(r Rule, groups []SignerGroup) (*CompiledRule, error) {
 // once, however many rules reference it).
 type compileCache struct {
 	zones   zones
-	signers map[string]map[string]struct{}
+	signers map[string]compiledGroup
 }
 
-// signerSet returns the folded signers of group id, or false when groups
-// does not hold it.
-func (cc *compileCache) signerSet(groups []SignerGroup, id string) (map[string]struct{}, bool) {
-	if set, ok := cc.signers[id]; ok {
-		return set, true
+// compiledGroup is a signer group's folded signers and its authors.
+type compiledGroup struct {
+	set     map[string]struct{}
+	authors [2]Actor
+}
+
+// signerSet returns group id compiled, or false when groups does not hold it.
+func (cc *compileCache) signerSet(groups []SignerGroup, id string) (compiledGroup, bool) {
+	if g, ok := cc.signers[id]; ok {
+		return g, true
 	}
 	for _, g := range groups {
 		if g.ID != id {
@@ -116,16 +125,17 @@ func (cc *compileCache) signerSet(groups []SignerGroup, id string) (map[string]s
 			}
 		}
 		if cc.signers == nil {
-			cc.signers = map[string]map[string]struct{}{}
+			cc.signers = map[string]compiledGroup{}
 		}
-		cc.signers[id] = set
-		return set, true
+		cg := compiledGroup{set: set, authors: [2]Actor{g.CreatedBy, g.UpdatedBy}}
+		cc.signers[id] = cg
+		return cg, true
 	}
-	return nil, false
+	return compiledGroup{}, false
 }
 
 func compileRule(r Rule, groups []SignerGroup, cc *compileCache) (*CompiledRule, error) {
-	c := &CompiledRule{rule: r, set: setCriteria(&r)}
+	c := &CompiledRule{rule: r, set: setCriteria(&r), authors: []Actor{r.CreatedBy, r.UpdatedBy}}
 	for _, n := range r.MatchNegate {
 		c.neg |= criterionBit(n)
 	}
@@ -141,11 +151,12 @@ func compileRule(r Rule, groups []SignerGroup, cc *compileCache) (*CompiledRule,
 	}
 	if c.set&bitSignerGroup != 0 {
 		id := strings.TrimSpace(*r.MatchSignerGroupID)
-		set, ok := cc.signerSet(groups, id)
+		g, ok := cc.signerSet(groups, id)
 		if !ok {
 			return nil, fmt.Errorf("rule %s, signer group %s: %w", r.ID, id, ErrSignerGroupMissing)
 		}
-		c.signers = set
+		c.signers = g.set
+		c.authors = append(c.authors, g.authors[:]...)
 	}
 	var err error
 	if c.set&bitPathGlob != 0 {

@@ -108,8 +108,9 @@ const (
 	PreviewMaxSamples = 10
 )
 
-// Actor is the platform user who created or last edited a rule or a software
-// policy: separation of duties compares the request's subject with Email. A
+// Actor is the platform user who created or last edited a rule, a signer
+// group or a software policy: separation of duties compares the request's
+// subject with Email (SubjectIsUser). A
 // change made with an API key records the key's creator (a key acts as its
 // creator). An empty Email never equals a subject.
 type Actor struct {
@@ -174,6 +175,10 @@ type SignerGroup struct {
 	Signers     []string  `json:"signers"`
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
+	// CreatedBy and UpdatedBy: an auto_approve rule that references the
+	// group never decides a request of either (separation of duties).
+	CreatedBy Actor `json:"createdBy"`
+	UpdatedBy Actor `json:"updatedBy"`
 }
 
 // PolicyMode is a software policy's mode.
@@ -261,8 +266,8 @@ const (
 )
 
 // Skipped names an auto-approving rule or allowlist policy that matched but
-// was passed over by separation of duties (its creator or last editor is the
-// request's subject).
+// was passed over by separation of duties (its creator or last editor, or
+// those of the signer group the rule references, is the request's subject).
 type Skipped struct {
 	Source Source `json:"source"` // SourcePolicy or SourceRule
 	ID     string `json:"id"`
