@@ -177,7 +177,7 @@ func (pw *propWorld) sequence(t *testing.T, rt *rapid.T) {
 	ops := []string{"invite", "invite", "invite", "invitePartner", "accept", "accept", "accept", "session", "session", "suspend", "restore",
 		"rename", "role", "remove", "login", "keyCreate", "keyCreate", "keyCreate", "keyCreate", "keyRotate", "keyRotate", "keyRotate",
 		"keyRotate", "keyPatch", "keyPatch", "keyPatch", "keyRevoke", "spCreate", "spCreate", "spRotate", "spRotate", "spDisable",
-		"spMigrate", "spMigrate", "spMigrate"}
+		"spMigrate", "spMigrate", "spMigrate", "spKillRace", "removeRace"}
 	for i := range n {
 		op := rapid.SampledFrom(ops).Draw(rt, fmt.Sprintf("op %d", i))
 		s.play(op)
@@ -551,6 +551,9 @@ func (s *seq) play(op string) {
 			}
 		}
 	default:
+		if s.playRace(op) {
+			return
+		}
 		s.rt.Fatalf("no op %s", op)
 	}
 }
