@@ -145,9 +145,13 @@ var linkingTable = []linkCase{
 			w.member(t, u.ID, cp.foreign, user.MemberActive)
 		}},
 	{name: "self-registered with a password, no membership", want: sso.CodeAccountExists,
-		setup: func(t *testing.T, w *world, cp castProvider, email string) { w.account(t, email, castPassword, user.StatusActive) }},
+		setup: func(t *testing.T, w *world, cp castProvider, email string) {
+			w.account(t, email, castPassword, user.StatusActive)
+		}},
 	{name: "active without password or membership", want: sso.CodeAccountExists,
-		setup: func(t *testing.T, w *world, cp castProvider, email string) { w.account(t, email, "", user.StatusActive) }},
+		setup: func(t *testing.T, w *world, cp castProvider, email string) {
+			w.account(t, email, "", user.StatusActive)
+		}},
 	{name: "invited by this tenant, no credential", want: "", setup: func(t *testing.T, w *world, cp castProvider, email string) {
 		u := w.account(t, email, "", user.StatusInvited)
 		w.member(t, u.ID, cp.served, user.MemberInvited)
