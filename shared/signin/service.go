@@ -6,7 +6,8 @@
 //
 // Rows it owns:
 //
-//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min}                      single use
+//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min; after an SSO first    single use
+//	                                              factor idp and the membership it served}
 //	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}                             after 5 failures in 15 min
 //	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
 //

@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oauth2-proxy/mockoidc"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -378,4 +381,67 @@ func TestAcceptInviteSetsAFirstPassword(t *testing.T) {
 	res = fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/login", RemoteAddr: "198.51.100.10:1",
 		Body: map[string]any{"email": "pia@alpha.example", "password": "First-Password-Pia-3"}})
 	fixture.Expect(t, res, http.StatusOK)
+}
+
+// The MFA hand-off keeps an SSO sign-in bound to its provider: an account
+// with TOTP, member of A first and of C, signed in by C's provider, finishes
+// its second factor in C's membership with the idp claim (not in its primary
+// membership A, as a password sign-in would), and the session it gets still
+// changes nothing account-wide.
+func TestMFAHandOffKeepsTheProvidersBinding(t *testing.T) {
+	w := newWorld(t)
+	pr := w.provider(t, cAdmin, "", w.idpB, nil)
+	c := fixture.User(t, w.env, fixture.Member{Email: "tia@alpha.example", Password: castPassword, Scope: authz.ScopeOrg,
+		PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID})
+	var setup struct{ Secret string }
+	fixture.Expect(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/mfa/setup", Token: c.Token}),
+		http.StatusOK).Decode(t, &setup)
+	totpCode := func() string {
+		code, err := totp.GenerateCodeCustom(setup.Secret, w.env.Clock.Now(), totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix,
+			Algorithm: otp.AlgorithmSHA1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code
+	}
+	fixture.Expect(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/mfa/verify", Token: c.Token,
+		Body: map[string]any{"code": totpCode()}}), http.StatusOK)
+	w.env.Clock.Advance(30 * time.Second)
+	w.member(t, c.UserID, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgViewerID}, user.MemberActive)
+
+	code, e := w.signIn(t, w.idpB, w.c.ID, verified("sub-tia", "tia@alpha.example"))
+	if e != "" {
+		t.Fatal(e)
+	}
+	var lr signin.Result
+	fixture.Expect(t, w.exchange(t, code), http.StatusOK).Decode(t, &lr)
+	if !lr.MFARequired || lr.TempToken == "" {
+		t.Fatalf("exchange: %+v", lr)
+	}
+	verify := fixture.Expect(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/mfa/verify",
+		RemoteAddr: w.nextAddr(), Body: map[string]any{"tempToken": lr.TempToken, "code": totpCode()}}), http.StatusOK)
+	verify.Decode(t, &lr)
+	if lr.Tokens == nil || lr.User.OrgID != w.c.ID {
+		t.Fatalf("after the second factor: %+v", lr.User)
+	}
+	if cl := claimsOf(t, lr.Tokens.AccessToken); cl["idp"] != pr.ID || cl["orgId"] != w.c.ID || cl["mfa"] != true {
+		t.Fatalf("claims %v, want idp %s in C with mfa", cl, pr.ID)
+	}
+	fixture.ExpectError(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/mfa/disable",
+		Token: lr.Tokens.AccessToken, Body: map[string]any{"code": totpCode()}}), http.StatusForbidden, "credential_sign_in_required")
+	// Refresh keeps the binding: a refreshed SSO session is still one.
+	refresh := ""
+	for _, ck := range (&http.Response{Header: verify.Header}).Cookies() {
+		if ck.Name == signin.CookieName {
+			refresh = ck.Value
+		}
+	}
+	var again signin.Result
+	fixture.Expect(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/refresh", RemoteAddr: w.nextAddr(),
+		Header: map[string]string{"Cookie": signin.CookieName + "=" + refresh, signin.CSRFHeader: "1"}}), http.StatusOK).Decode(t, &again)
+	if cl := claimsOf(t, again.Tokens.AccessToken); cl["idp"] != pr.ID || cl["orgId"] != w.c.ID {
+		t.Fatalf("refreshed claims %v, want idp %s in C", cl, pr.ID)
+	}
+	fixture.ExpectError(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodPatch, Path: "/api/v1/users/me",
+		Token: again.Tokens.AccessToken, Body: map[string]any{"name": "Renamed"}}), http.StatusForbidden, "credential_sign_in_required")
 }
