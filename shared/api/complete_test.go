@@ -12,10 +12,12 @@ import (
 	"github.com/gale-rmm/gale/shared/api"
 )
 
-// decisionsCodes is the error code list of DECISIONS ("Everywhere"), in its order.
+// decisionsCodes is the error code list of DECISIONS ("Everywhere"), in its
+// order, with credential_sign_in_required (issue 30: "Account changes need a
+// password or passkey sign-in", DECISIONS "Identity federation").
 var decisionsCodes = []string{"validation_failed", "bad_request", "not_found", "method_not_allowed", "conflict",
 	"forbidden", "unauthorized", "payload_too_large", "rate_limited", "MFA_REQUIRED", "mfa_enrollment_required",
-	"wrong_status", "race_lost", "not_implemented", "unavailable", "internal"}
+	"credential_sign_in_required", "wrong_status", "race_lost", "not_implemented", "unavailable", "internal"}
 
 func TestErrorCodeEnumIsTheDecisionsList(t *testing.T) {
 	doc := load(t)

@@ -181,7 +181,7 @@ func (a *Authenticator) Load(ctx context.Context, c *session.Claims) (*authz.Pri
 		return nil, false, false, ErrSessionRevoked
 	}
 	p := &authz.Principal{Kind: authz.KindUser, UserID: uid, Email: u.Email, Name: u.Name, SessionID: s.ID,
-		Scope: c.Scope, MFA: c.MFA, Perms: authz.Set{}}
+		Scope: c.Scope, MFA: c.MFA, IdP: c.IdP, Perms: authz.Set{}}
 	force := false
 	if c.Scope != authz.ScopeNone {
 		mi, ok := items[mk.PK+"|"+mk.SK]

@@ -71,6 +71,11 @@ type Principal struct {
 	ForceMFA bool
 	// MFA is true when the access token was issued after a second factor.
 	MFA bool
+	// IdP is the SSO provider whose sign-in opened the session ("" for a
+	// password or passkey sign-in): the session acts only through the
+	// membership that provider serves and changes nothing account-wide
+	// (AccountOwner).
+	IdP string
 
 	// API keys: the key's scopes ("*" or resource:action); Perms then holds what
 	// the key's creator still holds (the ceiling), or the principal's scopes.
@@ -130,6 +135,7 @@ var (
 	ErrMFARequired        = fault.Forbidden("MFA required").WithCode(fault.CodeMFARequired)
 	ErrUserSessionOnly    = fault.Forbidden("This route requires a user session")
 	ErrRestrictedWide     = fault.Forbidden("Site- or device-group-restricted users cannot change organization-wide settings")
+	ErrAccountCredential  = fault.Forbidden("Account changes need a password or passkey sign-in").WithCode(fault.CodeCredentialSignIn)
 )
 
 // RequireUnrestricted refuses a site- or device-group-restricted caller on a
@@ -198,6 +204,23 @@ func SignedIn(ctx context.Context) (*Principal, error) {
 	}
 	if err := p.UserSession(); err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// AccountOwner is the caller of a route that changes what is account-wide
+// (password, TOTP, SMS, passkeys, recovery codes, e-mail, name, account
+// deletion): SignedIn, in a session the account's own credential opened. An
+// SSO session (IdP set) is refused with ErrAccountCredential: a provider
+// speaks for its tenant's membership, never for the account (DECISIONS,
+// "Identity federation").
+func AccountOwner(ctx context.Context) (*Principal, error) {
+	p, err := SignedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.IdP != "" {
+		return nil, ErrAccountCredential
 	}
 	return p, nil
 }

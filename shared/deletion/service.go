@@ -127,7 +127,7 @@ func (s *Service) Mine(ctx context.Context) (*Current, error) {
 // administrators of the account's tenants a review link. A wrong password is
 // audited as a denied user.account_deletion.requested.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
-	p, err := authz.SignedIn(ctx) // own account: any signed-in user (MFA is the route's)
+	p, err := authz.AccountOwner(ctx) // own account: signed in with its own credential (MFA is the route's)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ type CancelInput struct {
 // Cancel withdraws the caller's own pending request. Another user's request
 // is 404, whatever its state.
 func (s *Service) Cancel(ctx context.Context, id string, in CancelInput) (*View, error) {
-	p, err := authz.SignedIn(ctx) // own request only
+	p, err := authz.AccountOwner(ctx) // own request only, signed in with the account's own credential
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ const (
 	CodeRateLimited           = "rate_limited"
 	CodeMFARequired           = "MFA_REQUIRED"
 	CodeMFAEnrollmentRequired = "mfa_enrollment_required"
+	CodeCredentialSignIn      = "credential_sign_in_required"
 	CodeWrongStatus           = "wrong_status"
 	CodeRaceLost              = "race_lost"
 	CodeNotImplemented        = "not_implemented"

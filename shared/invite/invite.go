@@ -11,7 +11,10 @@
 // optional name and status active (conditioned on status invited). An account
 // that already exists accepts with its own current password (checked with the
 // same Argon2id work as a sign-in) and keeps its name and credentials: the
-// inviter never changes them. The second transaction is signin.Complete in
+// inviter never changes them. An existing account without a password (one an
+// identity provider provisioned: its provider signs it in for that tenant
+// only) sets its first password here (conditioned on still having none), as
+// a new account does: the invitation mailed to the address proves it. The second transaction is signin.Complete in
 // the invited membership, which answers the login response (or the MFA step
 // when the account has a second factor). They cannot be one: Complete's own
 // profile update requires status active. Should the second fail, the
@@ -172,7 +175,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		acceptWrite(&m),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: inv.OrgID, PartnerID: inv.PartnerID, Action: "user.invite.accept",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email}))
-	newAccount := u.Status == user.StatusInvited
+	newAccount, firstPassword := u.Status == user.StatusInvited, false
 	if newAccount {
 		// A new account: the invitation sets its password and name.
 		hash, err := passhash.Hash(in.Password)
@@ -184,6 +187,17 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		}
 		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
 		tx.Add(activateWrite(u))
+	} else if u.PasswordHash == "" {
+		// An account without a password (an identity provider's) gets its
+		// first one, as a new account does: the invitation mailed to its
+		// address proves it (DECISIONS, "Identity federation").
+		hash, err := passhash.Hash(in.Password)
+		if err != nil {
+			return signin.Result{}, err
+		}
+		u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = hash, clock.Format(now), clock.Format(now)
+		tx.Add(firstPasswordWrite(u))
+		firstPassword = true
 	} else if !passhash.Verify(u.PasswordHash, in.Password) {
 		// An existing account proves itself with its own password; the
 		// invitation changes nothing of it.
@@ -196,7 +210,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		}
 		return signin.Result{}, fmt.Errorf("accept invitation of %s: %w", u.ID, err)
 	}
-	if newAccount {
+	if newAccount || firstPassword {
 		u.Version++
 	}
 	m.Status, m.InvitedName = user.MemberActive, ""

@@ -21,6 +21,19 @@ func activateWrite(u *user.User) *store.Write {
 	return store.Change(pk.PK, pk.SK, upd).When(store.Is("status", user.StatusInvited)).Exists()
 }
 
+// firstPasswordWrite gives active account u its first password (u's hash and
+// times) only while it still has none (compare-and-swap: a password set
+// meanwhile is never overwritten), and bumps its version.
+func firstPasswordWrite(u *user.User) *store.Write {
+	pk := user.ProfileKey(u.ID)
+	upd := expression.Set(expression.Name("passwordHash"), expression.Value(u.PasswordHash)).
+		Set(expression.Name("passwordChangedAt"), expression.Value(u.PasswordChangedAt)).
+		Set(expression.Name("updatedAt"), expression.Value(u.UpdatedAt)).
+		Add(expression.Name("version"), expression.Value(1))
+	return store.Change(pk.PK, pk.SK, upd).
+		When(store.Is("status", user.StatusActive).And(expression.Name("passwordHash").AttributeNotExists())).Exists()
+}
+
 // acceptWrite turns the invited membership m active (and drops the name the
 // inviter gave), only while it is the same membership still awaiting
 // acceptance (compare-and-swap on id and state: an invitation suspended

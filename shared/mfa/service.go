@@ -64,9 +64,9 @@ import (
 // SignIn is what MFA needs of password sign-in (signin.Service).
 type SignIn interface {
 	PendingUser(ctx context.Context, tempToken string) (*user.User, error)
-	PrimaryMembership(ctx context.Context, userID string) (*user.Membership, error)
-	CompleteWith(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c signin.Client,
-		pc signin.ProfileChange, extra ...*store.Write) (signin.Result, error)
+	Pending(ctx context.Context, tempToken string) (*signin.Pending, error)
+	FinishPending(ctx context.Context, pd *signin.Pending, c signin.Client, pc signin.ProfileChange,
+		extra ...*store.Write) (signin.Result, error)
 }
 
 // Policy reads the organization MFA policy binding a user's account: whether
@@ -132,8 +132,9 @@ type codeItem struct {
 
 func (s *Service) hasher() codeHasher { return codeHasher{key: s.CodeKey} }
 
-// caller returns the signed-in user making an own-account MFA call.
-func caller(ctx context.Context) (*authz.Principal, error) { return authz.SignedIn(ctx) }
+// caller returns the signed-in user making an own-account MFA change; every
+// one is account-wide, so an SSO session is refused (authz.AccountOwner).
+func caller(ctx context.Context) (*authz.Principal, error) { return authz.AccountOwner(ctx) }
 
 // SetupResult is the TOTP setup response (AuthMFASetup in the OpenAPI document).
 type SetupResult struct {
@@ -274,10 +275,11 @@ func (s *Service) Enable(ctx context.Context, code string) (*Enabled, error) {
 func (s *Service) VerifyLogin(ctx context.Context, tempToken, code string, c signin.Client) (signin.Result, error) {
 	// Public route: the temp token (password already verified) is the credential;
 	// the per-user rate limit guards the code.
-	u, err := s.SignIn.PendingUser(ctx, tempToken)
+	pd, err := s.SignIn.Pending(ctx, tempToken)
 	if err != nil {
 		return signin.Result{}, err
 	}
+	u := pd.User
 	if !s.Enable2FA {
 		return signin.Result{}, ErrTwoFactorOff
 	}
@@ -285,12 +287,8 @@ func (s *Service) VerifyLogin(ctx context.Context, tempToken, code string, c sig
 	if err != nil {
 		return signin.Result{}, err
 	}
-	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
-	if err != nil {
-		return signin.Result{}, err
-	}
-	pc := pr.profileChange()
-	return s.SignIn.CompleteWith(ctx, u, m, true, c, pc, signin.SpendTemp(tempToken), pr.write(u.ID))
+	// The membership (and an SSO first factor's provider) are the first factor's.
+	return s.SignIn.FinishPending(ctx, pd, c, pr.profileChange(), pr.write(u.ID))
 }
 
 // smsCode reads the user's pending SMS code, nil when there is none.

@@ -49,8 +49,9 @@ type Users interface {
 // SignIn is the part of sign-in the passkey login leg uses (*signin.Service).
 type SignIn interface {
 	PendingUser(ctx context.Context, tempToken string) (*user.User, error)
-	PrimaryMembership(ctx context.Context, userID string) (*user.Membership, error)
-	Complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c signin.Client, extra ...*store.Write) (signin.Result, error)
+	Pending(ctx context.Context, tempToken string) (*signin.Pending, error)
+	FinishPending(ctx context.Context, pd *signin.Pending, c signin.Client, pc signin.ProfileChange,
+		extra ...*store.Write) (signin.Result, error)
 }
 
 // Policy reads the organization MFA policy binding a user's account: whether
@@ -204,7 +205,7 @@ func checkName(f fault.Fields, name string) string {
 // creation options ({publicKey: {...}}), excluding the user's existing
 // credentials, and keeps the challenge for ChallengeTTL.
 func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name string) (*protocol.CredentialCreation, error) {
-	p, err := authz.SignedIn(ctx) // own account: any signed-in user
+	p, err := authz.AccountOwner(ctx) // own account: any user signed in with their own credential
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (s *Service) RegisterOptions(ctx context.Context, currentPassword, name str
 // stores the passkey, turns MFA on (making passkey the primary method only when
 // no TOTP or SMS factor exists) and records auth.mfa.passkey.register.
 func (s *Service) RegisterVerify(ctx context.Context, body []byte) (*Registered, error) {
-	p, err := authz.SignedIn(ctx) // own account: any signed-in user
+	p, err := authz.AccountOwner(ctx) // own account: any user signed in with their own credential
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func (s *Service) List(ctx context.Context) ([]View, error) {
 
 // Rename renames one of the caller's passkeys; another user's id is 404.
 func (s *Service) Rename(ctx context.Context, id, name string) (*View, error) {
-	p, err := authz.SignedIn(ctx) // own passkeys only: the key is built from the caller
+	p, err := authz.AccountOwner(ctx) // own passkeys only: the key is built from the caller
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func (s *Service) Rename(ctx context.Context, id, name string) (*View, error) {
 // forces MFA or an organization of the user requires it: then it is refused
 // (403, as /auth/mfa/disable is under requireMfa).
 func (s *Service) Delete(ctx context.Context, id, currentPassword string) error {
-	p, err := authz.SignedIn(ctx) // own passkeys only: the key is built from the caller
+	p, err := authz.AccountOwner(ctx) // own passkeys only: the key is built from the caller
 	if err != nil {
 		return err
 	}
@@ -513,10 +514,11 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 	if err := f.Err(); err != nil {
 		return signin.Result{}, err
 	}
-	u, err := s.SignIn.PendingUser(ctx, tempToken)
+	pd, err := s.SignIn.Pending(ctx, tempToken)
 	if err != nil {
 		return signin.Result{}, err
 	}
+	u := pd.User
 	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
 		return signin.Result{}, err
 	}
@@ -557,13 +559,9 @@ func (s *Service) LoginVerify(ctx context.Context, tempToken string, credential 
 		return signin.Result{}, ErrAssertion
 	}
 	stored := keys[i]
-	m, err := s.SignIn.PrimaryMembership(ctx, u.ID)
-	if err != nil {
-		return signin.Result{}, err
-	}
 	k := Key(u.ID, id)
 	cas := usedWrite(k, stored.SignCount, cred.Authenticator.SignCount, uint8(cred.Flags.ProtocolValue()), clock.Format(now))
-	res, err := s.SignIn.Complete(ctx, u, m, true, c, signin.SpendTemp(tempToken), cas)
+	res, err := s.SignIn.FinishPending(ctx, pd, c, signin.ProfileChange{}, cas)
 	if errors.Is(err, signin.ErrInvalidCredentials) {
 		// The temp token was spent or the sign count moved concurrently: one winner.
 		return signin.Result{}, ErrAssertion

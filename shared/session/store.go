@@ -33,6 +33,7 @@ type Session struct {
 	PartnerID string      `dynamodbav:"partnerId,omitempty"`
 	OrgID     string      `dynamodbav:"orgId,omitempty"`
 	MFA       bool        `dynamodbav:"mfa"`
+	IdP       string      `dynamodbav:"idp,omitempty"` // Claims.IdP
 	IPAddress string      `dynamodbav:"ipAddress,omitempty"`
 	UserAgent string      `dynamodbav:"userAgent,omitempty"`
 	CreatedAt string      `dynamodbav:"createdAt"`
@@ -65,7 +66,7 @@ func Key(userID, sessionID string) store.KeyRef {
 
 // Claims returns the access-token claims the session carries.
 func (s *Session) Claims() Claims {
-	return Claims{SessionID: s.ID, Scope: s.Scope, PartnerID: s.PartnerID, OrgID: s.OrgID, MFA: s.MFA}
+	return Claims{SessionID: s.ID, Scope: s.Scope, PartnerID: s.PartnerID, OrgID: s.OrgID, MFA: s.MFA, IdP: s.IdP}
 }
 
 // Live reports whether the session may still be used at now, given the user's
@@ -124,7 +125,7 @@ func (m *Manager) Start(userID string, c Claims, ip, ua string) (Pair, *store.Wr
 	}
 	s := Session{
 		Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(24 * time.Hour))},
-		ID:   sid, UserID: userID, TokenHash: hash, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, MFA: c.MFA,
+		ID:   sid, UserID: userID, TokenHash: hash, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, MFA: c.MFA, IdP: c.IdP,
 		IPAddress: ip, UserAgent: ua, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp),
 	}
 	c.SessionID = sid

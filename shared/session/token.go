@@ -12,7 +12,8 @@
 // GET /api/v1/.well-known/jwks.json).
 //
 // Rows: USER#<uid> / SESSION#<sid> {tokenHash (SHA-256 of the current refresh
-// token), spent (recent spent hashes), scope claims, mfa, ip, userAgent,
+// token), spent (recent spent hashes), scope claims, mfa, idp (the SSO
+// provider that opened it, kept through refresh), ip, userAgent,
 // createdAt, expiresAt, revokedAt, ttl}. Revoking every session of a user is one
 // write of the user's tokensValidAfter (checked on every request and refresh).
 package session
@@ -45,6 +46,11 @@ type Claims struct {
 	PartnerID string      `json:"partnerId,omitempty"`
 	OrgID     string      `json:"orgId,omitempty"`
 	MFA       bool        `json:"mfa"`
+	// IdP is the SSO provider whose sign-in opened the session ("" for the
+	// account's own password or passkey): such a session speaks for that
+	// provider's tenant only (authz.AccountOwner refuses it account-wide
+	// changes). Kept through every refresh.
+	IdP string `json:"idp,omitempty"`
 	jwt.RegisteredClaims
 }
 

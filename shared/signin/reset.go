@@ -247,7 +247,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string, c C
 // and starts a fresh session for the caller, in one transaction. The update is conditioned on the password
 // hash that was verified, so of two concurrent changes only one succeeds.
 func (s *Service) ChangePassword(ctx context.Context, current, next string, c Client) (Result, error) {
-	p, err := authz.SignedIn(ctx)
+	p, err := authz.AccountOwner(ctx)
 	if err != nil {
 		return Result{}, err
 	}

@@ -6,7 +6,8 @@
 //
 // Rows it owns:
 //
-//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min}                      single use
+//	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min; after an SSO first    single use
+//	                                              factor idp and the membership it served}
 //	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}                             after 5 failures in 15 min
 //	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
 //
@@ -236,7 +237,7 @@ func (s *Service) AfterPassword(ctx context.Context, u *user.User, m *user.Membe
 		}
 	}
 	if s.Enable2FA && u.MFAEnabled {
-		return s.pendingMFA(ctx, u)
+		return s.pendingMFA(ctx, u, nil, "")
 	}
 	return s.Complete(ctx, u, m, false, c)
 }
@@ -305,9 +306,14 @@ func (s *Service) primaryMembership(ctx context.Context, userID string) (*user.M
 	if err != nil {
 		return nil, err
 	}
+	return primary(ms), nil
+}
+
+// primary is primaryMembership's choice among ms.
+func primary(ms []user.Membership) *user.Membership {
 	ms = slices.DeleteFunc(ms, func(m user.Membership) bool { return !m.Active() })
 	if len(ms) == 0 {
-		return nil, nil
+		return nil
 	}
 	rank := map[authz.Scope]int{authz.ScopeSystem: 0, authz.ScopePartner: 1, authz.ScopeOrg: 2}
 	sort.SliceStable(ms, func(i, j int) bool {
@@ -316,15 +322,22 @@ func (s *Service) primaryMembership(ctx context.Context, userID string) (*user.M
 		}
 		return ms[i].CreatedAt < ms[j].CreatedAt
 	})
-	return &ms[0], nil
+	return &ms[0]
 }
 
-// TempToken is a pending MFA sign-in.
+// TempToken is a pending MFA sign-in. An SSO first factor binds it to the
+// provider and the membership the provider serves, so the second factor
+// finishes the same SSO session (FinishPending); a password's takes the
+// primary membership then.
 type TempToken struct {
 	store.Keys
-	UserID    string `dynamodbav:"userId"`
-	CreatedAt string `dynamodbav:"createdAt"`
-	ExpiresAt string `dynamodbav:"expiresAt"`
+	UserID    string      `dynamodbav:"userId"`
+	IdP       string      `dynamodbav:"idp,omitempty"`
+	Scope     authz.Scope `dynamodbav:"scope,omitempty"`
+	PartnerID string      `dynamodbav:"partnerId,omitempty"`
+	OrgID     string      `dynamodbav:"orgId,omitempty"`
+	CreatedAt string      `dynamodbav:"createdAt"`
+	ExpiresAt string      `dynamodbav:"expiresAt"`
 }
 
 func tempKey(token string) store.KeyRef {
@@ -332,7 +345,9 @@ func tempKey(token string) store.KeyRef {
 	return store.KeyRef{PK: "MFATEMP#" + hex.EncodeToString(sum[:]), SK: "MFATEMP"}
 }
 
-func (s *Service) pendingMFA(ctx context.Context, u *user.User) (Result, error) {
+// pendingMFA stores the temp token of u's second factor; idp and m bind it
+// when an identity provider was the first factor.
+func (s *Service) pendingMFA(ctx context.Context, u *user.User, m *user.Membership, idp string) (Result, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return Result{}, fmt.Errorf("temp token: %w", err)
@@ -340,8 +355,12 @@ func (s *Service) pendingMFA(ctx context.Context, u *user.User) (Result, error) 
 	tok := "mfa_" + base64.RawURLEncoding.EncodeToString(b)
 	k := tempKey(tok)
 	exp := s.Clock.Now().Add(TempTokenTTL)
-	if err := s.St.Do(ctx, store.PutNew(TempToken{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)},
-		UserID: u.ID, CreatedAt: clock.Stamp(s.Clock.Now()), ExpiresAt: clock.Stamp(exp)})); err != nil {
+	t := TempToken{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp)}, UserID: u.ID, IdP: idp,
+		CreatedAt: clock.Stamp(s.Clock.Now()), ExpiresAt: clock.Stamp(exp)}
+	if idp != "" && m != nil {
+		t.Scope, t.PartnerID, t.OrgID = m.Scope, m.PartnerID, m.OrgID
+	}
+	if err := s.St.Do(ctx, store.PutNew(t)); err != nil {
 		return Result{}, err
 	}
 	method := u.MFAMethod
@@ -358,6 +377,22 @@ var ErrTempToken = fault.Unauthorized("Invalid or expired MFA token")
 
 // PendingUser returns the user of an unexpired temp token without spending it.
 func (s *Service) PendingUser(ctx context.Context, token string) (*user.User, error) {
+	pd, err := s.Pending(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return pd.User, nil
+}
+
+// Pending is a sign-in waiting for its second factor (an unexpired temp token).
+type Pending struct {
+	User  *user.User
+	token string
+	t     TempToken
+}
+
+// Pending reads the sign-in of an unexpired temp token without spending it.
+func (s *Service) Pending(ctx context.Context, token string) (*Pending, error) {
 	var t TempToken
 	k := tempKey(token)
 	if err := s.St.Get(ctx, k.PK, k.SK, &t); err != nil {
@@ -377,7 +412,33 @@ func (s *Service) PendingUser(ctx context.Context, token string) (*user.User, er
 	if u.Status != user.StatusActive || (u.TokensValidAfter != "" && t.CreatedAt < u.TokensValidAfter) {
 		return nil, ErrTempToken
 	}
-	return u, nil
+	return &Pending{User: u, token: token, t: t}, nil
+}
+
+// FinishPending completes pending sign-in pd after its second factor: the
+// temp token is spent in the sign-in's transaction (with pc and extra, the
+// factor's own proofs), the tokens carry mfa: true, and an SSO first factor's
+// session stays bound to its provider and to the membership it served
+// (ErrTempToken when that membership no longer grants its role); a
+// password's signs in the primary membership.
+func (s *Service) FinishPending(ctx context.Context, pd *Pending, c Client, pc ProfileChange, extra ...*store.Write) (Result, error) {
+	ms, err := s.Users.Memberships(ctx, pd.User.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	var m *user.Membership
+	if pd.t.IdP == "" {
+		m = primary(ms)
+	} else {
+		i := slices.IndexFunc(ms, func(m user.Membership) bool {
+			return m.Scope == pd.t.Scope && m.PartnerID == pd.t.PartnerID && m.OrgID == pd.t.OrgID && m.State(pd.User) == user.MemberActive
+		})
+		if i < 0 {
+			return Result{}, ErrTempToken
+		}
+		m = &ms[i]
+	}
+	return s.complete(ctx, pd.User, m, true, pd.t.IdP, c, pc, append([]*store.Write{SpendTemp(pd.token)}, extra...)...)
 }
 
 // SpendTemp is the write that consumes a temp token, to commit with the sign-in:
@@ -409,7 +470,13 @@ type ProfileChange struct {
 
 // CompleteWith is Complete with pc merged into the profile update.
 func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Membership, mfa bool, c Client, pc ProfileChange, extra ...*store.Write) (Result, error) {
-	claims := session.Claims{MFA: mfa}
+	return s.complete(ctx, u, m, mfa, "", c, pc, extra...)
+}
+
+// complete is CompleteWith for a session opened by identity provider idp
+// ("" for the account's own credential).
+func (s *Service) complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, idp string, c Client, pc ProfileChange, extra ...*store.Write) (Result, error) {
+	claims := session.Claims{MFA: mfa, IdP: idp}
 	if m != nil {
 		claims.Scope, claims.PartnerID, claims.OrgID = m.Scope, m.PartnerID, m.OrgID
 	}
@@ -424,8 +491,12 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 		orgID, partnerID = m.OrgID, m.PartnerID
 	}
 	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
+	details := map[string]any{"mfa": mfa}
+	if idp != "" {
+		details["providerId"] = idp
+	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: orgID, PartnerID: partnerID, Action: "user.login",
-		ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: map[string]any{"mfa": mfa}}))
+		ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email, Details: details}))
 	ev, err := event.New(s.Clock, eventtype.UserLogin, orgID, map[string]any{"userId": u.ID, "email": u.Email, "mfa": mfa})
 	if err != nil {
 		return Result{}, err
@@ -443,16 +514,16 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 		Refresh: &pair}, nil
 }
 
-// AfterFirstFactor finishes a sign-in whose first factor was checked elsewhere
-// (an identity provider, through shared/sso's exchange): the same MFA hand-off
-// as a password login when the account has a second factor, otherwise
-// Complete in membership m. An identity provider's own MFA claims are not
-// trusted for the mfa claim.
-func (s *Service) AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, c Client) (Result, error) {
+// AfterFirstFactor finishes a sign-in whose first factor was identity
+// provider idp (shared/sso's exchange) in membership m, the one idp serves:
+// the same MFA hand-off as a password login when the account has a second
+// factor (bound to idp and m), otherwise a session bound to idp in m. An
+// identity provider's own MFA claims are not trusted for the mfa claim.
+func (s *Service) AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, idp string, c Client) (Result, error) {
 	if s.Enable2FA && u.MFAEnabled {
-		return s.pendingMFA(ctx, u)
+		return s.pendingMFA(ctx, u, m, idp)
 	}
-	return s.Complete(ctx, u, m, false, c)
+	return s.complete(ctx, u, m, false, idp, c, ProfileChange{})
 }
 
 // PrimaryMembership exposes the membership choice for MFA and SSO completion.

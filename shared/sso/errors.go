@@ -31,6 +31,7 @@ const (
 	CodeUserNotFound     = "user_not_found"
 	CodeDefaultRole      = "default_role_required"
 	CodeNoOrgAccess      = "no_org_access"
+	CodeAccountExists    = "account_exists"
 	CodeInvalidState     = "invalid_state"
 	CodeTokenExchange    = "token_exchange_failed"
 	CodeIDTokenInvalid   = "id_token_invalid"

@@ -135,8 +135,8 @@ func TestAnotherOrganizationsProviderCannotTakeOver(t *testing.T) {
 		OrgID: w.a.ID, RoleID: role.OrgAdminID})
 	before := fixture.Scan(t, w.env)
 	_, errCode := w.signIn(t, w.idpB, w.c.ID, verified("attacker-sub", "victim@alpha.example"))
-	if errCode != sso.CodeNoOrgAccess {
-		t.Fatalf("C's provider asserting A's admin: %q, want no_org_access", errCode)
+	if errCode != sso.CodeAccountExists {
+		t.Fatalf("C's provider asserting A's admin: %q, want account_exists", errCode)
 	}
 	_, ms := w.memberships(t, "victim@alpha.example")
 	if len(ms) != 1 || ms[0].OrgID != w.a.ID {
@@ -170,26 +170,25 @@ func TestAnotherOrganizationsProviderCannotTakeOver(t *testing.T) {
 }
 
 // An account that belongs elsewhere and not to the provider's organization is
-// neither linked nor given a membership, even with autoProvision on.
+// neither linked nor given a membership, even with autoProvision on; nor is
+// an account with no membership anywhere (a self-registered one): only a new
+// address is provisioned.
 func TestMemberOfAnotherTenantIsNotProvisioned(t *testing.T) {
 	w := newWorld(t)
 	w.provider(t, aAdmin, "", w.idpA, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
 	fixture.User(t, w.env, fixture.Member{Email: "carol@charlie.example", Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID,
 		RoleID: role.OrgViewerID})
-	if _, errCode := w.signIn(t, w.idpA, w.a.ID, verified("sub-carol", "carol@charlie.example")); errCode != sso.CodeNoOrgAccess {
-		t.Fatalf("got %q, want no_org_access", errCode)
+	if _, errCode := w.signIn(t, w.idpA, w.a.ID, verified("sub-carol", "carol@charlie.example")); errCode != sso.CodeAccountExists {
+		t.Fatalf("got %q, want account_exists", errCode)
 	}
 	if _, ms := w.memberships(t, "carol@charlie.example"); len(ms) != 1 || ms[0].OrgID != w.c.ID {
 		t.Fatalf("memberships changed: %+v", ms)
 	}
-	// An account with no membership anywhere is provisioned into A.
 	fixture.User(t, w.env, fixture.Member{Email: "dan@alpha.example", Scope: authz.ScopeNone})
-	code, errCode := w.signIn(t, w.idpA, w.a.ID, verified("sub-dan", "dan@alpha.example"))
-	if errCode != "" {
-		t.Fatal(errCode)
+	if _, errCode := w.signIn(t, w.idpA, w.a.ID, verified("sub-dan", "dan@alpha.example")); errCode != sso.CodeAccountExists {
+		t.Fatalf("account without membership: %q, want account_exists", errCode)
 	}
-	fixture.Expect(t, w.exchange(t, code), http.StatusOK)
-	if _, ms := w.memberships(t, "dan@alpha.example"); len(ms) != 1 || ms[0].OrgID != w.a.ID || !ms[0].Active() {
+	if _, ms := w.memberships(t, "dan@alpha.example"); len(ms) != 0 {
 		t.Fatalf("memberships %+v", ms)
 	}
 }
@@ -413,8 +412,8 @@ func TestSSOAcceptsOnlyANewAccountsInvitation(t *testing.T) {
 		OrgID: w.a.ID, RoleID: role.OrgAdminID})
 	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/users/invite", cAdmin, map[string]any{"email": "vic@alpha.example",
 		"name": "Vic", "roleId": role.OrgViewerID}), http.StatusCreated)
-	if _, e := w.signIn(t, w.idpB, w.c.ID, verified("vic-at-c", "vic@alpha.example")); e != sso.CodeNoOrgAccess {
-		t.Fatalf("C's provider on A's admin: %q, want no_org_access", e)
+	if _, e := w.signIn(t, w.idpB, w.c.ID, verified("vic-at-c", "vic@alpha.example")); e != sso.CodeAccountExists {
+		t.Fatalf("C's provider on A's admin: %q, want account_exists", e)
 	}
 	u, ms = w.memberships(t, "vic@alpha.example")
 	for _, m := range ms {
@@ -425,8 +424,8 @@ func TestSSOAcceptsOnlyANewAccountsInvitation(t *testing.T) {
 	// A new account invited to C cannot be taken into A by A's provider.
 	fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/users/invite", cAdmin, map[string]any{"email": "zed@charlie.example",
 		"name": "Zed", "roleId": role.OrgViewerID}), http.StatusCreated)
-	if _, e := w.signIn(t, w.idpA, w.a.ID, verified("zed", "zed@charlie.example")); e != sso.CodeNoOrgAccess {
-		t.Fatalf("A's provider on C's invitee: %q, want no_org_access", e)
+	if _, e := w.signIn(t, w.idpA, w.a.ID, verified("zed", "zed@charlie.example")); e != sso.CodeAccountExists {
+		t.Fatalf("A's provider on C's invitee: %q, want account_exists", e)
 	}
 }
 

@@ -419,9 +419,9 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	case err != nil:
 		return "", err
 	}
-	// An existing account: linked only on a verified e-mail, and only into a
-	// tenant it already belongs to (or, with no membership anywhere, by
-	// auto-provisioning one).
+	// An existing account: the provider speaks for it only as its tenant's
+	// account (the linking table of the package doc); email_verified proves
+	// the address, never more.
 	if !who.verified {
 		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; an existing account is not linked"))
 	}
@@ -430,41 +430,49 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 		return "", err
 	}
 	ident.UserID, xc.UserID = u.ID, u.ID
-	if u.Status == user.StatusInvited {
-		return s.acceptInvitation(ctx, r, u, ms, ident, xc, code, tx)
-	}
-	if u.Status != user.StatusActive {
-		return "", fail(CodeNoOrgAccess, errors.New("account is not active"))
-	}
-	var m *user.Membership
+	var granted, accepted, invited *user.Membership
 	for i := range ms {
-		if r.serves(&ms[i]) && s.Accounts.Grants(u, &ms[i]) {
-			m = &ms[i]
+		switch m := &ms[i]; {
+		case !r.serves(m):
+		case s.Accounts.Grants(u, m):
+			granted = m
+		case s.Accounts.Accepted(u, m):
+			accepted = m
+		case s.Accounts.Pending(u, m):
+			invited = m
 		}
 	}
 	switch {
-	case m != nil:
-		if err := s.withinCeiling(ctx, r, m.RoleID); err != nil {
+	case granted != nil && u.Status == user.StatusActive:
+		// (b) the tenant's active member.
+		if err := s.withinCeiling(ctx, r, granted.RoleID); err != nil {
 			return "", err
 		}
-		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(ident), store.PutNew(xc),
+		tx.Add(s.Accounts.StillAccepted(granted), store.PutNew(ident), store.PutNew(xc),
 			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
 				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.identity.link", ResourceType: "user", ResourceID: u.ID,
 				ResourceName: u.Email, Details: map[string]any{"providerId": r.ID}}))
 		return code, s.commit(ctx, tx)
-	case len(ms) == 0 && r.AutoProvision:
-		mem, err := s.newMembership(ctx, r, u.ID)
-		if err != nil {
-			return "", err
-		}
-		// The account exists: only its membership is new.
-		tx.Add(s.Accounts.MembershipWrite(mem), s.tenantWrite(r), store.PutNew(ident), store.PutNew(xc),
-			audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser)},
-				OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "sso.user.provision", ResourceType: "user", ResourceID: u.ID,
-				ResourceName: u.Email, Details: map[string]any{"providerId": r.ID, "roleId": mem.RoleID, "newAccount": false}}))
-		return code, s.commit(ctx, tx)
+	case granted != nil || accepted != nil:
+		// The tenant's member, suspended there (or the account disabled).
+		return "", fail(CodeNoOrgAccess, errors.New("the account's membership of the provider's tenant grants nothing"))
+	case invited != nil && credentialless(u):
+		// (c) a new account invited by the tenant.
+		return s.acceptInvitation(ctx, r, u, invited, ident, xc, code, tx)
 	}
-	return "", fail(CodeNoOrgAccess, errors.New("account holds no active membership of the provider's tenant"))
+	return "", fail(CodeAccountExists, errors.New("an existing account outside the provider's tenant (or with a credential of its own)"))
+}
+
+// credentialless reports whether account u holds no credential yet: no
+// password, passkey or identity-provider link. An account leaves status
+// invited only through one (a password set by accept-invite or registration,
+// or a provider's provisioning, link or accepted invitation) and a passkey is
+// registered only by an active account, so an invited account without a
+// password has none; an active account without a password is an identity
+// provider's (its link, or one deleted with its provider: still not this
+// provider's to take).
+func credentialless(u *user.User) bool {
+	return u.Status == user.StatusInvited && u.PasswordHash == "" && u.PasskeyCount == 0
 }
 
 // serves reports whether membership m is one provider r signs in: for an
@@ -512,25 +520,13 @@ func (s *Service) tenantWrite(r *record) *store.Write {
 	return tenant.CountOrg(r.OrgID, "", tenant.CountMembers, 1)
 }
 
-// acceptInvitation lets an account that accepted nothing yet (created by an
-// invitation, status invited) accept its invitation to the provider's tenant
-// by this SSO sign-in, as it could with a password. An account that already
-// accepted a membership anywhere accepts invitations only with its own
-// password (POST /auth/accept-invite): the tenant's provider is that
-// tenant's, not the account's.
-func (s *Service) acceptInvitation(ctx context.Context, r *record, u *user.User, ms []user.Membership, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
-	var inv *user.Membership
-	for i := range ms {
-		switch {
-		case s.Accounts.Accepted(u, &ms[i]):
-			return "", fail(CodeNoOrgAccess, errors.New("account accepted a membership already"))
-		case r.serves(&ms[i]) && s.Accounts.Pending(u, &ms[i]):
-			inv = &ms[i]
-		}
-	}
-	if inv == nil {
-		return "", fail(CodeNoOrgAccess, errors.New("no invitation to the provider's tenant"))
-	}
+// acceptInvitation lets a credentialless account (created by an invitation,
+// status invited) accept invitation inv of the provider's tenant by this SSO
+// sign-in, as it could with a password. Any other account accepts
+// invitations only with its own password (POST /auth/accept-invite, which
+// sets a first password on an account without one): the tenant's provider is
+// that tenant's, not the account's. Its other invitations stay pending.
+func (s *Service) acceptInvitation(ctx context.Context, r *record, u *user.User, inv *user.Membership, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
 	if err := s.withinCeiling(ctx, r, inv.RoleID); err != nil {
 		return "", err
 	}
@@ -661,7 +657,8 @@ func (s *Service) Exchange(ctx context.Context, code string, c signin.Client) (s
 	if err != nil {
 		return signin.Result{}, err
 	}
-	return s.SignIn.AfterFirstFactor(ctx, u, m, c)
+	// The session is the provider's: bound to it and to m (session claim idp).
+	return s.SignIn.AfterFirstFactor(ctx, u, m, xc.ProviderID, c)
 }
 
 // activeFor finds the active provider that id names: an organization's, or

@@ -179,8 +179,8 @@ func TestPartnerProviderSignsInOnlyThePartnersMembers(t *testing.T) {
 	before := fixture.Scan(t, w.env)
 	for _, who := range []string{"amy@alpha.example", "yan@partner-y.example", "cat@charlie.example", w.users[sysAdmin].Email,
 		w.users[pyAdmin].Email} {
-		if _, e := w.signIn(t, w.idpA, w.px.ID, verified("attacker-"+who, who)); e != sso.CodeNoOrgAccess {
-			t.Errorf("X's provider asserting %s: %q, want no_org_access", who, e)
+		if _, e := w.signIn(t, w.idpA, w.px.ID, verified("attacker-"+who, who)); e != sso.CodeAccountExists {
+			t.Errorf("X's provider asserting %s: %q, want account_exists", who, e)
 		}
 	}
 	// An organization of the partner does not fall back to its partner's provider.
@@ -190,8 +190,8 @@ func TestPartnerProviderSignsInOnlyThePartnersMembers(t *testing.T) {
 	// Partner Y's own provider cannot sign in X's members.
 	w.provider(t, pyAdmin, "", w.idpB, map[string]any{"autoProvision": true, "defaultRoleId": role.PartnerAdminID})
 	for _, who := range []string{"tom@partner-x.example", "nia@partner-x.example", "amy@alpha.example"} {
-		if _, e := w.signIn(t, w.idpB, w.py.ID, verified("y-"+who, who)); e != sso.CodeNoOrgAccess {
-			t.Errorf("Y's provider asserting %s: %q, want no_org_access", who, e)
+		if _, e := w.signIn(t, w.idpB, w.py.ID, verified("y-"+who, who)); e != sso.CodeAccountExists {
+			t.Errorf("Y's provider asserting %s: %q, want account_exists", who, e)
 		}
 	}
 	// An unverified e-mail of X's member is not linked either.

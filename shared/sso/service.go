@@ -51,7 +51,7 @@ type Accounts interface {
 	// acceptance.
 	Pending(u *user.User, m *user.Membership) bool
 	// AcceptWrites are the account's own acceptance of invitation m by its
-	// SSO sign-in, for an account that accepted nothing yet (status invited):
+	// SSO sign-in, for a credentialless account (status invited, no password):
 	// m becomes active and the account active (no password is set); each
 	// write is a compare-and-swap on the state read, and the invitation
 	// token is spent.
@@ -68,7 +68,7 @@ type Accounts interface {
 
 // SignIn finishes a sign-in (signin.Service).
 type SignIn interface {
-	AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, c signin.Client) (signin.Result, error)
+	AfterFirstFactor(ctx context.Context, u *user.User, m *user.Membership, idp string, c signin.Client) (signin.Result, error)
 }
 
 // Service holds the rules of /sso.

@@ -76,23 +76,7 @@
 //     verifies the ID token (signature from the JWKS, issuer, audience =
 //     clientId, expiry, nonce), reads user info (its sub must match) and maps
 //     the claims through attributeMapping;
-//  4. decides, changing nothing when it refuses: an identity already linked to
-//     an account signs it in if the account still holds an active (accepted)
-//     membership of the provider's organization (no_org_access otherwise); an
-//     e-mail of an existing account is linked only when the ID token (or user
-//     info) says email_verified: true (user_not_found otherwise), the domain is
-//     allowed, and the account holds an active membership of the organization
-//     or has no membership anywhere and autoProvision is on (no_org_access
-//     otherwise); an account created by an invitation that accepted nothing
-//     yet (status invited) accepts its invitation to the provider's
-//     organization by this sign-in (the accept transition of shared/user's
-//     table, as with a password; no password is set), while an account that
-//     accepted a membership anywhere accepts invitations only with its own
-//     password (POST /auth/accept-invite); an unknown e-mail is provisioned (an active account without
-//     a password, and an active membership with defaultRoleId, accepted by
-//     this very sign-in) when autoProvision is on and the e-mail is verified
-//     (user_not_found otherwise). A provider never changes a password, MFA or
-//     any other membership;
+//  4. decides by the linking table below, changing nothing when it refuses;
 //  5. stores a one-time exchange code (SHA-256 of 256 random bits, 2 minutes)
 //     in the same transaction and answers 302 to
 //     <APP_URL>/auth/sso/callback#ssoCode=<code>.
@@ -101,11 +85,58 @@
 // codes (session_expired, provider_not_found, domain_not_allowed,
 // user_not_found, default_role_required, no_org_access) and DECISIONS.md's
 // (invalid_state, token_exchange_failed, id_token_invalid, email_missing,
-// provider_error). POST /sso/exchange {code} spends the code (of two
-// concurrent exchanges one wins) and answers the login response with the
-// refresh cookie, through shared/signin (the account's own MFA still applies:
-// mfaRequired with a temp token; the token's mfa claim is never taken from the
-// identity provider). GET /sso/check/:orgId answers {ssoEnabled, provider,
+// provider_error, account_exists). POST /sso/exchange {code} spends the code
+// (of two concurrent exchanges one wins) and answers the login response with
+// the refresh cookie, through shared/signin (the account's own MFA still
+// applies: mfaRequired with a temp token; the token's mfa claim is never taken
+// from the identity provider).
+//
+// # Linking table
+//
+// An identity provider speaks only for its own tenant (DECISIONS, "Identity
+// federation"). At a provider's sign-in of an IdP subject already linked to an
+// account, the account is signed in when it still holds an active (accepted,
+// not suspended) membership the provider serves, within the ceiling
+// (no_org_access otherwise). At a first sign-in of a subject, by the e-mail
+// claim (the domain allowed), in this order:
+//
+//	account of the e-mail                            outcome
+//	none, autoProvision on, email_verified           provision: a new active account without a password and
+//	                                                 an accepted membership with defaultRoleId (#ssoCode)
+//	none, otherwise                                  user_not_found
+//	any, email_verified not true                     user_not_found
+//	active, with an active membership served         link (#ssoCode)
+//	any, with an accepted membership served that     no_org_access (its tenant suspended it, or the account
+//	  grants nothing                                   is disabled)
+//	credentialless, with an invitation served        link and accept that invitation (#ssoCode); the
+//	                                                   account becomes active, no password is set
+//	any other (self-registered, a member elsewhere   account_exists
+//	  only, invited elsewhere, invited here but
+//	  holding a password or an identity provider's
+//	  link)
+//
+// A link, acceptance or provisioning beyond the ceiling answers no_org_access.
+// A membership "served" is one of the provider's tenant (see Tenancy of
+// logins). "Credentialless" is an account with no password, passkey or link:
+// status invited and no password (an account leaves status invited only
+// through a credential, and passkeys are registered only by active accounts);
+// an active account without a password is an identity provider's. Every
+// refusal writes nothing (no link, membership, acceptance or exchange code);
+// a provider never changes a password, MFA or any other membership, and the
+// account's other invitations stay pending. email_verified speaks for the
+// address only, never for more of the account. linking_test.go is this table,
+// case by case, for the provider of each kind of tenant.
+//
+// # SSO sessions
+//
+// A session from /sso/exchange carries its provider (access-token claim idp,
+// shared/session; kept through refresh and through the MFA hand-off, whose
+// temp token records the provider and the membership). It acts only in the
+// membership the provider served, and every account-wide change (password,
+// TOTP, SMS, passkeys, recovery codes, name, account deletion) refuses it with
+// 403 credential_sign_in_required `Account changes need a password or passkey
+// sign-in` (authz.AccountOwner). An account an identity provider provisioned
+// sets its first password by accepting an invitation (shared/invite). GET /sso/check/:orgId answers {ssoEnabled, provider,
 // enforceSSO} from the enforce row; an unknown organization looks like one
 // without a provider.
 //

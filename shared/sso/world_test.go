@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -173,6 +174,15 @@ type world struct {
 	c      tenant.Organization
 	tokens map[string]string
 	users  map[string]fixture.Caller
+	// clients numbers the source addresses of browsers and exchanges, so
+	// that tests running many logins stay clear of the per-IP rate limits.
+	clients atomic.Int32
+}
+
+// nextAddr is a source address no other browser or exchange of w used.
+func (w *world) nextAddr() string {
+	n := w.clients.Add(1)
+	return fmt.Sprintf("198.18.%d.%d:443", n/250, n%250+1)
 }
 
 func newWorld(t *testing.T) *world {
@@ -242,11 +252,12 @@ func (w *world) provider(t testing.TB, caller, orgID string, p *idp, extra map[s
 // redirect by itself.
 type browser struct {
 	cookie string
+	addr   string // source address toward Gale
 	http   *http.Client
 }
 
 func (w *world) browser() *browser {
-	return &browser{http: &http.Client{Timeout: 10 * time.Second,
+	return &browser{addr: w.nextAddr(), http: &http.Client{Timeout: 10 * time.Second,
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.pki.pool, MinVersion: tls.VersionTLS12}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
@@ -255,7 +266,7 @@ func (w *world) browser() *browser {
 // keeping the state cookie.
 func (b *browser) start(t testing.TB, w *world, orgID string) string {
 	t.Helper()
-	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: "/api/v1/sso/login/" + orgID})
+	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: "/api/v1/sso/login/" + orgID, RemoteAddr: b.addr})
 	if res.Status != http.StatusFound {
 		t.Fatalf("login: %d %s", res.Status, res.Body)
 	}
@@ -301,7 +312,7 @@ func (b *browser) callback(t testing.TB, w *world, callbackURL string) string {
 	if b.cookie != "" {
 		hdr["Cookie"] = sso.CookieName + "=" + b.cookie
 	}
-	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: u.RequestURI(), Header: hdr})
+	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: u.RequestURI(), Header: hdr, RemoteAddr: b.addr})
 	if res.Status != http.StatusFound {
 		t.Fatalf("callback: %d %s", res.Status, res.Body)
 	}
@@ -339,5 +350,6 @@ func (w *world) signIn(t testing.TB, p *idp, orgID string, u *mockoidc.MockUser)
 // exchange trades a code at /sso/exchange.
 func (w *world) exchange(t testing.TB, code string) fixture.Response {
 	t.Helper()
-	return fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/sso/exchange", Body: map[string]any{"code": code}})
+	return fixture.Do(t, w.api, fixture.Request{Method: http.MethodPost, Path: "/api/v1/sso/exchange", Body: map[string]any{"code": code},
+		RemoteAddr: w.nextAddr()})
 }

@@ -279,12 +279,10 @@ type ProfileInput struct {
 
 // UpdateMe changes the caller's name or avatar URL ("" clears the avatar).
 func (s *Service) UpdateMe(ctx context.Context, in ProfileInput) (*User, error) {
-	// Any signed-in user may change their own profile.
-	p, err := authz.Authenticated(ctx)
+	// Any user signed in with their own credential may change their own
+	// profile (account-wide: never an SSO session).
+	p, err := authz.AccountOwner(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
 		return nil, err
 	}
 	if in.Name == nil && in.AvatarURL == nil {

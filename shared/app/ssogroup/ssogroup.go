@@ -78,7 +78,8 @@ func (Accounts) Pending(u *user.User, m *user.Membership) bool {
 // AcceptWrites accept invitation m of invited account u (the table's accept
 // transition, by the account's own SSO sign-in): m becomes active while it is
 // the same invitation still awaiting acceptance, the account active while it
-// is still invited, and the invitation token is spent.
+// is still invited and without a password (credentialless, as the linking
+// rules read it), and the invitation token is spent.
 func (a Accounts) AcceptWrites(u *user.User, m *user.Membership) []*store.Write {
 	st := expression.Name("status")
 	mk := user.MembershipKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
@@ -88,7 +89,8 @@ func (a Accounts) AcceptWrites(u *user.User, m *user.Membership) []*store.Write 
 	pk := user.ProfileKey(u.ID)
 	account := store.Change(pk.PK, pk.SK, expression.Set(st, expression.Value(string(user.StatusActive))).
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(a.Clock.Now()))).
-		Add(expression.Name("version"), expression.Value(1))).When(store.Is("status", string(user.StatusInvited))).Exists()
+		Add(expression.Name("version"), expression.Value(1))).
+		When(store.Is("status", string(user.StatusInvited)).And(expression.Name("passwordHash").AttributeNotExists())).Exists()
 	ik := user.InviteKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
 	return []*store.Write{member, account, store.Delete(ik.PK, ik.SK)}
 }
