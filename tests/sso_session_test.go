@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/api"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -34,6 +35,7 @@ var accountWide = map[operation]any{
 	{http.MethodPatch, "/api/v1/auth/passkeys/{id}"}:                 map[string]any{"name": "renamed"},
 	{http.MethodDelete, "/api/v1/auth/passkeys/{id}"}:                map[string]any{"currentPassword": "Whatever-1"},
 	{http.MethodPatch, "/api/v1/users/me"}:                           map[string]any{"name": "Renamed by the IdP"},
+	{http.MethodPost, "/api/v1/auth/sessions/revoke-others"}:         nil,
 	{http.MethodPost, "/api/v1/auth/account-deletion-request"}:       map[string]any{},
 	{http.MethodPatch, "/api/v1/auth/account-deletion-request/{id}"}: map[string]any{},
 }
@@ -139,5 +141,46 @@ func TestSSOSessionRefusedOnEveryAccountWideRoute(t *testing.T) {
 		if strings.Contains(string(res.Body), "credential_sign_in_required") {
 			t.Errorf("%s %s refused a password session: %d %s", op.method, op.path, res.Status, res.Body)
 		}
+	}
+}
+
+// An SSO session's logout ends that session only: the spec's "revoke all
+// tokens of the user" would let a tenant's provider end the account's own
+// sessions everywhere. A password session's logout still ends them all.
+func TestSSOLogoutEndsOnlyItsOwnSession(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "auth", "users")
+	own := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID,
+		Password: "Whatever-1", MFA: true})
+	start := func(idp string) string {
+		pair, sw, err := w.Env.Sessions.Start(own.UserID, session.Claims{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID,
+			MFA: true, IdP: idp}, "127.0.0.1", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Env.Store.Do(context.Background(), sw); err != nil {
+			t.Fatal(err)
+		}
+		return pair.AccessToken
+	}
+	me := func(tok string) int {
+		return fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/auth/me", Token: tok}).Status
+	}
+	sso, other := start("00000000-0000-4000-8000-0000000000aa"), start("")
+	w.Env.Clock.Advance(time.Second) // a logout's cut-off is later than the tokens it must keep
+	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/logout", Token: sso}), http.StatusOK)
+	if got := me(sso); got != http.StatusUnauthorized {
+		t.Errorf("the SSO session after its logout: %d, want 401", got)
+	}
+	if got := me(own.Token); got != http.StatusOK {
+		t.Errorf("the account's password session after an SSO logout: %d, want 200", got)
+	}
+	if got := me(other); got != http.StatusOK {
+		t.Errorf("another session after an SSO logout: %d, want 200", got)
+	}
+	w.Env.Clock.Advance(time.Second)
+	fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: "/api/v1/auth/logout", Token: own.Token}), http.StatusOK)
+	if got := me(other); got != http.StatusUnauthorized {
+		t.Errorf("another session after a password session's logout: %d, want 401", got)
 	}
 }

@@ -205,9 +205,7 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 
 // Revoke ends one session (idempotent).
 func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
-	k := Key(userID, sessionID)
-	upd := expression.Set(expression.Name("revokedAt"), expression.Name("revokedAt").IfNotExists(expression.Value(clock.Stamp(m.Clock.Now()))))
-	if err := m.St.Do(ctx, store.Change(k.PK, k.SK, upd).Exists()); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+	if err := m.St.Do(ctx, m.RevokeOneWrite(userID, sessionID)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("revoke session %s: %w", sessionID, err)
 	}
 	return nil
@@ -227,6 +225,12 @@ func (m *Manager) Others(ctx context.Context, userID, keep string) ([]Session, e
 func (m *Manager) RevokeWrite(s *Session) *store.Write {
 	upd := expression.Set(expression.Name("revokedAt"), expression.Name("revokedAt").IfNotExists(expression.Value(clock.Stamp(m.Clock.Now()))))
 	return store.Change(s.PK, s.SK, upd).Exists()
+}
+
+// RevokeOneWrite is RevokeWrite for the session sessionID of userID, unread.
+func (m *Manager) RevokeOneWrite(userID, sessionID string) *store.Write {
+	k := Key(userID, sessionID)
+	return m.RevokeWrite(&Session{Keys: store.Keys{PK: k.PK, SK: k.SK}})
 }
 
 func (m *Manager) withinGrace(rotatedAt string) bool {

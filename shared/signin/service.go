@@ -588,7 +588,9 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 // (authentication reads the session). Offered after a factor or the password
 // changes. It answers how many sessions it ended.
 func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
-	p, err := authz.SignedIn(ctx)
+	// Ending the account's other sessions (its password ones among them) is
+	// account-wide: an identity provider's session may not.
+	p, err := authz.AccountOwner(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -614,13 +616,20 @@ func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
 	return len(others), nil
 }
 
-// Logout revokes every token of the caller.
+// Logout revokes every token of the caller. A session an identity provider
+// opened ends only itself: revoking every token of the account would let a
+// tenant's provider end the account's own sessions elsewhere (DECISIONS,
+// "SSO sessions are bound to the provider's tenant").
 func (s *Service) Logout(ctx context.Context) error {
 	p, err := authz.Authenticated(ctx)
 	if err != nil {
 		return err
 	}
-	tx := (&store.Tx{}).Add(RevokeAllWrite(p.UserID, s.Clock.Now()),
+	end := RevokeAllWrite(p.UserID, s.Clock.Now())
+	if p.IdP != "" {
+		end = s.Sessions.RevokeOneWrite(p.UserID, p.SessionID)
+	}
+	tx := (&store.Tx{}).Add(end,
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: "user.logout",
 			ResourceType: "user", ResourceID: p.UserID, ResourceName: p.Email}))
 	ev, err := event.New(s.Clock, eventtype.UserLogout, p.OrgID, map[string]any{"userId": p.UserID, "email": p.Email})
