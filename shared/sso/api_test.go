@@ -323,7 +323,7 @@ func TestDiscoveryEndpointsPassTheGuard(t *testing.T) {
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(doc)
 	}))
-	srv.TLS = w.pki.server
+	srv.TLS = w.pki.Server
 	srv.StartTLS()
 	defer srv.Close()
 	bad.Store(map[string]string{})

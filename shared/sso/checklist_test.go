@@ -23,7 +23,7 @@ func TestLoginRedirectCarriesPKCEStateAndNonce(t *testing.T) {
 	seen := map[string]bool{}
 	for range 2 {
 		b := w.browser()
-		loc, err := url.Parse(b.start(t, w, w.a.ID))
+		loc, err := url.Parse(b.Start(t, w.a.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,13 +32,13 @@ func TestLoginRedirectCarriesPKCEStateAndNonce(t *testing.T) {
 		}
 		q := loc.Query()
 		for k, want := range map[string]string{"response_type": "code", "client_id": w.idpA.ClientID,
-			"redirect_uri": apiURL + sso.CallbackPath, "scope": "openid email", "code_challenge_method": "S256", "state": b.cookie} {
+			"redirect_uri": apiURL + sso.CallbackPath, "scope": "openid email", "code_challenge_method": "S256", "state": b.Cookie} {
 			if q.Get(k) != want {
 				t.Errorf("%s = %q, want %q", k, q.Get(k), want)
 			}
 		}
-		if len(q.Get("code_challenge")) != 43 || len(q.Get("nonce")) < 43 || len(b.cookie) < 43 {
-			t.Errorf("challenge %q, nonce %q, state %q", q.Get("code_challenge"), q.Get("nonce"), b.cookie)
+		if len(q.Get("code_challenge")) != 43 || len(q.Get("nonce")) < 43 || len(b.Cookie) < 43 {
+			t.Errorf("challenge %q, nonce %q, state %q", q.Get("code_challenge"), q.Get("nonce"), b.Cookie)
 		}
 		for _, v := range []string{q.Get("state"), q.Get("nonce"), q.Get("code_challenge")} {
 			if seen[v] {
@@ -47,7 +47,7 @@ func TestLoginRedirectCarriesPKCEStateAndNonce(t *testing.T) {
 			seen[v] = true
 		}
 		// The verifier never leaves the server: the row holds it sealed.
-		if strings.Contains(fixture.Scan(t, w.env), strings.ToLower(b.cookie)) {
+		if strings.Contains(fixture.Scan(t, w.env), strings.ToLower(b.Cookie)) {
 			t.Error("the state rests in clear")
 		}
 	}
@@ -114,11 +114,11 @@ func TestExpiredIDTokenIsRefused(t *testing.T) {
 	w.provider(t, aAdmin, "", w.idpA, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
 	w.idpA.AccessTTL = 30 * time.Second
 	b := w.browser()
-	auth := b.start(t, w, w.a.ID)
+	auth := b.Start(t, w.a.ID)
 	w.idpA.QueueUser(verified("late", "late@alpha.example"))
-	cb := b.authorize(t, auth)
+	cb := b.Authorize(t, auth)
 	w.env.Clock.Advance(2 * time.Minute)
-	if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeIDTokenInvalid {
+	if _, e := fixture.Outcome(t, b.Callback(t, cb)); e != sso.CodeIDTokenInvalid {
 		t.Fatalf("expired ID token: %q, want id_token_invalid", e)
 	}
 	if u, _ := w.memberships(t, "late@alpha.example"); u != nil {
@@ -133,9 +133,9 @@ func TestConcurrentCallbacksSpendTheSessionOnce(t *testing.T) {
 	w := newWorld(t)
 	w.provider(t, aAdmin, "", w.idpA, map[string]any{"autoProvision": true, "defaultRoleId": role.OrgViewerID})
 	b := w.browser()
-	auth := b.start(t, w, w.a.ID)
+	auth := b.Start(t, w.a.ID)
 	w.idpA.QueueUser(verified("twelve", "twelve@alpha.example"))
-	cb := b.authorize(t, auth)
+	cb := b.Authorize(t, auth)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	got := map[string]int{}
@@ -143,7 +143,7 @@ func TestConcurrentCallbacksSpendTheSessionOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, e := outcome(t, b.callback(t, w, cb))
+			code, e := fixture.Outcome(t, b.Callback(t, cb))
 			mu.Lock()
 			defer mu.Unlock()
 			if code != "" {

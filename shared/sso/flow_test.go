@@ -148,7 +148,7 @@ func TestAnotherOrganizationsProviderCannotTakeOver(t *testing.T) {
 	// Nor through A's login with C's provider's code (mix-up): see
 	// TestMixUpFails. And A's own login page does not serve C's provider.
 	b := w.browser()
-	if loc := b.start(t, w, w.a.ID); !strings.HasSuffix(loc, "/login?error=provider_not_found") {
+	if loc := b.Start(t, w.a.ID); !strings.HasSuffix(loc, "/login?error=provider_not_found") {
 		t.Fatalf("A's login without a provider went to %s", loc)
 	}
 	// The unverified form is refused the same way and changes nothing.
@@ -215,29 +215,29 @@ func TestCallbackErrorCodes(t *testing.T) {
 	t.Run("replayed state", func(t *testing.T) {
 		b := w.browser()
 		w.idpA.QueueUser(verified("s4", "x@alpha.example"))
-		cb := b.authorize(t, b.start(t, w, w.a.ID))
-		if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeUserNotFound {
+		cb := b.Authorize(t, b.Start(t, w.a.ID))
+		if _, e := fixture.Outcome(t, b.Callback(t, cb)); e != sso.CodeUserNotFound {
 			t.Fatalf("first: %q", e)
 		}
 		// The same callback again, from the same browser: the session is spent.
-		if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeInvalidState {
+		if _, e := fixture.Outcome(t, b.Callback(t, cb)); e != sso.CodeInvalidState {
 			t.Fatalf("replayed state: %q", e)
 		}
 	})
 	t.Run("expired session", func(t *testing.T) {
 		b := w.browser()
-		auth := b.start(t, w, w.a.ID)
+		auth := b.Start(t, w.a.ID)
 		w.idpA.QueueUser(verified("s5", "x@alpha.example"))
-		cb := b.authorize(t, auth)
+		cb := b.Authorize(t, auth)
 		w.env.Clock.Advance(sso.LoginTTL + time.Second)
 		defer w.env.Clock.Set(time.Now())
-		if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeSessionExpired {
+		if _, e := fixture.Outcome(t, b.Callback(t, cb)); e != sso.CodeSessionExpired {
 			t.Fatalf("got %q", e)
 		}
 	})
 	t.Run("tampered ID token", func(t *testing.T) {
-		w.idpA.tamper.Store(true)
-		defer w.idpA.tamper.Store(false)
+		w.idpA.Tamper.Store(true)
+		defer w.idpA.Tamper.Store(false)
 		if _, e := w.signIn(t, w.idpA, w.a.ID, verified("s6", "x@alpha.example")); e != sso.CodeIDTokenInvalid {
 			t.Fatalf("got %q", e)
 		}
@@ -245,36 +245,36 @@ func TestCallbackErrorCodes(t *testing.T) {
 	t.Run("callback replayed in another browser", func(t *testing.T) {
 		victim, attacker := w.browser(), w.browser()
 		w.idpA.QueueUser(verified("s7", "x@alpha.example"))
-		cb := victim.authorize(t, victim.start(t, w, w.a.ID))
+		cb := victim.Authorize(t, victim.Start(t, w.a.ID))
 		// The attacker brings the victim's callback URL without the victim's cookie,
 		// then with a cookie of its own login.
-		if _, e := outcome(t, attacker.callback(t, w, cb)); e != sso.CodeInvalidState {
+		if _, e := fixture.Outcome(t, attacker.Callback(t, cb)); e != sso.CodeInvalidState {
 			t.Fatalf("no cookie: %q", e)
 		}
-		attacker.start(t, w, w.a.ID)
-		if _, e := outcome(t, attacker.callback(t, w, cb)); e != sso.CodeInvalidState {
+		attacker.Start(t, w.a.ID)
+		if _, e := fixture.Outcome(t, attacker.Callback(t, cb)); e != sso.CodeInvalidState {
 			t.Fatalf("another login's cookie: %q", e)
 		}
 	})
 	t.Run("provider error", func(t *testing.T) {
 		b := w.browser()
-		b.start(t, w, w.a.ID)
-		res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: "/api/v1/sso/callback?state=" + url.QueryEscape(b.cookie) + "&error=access_denied",
-			Header: map[string]string{"Cookie": sso.CookieName + "=" + b.cookie}})
-		if _, e := outcome(t, res.Header.Get("Location")); e != sso.CodeProviderError {
+		b.Start(t, w.a.ID)
+		res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: "/api/v1/sso/callback?state=" + url.QueryEscape(b.Cookie) + "&error=access_denied",
+			Header: map[string]string{"Cookie": sso.CookieName + "=" + b.Cookie}})
+		if _, e := fixture.Outcome(t, res.Header.Get("Location")); e != sso.CodeProviderError {
 			t.Fatalf("got %q", e)
 		}
 	})
 	t.Run("provider deactivated mid-flow", func(t *testing.T) {
 		b := w.browser()
-		auth := b.start(t, w, w.a.ID)
+		auth := b.Start(t, w.a.ID)
 		w.idpA.QueueUser(verified("s8", "x@alpha.example"))
-		cb := b.authorize(t, auth)
+		cb := b.Authorize(t, auth)
 		fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/sso/providers/"+pr.ID+"/status", aAdmin, map[string]any{"status": "inactive"}), http.StatusOK)
 		defer func() {
 			fixture.Expect(t, w.call(t, http.MethodPost, "/api/v1/sso/providers/"+pr.ID+"/status", aAdmin, map[string]any{"status": "active"}), http.StatusOK)
 		}()
-		if _, e := outcome(t, b.callback(t, w, cb)); e != sso.CodeProviderNotFound {
+		if _, e := fixture.Outcome(t, b.Callback(t, cb)); e != sso.CodeProviderNotFound {
 			t.Fatalf("got %q", e)
 		}
 	})
@@ -291,21 +291,21 @@ func TestMixUpFails(t *testing.T) {
 	// A real login at A yields a code for A.
 	ba := w.browser()
 	w.idpA.QueueUser(verified("mix", "mix@alpha.example"))
-	cbA, _ := url.Parse(ba.authorize(t, ba.start(t, w, w.a.ID)))
+	cbA, _ := url.Parse(ba.Authorize(t, ba.Start(t, w.a.ID)))
 	codeA := cbA.Query().Get("code")
 
 	// A login at B: its state and cookie, with A's code.
 	bb := w.browser()
-	bb.start(t, w, w.b.ID)
-	q := url.Values{"state": {bb.cookie}, "code": {codeA}}
-	if _, e := outcome(t, bb.callback(t, w, apiURL+sso.CallbackPath+"?"+q.Encode())); e != sso.CodeTokenExchange {
+	bb.Start(t, w.b.ID)
+	q := url.Values{"state": {bb.Cookie}, "code": {codeA}}
+	if _, e := fixture.Outcome(t, bb.Callback(t, apiURL+sso.CallbackPath+"?"+q.Encode())); e != sso.CodeTokenExchange {
 		t.Fatalf("A's code at B: %q, want token_exchange_failed", e)
 	}
 	// With iss naming A (RFC 9207), refused before the exchange.
 	bb2 := w.browser()
-	bb2.start(t, w, w.b.ID)
-	q = url.Values{"state": {bb2.cookie}, "code": {codeA}, "iss": {w.idpA.Issuer()}}
-	if _, e := outcome(t, bb2.callback(t, w, apiURL+sso.CallbackPath+"?"+q.Encode())); e != sso.CodeInvalidState {
+	bb2.Start(t, w.b.ID)
+	q = url.Values{"state": {bb2.Cookie}, "code": {codeA}, "iss": {w.idpA.Issuer()}}
+	if _, e := fixture.Outcome(t, bb2.Callback(t, apiURL+sso.CallbackPath+"?"+q.Encode())); e != sso.CodeInvalidState {
 		t.Fatalf("iss of A at B: %q, want invalid_state", e)
 	}
 	if u, _ := w.memberships(t, "mix@alpha.example"); u != nil {

@@ -47,7 +47,7 @@ func (w *world) castProviders(t *testing.T) []castProvider {
 	orgA := fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID}
 	orgC := fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgViewerID}
 	partnerX := fixture.Member{Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerViewerID, OrgAccess: authz.OrgAccessAll}
-	idpX := newIDP(t, w.pki)
+	idpX := fixture.NewIdP(t, w.pki)
 	cps := []castProvider{
 		{name: "org provider of A", idp: w.idpA, login: w.a.ID, served: orgA, foreign: orgC},
 		{name: "org provider of C (another partner)", idp: w.idpB, login: w.c.ID, served: orgC, foreign: orgA},

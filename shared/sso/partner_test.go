@@ -184,7 +184,7 @@ func TestPartnerProviderSignsInOnlyThePartnersMembers(t *testing.T) {
 		}
 	}
 	// An organization of the partner does not fall back to its partner's provider.
-	if loc := w.browser().start(t, w, w.a.ID); !strings.HasSuffix(loc, "/login?error=provider_not_found") {
+	if loc := w.browser().Start(t, w.a.ID); !strings.HasSuffix(loc, "/login?error=provider_not_found") {
 		t.Fatalf("A's login went to %s", loc)
 	}
 	// Partner Y's own provider cannot sign in X's members.

@@ -1,26 +1,9 @@
 package sso_test
 
 import (
-	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,8 +21,8 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 const (
-	appURL = "https://app.gale.test"
-	apiURL = "https://api.gale.test"
+	appURL = fixture.AppURL
+	apiURL = fixture.APIURL
 )
 
 // Callers of the world.
@@ -55,109 +38,8 @@ const (
 	sysAdmin    = "system admin"
 )
 
-// tlsPKI is a test CA and a certificate for 127.0.0.1 it signed; caFile is
-// the CA as OUTBOUND_CA_FILE takes it.
-type tlsPKI struct {
-	server *tls.Config
-	pool   *x509.CertPool
-	caFile string
-}
-
-func newPKI(t testing.TB) *tlsPKI {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Gale SSO test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTpl, caTpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTpl, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	path := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(path, caPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return &tlsPKI{server: &tls.Config{MinVersion: tls.VersionTLS12,
-		Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}}}, pool: pool, caFile: path}
-}
-
-// idp is an OpenID provider (mockoidc) served over HTTPS on loopback, with a
-// switch that tampers with the ID tokens its token endpoint answers.
-type idp struct {
-	*mockoidc.MockOIDC
-	tamper atomic.Bool
-}
-
-func newIDP(t testing.TB, pki *tlsPKI) *idp {
-	t.Helper()
-	m, err := mockoidc.NewServer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &idp{MockOIDC: m}
-	if err := m.AddMiddleware(p.tamperMiddleware); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(tls.NewListener(ln, pki.server), pki.server); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Shutdown() })
-	return p
-}
-
-// tamperMiddleware, when on, rewrites the ID token's payload (another e-mail)
-// and keeps its signature: a token the provider never signed.
-func (p *idp) tamperMiddleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !p.tamper.Load() || r.URL.Path != mockoidc.TokenEndpoint {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		var body map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &body); err == nil {
-			if tok, ok := body["id_token"].(string); ok {
-				parts := strings.Split(tok, ".")
-				if raw, err := base64.RawURLEncoding.DecodeString(parts[1]); err == nil {
-					raw = bytes.Replace(raw, []byte("@"), []byte("@evil."), 1)
-					parts[1] = base64.RawURLEncoding.EncodeToString(raw)
-					body["id_token"] = strings.Join(parts, ".")
-				}
-			}
-		}
-		out, _ := json.Marshal(body)
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(out)
-	})
-}
+// idp is the test OpenID provider (fixture.IdP).
+type idp = fixture.IdP
 
 // world is three organizations (A and B of partner X, C of partner Y), the
 // sso and auth groups on an environment whose outbound guard exempts loopback
@@ -166,7 +48,7 @@ func (p *idp) tamperMiddleware(next http.Handler) http.Handler {
 type world struct {
 	env    *testenv.Env
 	api    http.Handler
-	pki    *tlsPKI
+	pki    *fixture.PKI
 	idpA   *idp
 	idpB   *idp
 	px, py tenant.Partner
@@ -187,14 +69,13 @@ func (w *world) nextAddr() string {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	pki := newPKI(t)
-	env := testenv.New(t, "OUTBOUND_ALLOW_CIDRS", "127.0.0.1/32", "OUTBOUND_CA_FILE", pki.caFile,
-		"APP_URL", appURL, "API_URL", apiURL)
+	pki := fixture.NewPKI(t)
+	env := testenv.New(t, pki.SSOVars()...)
 	// Provider tokens carry the wall clock; the injected clock starts there.
 	env.Clock.Set(time.Now())
 	w := &world{env: env, pki: pki, tokens: map[string]string{}, users: map[string]fixture.Caller{}}
 	w.api = fixture.API(t, env, "sso", "auth", "users")
-	w.idpA, w.idpB = newIDP(t, pki), newIDP(t, pki)
+	w.idpA, w.idpB = fixture.NewIdP(t, pki), fixture.NewIdP(t, pki)
 	w.px = fixture.Partner(t, env, "Partner X")
 	w.py = fixture.Partner(t, env, "Partner Y")
 	w.a = fixture.Org(t, env, w.px.ID, "Alpha")
@@ -247,104 +128,14 @@ func (w *world) provider(t testing.TB, caller, orgID string, p *idp, extra map[s
 	return pr
 }
 
-// browser is one user agent: its cookie jar holds the state cookie; it
-// speaks to the provider over HTTPS (trusting the test CA) and follows no
-// redirect by itself.
-type browser struct {
-	cookie string
-	addr   string // source address toward Gale
-	http   *http.Client
-}
-
-func (w *world) browser() *browser {
-	return &browser{addr: w.nextAddr(), http: &http.Client{Timeout: 10 * time.Second,
-		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.pki.pool, MinVersion: tls.VersionTLS12}},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-// start opens /sso/login/:orgId and answers where it sends the browser,
-// keeping the state cookie.
-func (b *browser) start(t testing.TB, w *world, orgID string) string {
-	t.Helper()
-	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: "/api/v1/sso/login/" + orgID, RemoteAddr: b.addr})
-	if res.Status != http.StatusFound {
-		t.Fatalf("login: %d %s", res.Status, res.Body)
-	}
-	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
-		if c.Name == sso.CookieName {
-			if !c.Secure || !c.HttpOnly || c.Path != "/" || c.SameSite != http.SameSiteLaxMode || c.Domain != "" {
-				t.Fatalf("state cookie %+v is not a __Host- cookie", c)
-			}
-			b.cookie = c.Value
-		}
-	}
-	return res.Header.Get("Location")
-}
-
-// authorize lets the provider authenticate the browser (the next queued
-// user) and answers the callback URL it redirects to.
-func (b *browser) authorize(t testing.TB, authURL string) string {
-	t.Helper()
-	res, err := b.http.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	_, _ = io.Copy(io.Discard, res.Body)
-	if res.StatusCode != http.StatusFound {
-		t.Fatalf("authorize: %d", res.StatusCode)
-	}
-	return res.Header.Get("Location")
-}
-
-// callback brings the provider's redirect back to Gale and answers where
-// Gale sends the browser.
-func (b *browser) callback(t testing.TB, w *world, callbackURL string) string {
-	t.Helper()
-	u, err := url.Parse(callbackURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := u.Scheme + "://" + u.Host + u.Path; got != apiURL+sso.CallbackPath {
-		t.Fatalf("provider redirected to %s, want the redirect URI %s", got, apiURL+sso.CallbackPath)
-	}
-	hdr := map[string]string{}
-	if b.cookie != "" {
-		hdr["Cookie"] = sso.CookieName + "=" + b.cookie
-	}
-	res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: u.RequestURI(), Header: hdr, RemoteAddr: b.addr})
-	if res.Status != http.StatusFound {
-		t.Fatalf("callback: %d %s", res.Status, res.Body)
-	}
-	return res.Header.Get("Location")
-}
-
-// outcome splits Gale's final redirect into the exchange code or the error code.
-func outcome(t testing.TB, loc string) (code, errCode string) {
-	t.Helper()
-	switch {
-	case strings.HasPrefix(loc, appURL+"/auth/sso/callback#ssoCode="):
-		c, err := url.QueryUnescape(strings.TrimPrefix(loc, appURL+"/auth/sso/callback#ssoCode="))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, ""
-	case strings.HasPrefix(loc, appURL+"/login?error="):
-		return "", strings.TrimPrefix(loc, appURL+"/login?error=")
-	}
-	t.Fatalf("unexpected redirect %q", loc)
-	return "", ""
-}
+// browser is a user agent (fixture.Browser) at a source address no other
+// browser of w used.
+func (w *world) browser() *fixture.Browser { return fixture.NewBrowser(w.api, w.pki, w.nextAddr()) }
 
 // signIn runs a whole login of user at orgID and answers the outcome.
 func (w *world) signIn(t testing.TB, p *idp, orgID string, u *mockoidc.MockUser) (code, errCode string) {
 	t.Helper()
-	b := w.browser()
-	auth := b.start(t, w, orgID)
-	if u != nil {
-		p.QueueUser(u)
-	}
-	return outcome(t, b.callback(t, w, b.authorize(t, auth)))
+	return w.browser().SignIn(t, p, orgID, u)
 }
 
 // exchange trades a code at /sso/exchange.
