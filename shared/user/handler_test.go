@@ -19,7 +19,8 @@ package user_test
 //	POST   /users/{id}/role     5   auth + BatchGet + role (custom only) + transaction
 //	POST   /auth/invite/preview 2   BatchGet (profile, invitation) + scope name
 //	POST   /auth/accept-invite  6   rate limit + BatchGet + membership + transaction + sign-in
-//	                                transaction + outbox clear (user.login event)
+//	                                transaction + outbox clear (user.login event); an existing
+//	                                account +1 (its attempt count), +1 when that row had expired
 
 import (
 	"net/url"
