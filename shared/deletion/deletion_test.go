@@ -431,3 +431,35 @@ func strip(s string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// Issue 30: the password check is counted before it runs (the per-user limit,
+// 5 per 5 minutes), so 50 concurrent wrong passwords get at most 5 checks
+// (each checked one answers 401, each refused one 429 without a check), and
+// the right password sent after them is refused unchecked too.
+func TestDeletionPasswordBurstChecksAtMostFive(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "auth", "admin")
+	u := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgViewerID,
+		Password: password, MFA: true})
+	var checked, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch res := call(t, w, http.MethodPost, mine, u, map[string]any{"password": "nope"}); res.Status {
+			case http.StatusUnauthorized:
+				checked.Add(1)
+			case http.StatusTooManyRequests:
+				refused.Add(1)
+			default:
+				t.Errorf("burst: %d %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if checked.Load() > 5 || checked.Load()+refused.Load() != 50 {
+		t.Fatalf("%d checked, %d refused; want at most 5 checked", checked.Load(), refused.Load())
+	}
+	fixture.ExpectError(t, call(t, w, http.MethodPost, mine, u, map[string]any{"password": password}), http.StatusTooManyRequests, "rate_limited")
+}

@@ -23,7 +23,10 @@
 // An unknown, replaced (re-invited), used or expired (7 days, injected clock)
 // token is 400 `Invalid or expired invitation`, for both routes. Acceptance is
 // limited to 10 per hour per source IP, counted after validation; tokens carry
-// 256 random bits, so preview needs no limit.
+// 256 random bits, so preview needs no limit. An existing account's password
+// attempt also counts on its login lock (signin.CountPassword) before the
+// password is checked: a locked account answers 401 `Invalid password`
+// without a check, so invitations add no guesses to the lockout's five.
 package invite
 
 import (
@@ -36,6 +39,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/passhash"
 
+	"github.com/gale-rmm/gale/shared/attempt"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -198,10 +202,23 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = hash, clock.Format(now), clock.Format(now)
 		tx.Add(firstPasswordWrite(u))
 		firstPassword = true
-	} else if !passhash.Verify(u.PasswordHash, in.Password) {
+	} else {
 		// An existing account proves itself with its own password; the
-		// invitation changes nothing of it.
-		return signin.Result{}, ErrPassword
+		// invitation changes nothing of it. The attempt counts on the
+		// account's login lock before the password is checked, so an
+		// invitation is no way around the lockout; a right password takes
+		// its count back in the acceptance's transaction.
+		try, err := s.SignIn.CountPassword(ctx, u.Email)
+		if errors.Is(err, attempt.ErrLocked) {
+			return signin.Result{}, ErrPassword
+		}
+		if err != nil {
+			return signin.Result{}, err
+		}
+		if !passhash.Verify(u.PasswordHash, in.Password) {
+			return signin.Result{}, ErrPassword
+		}
+		tx.Add(try.Refund())
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {
 		var te *store.TxError

@@ -795,3 +795,41 @@ func TestSecretsNeverInResponsesOrLogs(t *testing.T) {
 		}
 	}
 }
+
+// Issue 30: each MFA verification is counted before the code is checked
+// (the per-user limit, 5 per 5 minutes), so 50 concurrent wrong codes get at
+// most 5 checks (a checked one answers 401, a refused one 429 unchecked), and
+// the right code sent after them is refused too.
+func TestVerifyBurstChecksAtMostFive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	secret, _ := w.enableTOTP(t, w.c.Token)
+	w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
+	tok := w.tempToken(t, w.email, "totp")
+	right := w.code(t, secret)
+	wrong := "000000"
+	if wrong == right {
+		wrong = "000001"
+	}
+	var checked, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch res := w.verify(t, tok, wrong); res.Status {
+			case http.StatusUnauthorized:
+				checked.Add(1)
+			case http.StatusTooManyRequests:
+				refused.Add(1)
+			default:
+				t.Errorf("burst: %d %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if checked.Load() > 5 || checked.Load()+refused.Load() != 50 {
+		t.Fatalf("%d checked, %d refused; want at most 5 checked", checked.Load(), refused.Load())
+	}
+	fixture.Expect(t, w.verify(t, tok, right), http.StatusTooManyRequests)
+}

@@ -8,12 +8,29 @@
 //
 //	MFA temp token   MFATEMP#<sha256> / MFATEMP   {userId, ttl 5 min; after an SSO first    single use
 //	                                              factor idp and the membership it served}
-//	login lock       LOCK#<hash(e-mail)> / LOCK   {ttl 15 min}                             after 5 failures in 15 min
+//	attempt count    ATTEMPT#login#<hash(e-mail)> / ATTEMPT (shared/attempt, rule Lockout)
 //	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
 //
 // Login answers the same 401 `Invalid email or password` for every failure and
 // always runs one Argon2id verification, so neither the text nor the time tells
 // whether an e-mail is registered.
+//
+// # Lockout
+//
+// Each attempt is counted for its address (the e-mail's hash, so unknown
+// addresses count and lock exactly like registered ones) by one conditional
+// write BEFORE its password is checked (shared/attempt, rule Lockout): once 5
+// attempts have failed, each within 15 minutes of the previous, nothing more
+// is counted or verified for 15 minutes after the last, however many attempts
+// arrive at once, and every one answers the same 401 (a locked attempt reads
+// nothing: the same work for known and unknown addresses). A verified
+// password takes its count back in the write that follows it (the sign-in's
+// transaction, or the MFA temp token's); a disabled account or an
+// organization enforcing SSO keeps it. A count whose answer was lost is
+// counted once (its token), or at worst twice: never toward unlocking. A
+// password reset deletes the row (it proves the mailbox). Accepting an
+// invitation into an existing account checks the same password and counts
+// on the same row (CountPassword).
 //
 // # Registration
 //
@@ -84,6 +101,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/passhash"
 
+	"github.com/gale-rmm/gale/shared/attempt"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -195,7 +213,16 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if err := s.Limits.Allow(ctx, ratelimit.LoginIPEmail, c.SourceIP+"|"+subject); err != nil {
 		return Result{}, err
 	}
-	u, locked, err := s.lookup(ctx, email, subject)
+	// Counted before the password is checked: a burst cannot get more
+	// verifications than the lock allows. Unknown addresses count alike.
+	try, err := s.CountPassword(ctx, email)
+	if errors.Is(err, attempt.ErrLocked) {
+		return Result{}, ErrInvalidCredentials // nothing read, nothing verified
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	u, err := s.lookup(ctx, email)
 	if err != nil {
 		return Result{}, err
 	}
@@ -203,20 +230,32 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if u != nil {
 		hash = u.PasswordHash
 	}
-	ok := passhash.Verify(hash, password) // always one Argon2id run
-	if !ok || u == nil || locked || u.Status != user.StatusActive {
-		// Failures count for unknown addresses too: the same store work on
-		// both paths, so timing and call counts do not tell them apart.
-		if !ok && !locked {
-			s.countFailure(ctx, subject)
-		}
-		return Result{}, ErrInvalidCredentials
+	ok := verify(hash, password) // one Argon2id run for known and unknown addresses
+	if !ok || u == nil || u.Status != user.StatusActive {
+		return Result{}, ErrInvalidCredentials // the count stays
 	}
 	m, err := s.primaryMembership(ctx, u.ID)
 	if err != nil {
 		return Result{}, err
 	}
-	return s.AfterPassword(ctx, u, m, c)
+	return s.AfterPassword(ctx, u, m, c, try.Refund())
+}
+
+// Lockout is the login lock: 5 failed attempts, each within 15 minutes of
+// the previous, lock an address for 15 minutes after the last.
+var Lockout = attempt.Rule{Name: "login", Limit: 5, Window: LockDuration}
+
+// verify checks a password against its hash (passhash.Verify); tests wrap it
+// to count and hold verifications.
+var verify = passhash.Verify
+
+// CountPassword counts one attempt at the password of the account of email
+// (normalized) against Lockout, before the password is checked:
+// attempt.ErrLocked when the address is locked (do not check it then). Every
+// path that checks an account's password to sign in counts here, so none
+// gives more guesses than the lock.
+func (s *Service) CountPassword(ctx context.Context, email string) (attempt.Try, error) {
+	return attempt.Counter{St: s.St, Clock: s.Clock}.Take(ctx, Lockout, ratelimit.Hash(email))
 }
 
 // ErrSSOEnforced refuses a password sign-in into an organization that enforces SSO.
@@ -226,7 +265,9 @@ var ErrSSOEnforced = fault.Forbidden("Password login is disabled for this organi
 // accepted invitation) in membership m: refused when m's organization
 // enforces SSO, the MFA hand-off when the account has a second factor,
 // otherwise Complete. Every password path ends here, so none skips either.
-func (s *Service) AfterPassword(ctx context.Context, u *user.User, m *user.Membership, c Client) (Result, error) {
+// extra (e.g. the refund of the attempt's count) rides in the write that
+// finishes the step, the sign-in's transaction or the temp token's.
+func (s *Service) AfterPassword(ctx context.Context, u *user.User, m *user.Membership, c Client, extra ...*store.Write) (Result, error) {
 	if m != nil && m.OrgID != "" && s.SSO != nil {
 		enforced, err := s.SSO.Enforced(ctx, m.OrgID)
 		if err != nil {
@@ -237,65 +278,45 @@ func (s *Service) AfterPassword(ctx context.Context, u *user.User, m *user.Membe
 		}
 	}
 	if s.Enable2FA && u.MFAEnabled {
-		return s.pendingMFA(ctx, u, nil, "")
+		return s.pendingMFA(ctx, u, nil, "", extra...)
 	}
-	return s.Complete(ctx, u, m, false, c)
+	return s.Complete(ctx, u, m, false, c, extra...)
 }
 
 // maxEmail bounds an e-mail address (up to 255 characters).
 const maxEmail = 255
 
-// lookup reads the user by e-mail and the lock in one batch. An address longer
-// than any account's is unknown without a read: its guard key would exceed
+// lookup reads the user by e-mail (nil when unknown). An address longer than
+// any account's is unknown without a read: its guard key would exceed
 // DynamoDB's 2048-byte partition key, which DynamoDB refuses (a 500).
-func (s *Service) lookup(ctx context.Context, email, subject string) (*user.User, bool, error) {
+func (s *Service) lookup(ctx context.Context, email string) (*user.User, error) {
 	if len(email) > maxEmail {
-		return nil, false, nil
+		return nil, nil
 	}
-	ek, lk := user.EmailKey(email), lockKey(subject)
-	items, err := s.St.BatchGet(ctx, ek, lk)
-	if err != nil {
-		return nil, false, err
+	ek := user.EmailKey(email)
+	var g user.EmailGuard
+	err := s.St.Get(ctx, ek.PK, ek.SK, &g)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
 	}
-	_, locked := items[lk.PK+"|"+lk.SK]
 	// An unknown address reads a profile that cannot exist, so both paths
 	// make the same calls.
 	id := unknownUserID
-	if gi, ok := items[ek.PK+"|"+ek.SK]; ok {
-		var g user.EmailGuard
-		if err := store.Unmarshal(gi, &g); err != nil {
-			return nil, false, err
-		}
+	if err == nil {
 		id = g.UserID
 	}
 	u, err := s.Users.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, locked, nil
+		return nil, nil
 	}
-	return u, locked, err
+	return u, err
 }
 
 // unknownUserID is no account's id (ids are random v4 UUIDs; this is not one).
 const unknownUserID = "00000000-0000-0000-0000-000000000000"
 
-func lockKey(subject string) store.KeyRef { return store.KeyRef{PK: "LOCK#" + subject, SK: "LOCK"} }
-
-// countFailure counts a wrong password; the fifth in 15 minutes locks the account
-// for 15 minutes. Errors are logged by the caller's absence: a failed count must
-// not turn a 401 into a 500.
-func (s *Service) countFailure(ctx context.Context, subject string) {
-	// The sliding window holds the fifth failure in any 15 minutes: a split
-	// across a clock boundary does not reset it.
-	left, err := s.Limits.Take(ctx, ratelimit.LoginFailures, subject)
-	if err != nil || left == 0 {
-		k := lockKey(subject)
-		until := s.Clock.Now().Add(LockDuration)
-		_ = s.St.Do(ctx, store.Put(struct {
-			store.Keys
-			Until string `dynamodbav:"until"`
-		}{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(until)}, Until: clock.Format(until)}))
-	}
-}
+// lockKey is the attempt row of the address with hash subject.
+func lockKey(subject string) store.KeyRef { return attempt.Key(Lockout, subject) }
 
 // primaryMembership picks the scope a password sign-in acts in: system, then
 // partner, then the oldest organization membership, among the active ones
@@ -346,8 +367,9 @@ func tempKey(token string) store.KeyRef {
 }
 
 // pendingMFA stores the temp token of u's second factor; idp and m bind it
-// when an identity provider was the first factor.
-func (s *Service) pendingMFA(ctx context.Context, u *user.User, m *user.Membership, idp string) (Result, error) {
+// when an identity provider was the first factor. extra rides in the same
+// transaction (a password sign-in's refund of its attempt count).
+func (s *Service) pendingMFA(ctx context.Context, u *user.User, m *user.Membership, idp string, extra ...*store.Write) (Result, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return Result{}, fmt.Errorf("temp token: %w", err)
@@ -360,7 +382,16 @@ func (s *Service) pendingMFA(ctx context.Context, u *user.User, m *user.Membersh
 	if idp != "" && m != nil {
 		t.Scope, t.PartnerID, t.OrgID = m.Scope, m.PartnerID, m.OrgID
 	}
-	if err := s.St.Do(ctx, store.PutNew(t)); err != nil {
+	put := store.PutNew(t)
+	if len(extra) == 0 {
+		if err := s.St.Do(ctx, put); err != nil {
+			return Result{}, err
+		}
+	} else if err := s.St.Commit(ctx, (&store.Tx{}).Add(put).Add(extra...)); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			return Result{}, ErrInvalidCredentials // e.g. the count's row reset meanwhile
+		}
 		return Result{}, err
 	}
 	method := u.MFAMethod

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,7 +73,7 @@ func refreshCookie(t *testing.T, res fixture.Response) *http.Cookie {
 func TestLoginSuccessSetsCookieAndTokens(t *testing.T) {
 	s := newSetup(t)
 	res := fixture.Expect(t, login(t, s, "Alice@Example.com", pw, "198.51.100.7"), 200)
-	fixture.Budget(t, res, 8)
+	fixture.Budget(t, res, 9) // the attempt's count is one write; its refund rides in the sign-in's transaction
 	body := res.JSON(t)
 	if body["mfaRequired"] != false {
 		t.Fatalf("mfaRequired = %v", body["mfaRequired"])
@@ -201,6 +202,86 @@ func TestLockoutSurvivesAWindowBoundary(t *testing.T) {
 		fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", fmt.Sprintf("192.0.2.%d", 100+i)), 401)
 	}
 	fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.200"), 401)
+}
+
+// 50 concurrent wrong passwords from 50 addresses, held inside their
+// verification, then the right password while they are in flight: it is
+// refused without being verified, and at most 5 passwords are ever verified
+// (each attempt is counted before its password is checked).
+func TestLockoutHoldsUnderABurst(t *testing.T) {
+	s := newSetup(t)
+	var verified atomic.Int64
+	started, release := make(chan struct{}, 100), make(chan struct{})
+	restore := signin.SetVerify(func(hash, password string) bool {
+		verified.Add(1)
+		if password != pw {
+			started <- struct{}{}
+			<-release // held in flight until the right password has had its answer
+		}
+		return passhash.Verify(hash, password)
+	})
+	defer restore()
+	var wg sync.WaitGroup
+	codes := make([]int, 50)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = login(t, s, "alice@example.com", "wrong-password-1", fmt.Sprintf("198.18.%d.%d", i/200, 1+i%200)).Status
+		}()
+	}
+	for range signin.Lockout.Limit {
+		<-started // five wrong passwords are being verified
+	}
+	right := login(t, s, "alice@example.com", pw, "198.18.9.9")
+	close(release)
+	wg.Wait()
+	fixture.Expect(t, right, 401)
+	for i, c := range codes {
+		if c != 401 {
+			t.Fatalf("attempt %d answered %d", i, c)
+		}
+	}
+	if n := verified.Load(); n > int64(signin.Lockout.Limit) {
+		t.Fatalf("%d passwords verified; want at most %d", n, signin.Lockout.Limit)
+	}
+}
+
+// A success takes its own count back: after four failures, the right
+// password signs in again and again (counted and not refunded, the second
+// success would find five attempts counted and be refused).
+func TestLockoutSuccessTakesItsCountBack(t *testing.T) {
+	s := newSetup(t)
+	for i := 0; i < 4; i++ {
+		fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", fmt.Sprintf("192.0.2.%d", 100+i)), 401)
+	}
+	for i := 0; i < 3; i++ {
+		fixture.Expect(t, login(t, s, "alice@example.com", pw, fmt.Sprintf("192.0.2.%d", 200+i)), 200)
+	}
+	// The fifth failure still locks.
+	fixture.Expect(t, login(t, s, "alice@example.com", "wrong-password-1", "192.0.2.210"), 401)
+	fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.211"), 401)
+}
+
+// An address without an account locks like one with: five failures, then
+// the attempt is refused without a read or a verification, for both.
+func TestLockedAttemptReadsNothingForKnownAndUnknown(t *testing.T) {
+	s := newSetup(t)
+	for _, email := range []string{"alice@example.com", "ghost@example.com"} {
+		for i := 0; i < 5; i++ {
+			fixture.Expect(t, login(t, s, email, "wrong-password-1", fmt.Sprintf("192.0.2.%d", 100+i)), 401)
+		}
+	}
+	before := passhash.Verifications()
+	known := fixture.Expect(t, login(t, s, "alice@example.com", pw, "192.0.2.120"), 401)
+	unknown := fixture.Expect(t, login(t, s, "ghost@example.com", pw, "192.0.2.121"), 401)
+	if n := passhash.Verifications() - before; n != 0 {
+		t.Fatalf("%d verifications while locked", n)
+	}
+	fixture.Budget(t, known, 3) // the two rate limits and the refused count
+	if known.DBCalls != unknown.DBCalls || known.JSON(t)["error"] != unknown.JSON(t)["error"] {
+		t.Fatalf("locked known %d calls %s, unknown %d calls %s", known.DBCalls, known.Body, unknown.DBCalls, unknown.Body)
+	}
 }
 
 func doRefresh(t *testing.T, s setup, cookie string, csrf bool) fixture.Response {

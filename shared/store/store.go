@@ -38,7 +38,7 @@
 //	push token guard    PUSHTOKEN#<sha256> / PUSHTOKEN           -                                  -                        push
 //	mobile approval     ORG#<oid> / MAPPR#<elevation>#<uid>      -                                  -                        push
 //	MFA temp token      MFATEMP#<sha256> / MFATEMP               -                                  -                        signin
-//	login lock          LOCK#<hash(e-mail)> / LOCK               -                                  -                        signin
+//	attempt count       ATTEMPT#<rule>#<hash> / ATTEMPT          -                                  -                        attempt (login lockout)
 //	role (custom)       ROLES#<owner> / ROLE#<id>                ROLEREF#<id> / ROLE                -                        role (system roles live in code only)
 //	role name guard     ROLES#<owner> / NAME#<lower name>        -                                  -                        role
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment

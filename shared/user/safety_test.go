@@ -1,13 +1,17 @@
 package user_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/passhash"
 	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/signin"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -372,4 +376,44 @@ func TestDemotionReadsCustomRolesOnlyWhenNoBuiltinAdminRemains(t *testing.T) {
 	if errorOf(t, res) != user.ErrLastAdmin.Message || res.DBCalls != 10 {
 		t.Fatalf("demoting the last (custom-role) administrator: %d calls, %s", res.DBCalls, res.Body)
 	}
+}
+
+// Issue 30: an existing account's password, tried through an invitation from
+// 50 addresses at once, is verified at most five times (each attempt counts
+// on the account's login lock before the check); then the right password is
+// refused there and at login alike.
+func TestAcceptInviteCountsOnTheLoginLockUnderABurst(t *testing.T) {
+	w := newWorld(t)
+	v := w.victim(t)
+	fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "V", "roleId": role.OrgViewerID}), 201)
+	toks := tokens(t, v.Email)
+	h := fixture.API(t, w.env, "users", "auth")
+	accept := func(password, ip string) fixture.Response {
+		return fixture.Do(t, h, fixture.Request{Method: "POST", Path: "/api/v1/auth/accept-invite", RemoteAddr: ip + ":1",
+			Body: map[string]any{"token": toks[len(toks)-1], "password": password}})
+	}
+	before := passhash.Verifications()
+	var wg sync.WaitGroup
+	codes := make([]int, 50)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = accept("Some-Other-Password-9!", fmt.Sprintf("198.18.%d.%d", i/200, 1+i%200)).Status
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 401 {
+			t.Fatalf("attempt %d answered %d", i, c)
+		}
+	}
+	if n := passhash.Verifications() - before; n > int64(signin.Lockout.Limit) {
+		t.Fatalf("%d passwords verified; want at most %d", n, signin.Lockout.Limit)
+	}
+	fixture.Expect(t, accept(strongPassword, "198.18.9.9"), 401)
+	fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "POST", Path: "/api/v1/auth/login", RemoteAddr: "198.18.9.10:1",
+		Body: map[string]any{"email": v.Email, "password": strongPassword}}), 401)
+	w.env.Clock.Advance(signin.LockDuration + time.Second)
+	fixture.Expect(t, accept(strongPassword, "198.18.9.11"), 200)
 }
