@@ -93,6 +93,7 @@ type propWorld struct {
 	sequences, steps, checks atomic.Int64
 	// answered counts the 2xx answers per operation (sequences run one at a time).
 	answered map[string]int
+	sso      *ssoWorld
 }
 
 const (
@@ -111,7 +112,8 @@ func roleSet(id string) authz.Set {
 }
 
 func newPropWorld(t *testing.T) *propWorld {
-	w := fixture.NewWorld(t, "users", "auth", "api-keys", "service-principals", "devices", "roles")
+	pki := fixture.NewPKI(t)
+	w := fixture.NewWorldWith(t, pki.SSOVars(), "users", "auth", "api-keys", "service-principals", "devices", "roles", "sso")
 	hash, err := passhash.Hash(subjPassword)
 	must(t, err)
 	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Org writer",
@@ -121,11 +123,13 @@ func newPropWorld(t *testing.T) *propWorld {
 		RoleOwner: "ORG#" + w.A.ID, MFA: true})
 	w.Tokens[slice], w.Users[slice] = c.Token, c.UserID
 	all := authz.NewSet(authz.AdminAll)
-	return &propWorld{World: w, t: t, hash: hash, answered: map[string]int{}, perms: map[string]authz.Set{
+	pw := &propWorld{World: w, t: t, hash: hash, answered: map[string]int{}, perms: map[string]authz.Set{
 		fixture.AAdmin: roleSet(role.OrgAdminID), fixture.ATech: roleSet(role.OrgTechnicianID), fixture.AViewer: roleSet(role.OrgViewerID),
 		fixture.ARestricted: roleSet(role.OrgAdminID), fixture.PXAdmin: all, fixture.SysAdmin: all, fixture.PYAdmin: {},
 		fixture.BAdmin: {}, fixture.CAdmin: {}, slice: authz.NewSet(authz.OrgsWrite, authz.DevicesRead),
 	}}
+	pw.sso = pw.ssoSetup(t, pki)
+	return pw
 }
 
 // actors are the cast members that act on A's memberships and credentials.
@@ -177,7 +181,7 @@ func (pw *propWorld) sequence(t *testing.T, rt *rapid.T) {
 	ops := []string{"invite", "invite", "invite", "invitePartner", "accept", "accept", "accept", "session", "session", "suspend", "restore",
 		"rename", "role", "remove", "login", "keyCreate", "keyCreate", "keyCreate", "keyCreate", "keyRotate", "keyRotate", "keyRotate",
 		"keyRotate", "keyPatch", "keyPatch", "keyPatch", "keyRevoke", "spCreate", "spCreate", "spRotate", "spRotate", "spDisable",
-		"spMigrate", "spMigrate", "spMigrate", "spKillRace", "removeRace"}
+		"spMigrate", "spMigrate", "spMigrate", "spKillRace", "removeRace", "ssoSignIn", "ssoSignIn", "ssoSignIn"}
 	for i := range n {
 		op := rapid.SampledFrom(ops).Draw(rt, fmt.Sprintf("op %d", i))
 		s.play(op)
@@ -419,6 +423,8 @@ func (s *seq) play(op string) {
 				}
 			}
 		}
+	case "ssoSignIn":
+		s.ssoSignIn()
 	case "login":
 		i, sb := s.subject()
 		s.last = fmt.Sprintf("subject %d", i)
@@ -634,8 +640,10 @@ func (s *seq) check() {
 }
 
 type tokenClaims struct {
-	Scope string `json:"scope"`
-	OrgID string `json:"orgId"`
+	Scope     string `json:"scope"`
+	OrgID     string `json:"orgId"`
+	PartnerID string `json:"partnerId"`
+	IdP       string `json:"idp"`
 }
 
 func claims(t *testing.T, tok string) tokenClaims {
