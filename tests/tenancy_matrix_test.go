@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +11,10 @@ import (
 
 	"github.com/gale-rmm/gale/shared/api"
 	"github.com/gale-rmm/gale/shared/app/groups"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/routes"
+	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -71,7 +75,18 @@ func TestTenancyMatrix(t *testing.T) {
 		"/api/v1/admin/":                  "00000000-0000-4000-8000-00000000abcd",
 		"/api/v1/access-reviews/":         v.review,
 	}
-	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB}
+	// An account administering both A and C, signed in through C's identity
+	// provider: the session acts only through the membership that provider
+	// serves (DECISIONS, "Identity federation"), so it reaches nothing of A.
+	const ssoInC = "SSO session in C of an admin of A and C"
+	both := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID, MFA: true})
+	fixture.Join(t, w.Env, both.UserID, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PY.ID, OrgID: w.C.ID, RoleID: role.OrgAdminID})
+	pair, sw, err := w.Env.Sessions.Start(both.UserID, session.Claims{Scope: authz.ScopeOrg, PartnerID: w.PY.ID, OrgID: w.C.ID, MFA: true,
+		IdP: "00000000-0000-4000-8000-0000000000cc"}, "127.0.0.1", "matrix")
+	must(t, err)
+	must(t, w.Env.Store.Do(context.Background(), sw))
+	w.Tokens[ssoInC] = pair.AccessToken
+	attackers := []string{fixture.CAdmin, fixture.BAdmin, fixture.PYAdmin, fixture.PXSelectedB, ssoInC}
 
 	before := rowsOf(t, w, w.A.ID)
 	walked := 0
