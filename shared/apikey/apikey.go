@@ -24,7 +24,10 @@
 //     same transaction that spends the rate-limit cell (condition checks on the
 //     creator's profile, membership and custom roles), so a change is seen at
 //     once and the cache costs no read. A service principal's key depends on no
-//     user; disabling the principal revokes its keys in the same transaction.
+//     user. Disabling a principal is a kill switch: one write to the principal
+//     that nothing beside it can make fail, after which authentication
+//     refuses its keys (it reads the principal's state), then its key rows
+//     revoked in batches (any number of keys; a repeat finishes the rest).
 //   - A key acts only while its organization exists: deleting an organization
 //     (DELETE /organizations/:id, refused while it has members or devices)
 //     leaves its keys and principals in the table, and authentication answers

@@ -35,9 +35,11 @@ const Window = time.Hour
 //     unknown, revoked or expired key is known from the same call;
 //  2. one BatchGetItem, with consistent reads, reads the client address's
 //     unknown-key window, the key's organization (a key outliving its
-//     deleted organization is unknown) and, for a user-created key, its
-//     creator's profile, membership and the custom roles the guard caches,
-//     and compares them with what the guard cached.
+//     deleted organization is unknown) and, for a principal's key, the
+//     principal (a disabled principal's keys are refused while their rows
+//     are being revoked) or, for a user-created key, its creator's profile,
+//     membership and the custom roles the guard caches, and compares them
+//     with what the guard cached.
 //
 // A request over the key's limit takes its count back instead (the second
 // call). Only the rare paths cost more: a creator whose role or roles changed
@@ -120,8 +122,13 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 
 	bk, org := ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip), tenant.OrgKey(g.OrgID)
 	refs := []store.KeyRef{bk, org}
+	var spk store.KeyRef
 	if g.PrincipalID == "" {
 		refs = append(refs, creatorRefs(&g)...)
+	} else {
+		k := principalKeys(g.OrgID, g.PrincipalID)
+		spk = store.KeyRef{PK: k.PK, SK: k.SK}
+		refs = append(refs, spk)
 	}
 	items, err := a.St.St.BatchGet(ctx, refs...)
 	if err != nil {
@@ -137,6 +144,10 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	}
 	if items[org.PK+"|"+org.SK] == nil {
 		return nil, errKeyUnknown // its organization was deleted
+	}
+	if g.PrincipalID != "" && !principalActive(items[spk.PK+"|"+spk.SK]) {
+		// Disabled: its key rows may still be on their way to revoked.
+		return nil, errKeyRevoked
 	}
 	if g.PrincipalID == "" {
 		if ok, err := creatorHolds(&g, items); err != nil {
@@ -157,6 +168,14 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		}
 	}
 	return principalOf(&g), nil
+}
+
+// principalActive reports whether the stored principal item is active.
+func principalActive(it store.Item) bool {
+	var sp struct {
+		Status string `dynamodbav:"status"`
+	}
+	return it != nil && store.Unmarshal(it, &sp) == nil && sp.Status == SPActive
 }
 
 // refund takes back the request's count on g's guard (once, even when retried).

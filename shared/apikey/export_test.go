@@ -28,3 +28,24 @@ func SeedPrincipal(ctx context.Context, st *store.Store, orgID, partnerID, creat
 		CreatedAt: createdAt, UpdatedAt: createdAt, Version: 1}
 	return id, st.Do(ctx, putPrincipal(p))
 }
+
+// MintPrincipalKeys writes n more active keys of principal id of orgID, as a
+// rotation writes its new key (record and guard), and returns their material.
+func MintPrincipalKeys(ctx context.Context, st *store.Store, orgID, id string, n int, now string) ([]string, error) {
+	sp, err := (Store{St: st}).Principal(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	var raws []string
+	for range n {
+		k, raw, err := (&Service{}).principalKey(sp, now)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Commit(ctx, (&store.Tx{}).Add(createWrites(k, nil)...)); err != nil {
+			return nil, err
+		}
+		raws = append(raws, raw)
+	}
+	return raws, nil
+}

@@ -174,7 +174,15 @@ func (s *Service) RotatePrincipal(ctx context.Context, id string) (*Rotated, err
 }
 
 // DisablePrincipal disables the principal and revokes every active key it
-// owns, in one step. Disabled is final.
+// owns. Disabled is final. It is a kill switch (DECISIONS "Kill switches
+// always win"): the principal's state moves by one write that checks nothing
+// but the row's existence, so no rotation or migration beside it makes it
+// lose, and it bumps the version those compare-and-swap on, so none that read
+// the principal before can commit after it. Key authentication reads the
+// principal's state, so from this write on none of its keys authenticates;
+// the key rows are then revoked in batches (revokeAll), whatever their
+// number. A repeated disable answers 200 and revokes what a first one left
+// (a crash between the two steps, a key that kept changing under it).
 func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, error) {
 	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
 	if err != nil {
@@ -184,40 +192,33 @@ func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, 
 	if err != nil {
 		return nil, err
 	}
-	if sp.Status != SPActive {
-		return nil, ErrSPDisabled
+	now := clock.Format(s.Clock.Now())
+	if sp.Status == SPActive {
+		tx := (&store.Tx{}).Add(disablePrincipalWrite(sp, now),
+			audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.disable",
+				ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name}))
+		if err := s.St.St.Commit(ctx, tx); err != nil {
+			if errors.Is(err, store.ErrConditionFailed) {
+				return nil, ErrSPNotFound // deleted with its organization meanwhile
+			}
+			return nil, fmt.Errorf("disable service principal %s: %w", id, err)
+		}
+		sp.Status, sp.UpdatedAt, sp.Version = SPDisabled, now, sp.Version+1
 	}
 	keys, err := s.St.OrgKeys(ctx, sp.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	now := clock.Format(s.Clock.Now())
-	next := *sp
-	next.Status, next.UpdatedAt = SPDisabled, now
-	tx := (&store.Tx{}).Add(replacePrincipal(&next, sp.Version))
-	revoked := 0
+	var owned []*Key
 	for i := range keys {
 		if keys[i].PrincipalID == sp.ID && keys[i].Status == StatusActive {
-			tx.Add(statusWrites(&keys[i], StatusRevoked, now)...)
-			revoked++
+			owned = append(owned, &keys[i])
 		}
 	}
-	if tx.Len()+1 > store.MaxTxItems {
-		return nil, fault.Conflict("Service principal owns too many active keys to disable in one step; revoke some first")
+	if _, err := s.revokeAll(ctx, p.Actor(), owned, "principal_disabled", func(k *Key) bool { return k.PrincipalID == sp.ID }); err != nil {
+		return nil, fmt.Errorf("revoke the keys of disabled service principal %s: %w", id, err)
 	}
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.disable",
-		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
-		Details: map[string]any{"revokedKeys": revoked}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
-			return nil, s.principalConflict(ctx, sp)
-		}
-		if errors.Is(err, store.ErrConditionFailed) {
-			return nil, ErrSPConcurrent // a key changed meanwhile
-		}
-		return nil, fmt.Errorf("disable service principal %s: %w", id, err)
-	}
-	return &next, nil
+	return sp, nil
 }
 
 // MigrateKey re-points an API key of the principal's organization to the

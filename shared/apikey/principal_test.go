@@ -1,11 +1,14 @@
 package apikey_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gale-rmm/gale/shared/apikey"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -67,12 +70,13 @@ func TestServicePrincipalLifecycle(t *testing.T) {
 			t.Fatalf("key of a disabled principal: %d %s", r.Status, r.Body)
 		}
 	}
-	for _, path := range []string{"/rotate", "/disable"} {
-		r := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+path, fixture.AAdmin, nil)
-		if fixture.Expect(t, r, http.StatusConflict); errText(t, r) != "Service principal is disabled" {
-			t.Fatalf("%s on a disabled principal: %s", path, r.Body)
-		}
+	r := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/rotate", fixture.AAdmin, nil)
+	if fixture.Expect(t, r, http.StatusConflict); errText(t, r) != "Service principal is disabled" {
+		t.Fatalf("rotate on a disabled principal: %s", r.Body)
 	}
+	// A kill switch never refuses: disabling again answers 200 (and revokes
+	// whatever a first disable left).
+	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/disable", fixture.AAdmin, nil), http.StatusOK)
 	k2 := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "other", "scopes": []string{"devices:read"}})
 	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": k2.ID}), http.StatusConflict)
 }
@@ -137,5 +141,181 @@ func TestConcurrentPrincipalRotationsLeaveOneActiveKey(t *testing.T) {
 	res := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"?status=active", fixture.AAdmin, nil), http.StatusOK)
 	if got := len(fixture.IDs(t, res)); got != 1 {
 		t.Fatalf("%d active keys, want 1", got)
+	}
+}
+
+// principalKeys answers the status of every key row principal spID owns.
+func principalKeyStatuses(t *testing.T, w *fixture.World, spID string) map[string]int {
+	t.Helper()
+	keys, err := apikey.Store{St: w.Env.Store}.OrgKeys(context.Background(), w.A.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, k := range keys {
+		if k.PrincipalID == spID {
+			out[k.Status]++
+		}
+	}
+	return out
+}
+
+// Disabling a principal is a kill switch (DECISIONS "Kill switches always
+// win"): raced by 20 migrations into it and 20 rotations of it, it answers
+// 200, and afterwards no key of the principal, the first, a rotated one or a
+// migrated one, authenticates, and every key row it owns is revoked.
+func TestDisableWinsAgainstRotationsAndMigrations(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	var users []issued
+	for range 20 {
+		users = append(users, create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "u", "scopes": []string{"devices:read"}}))
+	}
+	raws := []string{sp.Key}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var disabled fixture.Response
+	start := make(chan struct{})
+	call := func(path string, body any, keep func(fixture.Response)) {
+		defer wg.Done()
+		<-start
+		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: spURL + "/" + sp.ID + path,
+			Token: w.Tokens[fixture.AAdmin], Body: body})
+		if res.Status >= 500 {
+			t.Errorf("%s: %d %s", path, res.Status, res.Body)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		keep(res)
+	}
+	wg.Add(41)
+	go call("/disable", nil, func(r fixture.Response) { disabled = r })
+	for i := range 20 {
+		go call("/rotate", nil, func(r fixture.Response) {
+			if r.Status == http.StatusOK {
+				raws = append(raws, r.JSON(t)["key"].(string))
+			}
+		})
+		go call("/migrate-key", map[string]any{"keyId": users[i].ID}, func(fixture.Response) {})
+		raws = append(raws, users[i].Key) // a migrated key is the principal's; one that stayed its creator's is checked too
+	}
+	close(start)
+	wg.Wait()
+	if disabled.Status != http.StatusOK {
+		t.Fatalf("disable raced by rotations and migrations: %d %s", disabled.Status, disabled.Body)
+	}
+	migrated := principalKeyStatuses(t, w, sp.ID)
+	if migrated[apikey.StatusActive] != 0 {
+		t.Fatalf("after disable the principal's key rows are %v", migrated)
+	}
+	for i, raw := range raws {
+		res := withKey(t, w, raw, "")
+		owned := i == 0 || res.Status != http.StatusOK
+		if !owned {
+			// A user key whose migration lost to the disable stays its creator's and works.
+			k, err := apikey.Store{St: w.Env.Store}.Key(context.Background(), w.A.ID, keyIDOf(users, raw))
+			if err != nil || k.PrincipalID == sp.ID {
+				t.Errorf("key %d of the disabled principal authenticates: %d", i, res.Status)
+			}
+			continue
+		}
+		if res.Status != http.StatusUnauthorized {
+			t.Errorf("key %d after the disable: %d %s", i, res.Status, res.Body)
+		}
+	}
+	t.Logf("after the race the principal owns %v key rows", migrated)
+}
+
+func keyIDOf(users []issued, raw string) string {
+	for _, u := range users {
+		if u.Key == raw {
+			return u.ID
+		}
+	}
+	return ""
+}
+
+// A principal owning 200 active keys (more than one transaction holds) is
+// disabled by one call: 200, every key refused at once, every row revoked.
+func TestDisableAPrincipalOf200Keys(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	raws, err := apikey.MintPrincipalKeys(context.Background(), w.Env.Store, w.A.ID, sp.ID, 199, "2026-11-01T09:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raws = append(raws, sp.Key)
+	fixture.Expect(t, withKey(t, w, raws[7], ""), http.StatusOK)
+	res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: spURL + "/" + sp.ID + "/disable", Token: w.Tokens[fixture.AAdmin]})
+	fixture.Expect(t, res, http.StatusOK)
+	if got := principalKeyStatuses(t, w, sp.ID); got[apikey.StatusRevoked] != 200 || len(got) != 1 {
+		t.Fatalf("key rows after disabling a principal of 200 keys: %v", got)
+	}
+	for _, i := range []int{0, 7, 99, 199} {
+		if r := withKey(t, w, raws[i], ""); r.Status != http.StatusUnauthorized {
+			t.Errorf("key %d after disable: %d %s", i, r.Status, r.Body)
+		}
+	}
+}
+
+// Authentication reads the principal's state: a principal disabled while its
+// key rows are still active (the revocation had not reached them) refuses
+// them at once.
+func TestDisabledPrincipalsKeysAreRefusedBeforeTheirRowsAreRevoked(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	fixture.Expect(t, withKey(t, w, sp.Key, ""), http.StatusOK)
+	k, err := apikey.Store{St: w.Env.Store}.Principal(context.Background(), w.A.ID, sp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setAttr(t, w.Env, store.KeyRef{PK: k.PK, SK: k.SK}, "status", "disabled")
+	if r := withKey(t, w, sp.Key, ""); r.Status != http.StatusUnauthorized || errText(t, r) != "API key is revoked" {
+		t.Fatalf("key of a principal disabled, row still active: %d %s", r.Status, r.Body)
+	}
+}
+
+// Revoking a key is a kill switch: raced by ten rotations of the key, it
+// answers 200 and afterwards neither the first material nor any rotated one
+// authenticates.
+func TestRevokeWinsAgainstRotations(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}})
+	raws := []string{k.Key}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var revoked fixture.Response
+	start := make(chan struct{})
+	wg.Add(11)
+	go func() {
+		defer wg.Done()
+		<-start
+		revoked = fixture.Do(t, w.API, fixture.Request{Method: http.MethodDelete, Path: keysURL + "/" + k.ID, Token: w.Tokens[fixture.AAdmin]})
+	}()
+	for range 10 {
+		go func() {
+			defer wg.Done()
+			<-start
+			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL + "/" + k.ID + "/rotate", Token: w.Tokens[fixture.AAdmin]})
+			if res.Status == http.StatusOK {
+				mu.Lock()
+				raws = append(raws, res.JSON(t)["key"].(string))
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if revoked.Status != http.StatusOK {
+		t.Fatalf("revoke raced by rotations: %d %s", revoked.Status, revoked.Body)
+	}
+	for i, raw := range raws {
+		if r := withKey(t, w, raw, ""); r.Status != http.StatusUnauthorized {
+			t.Errorf("material %d after the revocation: %d %s", i, r.Status, r.Body)
+		}
 	}
 }

@@ -41,12 +41,26 @@ func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID
 			mine = append(mine, k)
 		}
 	}
+	n, err := s.revokeAll(ctx, actor, mine, "creator_removed", func(k *Key) bool { return k.PrincipalID == "" })
+	if err != nil {
+		return n, fmt.Errorf("revoke api keys of removed creator %s: %w", userID, err)
+	}
+	return n, nil
+}
+
+// revokeAll revokes keys in transactions of revokeBatch (one api_key.revoke
+// audit record each, details.reason reason). A batch that loses a race (a
+// key rotated, revoked, expired or migrated meanwhile) is cancelled whole and
+// its keys are then revoked one by one: a key no longer active, or no longer
+// owned as owned says, is left alone; one rotated under us is re-read and
+// tried once more. It answers how many keys it revoked, and may be re-run.
+func (s *Service) revokeAll(ctx context.Context, actor audit.Actor, keys []*Key, reason string, owned func(*Key) bool) (int, error) {
 	n := 0
 	now := clock.Format(s.Clock.Now())
-	for batch := range slices.Chunk(mine, revokeBatch) {
+	for batch := range slices.Chunk(keys, revokeBatch) {
 		tx := &store.Tx{}
 		for _, k := range batch {
-			tx.Add(s.creatorRevokeWrites(actor, k, now)...)
+			tx.Add(s.revokeWrites(actor, k, reason, now)...)
 		}
 		err := s.St.St.Commit(ctx, tx)
 		if err == nil {
@@ -54,10 +68,10 @@ func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID
 			continue
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
-			return n, fmt.Errorf("revoke api keys of removed creator %s: %w", userID, err)
+			return n, err
 		}
 		for _, k := range batch {
-			done, err := s.revokeOneCreated(ctx, actor, k, now)
+			done, err := s.revokeOne(ctx, actor, k, reason, owned, now)
 			if err != nil {
 				return n, err
 			}
@@ -69,31 +83,29 @@ func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID
 	return n, nil
 }
 
-// revokeOneCreated revokes k on its own after its batch was cancelled: a key
-// changed meanwhile (revoked, expired or migrated) is fine; one still active
-// and the user's (rotated under us) is tried once more.
-func (s *Service) revokeOneCreated(ctx context.Context, actor audit.Actor, k *Key, now string) (bool, error) {
-	err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.creatorRevokeWrites(actor, k, now)...))
+// revokeOne revokes k on its own after its batch was cancelled.
+func (s *Service) revokeOne(ctx context.Context, actor audit.Actor, k *Key, reason string, owned func(*Key) bool, now string) (bool, error) {
+	err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.revokeWrites(actor, k, reason, now)...))
 	if err == nil {
 		return true, nil
 	}
 	if !errors.Is(err, store.ErrConditionFailed) {
-		return false, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
+		return false, fmt.Errorf("revoke api key %s: %w", k.ID, err)
 	}
 	cur, err := s.St.Key(ctx, k.OrgID, k.ID)
-	if err != nil || cur.Status != StatusActive || cur.PrincipalID != "" {
+	if err != nil || cur.Status != StatusActive || !owned(cur) {
 		return false, err
 	}
-	if err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.creatorRevokeWrites(actor, cur, now)...)); err != nil {
-		return false, fmt.Errorf("revoke api key %s of removed creator: %w", k.ID, err)
+	if err := s.St.St.Commit(ctx, (&store.Tx{}).Add(s.revokeWrites(actor, cur, reason, now)...)); err != nil {
+		return false, fmt.Errorf("revoke api key %s: %w", k.ID, err)
 	}
 	return true, nil
 }
 
-// creatorRevokeWrites revoke k and record why.
-func (s *Service) creatorRevokeWrites(actor audit.Actor, k *Key, now string) []*store.Write {
+// revokeWrites revoke k and record why.
+func (s *Service) revokeWrites(actor audit.Actor, k *Key, reason, now string) []*store.Write {
 	return append(statusWrites(k, StatusRevoked, now),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
 			ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
-			Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status, "reason": "creator_removed"}}))
+			Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status, "reason": reason}}))
 }

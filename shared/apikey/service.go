@@ -321,23 +321,37 @@ func (s *Service) Revoke(ctx context.Context, id string) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.Status == StatusRevoked {
-		return nil, ErrAlreadyRevoked
-	}
 	now := clock.Format(s.Clock.Now())
-	tx := (&store.Tx{}).Add(revokeWrites(k, now)...)
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
-		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
-		Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
+	// A kill switch (DECISIONS "Kill switches always win"): a revocation that
+	// lost its compare-and-swap to a rotation or PATCH of the key reads it
+	// again and goes on (those move the version it swaps on, and cannot
+	// commit after it); only a revocation by someone else ends it.
+	for attempt := 1; ; attempt++ {
+		if k.Status == StatusRevoked || (attempt > 1 && k.Status != StatusActive) {
 			return nil, ErrAlreadyRevoked
 		}
-		return nil, fmt.Errorf("revoke api key %s: %w", id, err)
+		tx := (&store.Tx{}).Add(revokeWrites(k, now)...)
+		tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
+			ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
+			Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status}}))
+		err := s.St.St.Commit(ctx, tx)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConditionFailed) || attempt == revokeAttempts {
+			return nil, fmt.Errorf("revoke api key %s: %w", id, err)
+		}
+		if k, err = s.St.Key(ctx, k.OrgID, k.ID); err != nil {
+			return nil, fmt.Errorf("revoke api key %s: %w", id, err)
+		}
 	}
 	k.Status, k.UpdatedAt = StatusRevoked, now
 	return k, nil
 }
+
+// revokeAttempts bounds a revocation's re-reads: each loss is another
+// request's rotation or PATCH of the same key.
+const revokeAttempts = 4
 
 // Rotate issues new material for an active key: the old key stops at once,
 // usage restarts, the other attributes stay.

@@ -190,6 +190,14 @@ func putPrincipal(p *Principal) *store.Write {
 
 // replacePrincipal overwrites p (version bumped) if it is still at version prev
 // and active.
+// disablePrincipalWrite moves sp to disabled whatever else changed it (it
+// checks only that the row exists) and moves its version on.
+func disablePrincipalWrite(sp *Principal, now string) *store.Write {
+	return store.Change(sp.PK, sp.SK, expression.Set(expression.Name("status"), expression.Value(SPDisabled)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Add(expression.Name("version"), expression.Value(1))).When(store.Present())
+}
+
 func replacePrincipal(p *Principal, prev int) *store.Write {
 	p.Version = prev + 1
 	p.setListKeys()

@@ -170,6 +170,24 @@ func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, er
 // session and token of it in the same write; suspending a membership takes
 // effect on the member's next request (authentication reads the membership).
 func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
+	disable := in.Status != nil && Status(*in.Status) == StatusDisabled
+	for attempt := 1; ; attempt++ {
+		m, err := s.update(ctx, id, in)
+		if !disable || !errors.Is(err, ErrChanged) || attempt == killSwitchAttempts {
+			return m, err
+		}
+		// A disable or suspension is a kill switch (DECISIONS "Kill switches
+		// always win"): one that lost a race to another write of the member
+		// reads it again and goes on, authorization included.
+	}
+}
+
+// killSwitchAttempts bounds how often a disable, suspension or removal that
+// lost a race re-reads and goes again: each loss means another request
+// changed the member, so a few attempts outlast any human-paced contention.
+const killSwitchAttempts = 4
+
+func (s *Service) update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
 	p, t, err := s.admin(ctx, authz.UsersWrite, in.OrgID)
 	if err != nil {
 		return nil, err
@@ -322,7 +340,13 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 		return &v, nil
 	}
 	u.UpdatedAt = clock.Format(now)
-	tx.Add(accountWrite(u, revokeAt))
+	if revokeAt != "" && len(changed) == 1 {
+		// A disable alone is a kill switch: it writes whatever else changed
+		// the profile meanwhile (the account's own edits, which it stops).
+		tx.Add(disableAccountWrite(u, revokeAt))
+	} else {
+		tx.Add(accountWrite(u, revokeAt))
+	}
 	next := *m
 	if restore {
 		next.Status = MemberActive
@@ -344,6 +368,16 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 // revoked with it, and so is every API key the user created there
 // (RemoveMembership).
 func (s *Service) Remove(ctx context.Context, id, orgID string) error {
+	for attempt := 1; ; attempt++ {
+		err := s.removeOnce(ctx, id, orgID)
+		if !errors.Is(err, ErrChanged) || attempt == killSwitchAttempts {
+			return err
+		}
+		// A removal is a kill switch: one that lost a race reads again.
+	}
+}
+
+func (s *Service) removeOnce(ctx context.Context, id, orgID string) error {
 	p, t, err := s.admin(ctx, authz.UsersDelete, orgID)
 	if err != nil {
 		return err

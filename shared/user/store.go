@@ -121,6 +121,17 @@ func accountWrite(u *User, revokeAt string) *store.Write {
 	return store.Change(pk.PK, pk.SK, upd).When(store.Is("version", u.Version)).Exists()
 }
 
+// disableAccountWrite disables u and ends every session issued before
+// revokeAt, whatever version the profile is at now.
+func disableAccountWrite(u *User, revokeAt string) *store.Write {
+	pk := ProfileKey(u.ID)
+	upd := expression.Set(expression.Name("status"), expression.Value(StatusDisabled)).
+		Set(expression.Name("updatedAt"), expression.Value(u.UpdatedAt)).
+		Set(expression.Name("tokensValidAfter"), expression.Value(revokeAt)).
+		Add(expression.Name("version"), expression.Value(1))
+	return store.Change(pk.PK, pk.SK, upd).Exists()
+}
+
 // profileWrite stores u's own profile fields if u is still at its version.
 func profileWrite(u *User) *store.Write {
 	pk := ProfileKey(u.ID)
