@@ -93,6 +93,7 @@ type propWorld struct {
 	sequences, steps, checks atomic.Int64
 	// answered counts the 2xx answers per operation (sequences run one at a time).
 	answered map[string]int
+	pam      *pamState // A's PAM objects and their authors (credentials_pam_test.go)
 }
 
 const (
@@ -111,7 +112,7 @@ func roleSet(id string) authz.Set {
 }
 
 func newPropWorld(t *testing.T) *propWorld {
-	w := fixture.NewWorld(t, "users", "auth", "api-keys", "service-principals", "devices", "roles")
+	w := fixture.NewWorld(t, "users", "auth", "api-keys", "service-principals", "devices", "roles", "pam", "agents", "enrollment-keys")
 	hash, err := passhash.Hash(subjPassword)
 	must(t, err)
 	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Org writer",
@@ -121,11 +122,13 @@ func newPropWorld(t *testing.T) *propWorld {
 		RoleOwner: "ORG#" + w.A.ID, MFA: true})
 	w.Tokens[slice], w.Users[slice] = c.Token, c.UserID
 	all := authz.NewSet(authz.AdminAll)
-	return &propWorld{World: w, t: t, hash: hash, answered: map[string]int{}, perms: map[string]authz.Set{
+	pw := &propWorld{World: w, t: t, hash: hash, answered: map[string]int{}, perms: map[string]authz.Set{
 		fixture.AAdmin: roleSet(role.OrgAdminID), fixture.ATech: roleSet(role.OrgTechnicianID), fixture.AViewer: roleSet(role.OrgViewerID),
 		fixture.ARestricted: roleSet(role.OrgAdminID), fixture.PXAdmin: all, fixture.SysAdmin: all, fixture.PYAdmin: {},
 		fixture.BAdmin: {}, fixture.CAdmin: {}, slice: authz.NewSet(authz.OrgsWrite, authz.DevicesRead),
 	}}
+	pw.pam = pw.pamSetup(t)
+	return pw
 }
 
 // actors are the cast members that act on A's memberships and credentials.
@@ -177,7 +180,7 @@ func (pw *propWorld) sequence(t *testing.T, rt *rapid.T) {
 	ops := []string{"invite", "invite", "invite", "invitePartner", "accept", "accept", "accept", "session", "session", "suspend", "restore",
 		"rename", "role", "remove", "login", "keyCreate", "keyCreate", "keyCreate", "keyCreate", "keyRotate", "keyRotate", "keyRotate",
 		"keyRotate", "keyPatch", "keyPatch", "keyPatch", "keyRevoke", "spCreate", "spCreate", "spRotate", "spRotate", "spDisable",
-		"spMigrate", "spMigrate", "spMigrate"}
+		"spMigrate", "spMigrate", "spMigrate", "sgEdit", "sgEdit", "swEdit", "ruleEdit", "prompt", "prompt", "prompt", "prompt"}
 	for i := range n {
 		op := rapid.SampledFrom(ops).Draw(rt, fmt.Sprintf("op %d", i))
 		s.play(op)
@@ -551,6 +554,9 @@ func (s *seq) play(op string) {
 			}
 		}
 	default:
+		if s.playPAM(op) {
+			return
+		}
 		s.rt.Fatalf("no op %s", op)
 	}
 }
