@@ -22,9 +22,10 @@ import (
 // prompts of A's agent ("prompt") whose subject is a cast member written in
 // one of the forms an agent reports (e-mail, local part, `CORP\x`, `CORP/x`,
 // `.\x`, `x@corp.local`, full-width), signed by a signer of G, of the
-// allowlist, of both or of neither. The test keeps its own record of who
-// created and last edited each object, from the 2xx answers it saw, and
-// checks right after each prompt:
+// allowlist, of both or of neither; each edit answered 2xx is followed at
+// once by a prompt of its editor signed by a signer of what it edited. The
+// test keeps its own record of who created and last edited each object, from
+// the 2xx answers it saw, and checks right after each prompt:
 //
 //   - no automatic approval decides a prompt whose subject (policy.SubjectIsUser
 //     over the author's e-mail, or the cast member the test wrote the subject
@@ -36,6 +37,9 @@ import (
 //     G; then require_approval leaves it pending), so that both automatic
 //     paths are reached and the first invariant cannot hold by refusing
 //     everybody.
+//
+// A's admin puts the three objects back at a sequence's first PAM step, so a
+// shrunk sequence replays on its own.
 
 // pamState is organization A's PAM objects, the agent that prompts, and the
 // test's record of the objects' contents and authors (cast names).
@@ -142,20 +146,21 @@ func (s *seq) playPAM(op string) bool {
 		var path, field string
 		var body map[string]any
 		var apply func()
+		var probe *[]string // the signers whose prompts the edit bears on
 		switch op {
 		case "sgEdit":
 			signers := rapid.SampledFrom(signerSets).Draw(s.rt, "signers")
 			path, field, body = "/api/v1/pam/signer-groups/"+ps.groupID, "signerGroup", map[string]any{"signers": signers}
-			apply = func() { ps.groupSigners, ps.group.updated = signers, name }
+			apply, probe = func() { ps.groupSigners, ps.group.updated = signers, name }, &ps.groupSigners
 		case "swEdit":
 			signers := rapid.SampledFrom(signerSets).Draw(s.rt, "signers")
 			path, field = "/api/v1/pam/software-policies/"+ps.policyID, "softwarePolicy"
 			body = map[string]any{"priority": rapid.IntRange(0, 9).Draw(s.rt, "priority"), "executables": executables(signers)}
-			apply = func() { ps.policySigners, ps.software.updated = signers, name }
+			apply, probe = func() { ps.policySigners, ps.software.updated = signers, name }, &ps.policySigners
 		case "ruleEdit":
 			path, field = "/api/v1/pam/rules/"+ps.ruleID, "rule"
 			body = map[string]any{"priority": rapid.IntRange(1, 200).Draw(s.rt, "priority"), "approvalDurationMinutes": 30}
-			apply = func() { ps.rule.updated = name }
+			apply, probe = func() { ps.rule.updated = name }, &ps.groupSigners
 		}
 		res := s.call(http.MethodPatch, path, tok, body)
 		s.logf("%s: %s %v: %d", name, op, body, res.Status)
@@ -166,11 +171,24 @@ func (s *seq) playPAM(op string) bool {
 			if got["updatedBy"] != s.pw.Users[name] || got["createdBy"] != s.pw.Users[fixture.AAdmin] {
 				s.fail("%s answered authors created %v updated %v after %s's edit", op, got["createdBy"], got["updatedBy"], name)
 			}
+			// The editor's own prompt under what it just edited: the
+			// case separation of duties is about, played at once
+			// rather than left to a later draw.
+			s.op = "probe" // counted apart from the edit (play puts it back)
+			s.promptAs(ps, name, rapid.SampledFrom(*probe).Draw(s.rt, "probe signer"))
 		}
 		return true
 	case "prompt":
 		ps.begin(s)
-		s.prompt(ps)
+		// Any member of the cast, the current editors more often, signed
+		// by any signer, the current ones of G and the allowlist more often.
+		names := slices.Clone(actors)
+		for range 3 {
+			names = append(names, ps.group.updated, ps.software.updated, ps.rule.updated)
+		}
+		who := rapid.SampledFrom(names).Draw(s.rt, "prompt subject")
+		signers := slices.Concat(pamSigners, ps.groupSigners, ps.groupSigners, ps.policySigners)
+		s.promptAs(ps, who, rapid.SampledFrom(signers).Draw(s.rt, "signer"))
 		return true
 	}
 	return false
@@ -201,16 +219,11 @@ func fullWidth(s string) string {
 	}, s)
 }
 
-// prompt has A's agent report a prompt by a cast member and checks its
-// decision against the record.
-func (s *seq) prompt(ps *pamState) {
-	// Any member of the cast, the current authors more often (their own
-	// prompts are the ones separation of duties is about).
-	names := append(slices.Clone(actors), ps.group.updated, ps.software.updated, ps.rule.updated, ps.group.updated)
-	who := rapid.SampledFrom(names).Draw(s.rt, "prompt subject")
+// promptAs has A's agent report a prompt of cast member who, in a random
+// form, signed by signer, and checks its decision against the record.
+func (s *seq) promptAs(ps *pamState, who, signer string) {
 	form := rapid.IntRange(0, len(subjectForms)-1).Draw(s.rt, "subject form")
 	subject := subjectForms[form](ps.emails[who])
-	signer := rapid.SampledFrom(pamSigners).Draw(s.rt, "signer")
 	s.last = who
 	if !policy.SubjectIsUser(subject, ps.emails[who]) {
 		s.rt.Fatalf("the test wrote %q for %s (%s), which is not that user", subject, who, ps.emails[who])
