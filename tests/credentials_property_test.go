@@ -94,6 +94,7 @@ type propWorld struct {
 	// answered counts the 2xx answers per operation (sequences run one at a time).
 	answered map[string]int
 	sso      *ssoWorld
+	pam      *pamState // A's PAM objects and their authors (credentials_pam_test.go)
 }
 
 const (
@@ -113,7 +114,8 @@ func roleSet(id string) authz.Set {
 
 func newPropWorld(t *testing.T) *propWorld {
 	pki := fixture.NewPKI(t)
-	w := fixture.NewWorldWith(t, pki.SSOVars(), "users", "auth", "api-keys", "service-principals", "devices", "roles", "sso")
+	w := fixture.NewWorldWith(t, pki.SSOVars(), "users", "auth", "api-keys", "service-principals", "devices", "roles", "sso",
+		"pam", "agents", "enrollment-keys")
 	hash, err := passhash.Hash(subjPassword)
 	must(t, err)
 	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Org writer",
@@ -129,6 +131,7 @@ func newPropWorld(t *testing.T) *propWorld {
 		fixture.BAdmin: {}, fixture.CAdmin: {}, slice: authz.NewSet(authz.OrgsWrite, authz.DevicesRead),
 	}}
 	pw.sso = pw.ssoSetup(t, pki)
+	pw.pam = pw.pamSetup(t)
 	return pw
 }
 
@@ -181,7 +184,8 @@ func (pw *propWorld) sequence(t *testing.T, rt *rapid.T) {
 	ops := []string{"invite", "invite", "invite", "invitePartner", "accept", "accept", "accept", "session", "session", "suspend", "restore",
 		"rename", "role", "remove", "login", "keyCreate", "keyCreate", "keyCreate", "keyCreate", "keyRotate", "keyRotate", "keyRotate",
 		"keyRotate", "keyPatch", "keyPatch", "keyPatch", "keyRevoke", "spCreate", "spCreate", "spRotate", "spRotate", "spDisable",
-		"spMigrate", "spMigrate", "spMigrate", "spKillRace", "removeRace", "ssoSignIn", "ssoSignIn", "ssoSignIn"}
+		"spMigrate", "spMigrate", "spMigrate", "spKillRace", "removeRace", "ssoSignIn", "ssoSignIn", "ssoSignIn",
+		"sgEdit", "sgEdit", "swEdit", "ruleEdit", "prompt", "prompt", "prompt", "prompt"}
 	for i := range n {
 		op := rapid.SampledFrom(ops).Draw(rt, fmt.Sprintf("op %d", i))
 		s.play(op)
@@ -557,7 +561,7 @@ func (s *seq) play(op string) {
 			}
 		}
 	default:
-		if s.playRace(op) {
+		if s.playRace(op) || s.playPAM(op) {
 			return
 		}
 		s.rt.Fatalf("no op %s", op)
