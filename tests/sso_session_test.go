@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gale-rmm/gale/shared/api"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/session"
@@ -44,30 +43,15 @@ var accountWide = map[operation]any{
 // ForbiddenAccountChange answer.
 func documentedAccountWide(t *testing.T) []operation {
 	t.Helper()
-	raw, err := api.Document()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
 	var out []operation
-	for p, ops := range doc.Paths {
-		for m, rawOp := range ops {
-			var op struct {
-				Responses map[string]struct {
-					Ref string `json:"$ref"`
-				} `json:"responses"`
-			}
-			if m == "parameters" || json.Unmarshal(rawOp, &op) != nil {
-				continue
-			}
-			if strings.HasSuffix(op.Responses["403"].Ref, "/ForbiddenAccountChange") {
-				out = append(out, operation{strings.ToUpper(m), p})
-			}
+	for o, raw := range documentOps(t) {
+		var op struct {
+			Responses map[string]struct {
+				Ref string `json:"$ref"`
+			} `json:"responses"`
+		}
+		if json.Unmarshal(raw, &op) == nil && strings.HasSuffix(op.Responses["403"].Ref, "/ForbiddenAccountChange") {
+			out = append(out, o)
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -189,6 +190,15 @@ type operation struct{ method, path string }
 // walk the same list.
 func operations(t *testing.T) []operation {
 	t.Helper()
+	out := slices.Collect(maps.Keys(documentOps(t)))
+	slices.SortFunc(out, func(a, b operation) int { return strings.Compare(a.path+a.method, b.path+b.method) })
+	return out
+}
+
+// documentOps is every operation of the served OpenAPI document with its
+// object as the document holds it.
+func documentOps(t *testing.T) map[operation]json.RawMessage {
+	t.Helper()
 	raw, err := api.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -200,15 +210,14 @@ func operations(t *testing.T) []operation {
 		t.Fatal(err)
 	}
 	methods := []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
-	var out []operation
+	out := map[operation]json.RawMessage{}
 	for p, ops := range doc.Paths {
-		for m := range ops {
+		for m, op := range ops {
 			if slices.Contains(methods, m) { // not "parameters" and the like
-				out = append(out, operation{strings.ToUpper(m), p})
+				out[operation{strings.ToUpper(m), p}] = op
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b operation) int { return strings.Compare(a.path+a.method, b.path+b.method) })
 	return out
 }
 

@@ -441,25 +441,11 @@ func TestDeletionPasswordBurstChecksAtMostFive(t *testing.T) {
 	w := fixture.NewWorld(t, "auth", "admin")
 	u := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgViewerID,
 		Password: password, MFA: true})
-	var checked, refused atomic.Int32
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch res := call(t, w, http.MethodPost, mine, u, map[string]any{"password": "nope"}); res.Status {
-			case http.StatusUnauthorized:
-				checked.Add(1)
-			case http.StatusTooManyRequests:
-				refused.Add(1)
-			default:
-				t.Errorf("burst: %d %s", res.Status, res.Body)
-			}
-		}()
-	}
-	wg.Wait()
-	if checked.Load() > 5 || checked.Load()+refused.Load() != 50 {
-		t.Fatalf("%d checked, %d refused; want at most 5 checked", checked.Load(), refused.Load())
+	got := fixture.Burst(50, func() fixture.Response {
+		return call(t, w, http.MethodPost, mine, u, map[string]any{"password": "nope"})
+	})
+	if got[http.StatusUnauthorized] > 5 || got[http.StatusUnauthorized]+got[http.StatusTooManyRequests] != 50 {
+		t.Fatalf("answers by status %v; want at most 5 checked (401), the rest refused unchecked (429)", got)
 	}
 	fixture.ExpectError(t, call(t, w, http.MethodPost, mine, u, map[string]any{"password": password}), http.StatusTooManyRequests, "rate_limited")
 }

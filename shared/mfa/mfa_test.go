@@ -811,25 +811,9 @@ func TestVerifyBurstChecksAtMostFive(t *testing.T) {
 	if wrong == right {
 		wrong = "000001"
 	}
-	var checked, refused atomic.Int32
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch res := w.verify(t, tok, wrong); res.Status {
-			case http.StatusUnauthorized:
-				checked.Add(1)
-			case http.StatusTooManyRequests:
-				refused.Add(1)
-			default:
-				t.Errorf("burst: %d %s", res.Status, res.Body)
-			}
-		}()
-	}
-	wg.Wait()
-	if checked.Load() > 5 || checked.Load()+refused.Load() != 50 {
-		t.Fatalf("%d checked, %d refused; want at most 5 checked", checked.Load(), refused.Load())
+	got := fixture.Burst(50, func() fixture.Response { return w.verify(t, tok, wrong) })
+	if got[http.StatusUnauthorized] > 5 || got[http.StatusUnauthorized]+got[http.StatusTooManyRequests] != 50 {
+		t.Fatalf("answers by status %v; want at most 5 checked (401), the rest refused unchecked (429)", got)
 	}
 	fixture.Expect(t, w.verify(t, tok, right), http.StatusTooManyRequests)
 }
