@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
@@ -65,5 +66,35 @@ func TestReplayedWriteIsRecognisedAndAppliesOnce(t *testing.T) {
 	}
 	if err := cas(); !errors.Is(err, store.ErrConditionFailed) {
 		t.Fatalf("a stale compare-and-swap: %v, want a failed condition", err)
+	}
+}
+
+// A take whose answer was lost and that the SDK retries is still the one
+// taker: it gets the item, and a second taker still gets ErrNotFound. A
+// conditional delete would have answered its own retry "not found" (the
+// exchange code of an SSO sign-in refused once in a few thousand under load).
+// Not parallel: it replaces the token generator.
+func TestReplayedTakeIsStillTheTaker(t *testing.T) {
+	st, env := newStore(t)
+	ctx := t.Context()
+	type code struct {
+		store.Keys
+		UserID string `dynamodbav:"userId"`
+	}
+	if err := st.Do(ctx, store.PutNew(code{Keys: store.Keys{PK: "TAKE", SK: "x", TTL: store.TTL(env.Clock.Now().Add(time.Hour))}, UserID: "u1"})); err != nil {
+		t.Fatal(err)
+	}
+	restore := store.SetToken("take-attempt")
+	var first, retry code
+	if err := st.Take(ctx, "TAKE", "x", &first); err != nil || first.UserID != "u1" {
+		t.Fatalf("first attempt: %v %+v", err, first)
+	}
+	if err := st.Take(ctx, "TAKE", "x", &retry); err != nil || retry.UserID != "u1" {
+		t.Fatalf("the retry of an applied take: %v %+v, want the item", err, retry)
+	}
+	restore()
+	var other code
+	if err := st.Take(ctx, "TAKE", "x", &other); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another taker after the take: %v, want ErrNotFound", err)
 	}
 }

@@ -688,21 +688,31 @@ func (s *Store) batchGet(ctx context.Context, keys []Item, out map[string]Item) 
 	return nil
 }
 
-// Take deletes the item at pk/sk and unmarshals what it held into out: a
-// single-use read (challenges, one-time tokens). Of concurrent takers exactly one
-// gets the item; the others, and any taker of an absent or expired item, get
-// ErrNotFound.
+// Take spends the item at pk/sk and unmarshals what it held into out: a
+// single-use read (challenges, one-time tokens). Of concurrent takers exactly
+// one gets the item; the others, and any taker of an absent, spent or expired
+// item, get ErrNotFound.
+//
+// It marks the item spent (attribute spent) rather than deleting it: a
+// conditional delete whose answer was lost fails its condition when the SDK
+// retries it, and the one taker would then be told ErrNotFound; the marking
+// update carries the write token (write), so a retry of one's own take is
+// recognised. A spent item stays until its TTL removes it: every item taken
+// must carry one.
 func (s *Store) Take(ctx context.Context, pk, sk string, out any) error {
-	res, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.Table, Key: Key(pk, sk),
-		ConditionExpression: aws.String("attribute_exists(PK)"), ReturnValues: types.ReturnValueAllOld})
-	var ccf *types.ConditionalCheckFailedException
+	w := Change(pk, sk, expression.Set(expression.Name(spentAttr), expression.Value(true))).
+		When(Present().And(expression.AttributeNotExists(expression.Name(spentAttr))))
+	item, err := s.write(ctx, w, true)
 	switch {
-	case errors.As(err, &ccf):
+	case errors.Is(err, ErrConditionFailed):
 		return ErrNotFound
 	case err != nil:
 		return fmt.Errorf("store: take %s/%s: %w", pk, sk, err)
-	case len(res.Attributes) == 0 || s.expired(res.Attributes):
+	case len(item) == 0 || s.expired(item):
 		return ErrNotFound
 	}
-	return Unmarshal(res.Attributes, out)
+	return Unmarshal(item, out)
 }
+
+// spentAttr marks an item Take has spent.
+const spentAttr = "spent"
