@@ -167,7 +167,6 @@ type Guard struct {
 	RateLimit   int      `dynamodbav:"rateLimit"`
 	PrincipalID string   `dynamodbav:"principalId,omitempty"`
 	Creator     *Creator `dynamodbav:"creator,omitempty"`
-	TAT         int64    `dynamodbav:"tat,omitempty"`
 	LastUsedAt  *string  `dynamodbav:"lastUsedAt,omitempty"`
 	UsageCount  int      `dynamodbav:"usageCount"`
 }

@@ -136,7 +136,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	}
 	// An address that has probed too many keys is refused, its count on the
 	// key taken back.
-	if no, after := a.Limits.Refuses(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], now); no {
+	if no, after := a.Limits.Full(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], now); no {
 		if err := a.refund(ctx, &g, count); err != nil {
 			return nil, err
 		}

@@ -161,22 +161,6 @@ func rotateWrites(prev, next *Key, c *Creator) []*store.Write {
 	}
 }
 
-// spendWrite spends one rate-limit cell of guard g (compare-and-swap on its
-// tat) and counts the use; it fails when another request moved tat first or
-// the key is no longer active.
-func spendWrite(g *Guard, newTAT int64, now string) *store.Write {
-	cond := store.Is("status", StatusActive)
-	if g.TAT == 0 {
-		cond = cond.And(expression.Name("tat").AttributeNotExists())
-	} else {
-		cond = cond.And(store.Is("tat", g.TAT))
-	}
-	upd := expression.Set(expression.Name("tat"), expression.Value(newTAT)).
-		Set(expression.Name("lastUsedAt"), expression.Value(now)).
-		Add(expression.Name("usageCount"), expression.Value(1))
-	return store.Change(g.PK, g.SK, upd).When(cond)
-}
-
 // creatorCacheWrite refreshes g's creator cache if g is unchanged otherwise.
 func creatorCacheWrite(g *Guard, c *Creator) *store.Write {
 	return store.Change(g.PK, g.SK, expression.Set(expression.Name("creator"), expression.Value(c))).When(store.Present())

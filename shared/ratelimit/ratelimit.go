@@ -2,51 +2,70 @@
 // counts exactly (DECISIONS, "Rate limits count exactly"): "more than Limit
 // events in the window" means any window of that length, counted
 // conservatively in sixtieths of it (a minute for an hourly rule). An event is
-// admitted only when the last 61 slots, its own included, hold at most Limit
-// events: any window of length Window lies within 61 consecutive slots, so no
-// window ever holds more than Limit admitted events, and an event is refused
-// only when those slots are full.
+// admitted only when the last 61 slots, its own included, hold fewer than
+// Limit events before it: any window of length Window lies within 61
+// consecutive slots, so no window ever holds more than Limit admitted events,
+// and an event is refused only when those slots are full.
 //
-// Storage: one row per rule and subject, RL#<rule>#<subject> / WIN, holding one
-// number attribute per slot (b<slot index>) and a ttl. One UpdateItem decides
-// each event, with no read before it and no retry loop: it adds one to the
-// current slot (if_not_exists + 1), removes the slots that have left the
-// window, and returns the whole row (ALL_NEW), whose slots the caller sums. A
-// refused event takes its count back with a second UpdateItem, so refusals do
-// not fill the window. Concurrent callers therefore cost one write each
-// (two when refused), whatever their number. Subjects that hold personal data
-// (e-mail, phone) are hashed first.
+// # The flat row
+//
+// Every rule (Limiter.Take, Allow, Count, Reset, Full; apikey's per-key limit
+// through Limiter.CountOn) keeps one small row per rule and subject,
+// RL#<rule>#<subject> / WIN, whose size does not depend on the limit or on
+// the traffic: at most 61 slot bounds and five numbers (under 1 KB, so a
+// count costs 1 write unit whatever the limit; TestRowFitsOneWriteUnit). The
+// row counts admitted events cumulatively:
+//
+//	n        events counted (since the row was last rebased)
+//	l        the limit the bounds are for
+//	m        n + l
+//	h<s%61>  for each slot s of the window holding events: n before its first
+//	         event, plus l (the value n may not reach while s is in the window)
+//	los, lo  the earliest slot holding events, and its bound
+//
+// The window holds n - (lo - l) events. Bounds grow with the slot, so the
+// earliest slot's bound is the smallest, and "n < lo" is exactly "the window
+// holds fewer than l". One UpdateItem decides each event, with no read before
+// it (DESIGN, "Hot rows are decided by one atomic write"): under the
+// condition l = Limit, los within the window and n < lo, it adds one to n and
+// m, sets the current slot's bound to m if the slot has none, and answers the
+// row (ALL_NEW). A refused event fails the condition and writes nothing (no
+// refund); DynamoDB answers the row as it was, from which the caller learns
+// the reset instant. The expression is a few clauses whatever the limit.
+//
+// The condition also fails when the row is absent, its limit changed, or its
+// earliest slot has left the window (about once a slot for a busy subject).
+// The caller then decides from the row the failure answered (no second
+// read): refused if the 61 slots hold Limit events, else one conditional
+// UpdateItem rebases the row (the slots still in the window, n renumbered
+// from the window's own count, stale slot attributes removed) and counts the
+// event, on condition that the row is still the one read (its write token).
+// Only concurrent rebases of one row repeat, each time because another
+// request wrote: at most one rebase a slot, however many callers.
+//
+// Subjects that hold personal data (e-mail, phone) are hashed first.
 //
 // # Lost answers
 //
-// DynamoDB does not make UpdateItem idempotent: when the answer of an applied
-// count is lost and the SDK retries it, the retry would count the event again.
-// Each count therefore carries a token of its own (Count), added to a string
-// set of its slot (k<slot index>) by the same UpdateItem, under the condition
-// that the set does not hold it yet. A retry of an applied count fails that
-// condition, and the row it answers (ReturnValuesOnConditionCheckFailure
-// ALL_OLD) holds the token: the caller knows its count is in, exactly once,
-// whatever other requests wrote in between. A refund removes the token with
-// the count, under the condition that the set still holds it, so a retried
-// refund never takes back twice. Token sets are kept for TokenRetention (at
-// least two slots), far longer than the SDK's retries, then removed by later
-// counts like expired slots: a row holds at most TokenRetention of tokens.
+// DynamoDB does not make UpdateItem idempotent. A count whose answer was lost
+// is retried by the SDK: when no other request wrote in between, shared/store
+// recognises its write token and the count is in once. Otherwise the retry
+// meets its own effect: it counts the event a second time, or, when that
+// first count filled the window, fails the condition and refuses the request
+// although its count is in. Either way a lost answer costs at most one
+// admission and never admits one past the limit: erring toward refusal, by
+// at most one, is what a limit may do, and keeping a token per count to do
+// better would make the row grow with the traffic (it did: 43 write units a
+// request at 100,000 an hour). TestConcurrentCallersShareTheLimitExactly
+// holds this under the emulator's fault mode.
 //
-// The cost: about 13 bytes a counted event in the row while its token is
-// kept. A key at 1,000 requests an hour carries about 35 tokens (under 0.5
-// KB); one at the largest limit, 100,000 an hour, about 3,300 (two minutes of
-// its requests, 43 KB), and DynamoDB bills a write by the item's size, so
-// such a row costs about 43 write units a request instead of 1. The emulator
-// parses the write's 126 REMOVE clauses (expired slots and token sets) in
-// about twice the time of the 63 it had before.
+// # The device plane's slots
 //
-// One error remains, on the refusing side: a request whose answer was lost
-// learns the count from the row its retry reads, which already holds the
-// requests that came after it, so it may be refused although it came in time
-// (and then it takes its count back). Each lost answer can cost at most one
-// admitted event, never admit one past the limit: the window's exact position
-// of a count is not kept (it would need a row write per event), and erring
-// toward refusal is what a limit may do. TestLostAnswersCountOnce holds both.
+// Count, Spend, Refund, Tally and Limiter.Refuses are the older per-event
+// token slots, still written into the device item by the heartbeat
+// (shared/device) and into the agent's ingest window (shared/agent), whose
+// cost belongs to the device-plane issue; no rule of this package writes
+// them.
 package ratelimit
 
 import (
@@ -55,8 +74,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -65,7 +82,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/clock"
-	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -114,10 +130,6 @@ type Limiter struct {
 
 const message = "Too many requests"
 
-// lostAnswer, when set (by tests), is called for each count whose answer was
-// lost and recognised by its token.
-var lostAnswer func()
-
 func (l Limiter) rule(r Rule) Rule {
 	if n, ok := l.Limits[r.Name]; ok {
 		r.Limit = n
@@ -135,39 +147,21 @@ func (l Limiter) Allow(ctx context.Context, r Rule, subject string) error {
 // Take is Allow that also answers how many events the subject may still make
 // (0 when this one used the last place).
 func (l Limiter) Take(ctx context.Context, r Rule, subject string) (int, error) {
-	r = l.rule(r)
-	now := l.Clock.Now()
-	pk, sk := bucket(r, subject)
-	c := NewCount(r.Window, now)
-	item, err := l.St.Update(ctx, store.Change(pk, sk, c.Spend(expression.UpdateBuilder{}).
-		Set(expression.Name("ttl"), expression.Value(store.TTL(now.Add(r.Window+2*Slot(r.Window)))))).When(c.Fresh()))
-	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
-		err = nil // an earlier attempt counted it; its answer was lost
-		if lostAnswer != nil {
-			lostAnswer()
-		}
-	}
+	w, err := l.CountOn(ctx, BucketKey(r, subject), r, nil)
 	if err != nil {
-		return 0, fmt.Errorf("rate limit %s: %w", r.Name, err)
+		return 0, err
 	}
-	w := Tally(item, r.Window, now)
-	if w.Count > r.Limit {
-		if err := l.St.Do(ctx, c.Refund(pk, sk)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return 0, fmt.Errorf("rate limit %s: refund: %w", r.Name, err)
-		}
-		return 0, fault.RateLimited(message, w.RetryAfter(now))
-	}
-	return r.Limit - w.Count, nil
+	return max(l.rule(r).Limit-w.Count, 0), nil
 }
 
 // Count returns the events that count against subject now.
 func (l Limiter) Count(ctx context.Context, r Rule, subject string) (int, error) {
-	pk, sk := bucket(r, subject)
-	items, err := l.St.BatchGet(ctx, store.KeyRef{PK: pk, SK: sk})
+	k := BucketKey(r, subject)
+	items, err := l.St.BatchGet(ctx, k)
 	if err != nil {
 		return 0, err
 	}
-	return Tally(items[pk+"|"+sk], r.Window, l.Clock.Now()).Count, nil
+	return l.Look(r, items[k.PK+"|"+k.SK], l.Clock.Now()).Count, nil
 }
 
 // Reset empties subject's window (e.g. failures after a success).
@@ -180,14 +174,15 @@ func (l Limiter) Reset(ctx context.Context, r Rule, subject string) error {
 func bucket(r Rule, subject string) (pk, sk string) { return "RL#" + r.Name + "#" + subject, "WIN" }
 
 // BucketKey is the row of subject's window for r, for callers that read it in
-// a batch with other rows (see Refuses).
+// a batch with other rows (see Full).
 func BucketKey(r Rule, subject string) store.KeyRef {
 	pk, sk := bucket(r, subject)
 	return store.KeyRef{PK: pk, SK: sk}
 }
 
-// Refuses reports whether the window row item (nil when absent) is full at
-// now, and if so the seconds until its oldest counted slot leaves it.
+// Refuses reports whether the token-slot row item (nil when absent; the
+// device plane's format, see the package doc) is full at now, and if so the
+// seconds until its oldest counted slot leaves it.
 func (l Limiter) Refuses(r Rule, item store.Item, now time.Time) (bool, int) {
 	r = l.rule(r)
 	w := Tally(item, r.Window, now)
@@ -195,12 +190,6 @@ func (l Limiter) Refuses(r Rule, item store.Item, now time.Time) (bool, int) {
 		return false, 0
 	}
 	return true, w.RetryAfter(now)
-}
-
-// Refuses is Limiter.Refuses with the rule's own limit.
-func Refuses(r Rule, item store.Item, now time.Time) (bool, int, error) {
-	no, after := Limiter{}.Refuses(r, item, now)
-	return no, after, nil
 }
 
 // Slots is how many slots a window is counted in; an event is judged over
