@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: budgets backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -64,6 +64,14 @@ test-go:
 	 GALE_AWS_LOG_RETRIES=1 $(GO) test -p 2 -count=1 -timeout 15m ./...
 	@$(MAKE) --no-print-directory test-faults
 	@$(MAKE) --no-print-directory test-timing
+
+# Capacity budgets from a run of the whole suite: every documented exchange
+# records its calls and units (GALE_BUDGET_RECORD), and tests/budgetgen turns
+# the most each operation consumed into tests/fixture/capacity.go.
+budgets:
+	rm -f /tmp/gale-budgets.tsv
+	GALE_BUDGET_RECORD=/tmp/gale-budgets.tsv $(MAKE) --no-print-directory test-go || true
+	$(GO) run ./tests/budgetgen -in /tmp/gale-budgets.tsv -out tests/fixture/capacity.go
 
 # Wall-clock measurements, each alone with an emulator of its own (testenv
 # starts one): the local webhook retry schedule against its policy.

@@ -10,6 +10,7 @@ import (
 
 // TestEveryOperationHasABudget enumerates the operations of the OpenAPI
 // document and fails when one has no DynamoDB call budget in fixture.Budgets
+// or no capacity budget in fixture.CapacityBudgets
 // (which fixture.Do asserts on every exchange), or when a budget names no
 // documented operation. A new route is budgeted in the change that documents it.
 func TestEveryOperationHasABudget(t *testing.T) {
@@ -23,6 +24,14 @@ func TestEveryOperationHasABudget(t *testing.T) {
 			missing = append(missing, op)
 		} else if b < 0 {
 			t.Errorf("%s: negative budget %d", op, b)
+		}
+		if _, ok := fixture.CapacityBudgets[op]; !ok {
+			t.Errorf("documented operation without a capacity budget in fixture.CapacityBudgets: %s (make budgets)", op)
+		}
+	}
+	for op := range fixture.CapacityBudgets {
+		if !documented[op] {
+			t.Errorf("fixture.CapacityBudgets names an operation the OpenAPI document does not have: %s", op)
 		}
 	}
 	for op := range fixture.Budgets {

@@ -43,12 +43,17 @@
 //	                    GSI3 PARTNER#<pid>#APIKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#APIKEYS / same
 //	                    GSI2 APIKEYCREATOR#<creator user id> / <pid>#<oid>#<id>
 //	key guard           APIKEYHASH#<sha256 hex> / APIKEY  -
+//	key usage           RL#api-key#<sha256 hex> / WIN   -
 //	service principal   ORG#<oid> / SP#<id>             SPREF#<id> / SP
 //	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same
 //
 // The guard carries what authentication needs (organization, scopes, status,
-// expiry, rate limit, creator cache) plus the usage (usageCount, lastUsedAt)
-// and the rate limiter's per-minute slots (shared/ratelimit, a sliding hour). Access
+// expiry, rate limit, creator cache) and is written only when that changes;
+// each authenticated request writes the key's usage row instead
+// (RL#api-key#<sha256 hex> / WIN: shared/ratelimit's flat row for the sliding
+// hour, plus usageCount and lastUsedAt; about 100 bytes, 1 write unit).
+// Guards of keys used before the usage row existed still carry the usage
+// they counted then, which WithUsage adds in. Access
 // patterns: the lists read one page from the list indexes (GSI3 for a partner
 // caller across its organizations, GSI4 for one organization; newest first,
 // store.Window); the keys of an organization are also a prefix query of

@@ -79,13 +79,22 @@ func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
 	if res.Header.Get("X-RateLimit-Limit") != "1000" || res.Header.Get("X-RateLimit-Remaining") != "999" || res.Header.Get("X-RateLimit-Reset") == "" {
 		t.Fatalf("rate-limit headers %v", res.Header)
 	}
-	// Authentication: one BatchGetItem and one transaction; the devices list adds its Query.
-	if res.DBCalls != 3 {
-		t.Fatalf("GET /devices by API key made %d DynamoDB calls, want 2 (authentication) + 1", res.DBCalls)
+	// Authentication: a BatchGetItem (guard, address), then the count on the
+	// usage row beside a BatchGetItem (organization, creator); the devices
+	// list adds its Query. A key's first count also makes its usage row (a
+	// count that finds no row, then the write that makes it).
+	if res.DBCalls != 3+1+1 {
+		t.Fatalf("GET /devices by API key made %d DynamoDB calls, want 3 (authentication) + 1 (a new usage row) + 1", res.DBCalls)
+	}
+	if res = fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK); res.DBCalls != 3+1 {
+		t.Fatalf("the second GET /devices by API key made %d DynamoDB calls, want 3 (authentication) + 1", res.DBCalls)
+	}
+	if res.WCU != 1 {
+		t.Fatalf("an authenticated request wrote %.1f capacity units, want 1 (the usage row)", res.WCU)
 	}
 	got = fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
-	if got["usageCount"] != 1.0 || got["lastUsedAt"] == nil {
-		t.Fatalf("usage after one request: %v", got)
+	if got["usageCount"] != 2.0 || got["lastUsedAt"] == nil {
+		t.Fatalf("usage after two requests: %v", got)
 	}
 	// Audit: the prefix only.
 	recs, err := audit.List(t.Context(), w.Env.Store, audit.Tenant(w.A.ID, ""), 20)
@@ -255,15 +264,20 @@ func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
 			t.Fatalf("remaining values %v: want each of 30..49 once (no lost update)", got)
 		}
 	}
-	gk, err := w.Env.Store.BatchGet(t.Context(), apikey.GuardKey(apikey.Hash(k.Key)))
+	uk, err := w.Env.Store.BatchGet(t.Context(), apikey.UsageKey(apikey.Hash(k.Key)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range gk {
-		var g apikey.Guard
-		if err := store.Unmarshal(it, &g); err != nil || g.UsageCount != n {
-			t.Fatalf("usageCount %d, want %d (%v)", g.UsageCount, n, err)
+	for _, it := range uk {
+		var u struct {
+			UsageCount int `dynamodbav:"usageCount"`
 		}
+		if err := store.Unmarshal(it, &u); err != nil || u.UsageCount != n {
+			t.Fatalf("usageCount %d, want %d (%v)", u.UsageCount, n, err)
+		}
+	}
+	if len(uk) != 1 {
+		t.Fatalf("no usage row: %v", uk)
 	}
 }
 

@@ -25,26 +25,27 @@ import (
 const Window = time.Hour
 
 // Authenticator checks X-API-Key (shared/auth's KeyAuthenticator): the steps
-// of the OpenAPI document's apiKeyAuth, in at most 2 DynamoDB calls and no
-// transaction on the key's row:
+// of the OpenAPI document's apiKeyAuth, in 3 DynamoDB calls of which the last
+// two run side by side, and no write to the key's guard:
 //
-//  1. one UpdateItem on the key's guard row counts the request in the guard's
-//     per-minute slots (ratelimit.Count.Spend), sets lastUsedAt and usageCount, and
-//     answers the whole row (ALL_NEW) under the condition that the key is
-//     active; a failed condition answers the row as it was (ALL_OLD), so an
-//     unknown, revoked or expired key is known from the same call;
-//  2. one BatchGetItem, with consistent reads, reads the client address's
-//     unknown-key window, the key's organization (a key outliving its
-//     deleted organization is unknown) and, for a principal's key, the
-//     principal (a disabled principal's keys are refused while their rows
-//     are being revoked) or, for a user-created key, its creator's profile,
-//     membership and the custom roles the guard caches, and compares them
-//     with what the guard cached.
+//  1. one BatchGetItem, with consistent reads, reads the key's guard and the
+//     client address's unknown-key window: an unknown, revoked or expired key
+//     and an address that has probed too many keys are refused here, before
+//     anything is counted;
+//  2. one conditional UpdateItem counts the request on the key's own usage
+//     row (UsageKey: shared/ratelimit's flat row, 1 write unit whatever the
+//     limit) and sets lastUsedAt and usageCount there; past the limit it
+//     writes nothing and the request is refused;
+//  3. beside it, one BatchGetItem, with consistent reads, reads the key's
+//     organization (a key outliving its deleted organization is unknown) and,
+//     for a principal's key, the principal (a disabled principal's keys are
+//     refused while their rows are being revoked) or, for a user-created key,
+//     its creator's profile, membership and the custom roles the guard
+//     caches, and compares them with what the guard cached.
 //
-// A request over the key's limit takes its count back instead (the second
-// call). Only the rare paths cost more: a creator whose role or roles changed
-// (the cache is refreshed), a refusal by the address's unknown-key window after
-// the key was counted (the count is taken back).
+// The guard, which carries the creator's permissions cache, is written only
+// when that cache is stale (a creator whose role or roles changed) and when a
+// key expires; the row written per request is the small usage row.
 type Authenticator struct {
 	St     Store
 	Roles  role.Store
@@ -63,6 +64,15 @@ func (a *Authenticator) limit(g *Guard) int {
 	return n
 }
 
+// keyRule is the rate limit of a key: its rateLimit in any hour.
+func keyRule(limit int) ratelimit.Rule {
+	return ratelimit.Rule{Name: "api-key", Limit: limit, Window: Window}
+}
+
+// UsageKey is the row that counts the requests of the key with hash, and
+// carries its lastUsedAt and usageCount.
+func UsageKey(hash string) store.KeyRef { return ratelimit.BucketKey(keyRule(0), hash) }
+
 // AuthenticateKey returns the principal of raw, setting the rate-limit headers
 // on w.
 func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWriter, r *http.Request, raw string) (*authz.Principal, error) {
@@ -74,54 +84,41 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		return nil, a.badKey(ctx, ip, errKeyUnknown)
 	}
 	now := a.Clock.Now()
-	gk := GuardKey(Hash(raw))
-	count := ratelimit.NewCount(Window, now)
-	spend := count.Spend(expression.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
-		Add(expression.Name("usageCount"), expression.Value(1)))
-	item, err := a.St.St.Update(ctx, store.Change(gk.PK, gk.SK, spend).When(store.Is("status", StatusActive).And(count.Fresh())))
-	if errors.Is(err, store.ErrConditionFailed) && count.In(item) {
-		err = nil // counted by an attempt whose answer was lost: counted once
-	}
-	if errors.Is(err, store.ErrConditionFailed) {
-		if item == nil {
-			return nil, a.badKey(ctx, ip, errKeyUnknown)
-		}
-		var old Guard
-		if err := store.Unmarshal(item, &old); err != nil {
-			return nil, err
-		}
-		if old.Status == StatusExpired {
-			return nil, errKeyExpired
-		}
-		return nil, errKeyRevoked
-	}
+	hash := Hash(raw)
+	gk, bk := GuardKey(hash), ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip)
+	first, err := a.St.St.BatchGet(ctx, gk, bk)
 	if err != nil {
 		return nil, err
+	}
+	// An address that has probed too many keys is refused whatever it sends.
+	if no, after := a.Limits.Full(ratelimit.BadAPIKeyIP, first[bk.PK+"|"+bk.SK], now); no {
+		return nil, fault.RateLimited("Too many requests", after)
+	}
+	item := first[gk.PK+"|"+gk.SK]
+	if item == nil {
+		return nil, a.badKey(ctx, ip, errKeyUnknown)
 	}
 	var g Guard
 	if err := store.Unmarshal(item, &g); err != nil {
 		return nil, err
 	}
-	if expired(g.ExpiresAt, now) {
+	switch {
+	case g.Status == StatusExpired:
+		return nil, errKeyExpired
+	case g.Status != StatusActive:
+		return nil, errKeyRevoked
+	case expired(g.ExpiresAt, now):
 		if err := a.expire(ctx, &g, now); err != nil {
 			return nil, err
 		}
 		return nil, errKeyExpired
-	}
-	if g.PrincipalID == "" && g.Creator == nil {
+	case g.PrincipalID == "" && g.Creator == nil:
 		return nil, errKeyUnknown
 	}
-	limit, win := a.limit(&g), ratelimit.Tally(item, Window, now)
-	header(w, limit, win)
-	if win.Count > limit {
-		if err := a.refund(ctx, &g, count); err != nil {
-			return nil, err
-		}
-		return nil, fault.RateLimited(errLimitedMessage, win.RetryAfter(now))
-	}
 
-	bk, org := ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip), tenant.OrgKey(g.OrgID)
-	refs := []store.KeyRef{bk, org}
+	// The count and the reads of what the key acts for depend only on the
+	// guard: they run side by side.
+	refs := []store.KeyRef{tenant.OrgKey(g.OrgID)}
 	var spk store.KeyRef
 	if g.PrincipalID == "" {
 		refs = append(refs, creatorRefs(&g)...)
@@ -130,19 +127,35 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		spk = store.KeyRef{PK: k.PK, SK: k.SK}
 		refs = append(refs, spk)
 	}
-	items, err := a.St.St.BatchGet(ctx, refs...)
-	if err != nil {
-		return nil, err
+	type read struct {
+		items map[string]store.Item
+		err   error
 	}
-	// An address that has probed too many keys is refused, its count on the
-	// key taken back.
-	if no, after := a.Limits.Full(ratelimit.BadAPIKeyIP, items[bk.PK+"|"+bk.SK], now); no {
-		if err := a.refund(ctx, &g, count); err != nil {
-			return nil, err
+	reads := make(chan read, 1)
+	go func() {
+		items, err := a.St.St.BatchGet(ctx, refs...)
+		reads <- read{items, err}
+	}()
+	limit := a.limit(&g)
+	usage := func(u expression.UpdateBuilder) expression.UpdateBuilder {
+		return u.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
+			Add(expression.Name("usageCount"), expression.Value(1))
+	}
+	win, cerr := a.Limits.CountOn(ctx, UsageKey(hash), keyRule(limit), usage)
+	rd := <-reads
+	if cerr != nil {
+		if errors.Is(cerr, fault.ErrRateLimited) {
+			header(w, limit, win)
+			return nil, fault.RateLimited(errLimitedMessage, win.RetryAfter(now))
 		}
-		return nil, fault.RateLimited("Too many requests", after)
+		return nil, cerr
 	}
-	if items[org.PK+"|"+org.SK] == nil {
+	header(w, limit, win)
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	items := rd.items
+	if org := tenant.OrgKey(g.OrgID); items[org.PK+"|"+org.SK] == nil {
 		return nil, errKeyUnknown // its organization was deleted
 	}
 	if g.PrincipalID != "" && !principalActive(items[spk.PK+"|"+spk.SK]) {
@@ -176,15 +189,6 @@ func principalActive(it store.Item) bool {
 		Status string `dynamodbav:"status"`
 	}
 	return it != nil && store.Unmarshal(it, &sp) == nil && sp.Status == SPActive
-}
-
-// refund takes back the request's count on g's guard (once, even when retried).
-func (a *Authenticator) refund(ctx context.Context, g *Guard, count ratelimit.Count) error {
-	err := a.St.St.Do(ctx, count.Refund(g.PK, g.SK))
-	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return err
-	}
-	return nil
 }
 
 func header(w http.ResponseWriter, limit int, win ratelimit.Window) {

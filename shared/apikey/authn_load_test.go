@@ -57,7 +57,10 @@ func authenticate(tb testing.TB, a *apikey.Authenticator, key string, i int) (in
 // Issue 19 finding 2: 40 concurrent requests on a 25/hour key answered 15 x 200
 // and 25 x 503, none 429, at a median of 11 DynamoDB calls each (a
 // compare-and-swap loop). Now 100 concurrent requests on a 60/hour key answer
-// exactly 60 x 200 and 40 x 429, each in at most 2 DynamoDB calls.
+// exactly 60 x 200 and 40 x 429, each in at most 5 DynamoDB calls: the 3 of
+// an authentication, and on the key's first burst the usage row's making (a
+// request whose count found no row tries to make it, and counts on the row
+// another made when that fails; a rebase loses at most once to a rebase).
 func TestHundredConcurrentRequestsOnOneKey(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
@@ -81,8 +84,8 @@ func TestHundredConcurrentRequestsOnOneKey(t *testing.T) {
 		case http.StatusTooManyRequests:
 			limited++
 		}
-		if calls[i] > 2 {
-			t.Errorf("request %d (%d): %d DynamoDB calls, budget 2", i, s, calls[i])
+		if calls[i] > 5 {
+			t.Errorf("request %d (%d): %d DynamoDB calls, budget 5", i, s, calls[i])
 		}
 	}
 	if os.Getenv("GALE_FAULT_MODE") != "" {
@@ -99,7 +102,8 @@ func TestHundredConcurrentRequestsOnOneKey(t *testing.T) {
 	}
 	// The refusals were taken back: the window holds the 60 admitted.
 	env.Clock.Advance(61 * time.Minute)
-	if s, c := authenticate(t, a, key, 0); s != http.StatusOK || c > 2 {
+	// The earliest slot has left the window: the count rebases the row.
+	if s, c := authenticate(t, a, key, 0); s != http.StatusOK || c > 4 {
 		t.Fatalf("after the window: %d in %d calls", s, c)
 	}
 }

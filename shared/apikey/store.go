@@ -54,30 +54,41 @@ func (s Store) Guard(ctx context.Context, hash string) (*Guard, error) {
 	return &g, nil
 }
 
-// WithUsage copies the usage of each key's guard onto it (one BatchGetItem per
-// 100 keys).
+// WithUsage copies the usage of each key onto it: its usage row (UsageKey,
+// written by each authenticated request) plus what its guard counted before
+// usage had a row of its own (keys used before then), in one BatchGetItem per
+// 50 keys.
 func (s Store) WithUsage(ctx context.Context, keys []Key) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	refs := make([]store.KeyRef, len(keys))
-	for i, k := range keys {
-		refs[i] = GuardKey(k.KeyHash)
+	refs := make([]store.KeyRef, 0, 2*len(keys))
+	for _, k := range keys {
+		refs = append(refs, UsageKey(k.KeyHash), GuardKey(k.KeyHash))
 	}
 	items, err := s.St.BatchGet(ctx, refs...)
 	if err != nil {
 		return err
 	}
+	type usage struct {
+		LastUsedAt *string `dynamodbav:"lastUsedAt"`
+		UsageCount int     `dynamodbav:"usageCount"`
+	}
 	for i := range keys {
-		item, ok := items[refs[i].PK+"|"+refs[i].SK]
-		if !ok {
-			continue
+		for _, ref := range refs[2*i : 2*i+2] {
+			item, ok := items[ref.PK+"|"+ref.SK]
+			if !ok {
+				continue
+			}
+			var u usage
+			if err := store.Unmarshal(item, &u); err != nil {
+				return err
+			}
+			keys[i].UsageCount += u.UsageCount
+			if u.LastUsedAt != nil && (keys[i].LastUsedAt == nil || *u.LastUsedAt > *keys[i].LastUsedAt) {
+				keys[i].LastUsedAt = u.LastUsedAt
+			}
 		}
-		var g Guard
-		if err := store.Unmarshal(item, &g); err != nil {
-			return err
-		}
-		keys[i].UsageCount, keys[i].LastUsedAt = g.UsageCount, g.LastUsedAt
 	}
 	return nil
 }

@@ -475,5 +475,213 @@ def _filtered_model_data(self, request, full_url, headers):
 
 MotoAPIResponse.model_data = _filtered_model_data
 
+# Capacity. moto answers ReturnConsumedCapacity with constants (1 unit a
+# write, 0.5 a read), which would make every capacity budget a count of
+# calls. DynamoDB bills by size, and here the launcher computes what it would
+# bill from the rows themselves, by its sizing rules (shared/store's package
+# doc, "Capacity", states them; store.ItemSize is the same rule in Go and
+# TestEmulatorBillsLikeTheSizingRules holds the two together):
+#   - an item's size is the UTF-8 bytes of its attribute names plus their
+#     values (a string its bytes, a number 1 byte per two significant digits
+#     plus 1, binary its bytes, a boolean or null 1, a set its members, a list
+#     or map 3 bytes plus 1 per element plus the elements and map keys);
+#   - a write costs one unit per started KB of the larger of the item before
+#     and after (at least 1), and again for each global index whose
+#     projection it changes: a new or removed index entry costs its projected
+#     size, a changed key a delete plus a put, an unchanged projection
+#     nothing; a transaction costs twice, a condition check included;
+#   - a read costs one unit per started 4 KB (a Query or Scan: of all the
+#     items it read together, those a filter dropped estimated at the size of
+#     those it kept), half when eventually consistent, twice in a
+#     transaction; a BatchGetItem key that is absent costs the minimum.
+# Failed writes answer no capacity, as DynamoDB's errors do not; the store
+# estimates them (shared/store, "Capacity").
+import math as _math  # noqa: E402
+
+
+def _number_size(text):
+    digits = text.lstrip("+-").lower().split("e")[0].replace(".", "").strip("0") or "0"
+    return (len(digits) + 1) // 2 + 1
+
+
+def _binary_size(text):
+    try:
+        return len(_base64.b64decode(text))
+    except (ValueError, TypeError):
+        return len(text)
+
+
+def _value_size(value):
+    (kind, v), = value.items()
+    if kind == "S":
+        return len(v.encode())
+    if kind == "N":
+        return _number_size(v)
+    if kind == "B":
+        return _binary_size(v)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(e.encode()) for e in v)
+    if kind == "NS":
+        return sum(_number_size(e) for e in v)
+    if kind == "BS":
+        return sum(_binary_size(e) for e in v)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(e) for e in v)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + _value_size(e) for k, e in v.items())
+    return 0
+
+
+def item_size(attrs):
+    return sum(len(k.encode()) + _value_size(v) for k, v in (attrs or {}).items())
+
+
+def _kb(size):
+    return max(1, _math.ceil(size / 1024))
+
+
+def _projected(table, index, attrs):
+    keys = [k["AttributeName"] for k in index.schema]
+    if not attrs or any(k not in attrs for k in keys):
+        return None
+    kind = (index.projection or {}).get("ProjectionType", "ALL")
+    if kind == "ALL":
+        return attrs
+    names = set(keys) | {table.hash_key_attr} | ({table.range_key_attr} if table.range_key_attr else set())
+    if kind == "INCLUDE":
+        names |= set((index.projection or {}).get("NonKeyAttributes", []))
+    return {k: v for k, v in attrs.items() if k in names}
+
+
+def write_units(table, old, new):
+    units = _kb(max(item_size(old), item_size(new)))
+    for index in list(getattr(table, "global_indexes", []) or []):
+        was, now = _projected(table, index, old), _projected(table, index, new)
+        if was is None and now is None:
+            continue
+        keys = [k["AttributeName"] for k in index.schema]
+        if was is not None and now is not None and all(was[k] == now[k] for k in keys):
+            if was != now:
+                units += _kb(max(item_size(was), item_size(now)))
+        else:
+            units += (_kb(item_size(was)) if was is not None else 0) + (_kb(item_size(now)) if now is not None else 0)
+    return units
+
+
+def _row(backend, table_name, attrs):
+    table = backend.tables.get(table_name)
+    if table is None or not isinstance(attrs, dict):
+        return None
+    try:
+        hash_value = _KeyType(attrs[table.hash_key_attr])
+        range_value = _KeyType(attrs[table.range_key_attr]) if table.range_key_attr else None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return table, hash_value, range_value
+
+
+def _row_attrs(row):
+    table, hash_value, range_value = row
+    try:
+        item = table.get_item(hash_value, range_value)
+    except Exception:  # noqa: BLE001 - absent partition
+        return None
+    return _copy.deepcopy(item.to_json()["Attributes"]) if item is not None else None
+
+
+def _written_rows(backend, action, body):
+    """(row, factor) of every row a write names."""
+    rows = []
+    if action == "PutItem":
+        rows.append((_row(backend, body.get("TableName"), body.get("Item")), 1))
+    elif action in ("UpdateItem", "DeleteItem"):
+        rows.append((_row(backend, body.get("TableName"), body.get("Key")), 1))
+    elif action == "TransactWriteItems":
+        for entry in body.get("TransactItems") or []:
+            for op_type, op in entry.items():
+                attrs = op.get("Item") if op_type == "Put" else op.get("Key")
+                rows.append((_row(backend, op.get("TableName"), attrs), 2))
+    elif action == "BatchWriteItem":
+        for table_name, requests in (body.get("RequestItems") or {}).items():
+            for request in requests:
+                if "PutRequest" in request:
+                    rows.append((_row(backend, table_name, request["PutRequest"].get("Item")), 1))
+                elif "DeleteRequest" in request:
+                    rows.append((_row(backend, table_name, request["DeleteRequest"].get("Key")), 1))
+    return [(r, f) for r, f in rows if r is not None]
+
+
+def _read_units(size, consistent, factor=1):
+    units = max(1, _math.ceil(size / 4096)) * factor
+    return units if consistent else units / 2
+
+
+def _read_capacity(action, body, answer):
+    if action == "GetItem":
+        return _read_units(item_size(answer.get("Item")), body.get("ConsistentRead", False))
+    if action in ("Query", "Scan"):
+        items = answer.get("Items") or []
+        size = sum(item_size(i) for i in items)
+        dropped = max(0, int(answer.get("ScannedCount", len(items))) - len(items))
+        size += dropped * (size // len(items) if items else 1024)
+        return _read_units(size, body.get("ConsistentRead", False))
+    if action == "BatchGetItem":
+        units = 0
+        for table_name, request in (body.get("RequestItems") or {}).items():
+            got = (answer.get("Responses") or {}).get(table_name) or []
+            consistent = request.get("ConsistentRead", False)
+            units += sum(_read_units(item_size(i), consistent) for i in got)
+            units += max(0, len(request.get("Keys") or []) - len(got)) * _read_units(0, consistent)
+        return units
+    if action == "TransactGetItems":
+        return sum(_read_units(item_size(r.get("Item")), True, 2) for r in answer.get("Responses") or [])
+    return None
+
+
+_READS = {"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"}
+_unmetered_call_action = DynamoHandler.call_action
+
+
+def _metered_call_action(self):
+    try:
+        action = self._get_action()
+    except Exception:  # noqa: BLE001 - not an operation
+        return _unmetered_call_action(self)
+    if action not in _WRITES and action not in _READS:
+        return _unmetered_call_action(self)
+    with _lock:
+        try:
+            body = _json.loads(self.body) if isinstance(self.body, (str, bytes)) else dict(self.body or {})
+        except ValueError:
+            return _unmetered_call_action(self)
+        wanted = body.get("ReturnConsumedCapacity", "NONE")
+        if wanted not in ("TOTAL", "INDEXES"):
+            return _unmetered_call_action(self)
+        before = []
+        if action in _WRITES:
+            backend = self.dynamodb_backend
+            before = [(row, factor, _row_attrs(row)) for row, factor in _written_rows(backend, action, body)]
+        response = _unmetered_call_action(self)
+        if not (isinstance(response, tuple) and response[0] == 200):
+            return response
+        status, headers, text = response
+        try:
+            answer = _json.loads(text or "{}")
+        except ValueError:
+            return response
+        if action in _WRITES:
+            units = sum(factor * write_units(row[0], old, _row_attrs(row)) for row, factor, old in before)
+            consumed = {"TableName": body.get("TableName", ""), "CapacityUnits": units, "WriteCapacityUnits": units}
+        else:
+            units = _read_capacity(action, body, answer)
+            consumed = {"TableName": body.get("TableName", ""), "CapacityUnits": units, "ReadCapacityUnits": units}
+        answer["ConsumedCapacity"] = [consumed] if action in ("BatchGetItem", "BatchWriteItem", "TransactWriteItems", "TransactGetItems") else consumed
+        return status, headers, _json.dumps(answer, separators=(",", ":"))
+
+
+DynamoHandler.call_action = _metered_call_action
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -10,7 +10,8 @@ import (
 // so a metric costs no API call and no extra line. Three lines carry metrics:
 //
 //	"request" (the edge's access log): requests, status4xx, status5xx,
-//	          durationMs and dbCalls (DynamoDB calls of the request), by function
+//	          durationMs, dbCalls (DynamoDB calls of the request) and dbRCU,
+//	          dbWCU (the capacity units they consumed), by function
 //	"batch"   (an SQS worker's batch):  messages, batchItemFailures, by function
 //	"delivery" (a webhook attempt):     deliveries, by function and outcome
 //
@@ -60,7 +61,8 @@ func withMetrics(r slog.Record) slog.Record {
 		r.AddAttrs(slog.Int("requests", 1), slog.Int("status4xx", b2i(status >= 400 && status < 500)),
 			slog.Int("status5xx", b2i(status >= 500)))
 		metrics = []emfMetric{{"requests", "Count"}, {"status4xx", "Count"}, {"status5xx", "Count"},
-			{"durationMs", "Milliseconds"}, {"dbCalls", "Count"}}
+			{"durationMs", "Milliseconds"}, {"dbCalls", "Count"},
+			{"dbRCU", "Count"}, {"dbWCU", "Count"}}
 	case "batch":
 		metrics = []emfMetric{{"messages", "Count"}, {"batchItemFailures", "Count"}}
 	case "delivery":

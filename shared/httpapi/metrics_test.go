@@ -30,9 +30,10 @@ func TestEmbeddedMetrics(t *testing.T) {
 	}
 
 	metricsFunction = "users"
-	log.InfoContext(context.Background(), "request", "status", 503, "durationMs", 12, "dbCalls", 3)
+	log.InfoContext(context.Background(), "request", "status", 503, "durationMs", 12, "dbCalls", 3, "dbRCU", 1.5, "dbWCU", 2.0)
 	m := line()
-	if m["function"] != "users" || m["requests"] != 1.0 || m["status5xx"] != 1.0 || m["status4xx"] != 0.0 || m["dbCalls"] != 3.0 {
+	if m["function"] != "users" || m["requests"] != 1.0 || m["status5xx"] != 1.0 || m["status4xx"] != 0.0 || m["dbCalls"] != 3.0 ||
+		m["dbRCU"] != 1.5 || m["dbWCU"] != 2.0 {
 		t.Fatalf("request line %v", m)
 	}
 	aws, _ := m["_aws"].(map[string]any)

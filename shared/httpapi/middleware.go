@@ -68,12 +68,15 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// CallCounter counts the DynamoDB calls made with a request's context, the
-// figure of its access-log line (store.CallCounter satisfies it).
+// CallCounter counts the DynamoDB calls made with a request's context and
+// the capacity units they consumed, the figures of its access-log line
+// (store.CallCounter satisfies it).
 type CallCounter interface {
 	// Count returns ctx carrying a counter (the one it carries already, if
 	// any) and a reading of that counter.
-	Count(ctx context.Context) (context.Context, func() int)
+	// The reading answers the calls, and the read and write capacity units
+	// they consumed as DynamoDB bills them.
+	Count(ctx context.Context) (context.Context, func() (calls int, rcu, wcu float64))
 }
 
 // Edge wraps a group's handler with request ids, panic recovery and a JSON
@@ -90,9 +93,9 @@ func EdgeCounting(next http.Handler, log *slog.Logger, calls CallCounter) http.H
 			st.requestID = newRequestID()
 		}
 		ctx := context.WithValue(r.Context(), stateKey, st)
-		dbCalls := func() int { return 0 }
+		db := func() (int, float64, float64) { return 0, 0, 0 }
 		if calls != nil {
-			ctx, dbCalls = calls.Count(ctx)
+			ctx, db = calls.Count(ctx)
 		}
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", st.requestID)
@@ -108,10 +111,12 @@ func EdgeCounting(next http.Handler, log *slog.Logger, calls CallCounter) http.H
 			st.mu.Lock()
 			caller, tenant := st.caller, st.tenant
 			st.mu.Unlock()
+			dbCalls, dbRCU, dbWCU := db()
 			log.InfoContext(ctx, "request",
 				"method", r.Method, "path", r.URL.Path,
 				"status", sw.status, "durationMs", time.Since(start).Milliseconds(),
-				"dbCalls", dbCalls(), "principal", caller, "tenant", tenant, "ip", SourceIP(r))
+				"dbCalls", dbCalls, "dbRCU", dbRCU, "dbWCU", dbWCU,
+				"principal", caller, "tenant", tenant, "ip", SourceIP(r))
 		}()
 		next.ServeHTTP(sw, r)
 	}}

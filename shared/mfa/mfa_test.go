@@ -51,8 +51,8 @@ const (
 	budgetPhoneVerify = 7 // auth, profile, two rate limits (a second one when a bucket is busy), put
 	budgetPhoneConf   = 5 // auth, profile+pending phone, rate limit, transaction
 	budgetSMSEnable   = 6 // auth, profile, memberships, settings, update
-	budgetSMSSend     = 7 // temp token, profile, memberships, settings, two rate limits, put
-	budgetSMSStepUp   = 8 // auth, profile, memberships, settings, two rate limits, put
+	budgetSMSSend     = 9 // temp token, profile, memberships, settings, two rate limits (each +1 when its row is new), put
+	budgetSMSStepUp   = 9 // auth, profile, memberships, settings, two rate limits (+1 when a row is new), put
 )
 
 type world struct {

@@ -115,6 +115,36 @@
 // TxError.FailedOn(handle) tells whether that write failed its condition,
 // whatever its position. BatchGet takes any number of keys and makes one
 // BatchGetItem call per 100.
+//
+// # Capacity
+//
+// DynamoDB bills capacity units, not calls, so each request's units are a
+// figure like its calls: CountCalls asks every operation for its consumed
+// capacity (ReturnConsumedCapacity TOTAL) and adds it to the context's Calls
+// (RCU, WCU), which the edge logs (dbRCU, dbWCU beside dbCalls) and emits as
+// metrics, and which tests hold to each operation's capacity budget
+// (tests/fixture). In AWS the figures are DynamoDB's own; the emulator
+// computes them from the rows by DynamoDB's sizing rules, written here as
+// ItemSize, WriteUnits and ReadUnits (TestEmulatorBillsLikeTheSizingRules
+// holds the two to the same figures):
+//
+//   - an item's size: the UTF-8 bytes of each attribute name plus its value
+//     (a string its bytes, a number 1 byte per two significant digits plus 1,
+//     binary its bytes, a boolean or null 1, a set its members, a list or map
+//     3 bytes plus 1 per element plus the elements and map keys);
+//   - a write: one unit per started KB of the larger of the item before and
+//     after (at least 1), and again for each global index whose projection it
+//     changes (a new or removed entry its projected size, a changed index key
+//     a delete plus a put, an unchanged projection nothing); twice in a
+//     transaction, condition checks included;
+//   - a read: one unit per started 4 KB (a Query or Scan: of what it read in
+//     all, before any filter), half when eventually consistent, twice in a
+//     transaction.
+//
+// A write refused by its condition is billed by DynamoDB but its error does
+// not report the units: CountCalls counts one unit per started KB of the item
+// the refusal answered back (ALL_OLD; at least 1), and two a member of a
+// cancelled transaction.
 package store
 
 import (
