@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: budgets backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: budgets cost backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -72,6 +72,11 @@ budgets:
 	rm -f /tmp/gale-budgets.tsv
 	GALE_BUDGET_RECORD=/tmp/gale-budgets.tsv $(MAKE) --no-print-directory test-go || true
 	$(GO) run ./tests/budgetgen -in /tmp/gale-budgets.tsv -out tests/fixture/capacity.go
+
+# The cost model (tests/cost): replays a month of one device and requests of one
+# API key, prices the measured units and rewrites the README's cost section.
+cost:
+	GALE_COST_WRITE=1 $(GO) test -count=1 -run '^TestCostModel$$' -v ./tests/cost/ | grep -v '^=== RUN'
 
 # Wall-clock measurements, each alone with an emulator of its own (testenv
 # starts one): the local webhook retry schedule against its policy.

@@ -5,11 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/fault"
@@ -19,30 +14,26 @@ import (
 
 // The per-device ingest limit (ratelimit.AgentIngest, 600 a minute, shared by
 // the hardware, network, software, command-result and elevation routes) is
-// the exact sliding window of shared/ratelimit on its row
-// RL#agent-ingest-device#<id> / WIN, plus a version attribute v that every
-// count adds one to.
+// shared/ratelimit's flat row RL#agent-ingest-device#<id> / WIN.
 //
-// Every route but elevation ingest counts as ratelimit.Take does: one
-// UpdateItem that spends a slot and returns the row, and a refund when that
-// was one too many.
-//
+// The token check of every ingest route reads the agent row and the window
+// row in one BatchGetItem, so a count knows the row and is one conditional
+// write even when it makes the row or rebases it (Limiter.CountFrom).
 // Elevation ingest (the hot route with a call budget of 3) folds the count
-// into calls it makes anyway: the token check reads the agent row and the
-// window row in one BatchGetItem, a full window is refused there (429, no
-// write), and the ingest's one transaction spends the slot under the
-// condition that v is still the version read. Two concurrent prompts of one
-// device that both read version N cannot both commit: the loser counts
-// itself on its own (the Take path: exact, 429 when the window filled in
-// between) and commits again without the count. A request refused after
+// into calls it makes anyway: a full window is refused from the row read
+// (429, no write), and the ingest's one transaction carries the count's conditional
+// write (ratelimit.Limiter.CountWrite, which also makes a new row or rebases
+// one from the row read). When that write fails its condition (the window
+// filled or the row changed in between),
+// the request counts on its own (CountOn: exact, 429 when the window is full)
+// and commits again without the count. A request refused after
 // authentication (a bad body, a failed store) is counted on its own, so
-// every authenticated request counts once, as before.
+// every authenticated request counts once.
 
-const versionAttr = "v"
-
-// elevationPattern is the ServeMux pattern of elevation ingest, whose token
-// check also reads the window.
-const elevationPattern = http.MethodPost + " /api/v1/agents/{id}/elevation-requests"
+// heartbeatPattern is the ServeMux pattern of the heartbeat, the one token
+// route that does not count against the ingest window (and so does not read
+// it).
+const heartbeatPattern = http.MethodPost + " /api/v1/agents/{id}/heartbeat"
 
 // agentAndWindow reads device id's agent row and ingest window in one
 // BatchGetItem (the window nil when absent or expired).
@@ -66,44 +57,17 @@ func (s *Service) agentAndWindow(ctx context.Context, id string) (*device.Agent,
 // windowKey is device id's ingest window row.
 func windowKey(id string) store.KeyRef { return ratelimit.BucketKey(ratelimit.AgentIngest, id) }
 
-// spend is the update counting one event at now: the slot, the version and
-// the row's ttl.
-func spend(c ratelimit.Count, now time.Time) expression.UpdateBuilder {
-	w := ratelimit.AgentIngest.Window
-	return c.Spend(expression.UpdateBuilder{}).
-		Add(expression.Name(versionAttr), expression.Value(1)).
-		Set(expression.Name("ttl"), expression.Value(store.TTL(now.Add(w+2*ratelimit.Slot(w)))))
-}
-
-// ingestLimit is the limit in force (tests override it by name).
-func (s *Service) ingestLimit() int {
-	if n, ok := s.Limits.Limits[ratelimit.AgentIngest.Name]; ok {
-		return n
-	}
-	return ratelimit.AgentIngest.Limit
-}
-
-// count counts one event of device id on its own (as ratelimit.Take, with the
-// version): 429 with retryAfter when it is one too many, taken back.
+// count counts one event of device id on its own: 429 with retryAfter when
+// the window is full (nothing written). When the token check read the window
+// (every ingest route), the count is one write whatever the row's state.
 func (s *Service) count(ctx context.Context, id string) error {
-	now := s.Clock.Now()
-	k := windowKey(id)
-	c := ratelimit.NewCount(ratelimit.AgentIngest.Window, now)
-	item, err := s.Devices.St.Update(ctx, store.Change(k.PK, k.SK, spend(c, now)).When(c.Fresh()))
-	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
-		err = nil // an earlier attempt counted it; its answer was lost
+	if sl := slotFrom(ctx); sl != nil && sl.windowRead {
+		sl.windowRead = false // read once: a second count meets a changed row
+		_, err := s.Limits.CountFrom(ctx, windowKey(id), ratelimit.AgentIngest, sl.window, nil)
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("rate limit %s: %w", ratelimit.AgentIngest.Name, err)
-	}
-	w := ratelimit.Tally(item, ratelimit.AgentIngest.Window, now)
-	if w.Count > s.ingestLimit() {
-		if err := s.Devices.St.Do(ctx, c.Refund(k.PK, k.SK)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return fmt.Errorf("rate limit %s: refund: %w", ratelimit.AgentIngest.Name, err)
-		}
-		return fault.RateLimited("Too many requests", w.RetryAfter(now))
-	}
-	return nil
+	_, err := s.Limits.CountOn(ctx, windowKey(id), ratelimit.AgentIngest, nil)
+	return err
 }
 
 // meter is the count of one elevation ingest (pam.Meter): the window row as
@@ -115,27 +79,15 @@ type meter struct {
 	counted bool
 }
 
-// Write spends the slot in the ingest's transaction, on condition that the
-// window is the version read (absent or expired when none was read).
+// Write is the count's write in the ingest's transaction.
 func (m *meter) Write() *store.Write {
-	now := m.s.Clock.Now()
-	k := windowKey(m.id)
-	var cond expression.ConditionBuilder
-	if v, ok := m.window[versionAttr].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		cond = expression.Name(versionAttr).Equal(expression.Value(n))
-	} else {
-		// The store reads a row at or past its ttl as absent (store.Store.expired).
-		cond = expression.Name(versionAttr).AttributeNotExists().Or(expression.Name("ttl").LessThanEqual(expression.Value(now.Unix())))
-	}
-	c := ratelimit.NewCount(ratelimit.AgentIngest.Window, now)
-	return store.Change(k.PK, k.SK, spend(c, now)).When(cond.And(c.Fresh()))
+	return m.s.Limits.CountWrite(windowKey(m.id), ratelimit.AgentIngest, m.window, nil)
 }
 
 // Committed records that the transaction carrying Write committed.
 func (m *meter) Committed() { m.counted = true }
 
-// Fallback counts the request on its own after Write lost a race.
+// Fallback counts the request on its own after Write failed its condition.
 func (m *meter) Fallback(ctx context.Context) error {
 	m.counted = true
 	return m.s.count(ctx, m.id)
@@ -157,7 +109,7 @@ func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent
 		return a, m, s.count(ctx, id)
 	}
 	m.window = sl.window
-	if full, after := s.Limits.Refuses(ratelimit.AgentIngest, m.window, s.Clock.Now()); full {
+	if full, after := s.Limits.Full(ratelimit.AgentIngest, m.window, s.Clock.Now()); full {
 		m.counted = true // refused events do not count
 		return nil, nil, fault.RateLimited("Too many requests", after)
 	}

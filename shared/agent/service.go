@@ -186,9 +186,10 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds())}}, nil
 }
 
-// AuthenticateAgent checks an agent token for the device in the path (one
-// GetItem; for elevation ingest one BatchGetItem that also reads the device's
-// ingest window, see meter.go) and implements auth.AgentAuthenticator.
+// AuthenticateAgent checks an agent token for the device in the path (for the
+// heartbeat one GetItem; for every ingest route one BatchGetItem that also
+// reads the device's ingest window, see meter.go) and implements
+// auth.AgentAuthenticator.
 func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token string) (*authz.Principal, error) {
 	id := r.PathValue("id")
 	if err := valid.PathID("id", id); err != nil {
@@ -200,7 +201,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token 
 	sl := slotFrom(ctx)
 	var a *device.Agent
 	var err error
-	if sl != nil && r.Method == http.MethodPost && r.Pattern == elevationPattern {
+	if sl != nil && r.Pattern != heartbeatPattern {
 		a, sl.window, err = s.agentAndWindow(ctx, id)
 		sl.windowRead = err == nil
 	} else {

@@ -3,13 +3,9 @@ package pam_test
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
 	"github.com/gale-rmm/gale/shared/ratelimit"
-	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -74,11 +70,10 @@ func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
 	w := newWorld(t)
 	d := newDevice(t, w, w.A.ID, "", "meter")
 	k := ratelimit.BucketKey(ratelimit.AgentIngest, d.id)
-	now := w.Env.Clock.Now()
-	slot := "b" + strconv.FormatInt(now.UnixMilli()/ratelimit.Slot(ratelimit.AgentIngest.Window).Milliseconds(), 10)
 	fill := func(n int) {
 		t.Helper()
-		if err := w.Env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(slot), expression.Value(n)))); err != nil {
+		l := ratelimit.Limiter{St: w.Env.Store, Clock: w.Env.Clock}
+		if err := l.Seed(context.Background(), k, ratelimit.AgentIngest, n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,17 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/ratelimit"
-	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -124,11 +120,10 @@ func TestIngestFloodLimitsOneDevice(t *testing.T) {
 	b := newDevice(t, w, w.A.ID, "", "calm")
 	// Fill device a's window: n events counted in the current slot.
 	k := ratelimit.BucketKey(ratelimit.AgentIngest, a.id)
-	now := w.Env.Clock.Now()
-	slot := "b" + strconv.FormatInt(now.UnixMilli()/ratelimit.Slot(ratelimit.AgentIngest.Window).Milliseconds(), 10)
 	fill := func(n int) {
 		t.Helper()
-		if err := w.Env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(slot), expression.Value(n)))); err != nil {
+		l := ratelimit.Limiter{St: w.Env.Store, Clock: w.Env.Clock}
+		if err := l.Seed(context.Background(), k, ratelimit.AgentIngest, n); err != nil {
 			t.Fatal(err)
 		}
 	}

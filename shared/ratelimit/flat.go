@@ -75,6 +75,54 @@ func (l Limiter) CountOn(ctx context.Context, key store.KeyRef, r Rule, also fun
 	return Window{}, fmt.Errorf("rate limit %s: the row changed under %d counts in a row", r.Name, rebases)
 }
 
+// CountWrite is the write that counts one event of r on the row at key, for
+// a caller that folds the count into a transaction of its own and has read
+// the row (read; nil when absent): the one-write count when the row read is
+// live for r, else the rebase of the row read, conditional on its write
+// token. When the transaction fails on this write (the row changed since it
+// was read, or the window is full), the caller counts with CountOn instead,
+// which refuses the event or counts it, and commits without it.
+func (l Limiter) CountWrite(key store.KeyRef, r Rule, read store.Item, also func(expression.UpdateBuilder) expression.UpdateBuilder) *store.Write {
+	r = l.rule(r)
+	now := l.Clock.Now()
+	if also == nil {
+		also = func(u expression.UpdateBuilder) expression.UpdateBuilder { return u }
+	}
+	cur, ttl := slotIndex(r.Window, now), store.TTL(now.Add(r.Window+2*Slot(r.Window)))
+	lim, ok1 := numAttr(read, attrL)
+	los, ok2 := numAttr(read, attrLos)
+	if ok1 && ok2 && lim == int64(r.Limit) && los >= cur-Slots && los <= cur {
+		return fastCount(key, r.Limit, cur, ttl, also)
+	}
+	w := readRow(read, r.Window).rebase(key, read, r.Limit, cur, ttl, also)
+	if read == nil {
+		// The store reads a row past its ttl as absent (DynamoDB deletes
+		// it later): such a row is as good as absent here too.
+		w = w.When(store.Absent().Or(expression.Name(attrTTL).LessThanEqual(expression.Value(now.Unix()))))
+	}
+	return w
+}
+
+// CountFrom is CountOn for a caller that has read the row already (read;
+// nil when absent): a full window is refused from the row read, without a
+// write, and otherwise one write counts the event (CountWrite's), even on a
+// new row or one due for its rebase. Only when the row changed since it was
+// read does it count as CountOn does.
+func (l Limiter) CountFrom(ctx context.Context, key store.KeyRef, r Rule, read store.Item, also func(expression.UpdateBuilder) expression.UpdateBuilder) (Window, error) {
+	now := l.Clock.Now()
+	if full, after := l.Full(r, read, now); full {
+		return l.Look(r, read, now), fault.RateLimited(message, after)
+	}
+	item, err := l.St.Update(ctx, l.CountWrite(key, r, read, also))
+	if err == nil {
+		return l.Look(r, item, now), nil
+	}
+	if !errors.Is(err, store.ErrConditionFailed) {
+		return Window{}, fmt.Errorf("rate limit %s: %w", r.Name, err)
+	}
+	return l.CountOn(ctx, key, r, also)
+}
+
 // fastCount is the one write of a count on a live row: see the package doc.
 func fastCount(key store.KeyRef, limit int, cur, ttl int64, also func(expression.UpdateBuilder) expression.UpdateBuilder) *store.Write {
 	n, m := expression.Name(attrN), expression.Name(attrM)
@@ -221,4 +269,21 @@ func (l Limiter) Full(r Rule, item store.Item, now time.Time) (bool, int) {
 		return false, 0
 	}
 	return true, w.RetryAfter(now)
+}
+
+// Seed replaces the row at key by one holding count events of r in the
+// current slot: the state a burst leaves, for tests and load drills that
+// need a full or nearly full window without making every event.
+func (l Limiter) Seed(ctx context.Context, key store.KeyRef, r Rule, count int) error {
+	r = l.rule(r)
+	now := l.Clock.Now()
+	cur, lim := slotIndex(r.Window, now), int64(r.Limit)
+	upd := expression.Set(expression.Name(attrN), expression.Value(count)).
+		Set(expression.Name(attrM), expression.Value(int64(count)+lim)).
+		Set(expression.Name(attrL), expression.Value(lim)).
+		Set(expression.Name(attrLos), expression.Value(cur)).
+		Set(expression.Name(attrLo), expression.Value(lim)).
+		Set(expression.Name(boundName(cur)), expression.Value(lim)).
+		Set(expression.Name(attrTTL), expression.Value(store.TTL(now.Add(r.Window+2*Slot(r.Window)))))
+	return l.St.Do(ctx, store.Change(key.PK, key.SK, upd))
 }

@@ -63,9 +63,10 @@
 //
 // Count, Spend, Refund, Tally and Limiter.Refuses are the older per-event
 // token slots, still written into the device item by the heartbeat
-// (shared/device) and into the agent's ingest window (shared/agent), whose
-// cost belongs to the device-plane issue; no rule of this package writes
-// them.
+// (shared/device), whose cost belongs to the device-plane issue; no rule of
+// this package writes them. The agent's ingest window is a flat row, counted
+// in the ingest's transaction (CountWrite) or from the row its token check
+// read (CountFrom).
 package ratelimit
 
 import (

@@ -1,0 +1,259 @@
+// Package cost is Gale's cost model as code: it replays a stated month of one
+// managed device and requests of one API key against the emulator, measures
+// what they consume (DynamoDB capacity units as shared/store bills them,
+// requests, DynamoDB calls) and prices it at us-east-1 list prices, with the
+// assumptions that cannot be measured locally (Lambda time per call, log
+// bytes) stated as named constants. `make cost` prints the model; the README's
+// cost section is this package's output (TestCostModel fails when they
+// differ; GALE_COST_WRITE=1 rewrites it).
+package cost
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// List prices, us-east-1, on-demand (USD).
+const (
+	PricePerMillionWRU       = 0.625  // DynamoDB write request units
+	PricePerMillionRRU       = 0.125  // DynamoDB read request units
+	PricePerMillionHTTPCalls = 1.00   // API Gateway HTTP API, first 300 M a month
+	PricePerMillionLambda    = 0.20   // Lambda requests
+	PricePerGBSecondARM      = 0.0000133334
+	PricePerLogGB            = 0.50 // CloudWatch Logs ingestion
+)
+
+// Assumptions (not measurable on the emulator).
+const (
+	// LambdaMemoryGB is the stack's memory size (infra/cdk: memoryMB).
+	LambdaMemoryGB = 256.0 / 1024
+	// LambdaBaseMs and LambdaMsPerCall model a warm invocation's billed time:
+	// the handler's own work plus one DynamoDB round trip per call (single
+	// digit milliseconds in-region).
+	LambdaBaseMs    = 2.0
+	LambdaMsPerCall = 4.0
+	// LogBytesPerRequest is the access-log line plus the platform's
+	// START/END/REPORT lines of one invocation.
+	LogBytesPerRequest = 700.0
+)
+
+// Usage is what an activity consumed.
+type Usage struct {
+	Requests float64
+	Calls    float64
+	RCU, WCU float64
+}
+
+func (u *Usage) add(res fixture.Response) {
+	u.Requests++
+	u.Calls += float64(res.DBCalls)
+	u.RCU += res.RCU
+	u.WCU += res.WCU
+}
+
+func (u Usage) scaled(f float64) Usage {
+	return Usage{Requests: u.Requests * f, Calls: u.Calls * f, RCU: u.RCU * f, WCU: u.WCU * f}
+}
+
+func (u Usage) plus(o Usage) Usage {
+	return Usage{Requests: u.Requests + o.Requests, Calls: u.Calls + o.Calls, RCU: u.RCU + o.RCU, WCU: u.WCU + o.WCU}
+}
+
+// Bill is Usage priced.
+type Bill struct{ DynamoDB, Gateway, Lambda, Logs float64 }
+
+// Total is the bill's sum.
+func (b Bill) Total() float64 { return b.DynamoDB + b.Gateway + b.Lambda + b.Logs }
+
+func price(u Usage) Bill {
+	ms := u.Requests*LambdaBaseMs + u.Calls*LambdaMsPerCall
+	return Bill{
+		DynamoDB: u.WCU*PricePerMillionWRU/1e6 + u.RCU*PricePerMillionRRU/1e6,
+		Gateway:  u.Requests * PricePerMillionHTTPCalls / 1e6,
+		Lambda:   u.Requests*PricePerMillionLambda/1e6 + ms/1000*LambdaMemoryGB*PricePerGBSecondARM,
+		Logs:     u.Requests * LogBytesPerRequest / 1e9 * PricePerLogGB,
+	}
+}
+
+// The stated month of one managed device.
+const (
+	daysPerMonth         = 30
+	promptsPerWeek       = 5
+	replayedHeartbeatHrs = 3 // the first hour warms up; the last two are measured
+)
+
+// device replays one device: heartbeats at the interval the server answers,
+// a day's inventory, PAM prompts; it answers the month's usage by activity.
+func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-host")
+	base := "/api/v1/agents/" + id
+	hours := 0.0
+	for i := 0; ; i++ {
+		body := map[string]any{"status": "ok", "agentVersion": "4.2.0",
+			"metrics": map[string]any{"cpuPercent": float64(10 + i%7), "ramPercent": float64(40 + i%3), "diskPercent": 61.0},
+			"lastUser": `CONTOSO\alice`, "uptimeSeconds": 86400 + i*60}
+		res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, base+"/heartbeat", tok, body), http.StatusOK)
+		var reply struct {
+			Config struct {
+				HeartbeatIntervalSeconds float64 `json:"heartbeatIntervalSeconds"`
+			} `json:"config"`
+		}
+		res.Decode(t, &reply)
+		step := reply.Config.HeartbeatIntervalSeconds
+		if step <= 0 {
+			t.Fatalf("heartbeat answered interval %v", step)
+		}
+		if hours >= 1 {
+			beats.add(res)
+			interval += step
+		}
+		w.Env.Clock.Advance(time.Duration(step * float64(time.Second)))
+		hours += step / 3600
+		if hours >= replayedHeartbeatHrs {
+			break
+		}
+	}
+	interval /= beats.Requests
+	beats = beats.scaled(daysPerMonth * 24 / (replayedHeartbeatHrs - 1))
+
+	software := make([]map[string]any, 300)
+	for i := range software {
+		software[i] = map[string]any{"name": fmt.Sprintf("Package %03d", i), "version": "1.2." + fmt.Sprint(i), "vendor": "Contoso"}
+	}
+	hw := map[string]any{"manufacturer": "Contoso", "model": "Book 14", "serialNumber": "SN-1", "cpuModel": "X1", "cpuCores": 8, "ramTotalMb": 16384, "diskTotalGb": 512}
+	net := map[string]any{"ipAddress": "10.0.0.5", "publicIp": "203.0.113.5", "macAddress": "00:11:22:33:44:55"}
+	// Day one stores the inventory; the measured days report it unchanged.
+	for day := range 2 {
+		var u Usage
+		u.add(fixture.Expect(t, w.AgentCall(t, http.MethodPut, base+"/hardware", tok, hw), http.StatusOK))
+		u.add(fixture.Expect(t, w.AgentCall(t, http.MethodPut, base+"/network", tok, net), http.StatusOK))
+		u.add(fixture.Expect(t, w.AgentCall(t, http.MethodPut, base+"/software", tok, map[string]any{"software": software}), http.StatusOK))
+		if day == 1 {
+			inventory = u.scaled(daysPerMonth)
+		}
+		w.Env.Clock.Advance(24 * time.Hour)
+	}
+	var p Usage
+	for i := range promptsPerWeek {
+		body := map[string]any{"subject_username": `CONTOSO\alice`, "target_executable_path": fmt.Sprintf(`C:\Tools\setup%d.exe`, i),
+			"target_executable_signer": "Contoso Ltd", "pid": 4242, "parent_image": `C:\Windows\explorer.exe`,
+			"command_line": `"C:\Tools\setup.exe" /quiet`, "observed_at": "2026-11-01T08:59:59.000Z"}
+		res := w.AgentCall(t, http.MethodPost, base+"/elevation-requests", tok, body)
+		if res.Status != http.StatusCreated && res.Status != http.StatusOK {
+			t.Fatalf("prompt answered %d: %s", res.Status, res.Body)
+		}
+		p.add(res)
+	}
+	prompts = p.scaled(daysPerMonth / 7.0)
+	return beats, inventory, prompts, interval
+}
+
+// newKey creates an API key of limit rateLimit.
+func newKey(t *testing.T, w *fixture.World, rateLimit int) string {
+	res := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin,
+		map[string]any{"orgId": w.A.ID, "name": fmt.Sprintf("cost %d", rateLimit), "scopes": []string{"devices:read"}, "rateLimit": rateLimit}), http.StatusCreated)
+	var k struct{ Key string }
+	res.Decode(t, &k)
+	return k.Key
+}
+
+// keyRequests answers the usage of n requests of API key key of limit
+// rateLimit, spread evenly over the hour, per million requests.
+func keyRequests(t *testing.T, w *fixture.World, key string, rateLimit, n int) Usage {
+	gap := time.Hour / time.Duration(rateLimit)
+	var u Usage
+	for i := range n + 20 {
+		r := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: "/api/v1/devices?limit=1", APIKey: key, RemoteAddr: "192.0.2.10:1"}), http.StatusOK)
+		if i >= 20 { // past the usage row's making
+			u.add(r)
+		}
+		w.Env.Clock.Advance(gap)
+	}
+	return u.scaled(1e6 / float64(n))
+}
+
+func TestCostModel(t *testing.T) {
+	w := fixture.NewWorld(t, "agents", "devices", "enrollment-keys", "api-keys", "pam")
+	tiers := []struct {
+		limit, n int
+		key      string
+	}{{1000, 200, ""}, {100000, 200, ""}}
+	for i := range tiers {
+		tiers[i].key = newKey(t, w, tiers[i].limit)
+	}
+	beats, inventory, prompts, interval := device(t, w)
+	month := beats.plus(inventory).plus(prompts)
+	perDevice := price(month)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "One managed device for a month (%d days), replayed against the emulator (`make cost`, tests/cost):\n\n", daysPerMonth)
+	b.WriteString("| activity | requests | DynamoDB calls | RCU | WCU | $ |\n|---|---:|---:|---:|---:|---:|\n")
+	row := func(name string, u Usage) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.4f |\n", name, num(u.Requests), num(u.Calls), num(u.RCU), num(u.WCU), price(u).Total())
+	}
+	row(fmt.Sprintf("heartbeats (every %.0f s on average, as the server answers)", interval), beats)
+	row("inventory once a day (hardware, network, 300 packages, unchanged)", inventory)
+	row(fmt.Sprintf("PAM prompts (%d a week)", promptsPerWeek), prompts)
+	row("**month**", month)
+	fmt.Fprintf(&b, "\nPer device-month: **$%.4f** (DynamoDB $%.4f, API Gateway $%.4f, Lambda $%.4f, logs $%.4f); per 10,000 devices: **$%.0f** a month.\n\n",
+		perDevice.Total(), perDevice.DynamoDB, perDevice.Gateway, perDevice.Lambda, perDevice.Logs, 10000*perDevice.Total())
+
+	b.WriteString("One API key, per million requests (`GET /devices`, one row a page):\n\n| limit | DynamoDB calls | RCU | WCU | $ per million |\n|---|---:|---:|---:|---:|\n")
+	for _, tier := range tiers {
+		u := keyRequests(t, w, tier.key, tier.limit, tier.n)
+		fmt.Fprintf(&b, "| %s/hour | %s | %s | %s | %.2f |\n", num(float64(tier.limit)), num(u.Calls), num(u.RCU), num(u.WCU), price(u).Total())
+		if got := price(u).Total(); got > 3 {
+			t.Errorf("a key at %d/hour costs $%.2f per million requests; the goal is at most $3", tier.limit, got)
+		}
+	}
+	fmt.Fprintf(&b, "\nPrices: DynamoDB on-demand $%.3f per million WRU and $%.3f per million RRU; HTTP API $%.2f per million; Lambda $%.2f per million requests and $%.10f per GB-second (arm64, %.0f MB); logs $%.2f per GB. Assumed, not measured: a warm invocation bills %.0f ms plus %.0f ms per DynamoDB call, and writes %.0f bytes of logs.\n",
+		PricePerMillionWRU, PricePerMillionRRU, PricePerMillionHTTPCalls, PricePerMillionLambda, PricePerGBSecondARM, LambdaMemoryGB*1024, PricePerLogGB,
+		LambdaBaseMs, LambdaMsPerCall, LogBytesPerRequest)
+	got := b.String()
+	t.Log("\n" + got)
+	syncReadme(t, got)
+}
+
+func num(f float64) string {
+	if f >= 100 || f == math.Trunc(f) {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+const begin, end = "<!-- cost:begin (generated by tests/cost: make cost) -->\n", "<!-- cost:end -->"
+
+// syncReadme checks (or, with GALE_COST_WRITE=1, writes) the README's cost
+// section.
+func syncReadme(t *testing.T, model string) {
+	const path = "../../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no cost section (%q ... %q)", begin, end)
+	}
+	if s[i+len(begin):j] == model {
+		return
+	}
+	if os.Getenv("GALE_COST_WRITE") == "" {
+		t.Errorf("README.md's cost section differs from the model: run `make cost` and commit README.md")
+		return
+	}
+	if err := os.WriteFile(path, []byte(s[:i+len(begin)]+model+s[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
