@@ -25,10 +25,10 @@ func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // List prices, us-east-1, on-demand (USD).
 const (
-	PricePerMillionWRU       = 0.625  // DynamoDB write request units
-	PricePerMillionRRU       = 0.125  // DynamoDB read request units
-	PricePerMillionHTTPCalls = 1.00   // API Gateway HTTP API, first 300 M a month
-	PricePerMillionLambda    = 0.20   // Lambda requests
+	PricePerMillionWRU       = 0.625 // DynamoDB write request units
+	PricePerMillionRRU       = 0.125 // DynamoDB read request units
+	PricePerMillionHTTPCalls = 1.00  // API Gateway HTTP API, first 300 M a month
+	PricePerMillionLambda    = 0.20  // Lambda requests
 	PricePerGBSecondARM      = 0.0000133334
 	PricePerLogGB            = 0.50 // CloudWatch Logs ingestion
 )
@@ -100,7 +100,7 @@ func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, in
 	hours := 0.0
 	for i := 0; ; i++ {
 		body := map[string]any{"status": "ok", "agentVersion": "4.2.0",
-			"metrics": map[string]any{"cpuPercent": float64(10 + i%7), "ramPercent": float64(40 + i%3), "diskPercent": 61.0},
+			"metrics":  map[string]any{"cpuPercent": float64(10 + i%7), "ramPercent": float64(40 + i%3), "diskPercent": 61.0},
 			"lastUser": `CONTOSO\alice`, "uptimeSeconds": 86400 + i*60}
 		res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, base+"/heartbeat", tok, body), http.StatusOK)
 		var reply struct {
