@@ -16,6 +16,7 @@ import (
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -527,5 +528,31 @@ func TestTableHoldsNoRawKeyMaterial(t *testing.T) {
 		if len(s) != 36 || strings.Contains(dump, strings.ToLower(s[4:])) {
 			t.Fatalf("the table holds the raw %s key (or it is malformed: %q)", name, s)
 		}
+	}
+}
+
+// Unknown keys count against the client address and are refused past 300 a
+// minute; a valid key from that address still authenticates (a noisy
+// neighbour behind one address cannot lock a key out), and its request is
+// not counted against the address.
+func TestProbingAddressDoesNotLockOutValidKeys(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewWorld(t, "api-keys", "devices")
+	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
+	const ip = "192.0.2.77"
+	l := ratelimit.Limiter{St: w.Env.Store, Clock: w.Env.Clock}
+	if err := l.Seed(t.Context(), ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip), ratelimit.BadAPIKeyIP, ratelimit.BadAPIKeyIP.Limit-1); err != nil {
+		t.Fatal(err)
+	}
+	unknown := "svc_" + strings.Repeat("0", 32)
+	fixture.ExpectError(t, withKey(t, w, unknown, ip+":1"), http.StatusUnauthorized, "unauthorized")
+	fixture.ExpectError(t, withKey(t, w, unknown, ip+":1"), http.StatusTooManyRequests, "rate_limited")
+	res := fixture.Expect(t, withKey(t, w, k.Key, ip+":1"), http.StatusOK)
+	if res.Header.Get("X-RateLimit-Limit") == "" {
+		t.Fatalf("the valid key's answer carries no rate-limit headers: %v", res.Header)
+	}
+	n, err := l.Count(t.Context(), ratelimit.BadAPIKeyIP, ip)
+	if err != nil || n != ratelimit.BadAPIKeyIP.Limit {
+		t.Fatalf("the address's window holds %d (%v), want %d: a valid key is not counted there", n, err, ratelimit.BadAPIKeyIP.Limit)
 	}
 }

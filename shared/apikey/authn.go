@@ -28,10 +28,12 @@ const Window = time.Hour
 // of the OpenAPI document's apiKeyAuth, in 3 DynamoDB calls of which the last
 // two run side by side, and no write to the key's guard:
 //
-//  1. one BatchGetItem, with consistent reads, reads the key's guard and the
-//     client address's unknown-key window: an unknown, revoked or expired key
-//     and an address that has probed too many keys are refused here, before
-//     anything is counted;
+//  1. one consistent read of the key's guard: an unknown, revoked or expired
+//     key is refused here, before anything is counted (an unknown key counts
+//     against the client address's window instead, ratelimit.BadAPIKeyIP,
+//     and past 300 a minute is refused with 429; a valid key is never refused
+//     by its address's window, so a noisy neighbour behind the same address
+//     cannot lock it out);
 //  2. one conditional UpdateItem counts the request on the key's own usage
 //     row (UsageKey: shared/ratelimit's flat row, 1 write unit whatever the
 //     limit) and sets lastUsedAt and usageCount there; past the limit it
@@ -85,14 +87,10 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 	}
 	now := a.Clock.Now()
 	hash := Hash(raw)
-	gk, bk := GuardKey(hash), ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip)
-	first, err := a.St.St.BatchGet(ctx, gk, bk)
+	gk := GuardKey(hash)
+	first, err := a.St.St.BatchGet(ctx, gk)
 	if err != nil {
 		return nil, err
-	}
-	// An address that has probed too many keys is refused whatever it sends.
-	if no, after := a.Limits.Full(ratelimit.BadAPIKeyIP, first[bk.PK+"|"+bk.SK], now); no {
-		return nil, fault.RateLimited("Too many requests", after)
 	}
 	item := first[gk.PK+"|"+gk.SK]
 	if item == nil {

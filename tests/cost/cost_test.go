@@ -9,14 +9,18 @@
 package cost
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
@@ -42,9 +46,11 @@ const (
 	// digit milliseconds in-region).
 	LambdaBaseMs    = 2.0
 	LambdaMsPerCall = 4.0
-	// LogBytesPerRequest is the access-log line plus the platform's
-	// START/END/REPORT lines of one invocation.
-	LogBytesPerRequest = 700.0
+	// PlatformLogBytes is what Lambda itself logs per invocation: nothing,
+	// as the stack sets the functions' system log level to WARN (infra/cdk:
+	// its START, END and REPORT lines are INFO). The access log line beside
+	// it is measured.
+	PlatformLogBytes = 0.0
 )
 
 // Usage is what an activity consumed.
@@ -52,6 +58,7 @@ type Usage struct {
 	Requests float64
 	Calls    float64
 	RCU, WCU float64
+	LogBytes float64
 }
 
 func (u *Usage) add(res fixture.Response) {
@@ -59,14 +66,34 @@ func (u *Usage) add(res fixture.Response) {
 	u.Calls += float64(res.DBCalls)
 	u.RCU += res.RCU
 	u.WCU += res.WCU
+	u.LogBytes += PlatformLogBytes + float64(accessLine(res))
 }
 
 func (u Usage) scaled(f float64) Usage {
-	return Usage{Requests: u.Requests * f, Calls: u.Calls * f, RCU: u.RCU * f, WCU: u.WCU * f}
+	return Usage{Requests: u.Requests * f, Calls: u.Calls * f, RCU: u.RCU * f, WCU: u.WCU * f, LogBytes: u.LogBytes * f}
 }
 
 func (u Usage) plus(o Usage) Usage {
-	return Usage{Requests: u.Requests + o.Requests, Calls: u.Calls + o.Calls, RCU: u.RCU + o.RCU, WCU: u.WCU + o.WCU}
+	return Usage{Requests: u.Requests + o.Requests, Calls: u.Calls + o.Calls, RCU: u.RCU + o.RCU, WCU: u.WCU + o.WCU,
+		LogBytes: u.LogBytes + o.LogBytes}
+}
+
+// accessLine is the size of the access log line the edge writes for res (a
+// deployed function's line, metrics included).
+func accessLine(res fixture.Response) int {
+	var buf bytes.Buffer
+	log := httpapi.NewLogger(&buf, slog.LevelInfo)
+	method, path, _ := strings.Cut(res.Operation, " ")
+	path = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(path, "00000000-0000-7000-8000-000000000000")
+	log.Info("request", "requestId", "0123456789abcdef0123456789abcdef", "method", method, "path", path,
+		"status", res.Status, "durationMs", 12, "dbCalls", res.DBCalls, "dbRCU", res.RCU, "dbWCU", res.WCU,
+		"principal", "00000000-0000-7000-8000-000000000000", "tenant", "ORG#00000000-0000-7000-8000-000000000000", "ip", "203.0.113.10",
+		"function", "agents", "requests", 1, "status4xx", 0, "status5xx", 0,
+		"_aws", map[string]any{"Timestamp": 1796000000000, "CloudWatchMetrics": []any{map[string]any{"Namespace": "Gale",
+			"Dimensions": [][]string{{"function"}}, "Metrics": []map[string]string{{"Name": "requests", "Unit": "Count"},
+				{"Name": "status4xx", "Unit": "Count"}, {"Name": "status5xx", "Unit": "Count"}, {"Name": "durationMs", "Unit": "Milliseconds"},
+				{"Name": "dbCalls", "Unit": "Count"}, {"Name": "dbRCU", "Unit": "Count"}, {"Name": "dbWCU", "Unit": "Count"}}}}})
+	return buf.Len()
 }
 
 // Bill is Usage priced.
@@ -81,7 +108,7 @@ func price(u Usage) Bill {
 		DynamoDB: u.WCU*PricePerMillionWRU/1e6 + u.RCU*PricePerMillionRRU/1e6,
 		Gateway:  u.Requests * PricePerMillionHTTPCalls / 1e6,
 		Lambda:   u.Requests*PricePerMillionLambda/1e6 + ms/1000*LambdaMemoryGB*PricePerGBSecondARM,
-		Logs:     u.Requests * LogBytesPerRequest / 1e9 * PricePerLogGB,
+		Logs:     u.LogBytes / 1e9 * PricePerLogGB,
 	}
 }
 
@@ -216,9 +243,9 @@ func TestCostModel(t *testing.T) {
 			t.Errorf("a key at %d/hour costs $%.2f per million requests; the goal is at most $3", tier.limit, got)
 		}
 	}
-	fmt.Fprintf(&b, "\nPrices: DynamoDB on-demand $%.3f per million WRU and $%.3f per million RRU; HTTP API $%.2f per million; Lambda $%.2f per million requests and $%.10f per GB-second (arm64, %.0f MB); logs $%.2f per GB. Assumed, not measured: a warm invocation bills %.0f ms plus %.0f ms per DynamoDB call, and writes %.0f bytes of logs.\n",
+	fmt.Fprintf(&b, "\nPrices: DynamoDB on-demand $%.3f per million WRU and $%.3f per million RRU; HTTP API $%.2f per million; Lambda $%.2f per million requests and $%.10f per GB-second (arm64, %.0f MB); logs $%.2f per GB. Assumed, not measured: a warm invocation bills %.0f ms plus %.0f ms per DynamoDB call, and Lambda logs %.0f bytes of its own beside the access log line (measured: the edge's line with its metrics).\n",
 		PricePerMillionWRU, PricePerMillionRRU, PricePerMillionHTTPCalls, PricePerMillionLambda, PricePerGBSecondARM, LambdaMemoryGB*1024, PricePerLogGB,
-		LambdaBaseMs, LambdaMsPerCall, LogBytesPerRequest)
+		LambdaBaseMs, LambdaMsPerCall, PlatformLogBytes)
 	got := b.String()
 	t.Log("\n" + got)
 	syncReadme(t, got)
