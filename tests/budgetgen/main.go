@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"go/format"
 	"log"
 	"math"
 	"os"
@@ -68,7 +69,11 @@ func main() {
 		fmt.Fprintf(&b, "\t%q: {RCU: %g, WCU: %g},\n", op, budgets[op].RCU, budgets[op].WCU)
 	}
 	b.WriteString("}\n")
-	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
