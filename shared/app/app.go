@@ -22,6 +22,7 @@ import (
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/event"
@@ -62,6 +63,7 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 	if clk == nil {
 		clk = clock.System{}
 	}
+	audit.SetRetention(cfg.AuditRetention)
 	awsCfg, err := cfg.AWS(ctx)
 	if err != nil {
 		return nil, err

@@ -4,10 +4,13 @@
 //
 // Rows: PK AUDIT#<tenant> (ORG#<id>, PARTNER#<id> or SYSTEM), SK <time>#<id>;
 // listed newest first per tenant. Details never hold secrets: key operations log
-// only a key's prefix.
+// only a key's prefix. Every row carries a ttl Retention after its time
+// (AUDIT_RETENTION_DAYS, default 400), so DynamoDB removes history past it and
+// no sweep ever reads it.
 package audit
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +18,27 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
+
+// DefaultRetention is how long audit rows are kept unless configured.
+const DefaultRetention = 400 * 24 * time.Hour
+
+// retention is the process's audit retention: one setting for every write of
+// the process, set once at start (SetRetention, from the configuration) like
+// the log level; audit rows are written from ninety places that share no
+// other value.
+var retention atomic.Int64
+
+// SetRetention sets how long audit rows written from now on are kept (zero or
+// less: DefaultRetention).
+func SetRetention(d time.Duration) { retention.Store(int64(d)) }
+
+// Retention is how long audit rows written now are kept.
+func Retention() time.Duration {
+	if d := time.Duration(retention.Load()); d > 0 {
+		return d
+	}
+	return DefaultRetention
+}
 
 // Actor is who acted, with the request metadata of the audit record.
 type Actor struct {
@@ -78,7 +102,7 @@ func stamp(now time.Time, e Entry) Record {
 		result = "denied"
 	}
 	return Record{
-		Keys: store.Keys{PK: "AUDIT#" + tenant, SK: at + "#" + id},
+		Keys: store.Keys{PK: "AUDIT#" + tenant, SK: at + "#" + id, TTL: store.TTL(now.Add(Retention()))},
 		ID:   id, Tenant: tenant, OrgID: e.OrgID, PartnerID: e.PartnerID,
 		Action: e.Action, ResourceType: e.ResourceType, ResourceID: e.ResourceID, ResourceName: e.ResourceName,
 		Details: e.Details, Result: result, At: at, Actor: e.Actor,

@@ -63,6 +63,10 @@ type Config struct {
 	EnrollmentKeyTTL   time.Duration
 	PAMActuatorEnabled bool
 	PAMPendingTTL      time.Duration
+	// Retention: how long rows of history stay before DynamoDB's TTL removes
+	// them (README, "Retention").
+	AuditRetention           time.Duration // AUDIT_RETENTION_DAYS, default 400
+	WebhookDeliveryRetention time.Duration // WEBHOOK_DELIVERY_RETENTION_DAYS, default 30
 
 	WebAuthnRPID    string
 	WebAuthnRPName  string
@@ -157,6 +161,12 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 	if c.PAMPendingTTL, err = minutes(get, "PAM_PENDING_TTL_MINUTES", 30); err != nil {
 		return c, err
 	}
+	if c.AuditRetention, err = days(get, "AUDIT_RETENTION_DAYS", 400); err != nil {
+		return c, err
+	}
+	if c.WebhookDeliveryRetention, err = days(get, "WEBHOOK_DELIVERY_RETENTION_DAYS", 30); err != nil {
+		return c, err
+	}
 
 	if c.RequestTimeout, err = millis(get, "REQUEST_TIMEOUT_MS", 10_000); err != nil {
 		return c, err
@@ -209,6 +219,14 @@ func minutes(get Getenv, key string, d int) (time.Duration, error) {
 		return 0, fmt.Errorf("config: %s must be a positive whole number of minutes, got %q", key, v)
 	}
 	return time.Duration(n) * time.Minute, nil
+}
+
+func days(get Getenv, key string, d int) (time.Duration, error) {
+	n, err := count(get, key, d)
+	if err != nil {
+		return 0, fmt.Errorf("config: %s must be a positive whole number of days, got %q", key, get(key))
+	}
+	return time.Duration(n) * 24 * time.Hour, nil
 }
 
 func millis(get Getenv, key string, d int) (time.Duration, error) {

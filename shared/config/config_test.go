@@ -146,3 +146,25 @@ func TestOutboundSettingsAndAliases(t *testing.T) {
 		t.Fatalf("API_URL: %q %v", c.APIURL, err)
 	}
 }
+
+func TestRetentionDays(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AuditRetention != 400*24*time.Hour || c.WebhookDeliveryRetention != 30*24*time.Hour {
+		t.Fatalf("retention defaults: audit %v, deliveries %v", c.AuditRetention, c.WebhookDeliveryRetention)
+	}
+	c, err = load(t, map[string]string{"AUDIT_RETENTION_DAYS": "2555", "WEBHOOK_DELIVERY_RETENTION_DAYS": "7"})
+	if err != nil || c.AuditRetention != 2555*24*time.Hour || c.WebhookDeliveryRetention != 7*24*time.Hour {
+		t.Fatalf("retention overrides: %v, %v (%v)", c.AuditRetention, c.WebhookDeliveryRetention, err)
+	}
+	for _, key := range []string{"AUDIT_RETENTION_DAYS", "WEBHOOK_DELIVERY_RETENTION_DAYS"} {
+		for _, v := range []string{"0", "-1", "a year", "1.5"} {
+			_, err := load(t, map[string]string{key: v})
+			if err == nil || !strings.Contains(err.Error(), key+" must be a positive whole number of days") {
+				t.Errorf("%s=%q: %v", key, v, err)
+			}
+		}
+	}
+}

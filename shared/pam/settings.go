@@ -82,9 +82,11 @@ func Resolve(org, partner *Settings, orgID, partnerID, siteID, groupID, deviceID
 }
 
 // UACEnabled is the effective setting of the device of agent row a (the
-// heartbeat's pam.uacInterceptionEnabled): one BatchGetItem.
+// heartbeat's pam.uacInterceptionEnabled): one eventually consistent
+// BatchGetItem (half the read units of a strong one, on every heartbeat; a
+// change reaches the device within its next heartbeat or two).
 func (s *Service) UACEnabled(ctx context.Context, a *device.Agent) (bool, error) {
-	org, partner, err := s.St.SettingsRows(ctx, a.OrgID, a.PartnerID)
+	org, partner, err := s.St.SettingsRows(ctx, store.Eventual, a.OrgID, a.PartnerID)
 	if err != nil {
 		return false, err
 	}
@@ -145,7 +147,7 @@ func (s *Service) EffectiveSetting(ctx context.Context, deviceID string) (*Effec
 	if err != nil {
 		return nil, err
 	}
-	org, partner, err := s.St.SettingsRows(ctx, a.OrgID, a.PartnerID)
+	org, partner, err := s.St.SettingsRows(ctx, store.Strong, a.OrgID, a.PartnerID)
 	if err != nil {
 		return nil, err
 	}

@@ -363,13 +363,13 @@ func replaceWrite(record any, was string) *store.Write {
 // ---- policy settings -------------------------------------------------------
 
 // SettingsRows reads the PAMSET rows of orgID and partnerID in one
-// BatchGetItem (missing rows are nil).
-func (s Store) SettingsRows(ctx context.Context, orgID, partnerID string) (org, partner *Settings, err error) {
+// BatchGetItem of consistency c (missing rows are nil).
+func (s Store) SettingsRows(ctx context.Context, c store.Consistency, orgID, partnerID string) (org, partner *Settings, err error) {
 	refs := []store.KeyRef{OrgSettingsKey(orgID)}
 	if partnerID != "" {
 		refs = append(refs, PartnerSettingsKey(partnerID))
 	}
-	items, err := s.St.BatchGet(ctx, refs...)
+	items, err := s.St.BatchGetWith(ctx, c, refs...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pam settings of %s: %w", orgID, err)
 	}

@@ -95,6 +95,16 @@ func TestEmulatorBillsLikeTheSizingRules(t *testing.T) {
 	measure("strong read of 4097 bytes", store.ReadUnits(4097, true), 0, get("CAP#4k", true))
 	measure("read of an absent item", store.ReadUnits(0, true), 0, get("CAP#none", true))
 
+	batch := func(c store.Consistency) func(context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := st.BatchGetWith(ctx, c, store.KeyRef{PK: "CAP#kb", SK: "X"}, store.KeyRef{PK: "CAP#none", SK: "X"})
+			return err
+		}
+	}
+	// Each read states its consistency, and an eventual one is billed half.
+	measure("strong batch of 1 KB and an absent key", 2*store.ReadUnits(1024, true), 0, batch(store.Strong))
+	measure("eventual batch of 1 KB and an absent key", 2*store.ReadUnits(1024, false), 0, batch(store.Eventual))
+
 	measure("transaction of two 1 KB puts", 0, 2*(1+1), func(ctx context.Context) error {
 		_, err := st.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{TableName: table, Item: sized(t, "CAP#t1", 1024, nil)}},

@@ -130,7 +130,9 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 }
 
 // items reads the table items of index rows, in their order (one BatchGetItem
-// per 100; none for no rows).
+// per 100; none for no rows), eventually consistent: the rows come from an
+// index, itself eventually consistent, and a page is a view (its items are
+// never the base of a write).
 func (s *Store) items(ctx context.Context, rows []Item) ([]Item, error) {
 	if len(rows) == 0 {
 		return []Item{}, nil
@@ -139,7 +141,7 @@ func (s *Store) items(ctx context.Context, rows []Item) ([]Item, error) {
 	for _, r := range rows {
 		refs = append(refs, KeyRef{PK: str(r["PK"]), SK: str(r["SK"])})
 	}
-	got, err := s.BatchGet(ctx, refs...)
+	got, err := s.BatchGetWith(ctx, Eventual, refs...)
 	if err != nil {
 		return nil, err
 	}

@@ -669,10 +669,32 @@ type KeyRef struct{ PK, SK string }
 // MaxBatchGet is DynamoDB's limit of keys for one BatchGetItem call.
 const MaxBatchGet = 100
 
+// Consistency is how a read sees recent writes. Every read of the store
+// states it: Get, Query on the table and BatchGet read strongly (they see
+// every write that was answered before they began: compare-and-swap,
+// authentication and authorization read this way), BatchGetWith takes it,
+// and a Query of an index is eventual by DynamoDB's rule. An eventual read
+// costs half (package doc, "Capacity") and may miss writes of the last
+// second or so: it is for what tolerates that (a setting read on every
+// heartbeat, the items of a list page found through an index that is itself
+// eventual).
+type Consistency bool
+
+// The consistencies of a read.
+const (
+	Strong   Consistency = true
+	Eventual Consistency = false
+)
+
 // BatchGet reads the items of refs (consistent reads), one BatchGetItem call per
 // 100 distinct keys, and returns the live ones keyed by "PK|SK". Unprocessed keys
 // are retried.
 func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, error) {
+	return s.BatchGetWith(ctx, Strong, refs...)
+}
+
+// BatchGetWith is BatchGet with the reads' consistency c.
+func (s *Store) BatchGetWith(ctx context.Context, c Consistency, refs ...KeyRef) (map[string]Item, error) {
 	out := map[string]Item{}
 	keys := make([]Item, 0, len(refs))
 	seen := map[string]bool{}
@@ -684,7 +706,7 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), MaxBatchGet)
-		if err := s.batchGet(ctx, keys[:n], out); err != nil {
+		if err := s.batchGet(ctx, c, keys[:n], out); err != nil {
 			return nil, err
 		}
 		keys = keys[n:]
@@ -693,8 +715,8 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 }
 
 // batchGet reads at most 100 keys into out.
-func (s *Store) batchGet(ctx context.Context, keys []Item, out map[string]Item) error {
-	req := map[string]types.KeysAndAttributes{s.Table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+func (s *Store) batchGet(ctx context.Context, c Consistency, keys []Item, out map[string]Item) error {
+	req := map[string]types.KeysAndAttributes{s.Table: {Keys: keys, ConsistentRead: aws.Bool(bool(c))}}
 	for attempt := 0; len(req) > 0 && attempt < 5; attempt++ {
 		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 		if err != nil {

@@ -199,7 +199,7 @@ func (q *DLQ) redriveOne(ctx context.Context, p *authz.Principal, j Job) (bool, 
 	d := &Delivery{ID: newDeliveryID(now), WebhookID: old.WebhookID, OrgID: old.OrgID, Status: DeliveryPending,
 		Event: old.Event, EventID: old.EventID, Body: old.Body, CreatedAt: clock.Format(now), RetryOf: old.ID, OriginID: old.SentID()}
 	d.Keys = DeliveryKey(d.OrgID, d.WebhookID, d.ID)
-	put, cnt := newDeliveryWrites(d)
+	put, cnt := q.St.newDeliveryWrites(d, now)
 	tx := (&store.Tx{}).Add(put, cnt, audit.Put(q.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID,
 		Action: "webhook.redrive", ResourceType: "webhook", ResourceID: d.WebhookID,
 		Details: map[string]any{"deliveryId": d.ID, "retryOf": old.ID}}))

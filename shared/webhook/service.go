@@ -503,7 +503,7 @@ func (s *Service) Retry(ctx context.Context, id, deliveryID string) (*Queued, er
 // failed (so it can be retried) and the answer is 503.
 func (s *Service) queue(ctx context.Context, p *authz.Principal, d *Delivery, action string) error {
 	d.Keys = DeliveryKey(d.OrgID, d.WebhookID, d.ID)
-	put, cnt := newDeliveryWrites(d)
+	put, cnt := s.St.newDeliveryWrites(d, s.Clock.Now())
 	tx := &store.Tx{}
 	tx.Include(put)
 	tx.Include(cnt)

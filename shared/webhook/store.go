@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
@@ -11,7 +12,18 @@ import (
 )
 
 // Store reads and writes the rows of the package doc.
-type Store struct{ St *store.Store }
+type Store struct {
+	St *store.Store
+	// DeliveryRetention is how long a delivery row is kept after it was
+	// created (WEBHOOK_DELIVERY_RETENTION_DAYS; zero: DefaultDeliveryRetention).
+	// Its ttl is set when it is written, once: retries and redrives make new
+	// rows, and every delivery ends (delivered or failed) within the retry
+	// schedule, days before.
+	DeliveryRetention time.Duration
+}
+
+// DefaultDeliveryRetention is how long deliveries are kept unless configured.
+const DefaultDeliveryRetention = 30 * 24 * time.Hour
 
 // Get reads webhook id of organization orgID (consistent read).
 func (s Store) Get(ctx context.Context, orgID, id string) (*record, error) {
@@ -151,9 +163,15 @@ func deleteWrite(orgID, id string) *store.Write {
 	return store.Delete(k.PK, k.SK)
 }
 
-// newDeliveryWrites create a pending delivery and count it on its live webhook.
-// The webhook write is returned second, so a cancelled commit tells which failed.
-func newDeliveryWrites(d *Delivery) (put, count *store.Write) {
+// newDeliveryWrites create a pending delivery created at now, kept for the
+// retention, and count it on its live webhook. The webhook write is returned
+// second, so a cancelled commit tells which failed.
+func (s Store) newDeliveryWrites(d *Delivery, now time.Time) (put, count *store.Write) {
+	keep := s.DeliveryRetention
+	if keep <= 0 {
+		keep = DefaultDeliveryRetention
+	}
+	d.TTL = store.TTL(now.Add(keep))
 	k := Key(d.OrgID, d.WebhookID)
 	u := expression.Add(expression.Name("nTotal"), expression.Value(1)).Add(expression.Name("nPending"), expression.Value(1))
 	return store.PutNew(d), store.Change(k.PK, k.SK, u).When(live())

@@ -166,7 +166,7 @@ func (w *Worker) fanOut(ctx context.Context, body string) error {
 		d := &Delivery{ID: DeliveryID(ev.ID, h.ID, at), WebhookID: h.ID, OrgID: h.OrgID, Status: DeliveryPending,
 			Event: ev.Type, EventID: ev.ID, Body: string(sent), CreatedAt: now}
 		d.Keys = DeliveryKey(d.OrgID, d.WebhookID, d.ID)
-		put, cnt := newDeliveryWrites(d)
+		put, cnt := w.St.newDeliveryWrites(d, w.Clock.Now())
 		tx := &store.Tx{}
 		tx.Include(put)
 		tx.Include(cnt)

@@ -48,12 +48,12 @@ func Service(d *app.Deps) (*webhook.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &webhook.Service{St: webhook.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Box: b, Guard: g,
+	return &webhook.Service{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Box: b, Guard: g,
 		Queue: webhook.SQSQueue{SQS: d.SQS}, DeliveryQueueURL: d.Cfg.DeliveryQueueURL}, nil
 }
 
 // DLQ builds the dead-letter queue service of /admin/webhook-dlq.
 func DLQ(d *app.Deps) *webhook.DLQ {
-	return &webhook.DLQ{St: webhook.Store{St: d.Store}, SQS: d.SQS, Queue: webhook.SQSQueue{SQS: d.SQS}, Clock: d.Clock,
+	return &webhook.DLQ{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, SQS: d.SQS, Queue: webhook.SQSQueue{SQS: d.SQS}, Clock: d.Clock,
 		URL: d.Cfg.DeliveryDLQURL, DeliveryQueueURL: d.Cfg.DeliveryQueueURL}
 }

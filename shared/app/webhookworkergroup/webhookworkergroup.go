@@ -29,7 +29,7 @@ func Worker(d *app.Deps) (*webhook.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &webhook.Worker{St: webhook.Store{St: d.Store}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
+	return &webhook.Worker{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
 		Clock: d.Clock, EventsQueueName: app.QueueName(d.Cfg.EventsQueueURL), DeliveryQueueURL: d.Cfg.DeliveryQueueURL,
 		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log}, nil
 }
