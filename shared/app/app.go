@@ -20,9 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gale-rmm/gale/shared/apikey"
+	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/auth"
 	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/event"
