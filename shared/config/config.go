@@ -63,6 +63,9 @@ type Config struct {
 	EnrollmentKeyTTL   time.Duration
 	PAMActuatorEnabled bool
 	PAMPendingTTL      time.Duration
+	// PAMRequestRetention is PAM_REQUEST_RETENTION_DAYS (default 400): how
+	// long an elevation request is kept once final (its ttl).
+	PAMRequestRetention time.Duration
 
 	WebAuthnRPID    string
 	WebAuthnRPName  string
@@ -157,6 +160,11 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 	if c.PAMPendingTTL, err = minutes(get, "PAM_PENDING_TTL_MINUTES", 30); err != nil {
 		return c, err
 	}
+	days, err := count(get, "PAM_REQUEST_RETENTION_DAYS", 400)
+	if err != nil {
+		return c, err
+	}
+	c.PAMRequestRetention = time.Duration(days) * 24 * time.Hour
 
 	if c.RequestTimeout, err = millis(get, "REQUEST_TIMEOUT_MS", 10_000); err != nil {
 		return c, err
