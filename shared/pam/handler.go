@@ -14,9 +14,9 @@ import (
 // and one GSI1 Query instead of a GetItem for reads by id):
 //
 //	route                                         MFA  calls  what
-//	GET    /pam/elevation-requests                     3-9    one Query of the status's list partition (seven, merged, without status), BatchGetItem
+//	GET    /pam/elevation-requests                     3-6    one Query of the status's list partition (four, merged, without status), BatchGetItem
 //	                                                          of the page's requests, BatchGetItem of their devices and sites; the same whatever the history
-//	GET    /pam/active                                 5+     one Query of each live status partition, BatchGetItem of the elevations (per 100) and of their devices and sites
+//	GET    /pam/active                                 3+     one Query of the LIVE list partition, BatchGetItem of the elevations (per 100) and of their devices and sites
 //	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
 //	                                                          + Query and transaction closing its mobile approvals when some were sent (shared/push)
 //	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear

@@ -129,7 +129,7 @@ type ListPage struct {
 }
 
 // List returns one page of the requests the caller may see, newest first
-// (ties by id): tenant.List over the status partitions of the list indexes
+// (ties by id): tenant.List over the list partitions of the list indexes
 // (the package doc says which filter reads what), then the page's requests.
 func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := reader(ctx)
@@ -175,15 +175,15 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	if !to.IsZero() {
 		toS = clock.Format(to)
 	}
-	parts := Statuses
+	parts := listParts
 	if f.Status != "" {
-		parts = []string{f.Status}
+		parts = []string{listPart(f.Status)}
 	}
 	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Request]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
 		Parts: parts, Uncounted: true, Filtered: true,
 		Keep: func(r *Request) bool {
 			at, flow := listFields(r)
-			return visible(p, r) && (f.FlowType == "" || flow == f.FlowType) && (f.DeviceID == "" || r.DeviceID == f.DeviceID) &&
+			return visible(p, r) && (f.Status == "" || r.Status == f.Status) && (f.FlowType == "" || flow == f.FlowType) && (f.DeviceID == "" || r.DeviceID == f.DeviceID) &&
 				(f.SiteID == "" || r.site() == f.SiteID) && (fromS == "" || at >= fromS) && (toS == "" || at <= toS)
 		}})
 	if err != nil {
@@ -200,23 +200,23 @@ func (s *Service) listing() tenant.Listing[Request] {
 	return tenant.Listing[Request]{St: s.St.St, Orgs: s.Orgs, Name: "ELEV", OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true}
 }
 
-// live are the statuses of an elevation that may be active.
-var live = []string{StatusApproved, StatusAutoApproved, StatusActuating}
-
 // Active returns up to MaxActive approved, auto_approved or actuating
 // elevations whose window has not ended, soonest to end first: one read of
-// those three status partitions (tenant.List, newest requested first, the
-// ended ones the sweeper has not moved yet dropped on the index rows), then
-// sorted. The partitions hold only elevations not yet expired by the sweeper,
-// so the read is bounded by the live elevations, never by history.
+// the live list partition (tenant.List, newest requested first; pending
+// requests and the ended ones the sweeper has not moved yet dropped on the
+// index rows), then sorted. The partition holds only requests the sweeper has
+// not expired yet, so the read is bounded by the live requests, never by
+// history.
 func (s *Service) Active(ctx context.Context) ([]Request, error) {
 	p, err := reader(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Request]{Limit: MaxActive, Parts: live, Uncounted: true, Filtered: true,
-		Keep: func(r *Request) bool { return r.ExpiresAt != nil && *r.ExpiresAt > now && visible(p, r) }})
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Request]{Limit: MaxActive, Parts: []string{partLive}, Uncounted: true, Filtered: true,
+		Keep: func(r *Request) bool {
+			return r.Status != StatusPending && r.ExpiresAt != nil && *r.ExpiresAt > now && visible(p, r)
+		}})
 	if err != nil {
 		return nil, err
 	}

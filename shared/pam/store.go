@@ -129,12 +129,30 @@ func (s Store) StalePending(ctx context.Context, n int, cutoff time.Time) ([]Req
 // ---- elevation request lists ------------------------------------------------
 
 // OrgListPK is the GSI4 partition of orgID's elevation requests before its
-// status part: the requests in status st are in OrgListPK(orgID)+"#"+st.
+// part: the requests in status st are in OrgListPK(orgID)+"#"+listPart(st).
 func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ELEV" }
 
 // PartnerListPK is the GSI3 partition of partnerID's elevation requests
-// before its status part (as OrgListPK).
+// before its part (as OrgListPK).
 func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#ELEV" }
+
+// partLive is the list part of the statuses a request leaves within a day
+// (pending, approved, auto_approved, actuating: the sweeper expires them), so
+// that part holds the live requests only, never history.
+const partLive = "LIVE"
+
+// listParts are the parts of an organization's (or partner's) list: the live
+// requests, and one per final status, which history fills.
+var listParts = []string{partLive, StatusDenied, StatusExpired, StatusRevoked}
+
+// listPart is the list part of the requests in status st.
+func listPart(st string) string {
+	switch st {
+	case StatusDenied, StatusExpired, StatusRevoked:
+		return st
+	}
+	return partLive
+}
 
 // listSK is r's sort key in its list partitions: newest first by requestedAt
 // (read descending; ties by id ascending, store.NewestSK), then its flow type,
@@ -157,7 +175,7 @@ func listFields(r *Request) (at, flow string) {
 	return at, flow
 }
 
-// SetListKeys puts r into the list partitions of its status.
+// SetListKeys puts r into the list partitions of its status's part.
 func SetListKeys(r *Request) {
 	k := listKeys(r, r.Status)
 	r.GSI3PK, r.GSI3SK, r.GSI4PK, r.GSI4SK = k.GSI3PK, k.GSI3SK, k.GSI4PK, k.GSI4SK
@@ -166,14 +184,15 @@ func SetListKeys(r *Request) {
 // listKeys are r's list-index keys in status st.
 func listKeys(r *Request, st string) store.Keys {
 	var k store.Keys
-	k.SetList(func(id string) string { return PartnerListPK(id) + "#" + st },
-		func(id string) string { return OrgListPK(id) + "#" + st }, r.PartnerID, r.OrgID, listSK(r))
+	part := listPart(st)
+	k.SetList(func(id string) string { return PartnerListPK(id) + "#" + part },
+		func(id string) string { return OrgListPK(id) + "#" + part }, r.PartnerID, r.OrgID, listSK(r))
 	return k
 }
 
 // listMove moves r to the list partitions of status to (every status move
-// sets all four keys: a row written before the lists had an index gets them
-// whole, and the backfill then leaves it).
+// sets all four keys, unchanged between live statuses: a row written before
+// the lists had an index gets them whole, and the backfill then leaves it).
 func listMove(upd expression.UpdateBuilder, r *Request, to string) expression.UpdateBuilder {
 	k := listKeys(r, to)
 	upd = upd.Set(expression.Name("GSI4PK"), expression.Value(k.GSI4PK)).Set(expression.Name("GSI4SK"), expression.Value(k.GSI4SK))
