@@ -134,6 +134,7 @@ func TestListCostIsIndependentOfHistory(t *testing.T) {
 	for _, q := range queries {
 		c1, i1, c10, i10, id10 := pageCosts(t, w, fixture.AAdmin, q)
 		was := small[q]
+		t.Logf("%q with 10,000 more: page 1 %d calls %d items, page 10 %d calls %d items", q, c1, i1, c10, i10)
 		if c1 != was.c1 || c10 != was.c10 {
 			t.Errorf("%q: calls page 1 %d, page 10 %d with 10,000 more requests; %d and %d with 77", q, c1, c10, was.c1, was.c10)
 		}
