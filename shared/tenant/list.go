@@ -57,9 +57,10 @@ type ListQuery[T any] struct {
 	Filtered bool
 	// Parts, when set, splits each partition of the list (OrgPK's and
 	// PartnerPK's) in several, the partition key followed by "#" and a part
-	// (elevation requests: one partition per status). One part reads that
-	// partition alone; several are read side by side and merged by sort key
-	// (store.Merge), so the sort keys must be unique across the parts.
+	// (elevation requests: one for the live statuses, one per final status).
+	// One part reads that partition alone; several are read side by side and
+	// merged by sort key (store.Merge), so the sort keys must be unique across
+	// the parts.
 	Parts []string
 	// Uncounted lists never count: a total the read did not reach is a lower
 	// bound (the rows up to the end of the page, and one more when a next
