@@ -247,6 +247,10 @@ type viaRapid struct {
 }
 
 func (v viaRapid) Errorf(format string, args ...any) { v.rt.Fatalf(format, args...) }
+
+// SizesDrawn: the sequences draw names and scope lists of any size the API
+// takes (fixture.DrawnSizes).
+func (viaRapid) SizesDrawn() bool                    { return true }
 func (v viaRapid) Fatalf(format string, args ...any) { v.rt.Fatalf(format, args...) }
 func (v viaRapid) Error(args ...any)                 { v.rt.Fatal(args...) }
 func (v viaRapid) Fatal(args ...any)                 { v.rt.Fatal(args...) }

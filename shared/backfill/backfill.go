@@ -1,7 +1,8 @@
 // Package backfill gives the rows written before their list had a list index
 // (GSI3/GSI4, shared/store) the index keys their domain's writes set today, so
 // the lists that read one page (tenant.List) find them: devices, alerts,
-// scripts, saved filters, API keys, service principals and enrollment keys.
+// scripts, saved filters, API keys, service principals, enrollment keys and
+// elevation requests.
 // New rows get their keys when they are written; this is for the rows of a
 // table that predates the indexes, run once after the deployment that adds
 // the indexes and the code that writes their keys (infra/cdk/README.md).
@@ -35,6 +36,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
+	"github.com/gale-rmm/gale/shared/pam"
 	"github.com/gale-rmm/gale/shared/savedfilter"
 	"github.com/gale-rmm/gale/shared/script"
 	"github.com/gale-rmm/gale/shared/store"
@@ -56,6 +58,7 @@ func Kinds() []store.Reindex {
 		{Kind: "script", SKPrefix: "SCRIPT#", From: []string{"name"}, Keys: scriptKeys},
 		{Kind: "saved filter", SKPrefix: "FILTER#", Keys: filterKeys},
 		enrollment.Reindex(),
+		pam.Reindex(),
 	}
 	return append(ks, apikey.Reindex()...)
 }

@@ -67,6 +67,9 @@ type Config struct {
 	// them (README, "Retention").
 	AuditRetention           time.Duration // AUDIT_RETENTION_DAYS, default 400
 	WebhookDeliveryRetention time.Duration // WEBHOOK_DELIVERY_RETENTION_DAYS, default 30
+	// PAMRequestRetention is PAM_REQUEST_RETENTION_DAYS (default 400): how
+	// long an elevation request is kept once final (its ttl).
+	PAMRequestRetention time.Duration
 
 	WebAuthnRPID    string
 	WebAuthnRPName  string
@@ -165,6 +168,9 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		return c, err
 	}
 	if c.WebhookDeliveryRetention, err = days(get, "WEBHOOK_DELIVERY_RETENTION_DAYS", 30); err != nil {
+		return c, err
+	}
+	if c.PAMRequestRetention, err = days(get, "PAM_REQUEST_RETENTION_DAYS", 400); err != nil {
 		return c, err
 	}
 

@@ -72,6 +72,23 @@ func TestNoPepperInProductionFailsWithSpecMessage(t *testing.T) {
 	}
 }
 
+// TestRequestRetentionDays: elevation requests are kept 400 days once final
+// unless PAM_REQUEST_RETENTION_DAYS says otherwise (whole days, at least 1).
+func TestRequestRetentionDays(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil || c.PAMRequestRetention != 400*24*time.Hour {
+		t.Fatalf("default %v %v", c.PAMRequestRetention, err)
+	}
+	if c, err = load(t, map[string]string{"PAM_REQUEST_RETENTION_DAYS": "30"}); err != nil || c.PAMRequestRetention != 30*24*time.Hour {
+		t.Fatalf("30 days: %v %v", c.PAMRequestRetention, err)
+	}
+	for _, v := range []string{"0", "-1", "1.5", "ten"} {
+		if _, err := load(t, map[string]string{"PAM_REQUEST_RETENTION_DAYS": v}); err == nil || !strings.Contains(err.Error(), "PAM_REQUEST_RETENTION_DAYS") {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+}
+
 func TestBadMinutesAreRefused(t *testing.T) {
 	for _, v := range []string{"0", "-5", "ten"} {
 		if _, err := load(t, map[string]string{"ENROLLMENT_KEY_DEFAULT_TTL_MINUTES": v}); err == nil {

@@ -104,7 +104,7 @@ func (s *Service) Actuate(ctx context.Context, deviceID string, in ActuateInput)
 		return nil, err
 	}
 	tx := &store.Tx{}
-	claim := tx.Include(ActuateWrite(r.OrgID, r.ID, cmd.ID, now))
+	claim := tx.Include(ActuateWrite(r, cmd.ID, now))
 	queue := tx.Include(device.EnqueueCommand(deviceID, cmd))
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "pam.elevation_request.actuate",
 		ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,

@@ -10,12 +10,13 @@ import (
 // key; "+ MFA" routes refuse keys (403 `MFA required`), which never satisfy MFA.
 //
 // DynamoDB calls per request after authentication (organization caller;
-// partner and system callers add one Query of their organizations for lists
+// partner and system callers add one read of their organizations for lists
 // and one GSI1 Query instead of a GetItem for reads by id):
 //
 //	route                                         MFA  calls  what
-//	GET    /pam/elevation-requests                     2      Query of the organization's ELEV# range, BatchGetItem of the page's devices and sites
-//	GET    /pam/active                                 2      the same over every request of the organization
+//	GET    /pam/elevation-requests                     3-6    one Query of the status's list partition (four, merged, without status), BatchGetItem
+//	                                                          of the page's requests, BatchGetItem of their devices and sites; the same whatever the history
+//	GET    /pam/active                                 3+     one Query of the LIVE list partition, BatchGetItem of the elevations (per 100) and of their devices and sites
 //	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
 //	                                                          + Query and transaction closing its mobile approvals when some were sent (shared/push)
 //	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear
@@ -67,21 +68,19 @@ type RequestList struct {
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	all, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), FlowType: q.Get("flowType"),
-		DeviceID: q.Get("deviceId"), SiteID: q.Get("siteId"), From: q.Get("from"), To: q.Get("to")})
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), FlowType: q.Get("flowType"),
+		DeviceID: q.Get("deviceId"), SiteID: q.Get("siteId"), From: q.Get("from"), To: q.Get("to"),
+		Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
 		return err
 	}
-	l := httpapi.NewList(all, page)
-	if err := h.Svc.Describe(r.Context(), l.Data); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, RequestList{Success: true, Requests: l.Data, Pagination: l.Pagination})
+	httpapi.WriteJSON(w, http.StatusOK, RequestList{Success: true, Requests: pg.Requests,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
 	return nil
 }
 

@@ -201,6 +201,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 		r.ExpiresAt = &e
 	case StatusDenied:
 		typ = eventtype.ElevationDenied
+		r.TTL = s.retainUntil(now) // final at its creation
 	}
 	ev, err := event.New(s.Clock, typ, r.OrgID, EventData(r, r.Status, map[string]any{"decisionSource": r.DecisionSource,
 		"pamRuleId": r.PamRuleID, "matchedPolicyName": r.MatchedPolicyName, "expiresAt": r.ExpiresAt}))

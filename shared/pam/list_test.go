@@ -50,7 +50,9 @@ func TestListAndActive(t *testing.T) {
 		return ids
 	}
 	res := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/elevation-requests", fixture.AAdmin, nil), http.StatusOK)
-	fixture.Budget(t, res, 3)
+	// The session, one Query per list partition (four, merged), the page's
+	// requests, their devices and sites.
+	fixture.Budget(t, res, 7)
 	if got := strings.Join(list(fixture.AAdmin, ""), ","); got != third+","+second+","+first {
 		t.Fatalf("newest first: %s", got)
 	}
@@ -79,6 +81,17 @@ func TestListAndActive(t *testing.T) {
 	}
 	if got := list(fixture.PXAdmin, ""); len(got) != 4 {
 		t.Fatalf("partner X sees %v", got)
+	}
+	if got := strings.Join(list(fixture.PXAdmin, "?status=approved"), ","); got != second {
+		t.Fatalf("partner X approved %v", got)
+	}
+	// A system caller merges every partner's list partitions (and each
+	// partnerless organization's).
+	if got := list(fixture.SysAdmin, ""); len(got) != 4 {
+		t.Fatalf("system sees %v", got)
+	}
+	if got := strings.Join(list(fixture.SysAdmin, "?status=approved&limit=1"), ","); got != second {
+		t.Fatalf("system approved %v", got)
 	}
 	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/elevation-requests?orgId="+w.A.ID, fixture.PYAdmin, nil))
 	for q, field := range map[string]string{

@@ -37,6 +37,9 @@
 //	entity              PK / SK                              GSI1PK / GSI1SK         GSI2PK / GSI2SK
 //	elevation request   ORG#<oid> / ELEV#<id>                ELEVREF#<id> / ELEV     ELEVEXP#<nn> / <expiresAt>#<oid>#<id> (approved, auto_approved, actuating)
 //	                                                                                 ELEVPEND#<nn> / <requestedAt>#<oid>#<id> (pending)
+//	                    GSI4 ORG#<oid>#ELEV#<part>, GSI3 PARTNER#<pid>#ELEV#<part> / <requestedAt>#<complemented id>#<flowType> (list indexes, read descending;
+//	                    part LIVE for pending, approved, auto_approved and actuating, else the final status: denied, expired, revoked)
+//	                    ttl: PAM_REQUEST_RETENTION_DAYS after it became denied, expired or revoked
 //	PAM rule            ORG#<oid> / PAM#RULE#<id>            PAMREF#<id> / RULE      -
 //	signer group        ORG#<oid> / PAM#SG#<id>              PAMREF#<id> / SG        -
 //	software policy     ORG#<oid> / PAM#SWP#<id>             PAMREF#<id> / SWP       -
@@ -50,10 +53,39 @@
 // bounds `from`/`to` and the rule preview's window become sort-key ranges.
 // The nn of the GSI2 partitions is a hash of the id over 16 shards.
 //
+// Each request sits in the list partitions of its status's part (per
+// organization in GSI4, per partner in GSI3): LIVE holds the requests the
+// sweeper expires within a day at most (pending, approved, auto_approved,
+// actuating), so it never fills with history, and each final status has its
+// own part, which history fills. A move into a final status moves the request
+// in the same write, and the write that makes it final (denied,
+// expired, revoked) sets its ttl. Rows written before the lists had an index
+// get their keys from the list-index backfill (Reindex, shared/backfill).
+//
 // Access patterns: the decision chain at ingest reads every PAM# row of the
 // organization with one Query (rules, signer groups, software policies and
-// config together); lists and the active view query the organization's ELEV#
-// range; one request, rule, signer group or software policy by id is a GetItem
+// config together); GET /pam/elevation-requests reads one page through
+// tenant.List (newest first, ties by id; a cursor reads a deep page at the
+// cost of page 1; never counted: the total is exact on the list's last page,
+// else a lower bound):
+//
+//	filter                                 reads
+//	status denied, expired or revoked      that status's partition: one page (store.Window)
+//	status pending, approved, ...          the LIVE partition, the other live statuses dropped on its index rows:
+//	                                       bounded by the live requests, never by history
+//	no status                              the four partitions side by side, merged (store.Merge): one Query each
+//	flowType, deviceId, siteId, from, to   on the index rows of the partition(s) above, before any item is read
+//	                                       (flowType and requestedAt from the sort key): a page reads index rows
+//	                                       (about 0.4 KB each, 256 a call once one was dropped) until it fills, so
+//	                                       its cost follows the requests the filter skips (with a status, of that
+//	                                       status only), never the items
+//
+// A partner caller without orgId reads the partner's partitions, a system
+// caller every partner's and each partnerless organization's (tenant.List).
+// GET /pam/active reads the LIVE partition (at most 500 unexpired approved,
+// auto_approved or actuating requests, then sorted by expiresAt): bounded by
+// the live requests;
+// the rule preview reads the organization's ELEV# range of its window; one request, rule, signer group or software policy by id is a GetItem
 // for organization callers and a GSI1 query otherwise; the sweeper queries the
 // 16 ELEVEXP shards up to now and the 16 ELEVPEND shards up to now minus the
 // pending TTL, reading only what it expires; the effective policy setting of a

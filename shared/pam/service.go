@@ -37,9 +37,10 @@ func notPending(status string) error {
 	return fault.Conflict(fmt.Sprintf("Request is not pending (current status: %s)", status)).WithCode(fault.CodeWrongStatus)
 }
 
-// Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
+// Orgs resolves the organizations a caller reaches (and those the lists
+// read, tenant.ListOrgs); tenant.Store satisfies it.
 type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
+	tenant.ListOrgs
 	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 	Site(ctx context.Context, orgID, id string) (*tenant.Site, error)
 	Group(ctx context.Context, orgID, id string) (*tenant.DeviceGroup, error)
@@ -55,6 +56,9 @@ type Service struct {
 	Events *event.Publisher
 	// PendingTTL is PAM_PENDING_TTL_MINUTES.
 	PendingTTL time.Duration
+	// Retention is PAM_REQUEST_RETENTION_DAYS: how long a request is kept
+	// once it is final (denied, expired, revoked); DefaultRetention when zero.
+	Retention time.Duration
 	// ActuatorEnabled is PAM_ACTUATOR_ENABLED.
 	ActuatorEnabled bool
 	// Decided is told about each human decision (mobile approvals expire
@@ -107,13 +111,27 @@ func displayName(p *authz.Principal) string {
 
 // ---- elevation requests -----------------------------------------------------
 
-// ListFilter is the list query.
+// ListFilter is the list query: page and limit, or the cursor of the page
+// before (it wins over page).
 type ListFilter struct {
 	OrgID, Status, FlowType, DeviceID, SiteID, From, To string
+	Page, Limit                                         int
+	Cursor                                              string
 }
 
-// List returns the requests the caller may see, newest first, and the page.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Request, error) {
+// ListPage is one page of elevation requests. Total is exact when the read
+// reached the list's end, else a lower bound (tenant.ListQuery.Uncounted).
+type ListPage struct {
+	Requests           []Request
+	Page, Limit, Total int
+	// Next is the cursor of the following page, "" on the last page.
+	Next string
+}
+
+// List returns one page of the requests the caller may see, newest first
+// (ties by id): tenant.List over the list partitions of the list indexes
+// (the package doc says which filter reads what), then the page's requests.
+func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 	p, err := reader(ctx)
 	if err != nil {
 		return nil, err
@@ -150,71 +168,79 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Request, error) {
 	if f.SiteID != "" && !p.CanAccessSite(f.SiteID) {
 		return nil, ErrSiteAccess
 	}
-	orgIDs, err := s.orgs(ctx, p, f.OrgID)
+	fromS, toS := "", ""
+	if !from.IsZero() {
+		fromS = clock.Format(from)
+	}
+	if !to.IsZero() {
+		toS = clock.Format(to)
+	}
+	parts := listParts
+	if f.Status != "" {
+		parts = []string{listPart(f.Status)}
+	}
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Request]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
+		Parts: parts, Uncounted: true, Filtered: true,
+		Keep: func(r *Request) bool {
+			at, flow := listFields(r)
+			return visible(p, r) && (f.Status == "" || r.Status == f.Status) && (f.FlowType == "" || flow == f.FlowType) && (f.DeviceID == "" || r.DeviceID == f.DeviceID) &&
+				(f.SiteID == "" || r.site() == f.SiteID) && (fromS == "" || at >= fromS) && (toS == "" || at <= toS)
+		}})
 	if err != nil {
 		return nil, err
 	}
-	out := []Request{}
-	for _, oid := range orgIDs {
-		rs, err := s.St.Requests(ctx, oid, from, to)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			switch {
-			case !visible(p, &r),
-				f.Status != "" && r.Status != f.Status,
-				f.FlowType != "" && r.FlowType != f.FlowType,
-				f.DeviceID != "" && r.DeviceID != f.DeviceID,
-				f.SiteID != "" && r.site() != f.SiteID,
-				!from.IsZero() && r.RequestedAt < clock.Format(from),
-				!to.IsZero() && r.RequestedAt > clock.Format(to):
-				continue
-			}
-			out = append(out, r)
-		}
+	if err := s.Describe(ctx, pg.Items); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(out, func(a, b Request) int {
-		return cmp.Or(strings.Compare(b.RequestedAt, a.RequestedAt), strings.Compare(b.ID, a.ID))
-	})
-	return out, nil
+	return &ListPage{Requests: pg.Items, Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}, nil
+}
+
+// listing is the elevation request list of the list indexes.
+func (s *Service) listing() tenant.Listing[Request] {
+	return tenant.Listing[Request]{St: s.St.St, Orgs: s.Orgs, Name: "ELEV", OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true}
 }
 
 // Active returns up to MaxActive approved, auto_approved or actuating
-// elevations whose window has not ended, soonest to end first.
+// elevations whose window has not ended, soonest to end first: one read of
+// the live list partition (tenant.List, newest requested first; pending
+// requests and the ended ones the sweeper has not moved yet dropped on the
+// index rows), then sorted. The partition holds only requests the sweeper has
+// not expired yet, so the read is bounded by the live requests, never by
+// history.
 func (s *Service) Active(ctx context.Context) ([]Request, error) {
 	p, err := reader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	orgIDs, err := s.orgs(ctx, p, "")
+	now := clock.Format(s.Clock.Now())
+	pg, err := tenant.List(ctx, p, s.listing(), tenant.ListQuery[Request]{Limit: MaxActive, Parts: []string{partLive}, Uncounted: true, Filtered: true,
+		Keep: func(r *Request) bool {
+			return r.Status != StatusPending && r.ExpiresAt != nil && *r.ExpiresAt > now && visible(p, r)
+		}})
 	if err != nil {
 		return nil, err
 	}
-	now := clock.Format(s.Clock.Now())
-	out := []Request{}
-	for _, oid := range orgIDs {
-		rs, err := s.St.Requests(ctx, oid, time.Time{}, time.Time{})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			if (r.Status == StatusApproved || r.Status == StatusAutoApproved || r.Status == StatusActuating) &&
-				r.ExpiresAt != nil && *r.ExpiresAt > now && visible(p, &r) {
-				out = append(out, r)
-			}
-		}
-	}
+	out := pg.Items
 	slices.SortFunc(out, func(a, b Request) int {
 		return cmp.Or(strings.Compare(*a.ExpiresAt, *b.ExpiresAt), strings.Compare(a.ID, b.ID))
 	})
-	if len(out) > MaxActive {
-		out = out[:MaxActive]
-	}
 	if err := s.Describe(ctx, out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// DefaultRetention is how long a final request is kept when
+// PAM_REQUEST_RETENTION_DAYS is not set.
+const DefaultRetention = 400 * 24 * time.Hour
+
+// retainUntil is the ttl (epoch seconds) of a request that becomes final at now.
+func (s *Service) retainUntil(now time.Time) int64 {
+	d := s.Retention
+	if d <= 0 {
+		d = DefaultRetention
+	}
+	return now.Add(d).Unix()
 }
 
 // orgs is the organization named by orgID (when given) or every one p reaches.
@@ -377,7 +403,7 @@ func (s *Service) Respond(ctx context.Context, id string, in RespondInput) (*Dec
 	if err != nil {
 		return nil, err
 	}
-	tx := (&store.Tx{}).Add(decisionWrite(r, to, p.UserID, name, ts, expiresAt, in.Reason),
+	tx := (&store.Tx{}).Add(decisionWrite(r, to, p.UserID, name, ts, expiresAt, in.Reason, s.retainUntil(now)),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: action,
 			ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath, Details: details}))
 	if err := s.Events.Commit(ctx, tx, ev); err != nil {
@@ -439,7 +465,7 @@ func (s *Service) Revoke(ctx context.Context, id string, in RevokeInput) (*Decid
 		if err != nil {
 			return nil, err
 		}
-		tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now())), dropCommandWrite(r),
+		tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now()), s.retainUntil(s.Clock.Now())), dropCommandWrite(r),
 			audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "pam.elevation_request.revoke",
 				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,
 				Details: map[string]any{"reason": reason, "previousStatus": r.Status}}))
@@ -519,7 +545,7 @@ func (s *Service) expire(ctx context.Context, r *Request, now time.Time) (bool, 
 	if err != nil {
 		return false, err
 	}
-	tx := (&store.Tx{}).Add(expireWrite(r, r.Status, clock.Format(now)), dropCommandWrite(r),
+	tx := (&store.Tx{}).Add(expireWrite(r, r.Status, clock.Format(now), s.retainUntil(now)), dropCommandWrite(r),
 		audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: "system", Type: "system"}, OrgID: r.OrgID, PartnerID: r.PartnerID,
 			Action: "pam.elevation_request.expire", ResourceType: "elevation_request", ResourceID: r.ID,
 			ResourceName: r.TargetExecutablePath, Details: map[string]any{"previousStatus": r.Status}}))

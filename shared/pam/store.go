@@ -72,27 +72,6 @@ func (s Store) RequestByID(ctx context.Context, id string) (*Request, error) {
 	return s.requests().ByID(ctx, id)
 }
 
-// Requests lists the requests of orgID requested between from and to (zero
-// times leave that end open), oldest first.
-func (s Store) Requests(ctx context.Context, orgID string, from, to time.Time) ([]Request, error) {
-	q := store.Query{PK: store.OrgPK(orgID), SKPrefix: "ELEV#"}
-	if !from.IsZero() || !to.IsZero() {
-		q.SKPrefix = ""
-		q.SKFrom, q.SKTo = "ELEV#", "ELEV#~"
-		if !from.IsZero() {
-			q.SKFrom = idBound(from, false)
-		}
-		if !to.IsZero() {
-			q.SKTo = idBound(to, true)
-		}
-	}
-	out := []Request{}
-	if err := s.St.AllInto(ctx, q, &out); err != nil {
-		return nil, fmt.Errorf("elevation requests of %s: %w", orgID, err)
-	}
-	return out, nil
-}
-
 // Recent reads up to max requests of orgID requested since from, newest
 // first, and reports whether more remained. The window's start is in the key
 // condition (SK BETWEEN), so nothing older is read.
@@ -147,9 +126,115 @@ func (s Store) StalePending(ctx context.Context, n int, cutoff time.Time) ([]Req
 	return out, nil
 }
 
-// CreateRequestWrite stores a new request with the index keys of its status.
+// ---- elevation request lists ------------------------------------------------
+
+// OrgListPK is the GSI4 partition of orgID's elevation requests before its
+// part: the requests in status st are in OrgListPK(orgID)+"#"+listPart(st).
+func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ELEV" }
+
+// PartnerListPK is the GSI3 partition of partnerID's elevation requests
+// before its part (as OrgListPK).
+func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#ELEV" }
+
+// partLive is the list part of the statuses a request leaves within a day
+// (pending, approved, auto_approved, actuating: the sweeper expires them), so
+// that part holds the live requests only, never history.
+const partLive = "LIVE"
+
+// listParts are the parts of an organization's (or partner's) list: the live
+// requests, and one per final status, which history fills.
+var listParts = []string{partLive, StatusDenied, StatusExpired, StatusRevoked}
+
+// listPart is the list part of the requests in status st.
+func listPart(st string) string {
+	switch st {
+	case StatusDenied, StatusExpired, StatusRevoked:
+		return st
+	}
+	return partLive
+}
+
+// listSK is r's sort key in its list partitions: newest first by requestedAt
+// (read descending; ties by id ascending, store.NewestSK), then its flow type,
+// which the list indexes do not project but the list filters on (listFields).
+func listSK(r *Request) string {
+	return store.NewestSK(r.RequestedAt, r.ID) + "#" + r.FlowType
+}
+
+// listFields reads requestedAt and the flow type of a request decoded from an
+// index row, from its list sort key.
+func listFields(r *Request) (at, flow string) {
+	sk := r.GSI4SK
+	if sk == "" {
+		sk = r.GSI3SK
+	}
+	at, rest, _ := strings.Cut(sk, "#")
+	if i := strings.LastIndexByte(rest, '#'); i >= 0 {
+		flow = rest[i+1:]
+	}
+	return at, flow
+}
+
+// SetListKeys puts r into the list partitions of its status's part.
+func SetListKeys(r *Request) {
+	k := listKeys(r, r.Status)
+	r.GSI3PK, r.GSI3SK, r.GSI4PK, r.GSI4SK = k.GSI3PK, k.GSI3SK, k.GSI4PK, k.GSI4SK
+}
+
+// listKeys are r's list-index keys in status st.
+func listKeys(r *Request, st string) store.Keys {
+	var k store.Keys
+	part := listPart(st)
+	k.SetList(func(id string) string { return PartnerListPK(id) + "#" + part },
+		func(id string) string { return OrgListPK(id) + "#" + part }, r.PartnerID, r.OrgID, listSK(r))
+	return k
+}
+
+// listMove moves r to the list partitions of status to (every status move
+// sets all four keys, unchanged between live statuses: a row written before
+// the lists had an index gets them whole, and the backfill then leaves it).
+func listMove(upd expression.UpdateBuilder, r *Request, to string) expression.UpdateBuilder {
+	k := listKeys(r, to)
+	upd = upd.Set(expression.Name("GSI4PK"), expression.Value(k.GSI4PK)).Set(expression.Name("GSI4SK"), expression.Value(k.GSI4SK))
+	if k.GSI3PK != "" {
+		upd = upd.Set(expression.Name("GSI3PK"), expression.Value(k.GSI3PK)).Set(expression.Name("GSI3SK"), expression.Value(k.GSI3SK))
+	}
+	return upd
+}
+
+// retain sets r's ttl when it reaches a final status (denied, expired,
+// revoked) at ttl (epoch seconds; 0 sets none).
+func retain(upd expression.UpdateBuilder, ttl int64) expression.UpdateBuilder {
+	if ttl == 0 {
+		return upd
+	}
+	return upd.Set(expression.Name("ttl"), expression.Value(ttl))
+}
+
+// Reindex is the list-index backfill of the elevation requests written before
+// their lists had an index (shared/backfill): their keys follow their status,
+// so the backfill writes only while the status is the one it read.
+func Reindex() store.Reindex {
+	return store.Reindex{Kind: "elevation request", SKPrefix: "ELEV#", From: []string{"status"},
+		Keys: func(it store.Item) (store.Keys, error) {
+			var r Request
+			if err := store.Unmarshal(it, &r); err != nil {
+				return store.Keys{}, err
+			}
+			if r.ID == "" || r.OrgID == "" || r.Status == "" {
+				return store.Keys{}, nil
+			}
+			return listKeys(&r, r.Status), nil
+		}}
+}
+
+// CreateRequestWrite stores a new request with the index keys of its status
+// (and, when it is created denied, the ttl its caller set).
 func CreateRequestWrite(r *Request, pendingTTL time.Duration) *store.Write {
+	ttl := r.TTL
 	r.Keys = RequestKeys(r.OrgID, r.ID)
+	r.TTL = ttl
+	SetListKeys(r)
 	switch r.Status {
 	case StatusPending:
 		r.GSI2PK, r.GSI2SK = pendingKeys(r.OrgID, r.ID, r.RequestedAt)
@@ -171,7 +256,8 @@ func statusIn(from ...string) expression.ConditionBuilder {
 
 // decisionWrite moves pending request r to approved (expiring at expiresAt)
 // or denied.
-func decisionWrite(r *Request, to, by, byName, now string, expiresAt, reason *string) *store.Write {
+// A denial sets the ttl (retention, epoch seconds).
+func decisionWrite(r *Request, to, by, byName, now string, expiresAt, reason *string, ttl int64) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
 		Set(expression.Name("decidedBy"), expression.Value(by)).
 		Set(expression.Name("decisionSource"), expression.Value(SourceHuman)).
@@ -185,20 +271,23 @@ func decisionWrite(r *Request, to, by, byName, now string, expiresAt, reason *st
 			Set(expression.Name("expiresAt"), expression.Value(*expiresAt)).
 			Set(expression.Name("GSI2PK"), expression.Value(pk)).Set(expression.Name("GSI2SK"), expression.Value(sk))
 	} else {
-		upd = upd.Set(expression.Name("deniedByName"), expression.Value(byName)).
-			Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+		upd = retain(upd.Set(expression.Name("deniedByName"), expression.Value(byName)).
+			Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")), ttl)
 	}
+	upd = listMove(upd, r, to)
 	return store.Change(r.PK, r.SK, upd).When(store.Is("status", StatusPending)).Exists()
 }
 
 // revokeWrite moves r from the status it was read in (approved,
-// auto_approved or actuating) to revoked; a concurrent move fails it.
-func revokeWrite(r *Request, byName, reason, now string) *store.Write {
+// auto_approved or actuating) to revoked, kept until ttl; a concurrent move
+// fails it.
+func revokeWrite(r *Request, byName, reason, now string, ttl int64) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusRevoked)).
 		Set(expression.Name("revokedByName"), expression.Value(byName)).
 		Set(expression.Name("revokeReason"), expression.Value(reason)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	upd = listMove(retain(upd, ttl), r, StatusRevoked)
 	return store.Change(r.PK, r.SK, upd).When(store.Is("status", r.Status)).Exists()
 }
 
@@ -212,22 +301,25 @@ func dropCommandWrite(r *Request) *store.Write {
 	return store.Change(k.PK, k.SK, expression.Remove(expression.Name("commands."+*r.CommandID)))
 }
 
-// ActuateWrite moves approved request id of orgID to actuating, recording the
-// command that carries it; only an approved request not yet claimed.
-func ActuateWrite(orgID, id, commandID string, now time.Time) *store.Write {
-	k := RequestKeys(orgID, id)
+// ActuateWrite moves approved request r to actuating, recording the command
+// that carries it; only an approved request not yet claimed.
+func ActuateWrite(r *Request, commandID string, now time.Time) *store.Write {
+	k := RequestKeys(r.OrgID, r.ID)
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusActuating)).
 		Set(expression.Name("commandId"), expression.Value(commandID)).
 		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now)))
+	upd = listMove(upd, r, StatusActuating)
 	cond := store.Is("status", StatusApproved).And(expression.Name("commandId").AttributeNotExists())
 	return store.Change(k.PK, k.SK, upd).When(cond).Exists()
 }
 
-// expireWrite moves r to expired when it is still in status from.
-func expireWrite(r *Request, from, now string) *store.Write {
+// expireWrite moves r to expired, kept until ttl, when it is still in status
+// from.
+func expireWrite(r *Request, from, now string, ttl int64) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusExpired)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	upd = listMove(retain(upd, ttl), r, StatusExpired)
 	cond := store.Is("status", from)
 	if from != StatusPending {
 		cond = cond.And(expression.Name("expiresAt").LessThanEqual(expression.Value(now)))

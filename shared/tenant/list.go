@@ -55,6 +55,18 @@ type ListQuery[T any] struct {
 	// Filtered tells that Keep applies request filters besides reach, so no
 	// counter and no Select COUNT gives the total.
 	Filtered bool
+	// Parts, when set, splits each partition of the list (OrgPK's and
+	// PartnerPK's) in several, the partition key followed by "#" and a part
+	// (elevation requests: one for the live statuses, one per final status).
+	// One part reads that partition alone; several are read side by side and
+	// merged by sort key (store.Merge), so the sort keys must be unique across
+	// the parts.
+	Parts []string
+	// Uncounted lists never count: a total the read did not reach is a lower
+	// bound (the rows up to the end of the page, and one more when a next
+	// page exists), so a page costs the same whatever the list's size. For
+	// lists of history that no counter holds.
+	Uncounted bool
 }
 
 // Page is one page of a list with the list's total.
@@ -96,6 +108,10 @@ func (p *Page[T]) Envelope() httpapi.List[T] {
 // otherwise a count of the kept index rows (store.Count; Select COUNT for one
 // organization's partition, which holds no other organization's rows).
 //
+// A list split by ListQuery.Parts reads each partition above as its parts,
+// merged by sort key (store.Merge) when there are several. An Uncounted list
+// never counts: its total is the read's own or a lower bound.
+//
 // Keep sees a T decoded from an index row, so what it tests must be projected
 // (store.ListAttributes). A cursor is bound to its partition (or, for the
 // merged list, to Listing.Name); another is 400 naming cursor.
@@ -110,6 +126,7 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 	every := !q.Filtered && (l.OrgWide || p.RequireUnrestricted() == nil)
 	w := store.Window{Keep: keep, Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor}
 	var total func() (int, error)
+	var parts []store.Query
 	switch v := p.Visible(); {
 	case q.OrgID != "" || (p.Scope == authz.ScopeOrg && p.OrgID != ""):
 		var o *Organization
@@ -122,10 +139,18 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 		} else {
 			id = p.OrgID
 		}
-		w.Query = store.Query{Index: store.GSI4, PK: l.OrgPK(id), Descending: l.Descending}
+		parts = l.partitions(store.GSI4, l.OrgPK(id), q.Parts)
 		total = func() (int, error) {
 			if !every || l.Counter == nil {
-				return l.count(ctx, w.Query, every, keep)
+				n := 0
+				for _, qu := range parts {
+					c, err := l.count(ctx, qu, every, keep)
+					if err != nil {
+						return 0, err
+					}
+					n += c
+				}
+				return n, nil
 			}
 			if o == nil {
 				var err error
@@ -154,10 +179,18 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 		}
 		orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
 		w.Keep = liveOnly(orgs, keep)
-		w.Query = store.Query{Index: store.GSI3, PK: l.PartnerPK(p.PartnerID), Descending: l.Descending}
+		parts = l.partitions(store.GSI3, l.PartnerPK(p.PartnerID), q.Parts)
 		total = func() (int, error) {
 			if !every || l.Counter == nil {
-				return l.St.Count(ctx, w.Query, w.Keep)
+				n := 0
+				for _, qu := range parts {
+					c, err := l.St.Count(ctx, qu, w.Keep)
+					if err != nil {
+						return 0, err
+					}
+					n += c
+				}
+				return n, nil
 			}
 			n := 0
 			for i := range orgs {
@@ -168,13 +201,23 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 	default:
 		return &Page[T]{Items: []T{}, Page: q.Page, Limit: q.Limit}, nil
 	}
-	pg, err := l.St.Window(ctx, w)
+	var pg store.WindowPage
+	var err error
+	if len(parts) == 1 {
+		w.Query = parts[0]
+		pg, err = l.St.Window(ctx, w)
+	} else {
+		pg, err = l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: parts, Keep: w.Keep, Offset: w.Offset, Limit: w.Limit, Cursor: w.Cursor})
+	}
 	if err != nil {
 		return nil, err
 	}
 	out, err := page[T](pg, q.Limit)
 	if err != nil {
 		return nil, err
+	}
+	if out.Total < 0 && q.Uncounted {
+		out.Total = lowerBound(pg)
 	}
 	if out.Total < 0 {
 		if out.Total, err = total(); err != nil {
@@ -195,7 +238,7 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	seen := map[string]bool{}
 	for _, o := range orgs {
 		if o.PartnerID == "" {
-			queries = append(queries, store.Query{Index: store.GSI4, PK: l.OrgPK(o.ID), Descending: l.Descending})
+			queries = append(queries, l.partitions(store.GSI4, l.OrgPK(o.ID), q.Parts)...)
 		} else if !seen[o.PartnerID] {
 			seen[o.PartnerID] = true
 			partners = append(partners, o.PartnerID)
@@ -203,7 +246,7 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	}
 	slices.Sort(partners)
 	for _, id := range partners {
-		queries = append(queries, store.Query{Index: store.GSI3, PK: l.PartnerPK(id), Descending: l.Descending})
+		queries = append(queries, l.partitions(store.GSI3, l.PartnerPK(id), q.Parts)...)
 	}
 	keep = liveOnly(orgs, keep)
 	pg, err := l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: queries, Keep: keep,
@@ -214,6 +257,10 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	out, err := page[T](pg, q.Limit)
 	if err != nil || out.Total >= 0 {
 		return out, err
+	}
+	if q.Uncounted {
+		out.Total = lowerBound(pg)
+		return out, nil
 	}
 	out.Total = 0
 	if every && l.Counter != nil {
@@ -230,6 +277,30 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 		out.Total += n
 	}
 	return out, nil
+}
+
+// partitions are the index queries of a list partition pk, split by parts
+// (ListQuery.Parts) when there are any.
+func (l Listing[T]) partitions(index, pk string, parts []string) []store.Query {
+	if len(parts) == 0 {
+		return []store.Query{{Index: index, PK: pk, Descending: l.Descending}}
+	}
+	out := make([]store.Query, 0, len(parts))
+	for _, part := range parts {
+		out = append(out, store.Query{Index: index, PK: pk + "#" + part, Descending: l.Descending})
+	}
+	return out
+}
+
+// lowerBound is an uncounted list's total when the read did not reach the
+// end: the rows up to the end of the page, and one more when a next page
+// exists (exact on the last page read by cursor).
+func lowerBound(pg store.WindowPage) int {
+	n := pg.Offset + len(pg.Items)
+	if pg.Next != "" {
+		n++
+	}
+	return n
 }
 
 // liveOnly keeps the index rows keep keeps whose organization is one of orgs:

@@ -5,7 +5,9 @@
 // A budget is the most units any recorded exchange of the operation consumed,
 // plus a quarter (at least one unit) for the sizes the tests do not pin down
 // (names, lists and property-test data vary in length), rounded up to half a
-// unit. Operations no exchange recorded keep the budget they had.
+// unit. Operations no exchange recorded keep the budget they had; with
+// -merge (a run of some packages only), so does an operation whose budget is
+// larger than what this run needs.
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 func main() {
 	in := flag.String("in", "", "the recorded exchanges (GALE_BUDGET_RECORD)")
 	out := flag.String("out", "tests/fixture/capacity.go", "the file to write")
+	merge := flag.Bool("merge", false, "a partial run: keep an operation's budget when it is larger than the new figure")
 	flag.Parse()
 	f, err := os.Open(*in)
 	if err != nil {
@@ -55,7 +58,11 @@ func main() {
 		budgets[op] = c
 	}
 	for op, c := range seen {
-		budgets[op] = fixture.Capacity{RCU: headroom(c.RCU), WCU: headroom(c.WCU)}
+		b := fixture.Capacity{RCU: headroom(c.RCU), WCU: headroom(c.WCU)}
+		if old, ok := budgets[op]; ok && *merge {
+			b = fixture.Capacity{RCU: max(old.RCU, b.RCU), WCU: max(old.WCU, b.WCU)}
+		}
+		budgets[op] = b
 	}
 	ops := make([]string, 0, len(budgets))
 	for op := range budgets {

@@ -24,7 +24,7 @@ func PAM(d *app.Deps) (http.Handler, error) {
 func Service(d *app.Deps) *pam.Service {
 	mobile := Mobile(d)
 	return &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
-		PendingTTL: d.Cfg.PAMPendingTTL, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
+		PendingTTL: d.Cfg.PAMPendingTTL, Retention: d.Cfg.PAMRequestRetention, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
 		FanOut: mobile.FanOut, Decided: mobile.Decided}
 }
 
