@@ -124,7 +124,7 @@ const (
 func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-host")
 	base := "/api/v1/agents/" + id
-	hours := 0.0
+	var elapsed time.Duration // whole seconds: no rounding drift over the hours
 	for i := 0; ; i++ {
 		body := map[string]any{"status": "ok", "agentVersion": "4.2.0",
 			"metrics":  map[string]any{"cpuPercent": float64(10 + i%7), "ramPercent": float64(40 + i%3), "diskPercent": 61.0},
@@ -140,13 +140,14 @@ func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, in
 		if step <= 0 {
 			t.Fatalf("heartbeat answered interval %v", step)
 		}
-		if hours >= 1 {
+		if elapsed >= time.Hour {
 			beats.add(res)
 			interval += step
 		}
-		w.Env.Clock.Advance(time.Duration(step * float64(time.Second)))
-		hours += step / 3600
-		if hours >= replayedHeartbeatHrs {
+		d := time.Duration(step) * time.Second
+		w.Env.Clock.Advance(d)
+		elapsed += d
+		if elapsed >= replayedHeartbeatHrs*time.Hour {
 			break
 		}
 	}
