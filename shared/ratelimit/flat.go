@@ -62,7 +62,11 @@ func (l Limiter) CountOn(ctx context.Context, key store.KeyRef, r Rule, also fun
 		if w.Count >= r.Limit {
 			return w, fault.RateLimited(message, w.RetryAfter(now))
 		}
-		item, err = l.St.Update(ctx, row.rebase(key, item, r.Limit, cur, ttl, also))
+		next := row.rebase(key, item, r.Limit, cur, ttl, also)
+		if item == nil {
+			next = makeCount(key, r.Limit, cur, ttl, also)
+		}
+		item, err = l.St.Update(ctx, next)
 		if err == nil {
 			return readRow(item, r.Window).window(r.Window, cur, now), nil
 		}
@@ -70,7 +74,11 @@ func (l Limiter) CountOn(ctx context.Context, key store.KeyRef, r Rule, also fun
 			return Window{}, fmt.Errorf("rate limit %s: %w", r.Name, err)
 		}
 		// Another request wrote the row first (most likely the same
-		// rebase): count on the row as it is now.
+		// rebase, or the row's making): refused if that filled the window,
+		// else count on the row as it is now.
+		if w := readRow(item, r.Window).window(r.Window, cur, now); item != nil && w.Count >= r.Limit {
+			return w, fault.RateLimited(message, w.RetryAfter(now))
+		}
 	}
 	return Window{}, fmt.Errorf("rate limit %s: the row changed under %d counts in a row", r.Name, rebases)
 }
@@ -94,13 +102,36 @@ func (l Limiter) CountWrite(key store.KeyRef, r Rule, read store.Item, also func
 	if ok1 && ok2 && lim == int64(r.Limit) && los >= cur-Slots && los <= cur {
 		return fastCount(key, r.Limit, cur, ttl, also)
 	}
-	w := readRow(read, r.Window).rebase(key, read, r.Limit, cur, ttl, also)
 	if read == nil {
-		// The store reads a row past its ttl as absent (DynamoDB deletes
-		// it later): such a row is as good as absent here too.
-		w = w.When(store.Absent().Or(expression.Name(attrTTL).LessThanEqual(expression.Value(now.Unix()))))
+		return makeCount(key, r.Limit, cur, ttl, also)
 	}
-	return w
+	return readRow(read, r.Window).rebase(key, read, r.Limit, cur, ttl, also)
+}
+
+// makeCount is the count on a row the caller found absent: it makes the row
+// holding this event, or, when concurrent requests made it first in this
+// same slot, counts on it as fastCount does, so a burst on a new row costs
+// each request at most one write more than a live row does (no request loses
+// a race to the row's making and tries again). A row it cannot count on that
+// way (another slot, another limit, full) fails its condition, and the
+// caller goes on as after any failed count.
+func makeCount(key store.KeyRef, limit int, cur, ttl int64, also func(expression.UpdateBuilder) expression.UpdateBuilder) *store.Write {
+	n, m, h := expression.Name(attrN), expression.Name(attrM), expression.Name(boundName(cur))
+	one, l := expression.Value(1), expression.Value(limit)
+	upd := also(expression.UpdateBuilder{}).
+		Set(n, expression.Plus(n.IfNotExists(expression.Value(0)), one)).
+		Set(m, expression.Plus(m.IfNotExists(l), one)).
+		Set(h, h.IfNotExists(l)).
+		Set(expression.Name(attrL), expression.Name(attrL).IfNotExists(l)).
+		Set(expression.Name(attrLos), expression.Name(attrLos).IfNotExists(expression.Value(cur))).
+		Set(expression.Name(attrLo), expression.Name(attrLo).IfNotExists(l)).
+		Set(expression.Name(attrTTL), expression.Value(ttl))
+	los := expression.Name(attrLos)
+	// Made in this slot by a concurrent request: its bound is the slot's
+	// (the first event's n was 0, so the bound is the limit), and the
+	// window holds only this slot's events.
+	sameSlot := store.Is(attrL, limit).And(los.Equal(expression.Value(cur)), h.AttributeExists(), n.LessThan(expression.Name(attrLo)))
+	return store.Change(key.PK, key.SK, upd).When(n.AttributeNotExists().Or(sameSlot))
 }
 
 // CountFrom is CountOn for a caller that has read the row already (read;

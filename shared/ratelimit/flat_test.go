@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,48 +157,6 @@ func TestOlderRowIsRebased(t *testing.T) {
 	}
 }
 
-// itemSize is an item's size by DynamoDB's rules: each attribute's name
-// plus its value (a string its UTF-8 bytes, a number 1 byte per two
-// significant digits plus 1, a list or map 3 bytes plus 1 an element).
-func itemSize(item store.Item) int {
-	n := 0
-	for name, v := range item {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		d := strings.Trim(strings.NewReplacer("-", "", ".", "").Replace(v.Value), "0")
-		return (len(d)+1)/2 + 1
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	}
-	return 1 << 20
-}
-
 // Capacity (issue 31 item 3): the row a count writes fits one write unit (1
 // KB) at the worst: every one of the 61 slots holding events, an API key's
 // row (64-character subject, its usage beside the count), the largest limit
@@ -246,9 +205,92 @@ func TestRowFitsOneWriteUnit(t *testing.T) {
 	if bounds != ratelimit.Slots+1 {
 		t.Fatalf("the row holds %d slot bounds, want %d: %v", bounds, ratelimit.Slots+1, item)
 	}
-	size := itemSize(worst)
-	t.Logf("the row a count writes: %d bytes at the worst (%d as written)", size, itemSize(item))
+	size := store.ItemSize(worst)
+	t.Logf("the row a count writes: %d bytes at the worst (%d as written)", size, store.ItemSize(item))
 	if size > 1024 {
 		t.Fatalf("the row a count writes is %d bytes at the worst: more than 1 write unit", size)
+	}
+}
+
+// A burst on a subject's new row makes it once: every request of the burst
+// counts in at most two writes (its count that found no row, then the count
+// that makes the row or counts on the row another made in this slot), none
+// loses a race to the making and tries a third time.
+func TestBurstOnANewRowCostsTwoWritesAtMost(t *testing.T) {
+	env := testenv.New(t)
+	l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
+	rule := ratelimit.Rule{Name: "burst", Limit: 15, Window: time.Minute}
+	const n = 20
+	calls := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, c := store.WithCalls(t.Context())
+			errs[i] = l.Allow(ctx, rule, "fresh")
+			calls[i] = c.N()
+		}()
+	}
+	wg.Wait()
+	passed := 0
+	for i := range n {
+		if errs[i] == nil {
+			passed++
+		}
+		if calls[i] > 2 {
+			t.Errorf("request %d made %d DynamoDB calls, at most 2", i, calls[i])
+		}
+	}
+	if passed != rule.Limit {
+		t.Fatalf("%d of %d passed, want exactly %d", passed, n, rule.Limit)
+	}
+}
+
+// A row past its ttl that DynamoDB has not deleted yet is rewritten whole:
+// read past its ttl (store.BatchGetPastTTL), a count rebases it, so none of
+// its old bounds is taken for a slot of the new window.
+func TestRowPastItsTTLIsRewrittenWhole(t *testing.T) {
+	env := testenv.New(t)
+	l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
+	rule := ratelimit.Rule{Name: "stale", Limit: 3, Window: time.Minute}
+	k := ratelimit.BucketKey(rule, "s")
+	// Three events in each of several slots, then an idle day.
+	for range 4 {
+		for range 3 {
+			if _, err := l.CountOn(t.Context(), k, rule, nil); err != nil && !errors.Is(err, fault.ErrRateLimited) {
+				t.Fatal(err)
+			}
+		}
+		env.Clock.Advance(time.Second)
+	}
+	env.Clock.Advance(24 * time.Hour)
+	read, err := env.Store.BatchGetPastTTL(t.Context(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read[k.PK+"|"+k.SK] == nil {
+		t.Fatal("the row past its ttl was not read")
+	}
+	for i := range rule.Limit {
+		if _, err := l.CountFrom(t.Context(), k, rule, read[k.PK+"|"+k.SK], nil); err != nil {
+			t.Fatalf("count %d after the idle day: %v", i+1, err)
+		}
+		read = map[string]store.Item{k.PK + "|" + k.SK: rawRow(t, env, k)}
+	}
+	if _, err := l.CountOn(t.Context(), k, rule, nil); !errors.Is(err, fault.ErrRateLimited) {
+		t.Fatalf("the limit+1st count after the idle day: %v, want 429", err)
+	}
+	bounds := 0
+	for name := range rawRow(t, env, k) {
+		if len(name) > 1 && name[0] == 'h' {
+			if _, err := strconv.Atoi(name[1:]); err == nil {
+				bounds++
+			}
+		}
+	}
+	if bounds != 1 {
+		t.Fatalf("the rewritten row holds %d slot bounds, want 1 (the old ones removed)", bounds)
 	}
 }

@@ -33,7 +33,15 @@
 // refund); DynamoDB answers the row as it was, from which the caller learns
 // the reset instant. The expression is a few clauses whatever the limit.
 //
-// The condition also fails when the row is absent, its limit changed, or its
+// A row the count found absent is made by one more conditional write that
+// also counts on a row a concurrent request made in the same slot, so a burst
+// on a new subject costs each request at most two writes and none retries
+// (TestBurstOnANewRowCostsTwoWritesAtMost). A row past its ttl that DynamoDB
+// has not deleted yet is not absent: it is rebased whole (its old bounds
+// removed), and a caller that reads a window before counting reads it with
+// store.BatchGetPastTTL (TestRowPastItsTTLIsRewrittenWhole).
+//
+// The condition also fails when its limit changed, or its
 // earliest slot has left the window (about once a slot for a busy subject).
 // The caller then decides from the row the failure answered (no second
 // read): refused if the 61 slots hold Limit events, else one conditional

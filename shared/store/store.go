@@ -695,6 +695,18 @@ func (s *Store) BatchGet(ctx context.Context, refs ...KeyRef) (map[string]Item, 
 
 // BatchGetWith is BatchGet with the reads' consistency c.
 func (s *Store) BatchGetWith(ctx context.Context, c Consistency, refs ...KeyRef) (map[string]Item, error) {
+	return s.batchGetAll(ctx, c, true, refs)
+}
+
+// BatchGetPastTTL is BatchGet that also answers items past their ttl that
+// DynamoDB has not deleted yet: for rows that judge their own age and must be
+// rewritten whole, not made anew beside what they still hold (a rate-limit
+// window, shared/ratelimit).
+func (s *Store) BatchGetPastTTL(ctx context.Context, refs ...KeyRef) (map[string]Item, error) {
+	return s.batchGetAll(ctx, Strong, false, refs)
+}
+
+func (s *Store) batchGetAll(ctx context.Context, c Consistency, hideExpired bool, refs []KeyRef) (map[string]Item, error) {
 	out := map[string]Item{}
 	keys := make([]Item, 0, len(refs))
 	seen := map[string]bool{}
@@ -706,7 +718,7 @@ func (s *Store) BatchGetWith(ctx context.Context, c Consistency, refs ...KeyRef)
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), MaxBatchGet)
-		if err := s.batchGet(ctx, c, keys[:n], out); err != nil {
+		if err := s.batchGet(ctx, c, hideExpired, keys[:n], out); err != nil {
 			return nil, err
 		}
 		keys = keys[n:]
@@ -715,7 +727,7 @@ func (s *Store) BatchGetWith(ctx context.Context, c Consistency, refs ...KeyRef)
 }
 
 // batchGet reads at most 100 keys into out.
-func (s *Store) batchGet(ctx context.Context, c Consistency, keys []Item, out map[string]Item) error {
+func (s *Store) batchGet(ctx context.Context, c Consistency, hideExpired bool, keys []Item, out map[string]Item) error {
 	req := map[string]types.KeysAndAttributes{s.Table: {Keys: keys, ConsistentRead: aws.Bool(bool(c))}}
 	for attempt := 0; len(req) > 0 && attempt < 5; attempt++ {
 		res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
@@ -723,7 +735,7 @@ func (s *Store) batchGet(ctx context.Context, c Consistency, keys []Item, out ma
 			return fmt.Errorf("store: batch get: %w", err)
 		}
 		for _, it := range res.Responses[s.Table] {
-			if s.expired(it) {
+			if hideExpired && s.expired(it) {
 				continue
 			}
 			pk, _ := it["PK"].(*types.AttributeValueMemberS)
