@@ -1,14 +1,11 @@
 package device_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -67,26 +64,13 @@ func BenchmarkListPartnerDevices(b *testing.B) {
 // and returns the organizations' ids.
 func seedPartner(t testing.TB, env *testenv.Env, partnerID string, orgs, perOrg int) []string {
 	t.Helper()
-	ctx := context.Background()
-	var batch []types.WriteRequest
-	flush := func() {
-		for len(batch) > 0 {
-			out, err := env.Store.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{env.Store.Table: batch}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = out.UnprocessedItems[env.Store.Table]
-		}
-	}
+	rows := env.Seeder(t)
 	put := func(v any) {
 		item, err := store.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
-		if len(batch) == 25 {
-			flush()
-		}
+		rows.Put(item)
 	}
 	total := orgs * perOrg
 	prefix := uuid.NewString()[:8]
@@ -116,6 +100,6 @@ func seedPartner(t testing.TB, env *testenv.Env, partnerID string, orgs, perOrg 
 			put(d)
 		}
 	}
-	flush()
+	rows.Flush()
 	return ids
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/pam"
 	"github.com/gale-rmm/gale/shared/store"
@@ -24,18 +23,8 @@ import (
 // own writes key them (pam.CreateRequestWrite's keys).
 func seedRequests(t testing.TB, env *testenv.Env, orgID, partnerID, deviceID string, last time.Time, n int, statuses ...string) []string {
 	t.Helper()
-	ctx := context.Background()
 	var ids []string
-	var batch []types.WriteRequest
-	flush := func() {
-		for len(batch) > 0 {
-			out, err := env.Store.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{env.Store.Table: batch}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = out.UnprocessedItems[env.Store.Table]
-		}
-	}
+	rows := env.Seeder(t)
 	for i := range n {
 		at := last.Add(-time.Duration(n-1-i) * time.Second)
 		ts := at.UTC().Format("2006-01-02T15:04:05.000Z")
@@ -52,12 +41,9 @@ func seedRequests(t testing.TB, env *testenv.Env, orgID, partnerID, deviceID str
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
-		if len(batch) == 25 {
-			flush()
-		}
+		rows.Put(item)
 	}
-	flush()
+	rows.Flush()
 	return ids
 }
 

@@ -1,15 +1,11 @@
 package savedfilter_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/store"
@@ -31,18 +27,8 @@ func newWorld(t *testing.T) *fixture.World {
 // none), hostnames prefix-i.
 func seed(t testing.TB, env *testenv.Env, orgID, partnerID, siteID, prefix string, n int, status string) []string {
 	t.Helper()
-	ctx := context.Background()
 	var ids []string
-	var batch []types.WriteRequest
-	flush := func() {
-		for len(batch) > 0 {
-			out, err := env.Store.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{env.Store.Table: batch}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = out.UnprocessedItems[env.Store.Table]
-		}
-	}
+	rows := env.Seeder(t)
 	for i := range n {
 		id := fmt.Sprintf("%08x-%04x-4000-8000-%012x", hash(prefix), i%0x10000, i)
 		var site *string
@@ -58,13 +44,10 @@ func seed(t testing.TB, env *testenv.Env, orgID, partnerID, siteID, prefix strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		rows.Put(item)
 		ids = append(ids, id)
-		if len(batch) == 25 {
-			flush()
-		}
 	}
-	flush()
+	rows.Flush()
 	return ids
 }
 
