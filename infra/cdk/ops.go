@@ -146,6 +146,10 @@ func newDashboard(stack awscdk.Stack, queues map[string]queuePair) {
 			{perGroup("DynamoDB calls per request by route group", "dbCalls", "Average"),
 				awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 					Title: jsii.String("Dead-letter queue depth"), Left: &dlqs, Width: jsii.Number(12), Height: jsii.Number(6)})},
+			// What DynamoDB bills: capacity units a minute, by route group
+			// (shared/store, "Capacity").
+			{perGroup("DynamoDB write units per minute by route group", "dbWCU", "Sum"),
+				perGroup("DynamoDB read units per minute by route group", "dbRCU", "Sum")},
 			{awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 				Title: jsii.String("Webhook deliveries per minute by outcome"), Left: &deliveries, Width: jsii.Number(24), Height: jsii.Number(6)})},
 		},

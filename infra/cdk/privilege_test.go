@@ -313,7 +313,7 @@ func checkDashboard(t *testing.T, cfn cfnTemplate) {
 			t.Errorf("dashboard lacks %q", title)
 		}
 	}
-	for _, m := range []string{`\"requests\"`, `\"status4xx\"`, `\"status5xx\"`, `\"durationMs\"`, `\"dbCalls\"`, "ApproximateNumberOfMessagesVisible", "deliveries"} {
+	for _, m := range []string{`\"requests\"`, `\"status4xx\"`, `\"status5xx\"`, `\"durationMs\"`, `\"dbCalls\"`, `\"dbRCU\"`, `\"dbWCU\"`, "ApproximateNumberOfMessagesVisible", "deliveries"} {
 		if !strings.Contains(body, m) {
 			t.Errorf("dashboard lacks metric %s", m)
 		}
