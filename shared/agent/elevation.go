@@ -16,6 +16,7 @@ import (
 // event's send, the mobile approval fan-out), or nil.
 type Elevations interface {
 	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
+	ForAgent(ctx context.Context, a *device.Agent, id string) (*pam.AgentDecision, error)
 }
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
@@ -37,9 +38,28 @@ type ElevationHandler struct {
 	After func(func(context.Context))
 }
 
-// Routes registers the route.
+// Routes registers the routes.
 func (h *ElevationHandler) Routes(rt *httpapi.Router) {
 	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/agents/{id}/elevation-requests/{requestId}", Access: httpapi.Agent, Handle: h.decision})
+}
+
+// decision serves GET /agents/:id/elevation-requests/:requestId: how a
+// request the device reported was decided, for an agent that polls (agent
+// token of that device only; counted against the device's ingest limit like
+// every agent route but the heartbeat). DynamoDB calls: 3 (BatchGetItem of
+// the agent row and the ingest window, the count, GetItem of the request).
+func (h *ElevationHandler) decision(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out, err := h.PAM.ForAgent(r.Context(), a, r.PathValue("requestId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {
