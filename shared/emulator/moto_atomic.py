@@ -498,6 +498,8 @@ MotoAPIResponse.model_data = _filtered_model_data
 # estimates them (shared/store, "Capacity").
 import math as _math  # noqa: E402
 
+from moto.utilities.aws_headers import gen_amz_crc32 as _gen_amz_crc32  # noqa: E402
+
 
 def _number_size(text):
     digits = text.lstrip("+-").lower().split("e")[0].replace(".", "").strip("0") or "0"
@@ -677,8 +679,18 @@ def _metered_call_action(self):
         else:
             units = _read_capacity(action, body, answer)
             consumed = {"TableName": body.get("TableName", ""), "CapacityUnits": units, "ReadCapacityUnits": units}
-        answer["ConsumedCapacity"] = [consumed] if action in ("BatchGetItem", "BatchWriteItem", "TransactWriteItems", "TransactGetItems") else consumed
-        return status, headers, _json.dumps(answer, separators=(",", ":"))
+        value = [consumed] if action in ("BatchGetItem", "BatchWriteItem", "TransactWriteItems", "TransactGetItems") else consumed
+        # Spliced into the answer's text: re-encoding a page of thousands of
+        # items cost as much as answering it.
+        text = text.decode() if isinstance(text, bytes) else (text or "{}")
+        body_end = text.rstrip().rfind("}")
+        if body_end < 0:
+            return response
+        sep = "," if text[:body_end].strip() not in ("{", "") else ""
+        text = text[:body_end] + sep + '"ConsumedCapacity":' + _json.dumps(value, separators=(",", ":")) + text[body_end:]
+        headers = dict(headers)
+        _gen_amz_crc32(text, headers)  # the checksum of the answer as sent
+        return status, headers, text
 
 
 DynamoHandler.call_action = _metered_call_action
