@@ -16,6 +16,9 @@ import (
 // event's send, the mobile approval fan-out), or nil.
 type Elevations interface {
 	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
+	// ForAgent reads one of device deviceID's requests (another device's is
+	// not found).
+	ForAgent(ctx context.Context, orgID, deviceID, id string) (*pam.AgentView, error)
 }
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
@@ -39,7 +42,19 @@ type ElevationHandler struct {
 
 // Routes registers the route.
 func (h *ElevationHandler) Routes(rt *httpapi.Router) {
-	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest})
+	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/agents/{id}/elevation-requests/{requestId}", Access: httpapi.Agent, Handle: httpapi.Call(http.StatusOK, h.get)})
+}
+
+// get answers the status of one of the device's own requests: how an agent
+// without a live channel learns a human's decision. 3 DynamoDB calls: agent
+// row, the ingest limit (600 a minute per device), the request.
+func (h *ElevationHandler) get(r *http.Request) (*pam.AgentView, error) {
+	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	return h.PAM.ForAgent(r.Context(), a.OrgID, a.DeviceID, r.PathValue("requestId"))
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {
