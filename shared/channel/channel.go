@@ -39,7 +39,7 @@
 // # Budgets
 //
 //	event                 calls   what
-//	$connect              3       agent row GetItem (the token check), connection PutItem, device row UpdateItem (answers the replaced connection)
+//	$connect              3       agent row GetItem (the token check), connection PutItem, device row UpdateItem (answers the replaced connection); +2 when it replaces one (its rows)
 //	$disconnect           3       connection GetItem, connection DeleteItem, device row conditional delete
 //	$default ping         1       connection GetItem (+1 UpdateItem near expiry, +2 on the first frame: agent row GetItem and the re-send claim)
 //	$default ack          2       connection GetItem, agent row UpdateItem (conditional)
