@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
 	"github.com/gale-rmm/gale/shared/app/groups"
 	"github.com/gale-rmm/gale/shared/app/mailergroup"
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
@@ -248,6 +249,35 @@ func TestReplayQueueWorkerEvents(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("no recorded SQS batch for %s", consumer)
 		}
+	}
+}
+
+// TestReplayChannelEvents replays the agent channel's WebSocket events
+// (<name>.<status>.json) through its handler; an answer with a body (a
+// refused handshake, a frame's reply) is JSON.
+func TestReplayChannelEvents(t *testing.T) {
+	env := testenv.New(t)
+	h := agentchannelgroup.Handler(env.Deps)
+	for _, path := range files(t, "agent-channel") {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			m := httpEventName.FindStringSubmatch(filepath.Base(path))
+			if m == nil {
+				t.Fatalf("%s: name it <name>.<expected status>.json", path)
+			}
+			want, _ := strconv.Atoi(m[2])
+			var ev events.APIGatewayWebsocketProxyRequest
+			load(t, path, &ev)
+			res, err := h.Handle(context.Background(), ev)
+			if err != nil {
+				t.Fatalf("handler error: %v", err)
+			}
+			if res.StatusCode != want {
+				t.Fatalf("answered %d %s, want %d", res.StatusCode, res.Body, want)
+			}
+			if res.Body != "" && !json.Valid([]byte(res.Body)) {
+				t.Fatalf("body %q is not JSON", res.Body)
+			}
+		})
 	}
 }
 

@@ -35,7 +35,7 @@ var tableOperations = []awsdynamodb.Operation{
 // (namespace "Gale": requests, 4xx, 5xx, durationMs and dbCalls per function,
 // batch item failures, deliveries by outcome) come from the functions' log
 // lines in the Embedded Metric Format (shared/httpapi/metrics.go).
-func newOperations(stack awscdk.Stack, api awsapigatewayv2.HttpApi, table awsdynamodb.Table,
+func newOperations(stack awscdk.Stack, api awsapigatewayv2.HttpApi, channel channelAPI, table awsdynamodb.Table,
 	queues map[string]queuePair, fns map[string]awslambda.Function) {
 	topic := awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
 		DisplayName: jsii.String("Gale alarms"),
@@ -90,6 +90,13 @@ func newOperations(stack awscdk.Stack, api awsapigatewayv2.HttpApi, table awsdyn
 		}), api5xxPercent, above)
 	alarm("ApiLatencyAlarm", fmt.Sprintf("Gale: API p99 latency above %d ms", apiP99LatencyMs),
 		api.MetricLatency(&awscloudwatch.MetricOptions{Period: fiveMin, Statistic: jsii.String("p99")}), apiP99LatencyMs, above)
+	// The agent channel: an integration or execution error means a frame
+	// or a connect the function did not answer (agents fall back to polling,
+	// so nothing else would show it).
+	alarm("AgentChannelIntegrationErrorsAlarm", "Gale: agent channel integration errors",
+		channel.stage.Metric(jsii.String("IntegrationError"), &awscloudwatch.MetricOptions{Period: fiveMin, Statistic: jsii.String("Sum")}), 0, above)
+	alarm("AgentChannelExecutionErrorsAlarm", "Gale: agent channel execution errors",
+		channel.stage.Metric(jsii.String("ExecutionError"), &awscloudwatch.MetricOptions{Period: fiveMin, Statistic: jsii.String("Sum")}), 0, above)
 	// The table: throttled requests and system errors.
 	ops := &awsdynamodb.OperationsMetricOptions{Operations: &tableOperations, Period: fiveMin, Statistic: jsii.String("Sum")}
 	alarm("TableThrottlesAlarm", "Gale: DynamoDB throttled requests", table.MetricThrottledRequestsForOperations(ops), 0, above)

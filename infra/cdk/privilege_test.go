@@ -25,6 +25,7 @@ var (
 	getSecret    = []string{"secretsmanager:GetSecretValue"}
 	putSecret    = []string{"secretsmanager:PutSecretValue"}
 	notifyActs   = []string{"ses:SendEmail", "ses:SendRawEmail", "sns:Publish"}
+	manageActs   = []string{"execute-api:ManageConnections"} // the agent channel's connections (checkChannel)
 	routeGroup   = slices.Concat(readActs, writeActs, sendActs, getSecret, xrayActs)
 	tokenIssuers = []string{"auth", "auth-passkeys", "sso"}
 )
@@ -40,7 +41,11 @@ var wantActions = map[string][]string{
 	"admin":          slices.Concat(routeGroup, consumeActs),
 	"webhook-worker": slices.Concat(readActs, writeActs, sendActs, consumeActs, getSecret, xrayActs),
 	"mailer":         slices.Concat(readActs, writeActs, consumeActs, notifyActs, []string{"sns:CreatePlatformEndpoint"}, xrayActs), // no secret, no send; push endpoints
-	"sweeper":        routeGroup,
+	"sweeper":        slices.Concat(routeGroup, manageActs),
+	// The agent channel and those that push to it.
+	"agent-channel": slices.Concat(readActs, writeActs, sendActs, manageActs, xrayActs), // no secret: the agent token is checked against the table
+	"devices":       slices.Concat(routeGroup, manageActs),
+	"pam":           slices.Concat(routeGroup, manageActs),
 }
 
 // wantWriteKeys: functions whose writes are confined to partitions.
@@ -235,7 +240,8 @@ func checkAlarms(t *testing.T, cfn cfnTemplate, fnName map[string]string) {
 	alarms := cfn.of("AWS::CloudWatch::Alarm")
 	topic := cfn.only(t, "AWS::SNS::Topic", "AlarmTopic")
 	want := map[string]bool{"Api5xxRateAlarm": true, "ApiLatencyAlarm": true, "TableThrottlesAlarm": true,
-		"TableSystemErrorsAlarm": true, "WebhookBatchFailuresAlarm": true}
+		"TableSystemErrorsAlarm": true, "WebhookBatchFailuresAlarm": true,
+		"AgentChannelIntegrationErrorsAlarm": true, "AgentChannelExecutionErrorsAlarm": true}
 	for _, q := range routes.Queues {
 		want[pascal(q.Name)+"DlqAlarm"] = true
 	}

@@ -103,8 +103,10 @@ var queueEnvStem = map[string]string{
 
 // Functions the stack wires by name.
 const (
-	webhookWorker = "webhook-worker"
-	sweeper       = "sweeper"
+	webhookWorker   = "webhook-worker"
+	sweeper         = "sweeper"
+	agentsFunction  = "agents"
+	channelFunction = "agent-channel"
 )
 
 // GaleStackProps configures NewGaleStack.
@@ -169,6 +171,8 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		env[stem+"_DLQ_URL"] = queues[q.Name].dlq.QueueUrl()
 	}
 
+	channel := newChannelAPI(stack)
+
 	fns := map[string]awslambda.Function{}
 	for _, name := range routes.Functions() {
 		needs := routes.NeedsOf(name)
@@ -200,8 +204,19 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 				pushARNs = append(pushARNs, jsii.String(arn))
 			}
 		}
+		if needs.Channel {
+			// The functions that push post through this API's Management
+			// API, and only to its connections.
+			fenv["CHANNEL_ENDPOINT"] = channel.stage.CallbackUrl()
+		}
+		if name == agentsFunction {
+			fenv["CHANNEL_URL"] = channel.stage.Url() // told to agents (channelUrl)
+		}
 		fn := newFunction(stack, name, filepath.Join(distDir, name), timeout, fenv, xray)
 		grant(stack, fn, name, needs, table, queues, secrets)
+		if needs.Channel {
+			channel.stage.GrantManagementApiAccess(fn)
+		}
 		if len(pushARNs) > 0 {
 			// Mobile push: an endpoint per device token under the platform
 			// applications, then sns:Publish to it (granted with SMS).
@@ -223,6 +238,7 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 	}
 
 	api, stage := newHTTPAPI(stack, fns)
+	channel.route(stack, fns[channelFunction])
 
 	for _, s := range routes.Schedules {
 		rule := awsevents.NewRule(stack, jsii.String("Schedule"+pascal(s.Job)), &awsevents.RuleProps{
@@ -234,9 +250,10 @@ func NewGaleStack(scope constructs.Construct, id string, props *GaleStackProps) 
 		}))
 	}
 
-	newOperations(stack, api, table, queues, fns)
+	newOperations(stack, api, channel, table, queues, fns)
 
 	output(stack, "ApiUrl", stage.Url())
+	output(stack, "AgentChannelUrl", channel.stage.Url())
 	output(stack, "TableName", table.TableName())
 	for _, q := range routes.Queues {
 		output(stack, pascal(q.Name)+"QueueUrl", queues[q.Name].queue.QueueUrl())

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
 	"github.com/gale-rmm/gale/shared/app/mailergroup"
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/channel/bridge"
 	"github.com/gale-rmm/gale/shared/emulator"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/routes"
@@ -52,6 +54,10 @@ func run() error {
 		port = "8080"
 	}
 	setDefault("APP_URL", "http://127.0.0.1:"+port)
+	// The agent channel: agents connect to the bridge, and the functions post
+	// to it through the Management API's wire on the same loopback listener.
+	setDefault("CHANNEL_URL", "ws://127.0.0.1:"+port+bridge.Path)
+	setDefault("CHANNEL_ENDPOINT", "http://127.0.0.1:"+port)
 
 	moto, err := emulator.Ensure(ctx)
 	if err != nil {
@@ -111,7 +117,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newGateway(handlers), ReadHeaderTimeout: 10 * time.Second}
+	channel := bridge.New(agentchannelgroup.Handler(d).Handle)
+	mux := http.NewServeMux()
+	mux.Handle(bridge.Path, channel)
+	mux.Handle("/@connections/", channel)
+	mux.Handle("/", newGateway(handlers))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -119,6 +130,7 @@ func run() error {
 		_ = srv.Shutdown(sctx)
 	}()
 	fmt.Printf("\nGale is serving on http://127.0.0.1:%s/api/v1 (health: http://127.0.0.1:%s/api/v1/health)\n", port, port)
+	fmt.Printf("Agent channel: %s\n", d.Cfg.ChannelURL)
 	fmt.Print(seeded.Banner())
 	fmt.Println("Press Ctrl-C to stop.")
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

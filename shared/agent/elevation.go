@@ -16,7 +16,9 @@ import (
 // event's send, the mobile approval fan-out), or nil.
 type Elevations interface {
 	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
-	ForAgent(ctx context.Context, a *device.Agent, id string) (*pam.AgentDecision, error)
+	// ForAgent reads one of device deviceID's requests (another device's is
+	// not found).
+	ForAgent(ctx context.Context, orgID, deviceID, id string) (*pam.AgentView, error)
 }
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
@@ -38,28 +40,21 @@ type ElevationHandler struct {
 	After func(func(context.Context))
 }
 
-// Routes registers the routes.
+// Routes registers the route.
 func (h *ElevationHandler) Routes(rt *httpapi.Router) {
-	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest})
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/agents/{id}/elevation-requests/{requestId}", Access: httpapi.Agent, Handle: h.decision})
+	rt.Add(httpapi.Route{Method: http.MethodPost, Path: "/api/v1/agents/{id}/elevation-requests", Access: httpapi.Agent, Handle: h.ingest},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/agents/{id}/elevation-requests/{requestId}", Access: httpapi.Agent, Handle: httpapi.Call(http.StatusOK, h.get)})
 }
 
-// decision serves GET /agents/:id/elevation-requests/:requestId: how a
-// request the device reported was decided, for an agent that polls (agent
-// token of that device only; counted against the device's ingest limit like
-// every agent route but the heartbeat). DynamoDB calls: 3 (BatchGetItem of
-// the agent row and the ingest window, the count, GetItem of the request).
-func (h *ElevationHandler) decision(w http.ResponseWriter, r *http.Request) error {
+// get answers the status of one of the device's own requests: how an agent
+// without a live channel learns a human's decision. 3 DynamoDB calls: agent
+// row, the ingest limit (600 a minute per device), the request.
+func (h *ElevationHandler) get(r *http.Request) (*pam.AgentView, error) {
 	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out, err := h.PAM.ForAgent(r.Context(), a, r.PathValue("requestId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return h.PAM.ForAgent(r.Context(), a.OrgID, a.DeviceID, r.PathValue("requestId"))
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {

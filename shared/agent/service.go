@@ -2,11 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -53,6 +52,18 @@ type Service struct {
 	Clock   clock.Clock
 	Pepper  []byte
 	PAM     PAMPolicy
+	// ChannelURL is the agent channel's WebSocket URL (shared/channel; config
+	// CHANNEL_URL); empty, enrollment and heartbeats name no channel.
+	ChannelURL string
+}
+
+// channelURL is the URL device id connects to: the channel's URL naming the
+// device (the token alone does not say which agent row to check).
+func (s *Service) channelURL(id string) string {
+	if s.ChannelURL == "" {
+		return ""
+	}
+	return s.ChannelURL + "?deviceId=" + id
 }
 
 // Config is what the agent is told at enrollment and on every heartbeat.
@@ -88,6 +99,8 @@ type Enrolled struct {
 	SiteID    *string `json:"siteId"`
 	AuthToken string  `json:"authToken"`
 	Config    Config  `json:"config"`
+	// ChannelURL is where the agent opens its channel (DECISIONS, "Agent channel").
+	ChannelURL string `json:"channelUrl,omitempty"`
 }
 
 // Enroll consumes an enrollment key and creates the device, its token and the
@@ -182,7 +195,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 		}
 		return nil, fmt.Errorf("enroll device: %w", err)
 	}
-	return &Enrolled{DeviceID: d.ID, OrgID: d.OrgID, SiteID: d.SiteID, AuthToken: token,
+	return &Enrolled{DeviceID: d.ID, OrgID: d.OrgID, SiteID: d.SiteID, AuthToken: token, ChannelURL: s.channelURL(d.ID),
 		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds())}}, nil
 }
 
@@ -207,29 +220,83 @@ func (s *Service) AuthenticateAgent(ctx context.Context, r *http.Request, token 
 	} else {
 		a, err = s.Devices.Agent(ctx, id)
 	}
-	switch {
-	case device.IsNotFound(err):
-		return nil, ErrToken
-	case err != nil:
+	if err := checkToken(a, err, token); err != nil {
 		return nil, err
 	}
-	if !sameHash(HashToken(token), a.TokenHash) {
+	if sl != nil {
+		sl.agent = a
+	}
+	return principal(a), nil
+}
+
+// Authenticate is the token check of the agent channel's connect (one
+// GetItem): the same answers as the HTTP routes' AuthenticateAgent.
+func (s *Service) Authenticate(ctx context.Context, id, token string) (*device.Agent, error) {
+	if err := valid.PathID("deviceId", id); err != nil {
+		return nil, err
+	}
+	if !wellFormed(token) {
 		return nil, ErrToken
 	}
+	a, err := s.Devices.Agent(ctx, id)
+	if err := checkToken(a, err, token); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkToken judges agent row a (read with err) against token.
+func checkToken(a *device.Agent, err error, token string) error {
+	switch {
+	case device.IsNotFound(err):
+		return ErrToken
+	case err != nil:
+		return err
+	}
+	if !sameHash(HashToken(token), a.TokenHash) {
+		return ErrToken
+	}
+	switch a.Status {
+	case device.StatusDecommissioned:
+		return ErrDecommissioned
+	case device.StatusQuarantined:
+		return ErrQuarantined
+	}
+	return nil
+}
+
+func principal(a *device.Agent) *authz.Principal {
+	p := &authz.Principal{Kind: authz.KindAgent, DeviceID: a.DeviceID, Scope: authz.ScopeOrg, OrgID: a.OrgID, PartnerID: a.PartnerID, Perms: authz.Set{}}
+	if a.SiteID != nil {
+		p.SiteIDs = []string{*a.SiteID}
+	}
+	return p
+}
+
+// ChannelHeartbeat is a heartbeat frame of the agent channel: the HTTP
+// heartbeat's rules and writes for agent row a, which the channel read
+// (its status is checked again here: a device blocked since it connected is
+// refused).
+// frame is the heartbeat frame's JSON ({"type": "heartbeat"} and the HTTP
+// body's fields); it answers the commands to re-send.
+func (s *Service) ChannelHeartbeat(ctx context.Context, a *device.Agent, frame []byte) ([]device.Command, error) {
 	switch a.Status {
 	case device.StatusDecommissioned:
 		return nil, ErrDecommissioned
 	case device.StatusQuarantined:
 		return nil, ErrQuarantined
 	}
-	if sl != nil {
-		sl.agent = a
+	var in HeartbeatInput
+	if err := json.Unmarshal(frame, &in); err != nil {
+		return nil, fault.BadRequest("Invalid JSON body")
 	}
-	p := &authz.Principal{Kind: authz.KindAgent, DeviceID: id, Scope: authz.ScopeOrg, OrgID: a.OrgID, PartnerID: a.PartnerID, Perms: authz.Set{}}
-	if a.SiteID != nil {
-		p.SiteIDs = []string{*a.SiteID}
+	ctx, sl := withSlot(authz.WithPrincipal(ctx, principal(a)))
+	sl.agent = a
+	out, err := s.Heartbeat(ctx, a.DeviceID, in)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	return out.Commands, nil
 }
 
 // caller is the preamble of every token route: the authenticated agent of
@@ -267,6 +334,8 @@ type HeartbeatInput struct {
 type HeartbeatReply struct {
 	Commands []device.Command `json:"commands"`
 	Config   Config           `json:"config"`
+	// ChannelURL: see Enrolled.
+	ChannelURL string `json:"channelUrl,omitempty"`
 }
 
 // Heartbeat records that device id is alive (see the package doc for its budget).
@@ -308,16 +377,10 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	if err != nil {
 		return nil, err
 	}
-	reply := &HeartbeatReply{Commands: []device.Command{}, Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds()), PAM: &PAMConfig{}}}
-	for _, c := range a.Commands {
-		reply.Commands = append(reply.Commands, c)
-	}
-	slices.SortFunc(reply.Commands, func(x, y device.Command) int {
-		if c := strings.Compare(x.CreatedAt, y.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ID, y.ID)
-	})
+	// A poll re-sends every command not yet acknowledged on the channel nor
+	// expired, with its id (device.Agent.Pending).
+	reply := &HeartbeatReply{Commands: a.Pending(b.At), ChannelURL: s.channelURL(id),
+		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds()), PAM: &PAMConfig{}}}
 	if s.PAM != nil {
 		on, err := s.PAM(ctx, a)
 		if err != nil {

@@ -85,6 +85,15 @@ type Config struct {
 	OutboundAllowCIDRs []string
 	OutboundCAFile     string
 
+	// ChannelURL is the agent channel's WebSocket URL told to agents
+	// (CHANNEL_URL; in AWS wss://{apiId}.execute-api.{region}.amazonaws.com/{stage});
+	// ChannelEndpoint is its Management API endpoint, which the functions that
+	// push to agents post through (CHANNEL_ENDPOINT; in AWS
+	// https://{apiId}.execute-api.{region}.amazonaws.com/{stage}). Either unset:
+	// no channel (agents poll; nothing is pushed).
+	ChannelURL      string
+	ChannelEndpoint string
+
 	// CORSOrigins are the browser origins allowed to call the API (none by default).
 	CORSOrigins []string
 	LogLevel    string
@@ -135,6 +144,8 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		WebAuthnRPName:      def(get("WEBAUTHN_RP_NAME"), "Gale"),
 		OutboundCAFile:      first(get("OUTBOUND_CA_FILE"), get("WEBHOOK_CA_FILE")),
 		LogLevel:            def(get("LOG_LEVEL"), "info"),
+		ChannelURL:          get("CHANNEL_URL"),
+		ChannelEndpoint:     strings.TrimRight(get("CHANNEL_ENDPOINT"), "/"),
 	}
 	c.WebAuthnOrigins = list(def(get("WEBAUTHN_ORIGINS"), c.AppURL))
 	c.APIURL = strings.TrimRight(def(get("API_URL"), c.AppURL), "/")

@@ -55,9 +55,11 @@ package device
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -176,17 +178,48 @@ type Agent struct {
 	GroupID   string  `dynamodbav:"groupId,omitempty"`
 	TokenHash string  `dynamodbav:"tokenHash"`
 	Status    string  `dynamodbav:"status"`
-	// Commands are queued for the agent by id; the heartbeat returns them and a
-	// command result removes its entry.
+	// Commands are queued for the agent by id; the heartbeat returns them and
+	// pushes them on the agent channel (shared/channel) until the agent
+	// acknowledges them (ackedAt) or they expire; a command result removes
+	// its entry.
 	Commands map[string]Command `dynamodbav:"commands"`
 }
 
-// Command is a queued instruction for an agent.
+// Command is a queued instruction for an agent. It is written once with its
+// id; every delivery (heartbeat answer, channel push, re-send) carries the
+// same id, so an agent applies it once whatever it receives twice.
 type Command struct {
 	ID        string         `dynamodbav:"id" json:"id"`
 	Type      string         `dynamodbav:"type" json:"type"`
 	Payload   map[string]any `dynamodbav:"payload,omitempty" json:"payload,omitempty"`
 	CreatedAt string         `dynamodbav:"createdAt" json:"createdAt"`
+	// ExpiresAt ends delivery: an expired command is no longer sent.
+	ExpiresAt string `dynamodbav:"expiresAt,omitempty" json:"expiresAt,omitempty"`
+	// AckedAt is set by the agent's ack on the channel: delivered, never re-sent.
+	AckedAt string `dynamodbav:"ackedAt,omitempty" json:"-"`
+}
+
+// CommandTTL is how long a command is delivered when its sender sets no expiry.
+const CommandTTL = 24 * time.Hour
+
+// Pending lists the commands still to deliver at now (not acknowledged, not
+// expired), oldest first: what a heartbeat answers and a channel re-sends.
+func (a *Agent) Pending(now time.Time) []Command {
+	ts := clock.Format(now)
+	out := []Command{}
+	for _, c := range a.Commands {
+		if c.AckedAt != "" || (c.ExpiresAt != "" && c.ExpiresAt <= ts) {
+			continue
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(x, y Command) int {
+		if c := strings.Compare(x.CreatedAt, y.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out
 }
 
 // Keys builds the primary keys of device id of orgID.

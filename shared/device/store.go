@@ -364,6 +364,17 @@ func EnqueueCommand(id string, cmd Command) *store.Write {
 		When(expression.Name("commands").AttributeExists()).Exists()
 }
 
+// AckWrite marks command commandID of device id delivered (the agent's ack
+// on the channel): it is no longer re-sent, and its result may still be
+// reported. Only an entry still queued: an unknown or already removed id fails
+// the condition, which the caller treats as done (acks are idempotent).
+func AckWrite(id, commandID string, now time.Time) *store.Write {
+	k := AgentKey(id)
+	entry := "commands." + commandID
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name(entry+".ackedAt"), expression.Value(clock.Format(now)))).
+		When(expression.Name(entry).AttributeExists())
+}
+
 // CommandResult is an agent's report of a command.
 type CommandResult struct {
 	store.Keys

@@ -97,7 +97,7 @@ func (s *Service) Actuate(ctx context.Context, deviceID string, in ActuateInput)
 	if err := actuatable(r, clock.Format(now)); err != nil {
 		return nil, err
 	}
-	cmd := device.Command{ID: uuid.NewString(), Type: CommandActuate, CreatedAt: clock.Format(now),
+	cmd := device.Command{ID: uuid.NewString(), Type: CommandActuate, CreatedAt: clock.Format(now), ExpiresAt: commandExpiry(r, now),
 		Payload: map[string]any{"elevationRequestId": r.ID, "timeoutMs": timeout}}
 	ev, err := event.New(s.Clock, eventtype.ElevationActuating, r.OrgID, EventData(r, StatusActuating, map[string]any{"commandId": cmd.ID, "actuatedBy": p.UserID}))
 	if err != nil {
@@ -129,6 +129,8 @@ func (s *Service) Actuate(ctx context.Context, deviceID string, in ActuateInput)
 		}
 		return nil, fmt.Errorf("actuate elevation request %s: %w", r.ID, err)
 	}
+	// Delivered within a second on a live channel; else on the next poll.
+	s.push(ctx, deviceID, cmd)
 	return &Actuated{CommandID: cmd.ID, ElevationRequestID: r.ID}, nil
 }
 

@@ -67,6 +67,8 @@ type Service struct {
 	// FanOut sends the mobile approval requests of a pending request (after
 	// the ingest answer, best effort); nil sends none.
 	FanOut func(ctx context.Context, r *Request) error
+	// Channel pushes decisions and commands to the device (channel.go).
+	Channel Channel
 }
 
 func reader(ctx context.Context) (*authz.Principal, error) {
@@ -412,10 +414,11 @@ func (s *Service) Respond(ctx context.Context, id string, in RespondInput) (*Dec
 		}
 		return nil, fmt.Errorf("respond to elevation request %s: %w", id, err)
 	}
-	r.Status = to
+	r.Status, r.ExpiresAt = to, expiresAt
 	if s.Decided != nil {
 		s.Decided(ctx, r)
 	}
+	s.tell(ctx, r)
 	return &Decided{Success: true, ID: r.ID, Status: to}, nil
 }
 
@@ -457,15 +460,19 @@ func (s *Service) Revoke(ctx context.Context, id string, in RevokeInput) (*Decid
 	// Compare-and-swap on the status read; a concurrent actuation (approved
 	// -> actuating) makes it read again, so the command it queued is taken
 	// off the device's queue with the revocation.
+	var end device.Command
 	for attempt := 0; ; attempt++ {
 		if !revocable(r.Status) {
 			return nil, ErrNotRevocable
 		}
+		// The device may be running the elevation already (auto-approved,
+		// or approved and actuated or about to be): a command ends it.
+		end = endCommand(r, s.Clock.Now())
 		ev, err := event.New(s.Clock, eventtype.ElevationRevoked, r.OrgID, EventData(r, StatusRevoked, map[string]any{"revokedBy": p.UserID, "previousStatus": r.Status}))
 		if err != nil {
 			return nil, err
 		}
-		tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now()), s.retainUntil(s.Clock.Now())), dropCommandWrite(r),
+		tx := (&store.Tx{}).Add(revokeWrite(r, displayName(p), reason, clock.Format(s.Clock.Now()), s.retainUntil(s.Clock.Now())), revokeQueueWrite(r, end),
 			audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "pam.elevation_request.revoke",
 				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,
 				Details: map[string]any{"reason": reason, "previousStatus": r.Status}}))
@@ -483,6 +490,8 @@ func (s *Service) Revoke(ctx context.Context, id string, in RevokeInput) (*Decid
 			return nil, err
 		}
 	}
+	r.Status = StatusRevoked
+	s.tell(ctx, r, end)
 	return &Decided{Success: true, ID: r.ID, Status: StatusRevoked}, nil
 }
 
@@ -555,9 +564,11 @@ func (s *Service) expire(ctx context.Context, r *Request, now time.Time) (bool, 
 		}
 		return false, fmt.Errorf("expire elevation request %s: %w", r.ID, err)
 	}
+	r.Status = StatusExpired
 	if s.Decided != nil {
-		r.Status = StatusExpired
 		s.Decided(ctx, r)
 	}
+	r.ExpiresAt = nil
+	s.tell(ctx, r)
 	return true, nil
 }

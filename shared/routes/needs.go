@@ -36,6 +36,10 @@ type Needs struct {
 	Secrets []Secret
 	// Notify lets the function send e-mail (SES) and SMS (SNS).
 	Notify bool
+	// Channel lets the function post to and close agent connections
+	// (execute-api:ManageConnections on the agent channel's WebSocket API
+	// only; shared/channel) and tells it the Management API endpoint.
+	Channel bool
 }
 
 // TableAccess is a level of access to the single table.
@@ -125,7 +129,7 @@ var FunctionNeeds = map[string]Needs{
 
 	// E-mail senders (invitations, approvals, notices).
 	"users": {Table: TableReadWrite, Send: []string{queueEvents, queueMail}, Secrets: []Secret{SecretTokenPublicKeys}},
-	"pam":   {Table: TableReadWrite, Send: []string{queueEvents, queueMail}, Secrets: []Secret{SecretTokenPublicKeys}},
+	"pam":   {Table: TableReadWrite, Send: []string{queueEvents, queueMail}, Secrets: []Secret{SecretTokenPublicKeys}, Channel: true},
 	// Admin also redrives the delivery DLQ onto the deliveries queue.
 	"admin": {Table: TableReadWrite, Send: []string{queueEvents, queueMail, queueDeliveries},
 		Receive: []string{DLQ(queueDeliveries)}, Secrets: []Secret{SecretTokenPublicKeys}},
@@ -137,6 +141,13 @@ var FunctionNeeds = map[string]Needs{
 	// (push messages on the mail queue, shared/push).
 	"agents": {Table: TableReadWrite, Send: []string{queueEvents, queueMail},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
+	// The agent channel (WebSocket API $connect, $disconnect, $default):
+	// the agent token check, heartbeat frames (a status transition sends its
+	// event) and the posts of re-sent commands. No access token to verify.
+	"agent-channel": {Table: TableReadWrite, Send: []string{queueEvents}, Channel: true},
+	// Those that create commands or decide elevations push them to the
+	// device's channel (shared/channel).
+	"devices": {Table: TableReadWrite, Send: []string{queueEvents}, Secrets: []Secret{SecretTokenPublicKeys}, Channel: true},
 
 	// Webhook signing secrets are sealed at rest.
 	"webhooks": {Table: TableReadWrite, Send: []string{queueEvents},
@@ -157,7 +168,7 @@ var FunctionNeeds = map[string]Needs{
 	// The sweeper drains the outbox (sends events), expires keys, elevations
 	// and devices, and creates the bootstrap administrator (the only reader
 	// of its password).
-	"sweeper": {Table: TableReadWrite, Send: []string{queueEvents}, Secrets: []Secret{SecretAdminPassword}},
+	"sweeper": {Table: TableReadWrite, Send: []string{queueEvents}, Secrets: []Secret{SecretAdminPassword}, Channel: true},
 }
 
 // NeedsOf returns the needs of function: its entry, else DefaultNeeds for a

@@ -102,8 +102,9 @@ var Schedules = []Schedule{
 	{Job: "bootstrap", RateMinutes: 60},
 }
 
-// Workers are functions not behind API Gateway.
-var Workers = []string{"webhook-worker", "sweeper", "mailer"}
+// Workers are functions not behind the HTTP API (agent-channel serves the
+// agent channel's WebSocket API, shared/channel).
+var Workers = []string{"webhook-worker", "sweeper", "mailer", "agent-channel"}
 
 // Lookup returns the group owning path (longest prefix wins).
 func Lookup(path string) (Group, bool) {

@@ -31,6 +31,13 @@ var links = map[string][]string{
 	"github.com/gale-rmm/gale/shared/app/groups":       {},
 	"github.com/gale-rmm/gale/shared/emulator":         {},
 	"github.com/gale-rmm/gale/shared/notify/awsnotify": {"mailer"},
+	// The agent channel: the WebSocket server runs only under make run and
+	// tests; the Management API client where something is pushed (filters
+	// and search link it through devicesgroup.Service, which wires the
+	// actuation route's package; they never build it).
+	"github.com/coder/websocket":                                   {},
+	"github.com/gale-rmm/gale/shared/channel/bridge":               {},
+	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi": {"agent-channel", "agents", "devices", "pam", "sweeper", "filters", "search"},
 }
 
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {

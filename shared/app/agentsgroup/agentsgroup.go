@@ -38,5 +38,6 @@ func Agents(d *app.Deps) (http.Handler, error) {
 // Service builds the agent service.
 func Service(d *app.Deps) *agent.Service {
 	return &agent.Service{Devices: device.Store{St: d.Store}, Keys: enrollment.Store{St: d.Store}, Events: d.Events,
-		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Pepper: d.Cfg.EnrollPepper}
+		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, Pepper: d.Cfg.EnrollPepper,
+		ChannelURL: d.Cfg.ChannelURL}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/channel"
 	"github.com/gale-rmm/gale/shared/pam"
 	"github.com/gale-rmm/gale/shared/push"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -23,9 +24,19 @@ func PAM(d *app.Deps) (http.Handler, error) {
 // decision closes them.
 func Service(d *app.Deps) *pam.Service {
 	mobile := Mobile(d)
-	return &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
+	s := &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
 		PendingTTL: d.Cfg.PAMPendingTTL, Retention: d.Cfg.PAMRequestRetention, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
 		FanOut: mobile.FanOut, Decided: mobile.Decided}
+	if p := Pusher(d); p != nil {
+		s.Channel = p
+	}
+	return s
+}
+
+// Pusher posts to agents' live connections through the channel's Management
+// API (CHANNEL_ENDPOINT); nil without one.
+func Pusher(d *app.Deps) *channel.Pusher {
+	return channel.NewPusher(d.Store, channel.NewPoster(d.AWS, d.Cfg.ChannelEndpoint), d.Log)
 }
 
 // Mobile builds the mobile approval fan-out.
