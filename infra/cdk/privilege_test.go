@@ -53,6 +53,7 @@ var wantWriteKeys = map[string][]string{
 	"search":         {"APIKEYHASH#*", "RL#*", "ORG#*"},
 	"webhook-worker": {"ORG#*"},
 	"mailer":         {"USER#*", "AUDIT#*"},
+	"agent-channel":  {"AGENT#*", "WSCONN#*", "ORG#*", "OUTBOX#*"},
 }
 
 // wantSecrets: which functions read each secret (others: none).

@@ -9,8 +9,11 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/channel"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/sweep"
+	"github.com/gale-rmm/gale/tests/fixture"
 )
 
 // event is a WebSocket API event of connection id.
@@ -107,5 +110,29 @@ func TestExpiredCommandsAreNotSent(t *testing.T) {
 	n.AgentCall(t, http.MethodPost, "/api/v1/agents/"+d.id+"/heartbeat", d.tok, map[string]any{"status": "ok", "agentVersion": "1"}).Decode(t, &hb)
 	if len(hb.Commands) != 0 {
 		t.Fatalf("heartbeat answers expired commands %v", hb.Commands)
+	}
+}
+
+// TestDenyAndExpiryReachTheAgent: a denial and the sweeper's expiry of an
+// approval are pushed as decisions too (an expiry without expiresAt).
+func TestDenyAndExpiryReachTheAgent(t *testing.T) {
+	n := newNet(t)
+	d := n.device(t, "decisions")
+	c, _ := n.connect(t, d)
+	denied := n.pending(t, d)
+	fixture.Expect(t, n.Call(t, http.MethodPost, "/api/v1/pam/elevation-requests/"+denied+"/respond", fixture.AAdmin,
+		map[string]any{"decision": "deny"}), http.StatusOK)
+	if f := read(t, c); f["requestId"] != denied || f["status"] != "denied" || f["expiresAt"] != nil {
+		t.Fatalf("denial %v", f)
+	}
+	approved := n.pending(t, d)
+	n.approve(t, approved)
+	read(t, c)
+	n.Env.Clock.Advance(31 * time.Minute)
+	if err := sweepergroup.Sweeper(n.Env.Deps).Handle(context.Background(), sweep.Event{Job: "elevation-expiry"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := read(t, c); f["type"] != "elevation.decision" || f["requestId"] != approved || f["status"] != "expired" || f["expiresAt"] != nil {
+		t.Fatalf("expiry %v", f)
 	}
 }

@@ -143,8 +143,11 @@ var FunctionNeeds = map[string]Needs{
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
 	// The agent channel (WebSocket API $connect, $disconnect, $default):
 	// the agent token check, heartbeat frames (a status transition sends its
-	// event) and the posts of re-sent commands. No access token to verify.
-	"agent-channel": {Table: TableReadWrite, Send: []string{queueEvents}, Channel: true},
+	// event) and the posts of re-sent commands. No access token to verify. It
+	// writes only its connection rows and agent rows (acks), the device item
+	// (heartbeat frames) and the outbox (a transition's event).
+	"agent-channel": {Table: TableReadWrite, WriteKeys: []string{"AGENT#", "WSCONN#", tenantkey.Org, "OUTBOX#"},
+		Send: []string{queueEvents}, Channel: true},
 	// Those that create commands or decide elevations push them to the
 	// device's channel (shared/channel).
 	"devices": {Table: TableReadWrite, Send: []string{queueEvents}, Secrets: []Secret{SecretTokenPublicKeys}, Channel: true},
