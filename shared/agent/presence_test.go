@@ -2,13 +2,18 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/sweep"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
@@ -195,5 +200,44 @@ func TestChannelPresence(t *testing.T) {
 	run()
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
 		t.Fatalf("lost $disconnect never swept: %s", d.Status)
+	}
+}
+
+// A device last written before GSI5 (GSI2 DEVSEEN keys, no GSI5 keys) is
+// still swept when it goes silent, and a heartbeat moves it to GSI5.
+func TestLegacyLastSeenRowsAreSwept(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	silent, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "legacy-silent")
+	beating, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "legacy-beating")
+	legacy := func(id string) {
+		t.Helper()
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		k := device.Keys(w.A.ID, id)
+		upd := expression.Set(expression.Name("GSI2PK"), expression.Value(fmt.Sprintf("DEVSEEN#%02d", h.Sum32()%16))).
+			Set(expression.Name("GSI2SK"), expression.Value(w.Env.Clock.Now().UTC().Format("2006-01-02T15:04Z")+"#"+id)).
+			Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
+		if err := w.Env.Store.Do(ctx, store.Change(k.PK, k.SK, upd).Exists()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Env.Store.Do(ctx, store.Change("AGENT#"+id, "AGENT", expression.Remove(expression.Name("bs"))).Exists()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legacy(silent)
+	legacy(beating)
+	w.Env.Clock.Advance(time.Minute)
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(beating), tok, beat()), http.StatusOK)
+	if d := getDevice(t, w, w.A.ID, beating); d.Keys.GSI2PK != "" || d.SeenPK == "" {
+		t.Fatalf("heartbeat left the legacy keys: GSI2 %q GSI5 %q", d.Keys.GSI2PK, d.SeenPK)
+	}
+	w.Env.Clock.Advance(device.OfflineAfter)
+	n, err := sweepergroup.Sweeper(w.Env.Deps).Jobs["device-offline"](ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("swept %d (%v), want both", n, err)
+	}
+	if d := getDevice(t, w, w.A.ID, silent); d.Status != device.StatusOffline || d.Keys.GSI2PK != "" {
+		t.Fatalf("legacy device: %s, GSI2 %q", d.Status, d.Keys.GSI2PK)
 	}
 }
