@@ -12,22 +12,33 @@
 //
 // # Budgets
 //
-// A heartbeat is 3 DynamoDB calls: the token check (GetItem of the agent
-// row, which also carries the device's status and its pending commands), one
-// BatchGetItem of the PAM policy-settings rows of its organization and partner
-// (shared/pam: the reply's pam.uacInterceptionEnabled, resolved device ->
-// group -> site -> organization -> partner, default true), and the device update (one UpdateItem that sets the facts, the last-seen index keys
-// and counts the heartbeat in the device item's per-second slots, shared/ratelimit's
-// sliding window: at most 600 in any minute, decided by that one write from the
-// item it answers; device.Store.Beat). Two cases add a call: a refused
-// heartbeat takes its count back (a second UpdateItem; its facts stay written),
-// and a status transition (offline -> online) writes the device, the agent row
-// and the outbox event in one transaction, then clears the outbox row after the
-// SQS send.
-// A heartbeat writes only the device item: no audit, no event, no software. If
-// the sweeper moves the device offline between the two calls, the update's
-// status condition fails and the heartbeat answers 429 once; the next one sees
-// the new status and takes the transition path.
+// A heartbeat writes only what changed (shared/device, "Heartbeats"). A
+// steady heartbeat is 2 DynamoDB calls: the token check (GetItem of the
+// agent row, which also carries the device's status, its pending commands,
+// the digest of the last written heartbeat and the channel marker) and one
+// BatchGetItem of the PAM policy-settings rows of its organization and
+// partner (shared/pam: the reply's pam.uacInterceptionEnabled, resolved
+// device -> group -> site -> organization -> partner, default true). A
+// heartbeat that changes something (a fact, a metric band, or without a
+// channel its 5-minute last-seen bucket) adds 2: the device update, then
+// the agent row's digest, which counts the write (at most device.BeatWrites
+// a minute; past it 429 with the seconds to the minute's end, refused on the
+// row already read, so nothing is written). A status transition (offline ->
+// online) writes the device, the agent row and the outbox event in one
+// transaction, then clears the outbox row after the SQS send: 4.
+// A heartbeat writes no audit, no event (but the transition's), no software.
+// If the sweeper moves the device offline between the two calls, the
+// update's status condition fails and the heartbeat answers 429 once; the
+// next one sees the new status and takes the transition path.
+//
+// Every answer tells the agent its next interval (device.NextInterval: 60 s
+// +-10%, 300 s +-10% while its channel is open).
+//
+// # Presence
+//
+// The agent channel (its own package) calls MarkOnline on $connect and
+// MarkOffline on $disconnect (presence.go); HeartbeatOn takes the channel's
+// state from a caller that knows it.
 //
 // The other token routes (hardware, network, software, command results) are
 // rarer and count against the shared fixed-window limiter (shared/ratelimit,

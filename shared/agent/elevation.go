@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/httpapi"
@@ -12,8 +11,7 @@ import (
 
 // Elevations records and decides the elevation prompts agents report;
 // pam.Service satisfies it. Ingest counts the request with m in its
-// transaction (pam.Meter) and returns the work to run after the answer (the
-// event's send, the mobile approval fan-out), or nil.
+// transaction (pam.Meter) and returns the event's send, or nil.
 type Elevations interface {
 	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
 	// ForAgent reads one of device deviceID's requests (another device's is
@@ -25,19 +23,20 @@ type Elevations interface {
 // of that device only; body at most 32 KB; 600 a minute per device: a full
 // window is refused before the body is read, see meter.go).
 //
-// DynamoDB calls on the request path: 3 (BatchGetItem of the agent row and
-// the device's ingest window; Query of the organization's PAM# rows; one
-// transaction: request, audit, outbox and the window's count, see meter.go).
-// A prompt that loses a race on its device's window makes 2 more (its own
-// count, the transaction again). After the answer, not awaited: the event's send and outbox
-// clear (1), and for a pending request the mobile approval fan-out (1 per
-// batch of approvers).
+// DynamoDB calls: 4 (BatchGetItem of the agent row and the device's ingest
+// window; Query of the organization's PAM# rows; one transaction: request,
+// audit, outbox and the window's count, see meter.go; the outbox row's clear
+// after the event's SQS send). A prompt that loses a race on its device's
+// window makes 2 more (its own count, the transaction again).
+//
+// The event is sent before the answer, like every route's: Lambda freezes the
+// process after a response, so nothing runs after it. The mobile approval
+// fan-out of a pending request is not done here: the elevation.requested
+// event, written in the request's transaction, queues it, and the
+// webhook-worker runs it with the queue's retries (shared/push OnEvent).
 type ElevationHandler struct {
 	Svc *Service
 	PAM Elevations
-	// After runs the post-answer work; nil runs it on its own goroutine
-	// with a 10-second budget.
-	After func(func(context.Context))
 }
 
 // Routes registers the route.
@@ -66,25 +65,17 @@ func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error 
 	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
 		return m.uncounted(r.Context(), err)
 	}
-	out, after, err := h.PAM.Ingest(r.Context(), a, in, m)
+	out, send, err := h.PAM.Ingest(r.Context(), a, in, m)
 	if err != nil {
 		return m.uncounted(r.Context(), err)
+	}
+	if send != nil {
+		send(r.Context()) // best effort: an unsent event stays in the outbox for the drain
 	}
 	status := http.StatusCreated
 	if out.ID == nil {
 		status = http.StatusOK
 	}
 	httpapi.WriteJSON(w, status, out)
-	if after != nil {
-		if h.After != nil {
-			h.After(after)
-		} else {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				after(ctx)
-			}()
-		}
-	}
 	return nil
 }

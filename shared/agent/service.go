@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -172,7 +173,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 		d.Network = *in.Network
 	}
 	d.Keys = device.Keys(d.OrgID, d.ID)
-	device.Seen(&d.Keys, d.OrgID, d.ID, now)
+	device.Seen(d, now)
 	ev, err := event.New(s.Clock, eventtype.DeviceEnrolled, d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname,
 		"siteId": d.SiteID, "osType": d.OSType, "enrollmentKeyId": g.KeyID})
 	if err != nil {
@@ -196,7 +197,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 		return nil, fmt.Errorf("enroll device: %w", err)
 	}
 	return &Enrolled{DeviceID: d.ID, OrgID: d.OrgID, SiteID: d.SiteID, AuthToken: token, ChannelURL: s.channelURL(d.ID),
-		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds())}}, nil
+		Config: Config{HeartbeatIntervalSeconds: seconds(device.NextInterval(d.ID, now, false))}}, nil
 }
 
 // AuthenticateAgent checks an agent token for the device in the path (for the
@@ -338,8 +339,18 @@ type HeartbeatReply struct {
 	ChannelURL string `json:"channelUrl,omitempty"`
 }
 
-// Heartbeat records that device id is alive (see the package doc for its budget).
+// Heartbeat records that device id is alive (see the package doc for its
+// budget); the channel is taken as open when the agent row says so
+// (MarkOnline).
 func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (*HeartbeatReply, error) {
+	return s.HeartbeatOn(ctx, id, in, false)
+}
+
+// HeartbeatOn is Heartbeat for a caller that knows whether the agent's channel
+// is open (connected; the agent row's ChannelUntil counts too): with a
+// channel, a heartbeat does not refresh the last-seen index (the connection
+// holds presence) and the agent is told ChannelInterval.
+func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput, connected bool) (*HeartbeatReply, error) {
 	a, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, err
@@ -367,12 +378,17 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	b := device.Beat{At: s.Clock.Now(), Health: health, AgentVersion: av, Metrics: in.Metrics, LastUser: in.LastUser,
+	now := s.Clock.Now()
+	connected = connected || a.Connected(now)
+	b := device.Beat{At: now, Health: health, AgentVersion: av, Metrics: in.Metrics, LastUser: in.LastUser,
 		UptimeSeconds: in.UptimeSeconds, Hostname: in.Hostname, OSVersion: in.OSVersion}
-	if to := device.BeatStatus(a.Status); to != a.Status {
-		err = s.transition(ctx, a, b, to)
-	} else {
-		err = s.beat(ctx, a, b)
+	to := device.BeatStatus(a.Status)
+	plan := device.PlanBeat(a, b, to, connected)
+	switch {
+	case to != a.Status:
+		err = s.transition(ctx, a, b, to, plan)
+	case plan.Write:
+		err = s.beat(ctx, a, b, plan)
 	}
 	if err != nil {
 		return nil, err
@@ -380,7 +396,7 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	// A poll re-sends every command not yet acknowledged on the channel nor
 	// expired, with its id (device.Agent.Pending).
 	reply := &HeartbeatReply{Commands: a.Pending(b.At), ChannelURL: s.channelURL(id),
-		Config: Config{HeartbeatIntervalSeconds: int(device.HeartbeatInterval.Seconds()), PAM: &PAMConfig{}}}
+		Config: Config{HeartbeatIntervalSeconds: seconds(device.NextInterval(id, now, connected)), PAM: &PAMConfig{}}}
 	if s.PAM != nil {
 		on, err := s.PAM(ctx, a)
 		if err != nil {
@@ -391,26 +407,34 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 	return reply, nil
 }
 
-// beat is the steady-state update: one UpdateItem that also counts the
-// heartbeat (device.Store.Beat), a second one only to take back a refused one.
-func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat) error {
-	err := s.Devices.Beat(ctx, a.OrgID, a.DeviceID, a.Status, b)
-	if errors.Is(err, store.ErrConditionFailed) {
+func seconds(d time.Duration) int { return int(d / time.Second) }
+
+// beat writes a heartbeat that changed something: the device update, then the
+// agent row's digest, which counts it against BeatWrites a minute (checked
+// first on the row the token check read, so a device past the limit writes
+// nothing).
+func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat, p device.BeatPlan) error {
+	if p.Full(a) {
+		return fault.RateLimited("Too many requests", device.BeatsRetryAfter(b.At))
+	}
+	err := s.Devices.Beat(ctx, a, b, p)
+	switch {
+	case errors.Is(err, store.ErrConditionFailed):
 		return ErrRate // the status moved since the token check
+	case errors.Is(err, device.ErrBeatsFull):
+		return fault.RateLimited("Too many requests", device.BeatsRetryAfter(b.At))
 	}
 	return err
 }
 
-// transition moves the device (and its agent row) to status to with the event.
-func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string) error {
+// transition moves the device (and its agent row, with the heartbeat's
+// digest) to status to with the event.
+func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string, p device.BeatPlan) error {
 	ev, err := event.New(s.Clock, "device."+to, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
 	if err != nil {
 		return err
 	}
-	// A transition happens once per offline period, so its count is not
-	// checked against the limit (a transaction answers no item).
-	count := ratelimit.NewCount(device.BeatWindow, b.At)
-	tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, count), device.AgentStatusWrite(a.DeviceID, a.Status, to))
+	tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, p.Seen), device.TransitionDigestWrite(a, to, p))
 	err = s.Events.Commit(ctx, tx, ev)
 	if device.FailedAt(err, 0) {
 		return ErrRate

@@ -12,14 +12,55 @@
 //     (device.decommissioned). The agent row mirrors the status in the same
 //     transaction, so the agent's token check (one GetItem) knows it.
 //   - A decommissioned or quarantined device's token is refused (403).
-//   - Only online devices carry GSI2 keys (DEVSEEN#<shard> / <last-seen
-//     minute>#<id>): the offline sweep queries the 16 shards up to its
-//     cutoff and so reads only devices that went stale, never the fleet.
+//   - Only online devices carry last-seen keys, in GSI5 (KEYS_ONLY):
+//     SEEN#<shard> / <bucket start>#<id>, 64 shards by a hash of the device id
+//     (no partition is shared by every tenant at the rate of heartbeats), the
+//     bucket a 5-minute window staggered per device (SeenBucket, SeenSK). The
+//     offline sweep queries the shards up to its cutoff and reads only devices
+//     that went stale. A device with an open agent channel carries the bucket
+//     of ConnectedFor ahead (MarkOnline): the sweep never sees it while the
+//     channel can be open. Rows written before GSI5 carry GSI2
+//     DEVSEEN#<shard> / <minute>#<id>; the sweep still drains those 16 shards
+//     (LegacyStale), and every device write removes the GSI2 keys, so they
+//     empty within OfflineAfter of the deployment.
+//   - A heartbeat writes only what changed (see "Heartbeats" below).
 //   - Software inventory (up to MaxSoftware entries) is stored apart from the
 //     device item, sorted and gzipped, split into chunk items of at most
 //     ChunkBytes (well inside DynamoDB's 400 KB item limit); the device item keeps
 //     softwareCount, softwareHash and softwareChunks. An unchanged list (same
 //     hash) writes nothing.
+//
+// # Heartbeats
+//
+// The agent row, which the token check reads anyway, keeps a digest of what
+// the last written heartbeat stored (bf: health, agent version, last user,
+// hostname, OS version; bm: the metrics' 10-point bands; bb: the 5-minute
+// bucket of that write; bs: the last-seen key written) and the count of
+// heartbeat writes in the current minute (bw, bn). PlanBeat compares a
+// heartbeat with it, without a read: a heartbeat writes the device row (then
+// the agent row's digest) only when
+//
+//   - a fact changed (health, agent version, last user, hostname, OS version),
+//     or the status moves (offline -> online, with device.online);
+//   - without a channel, its last-seen bucket moved (at most once per 5
+//     minutes; the write carries the exact metrics and uptime);
+//   - a metric crossed a 10-point band, at most once per 5-minute bucket
+//     (what matters to alerts reaches the row within 5 minutes; metrics and
+//     uptime are otherwise refreshed with the last-seen write, or, with a
+//     channel open, only with another change).
+//
+// A steady device with a channel open writes nothing; without one it writes
+// the device row and the agent row once per 5 minutes (and moves its GSI5
+// key). Heartbeat writes are limited to BeatWrites a minute per device,
+// counted on the agent row by the digest update; a heartbeat that writes
+// nothing costs one GetItem (the token check) and is bounded by the agent
+// route's API Gateway throttle (infra/cdk/README.md). The digest is a hint:
+// a lost or raced digest update only makes the next heartbeat write again.
+//
+// Agents are told their next interval with jitter (NextInterval:
+// HeartbeatInterval, or ChannelInterval when a channel is open, +-10%,
+// deterministic from the device id and the minute), so beats never
+// synchronise.
 //
 // The device item is kept under 1 KB for a typical device, so a heartbeat costs
 // one write unit on the table: the nested hardware, network and metrics maps are
@@ -30,7 +71,8 @@
 // # Rows
 //
 //	entity            PK / SK                          GSI1   GSI2PK / GSI2SK                                 GSI3PK / GSI3SK, GSI4PK / GSI4SK
-//	device            ORG#<oid> / DEVICE#<id>          -      DEVSEEN#<shard> / <minute>#<id> (online only)   PARTNER#<pid>#DEVICES, ORG#<oid>#DEVICES / <lower hostname>\x01<id>
+//	device            ORG#<oid> / DEVICE#<id>          -      (legacy DEVSEEN#, removed on write)             PARTNER#<pid>#DEVICES, ORG#<oid>#DEVICES / <lower hostname>\x01<id>
+//	                                                           GSI5 SEEN#<shard> / <bucket start>#<id> (online only, KEYS_ONLY)
 //	agent credential  AGENT#<id> / AGENT               -      -
 //	software chunk    ORG#<oid> / DEVSW#<id>#<nnn>     -      -
 //	command result    ORG#<oid> / CMDRESULT#<id>#<cid> -      -
@@ -76,11 +118,27 @@ const (
 
 // Timing of agents.
 const (
-	// HeartbeatInterval is what enrollment and heartbeats tell agents.
+	// HeartbeatInterval is what enrollment and heartbeats tell agents without
+	// a channel (NextInterval adds the jitter).
 	HeartbeatInterval = 60 * time.Second
-	// OfflineAfter is three missed heartbeats.
-	OfflineAfter = 3 * HeartbeatInterval
-	// Shards of the last-seen index.
+	// ChannelInterval is the heartbeat interval of an agent whose channel is
+	// open (its presence comes from the connection).
+	ChannelInterval = 300 * time.Second
+	// SeenBucket is the resolution of the last-seen index: a device moves its
+	// GSI5 key at most once per bucket.
+	SeenBucket = 5 * time.Minute
+	// OfflineAfter: a bucket (the stored start may be up to SeenBucket older
+	// than the last heartbeat) plus three jittered intervals and a margin, so
+	// a device is swept 5 to 10 minutes after its last heartbeat.
+	OfflineAfter = 10 * time.Minute
+	// ConnectedFor is how far ahead MarkOnline puts a connected device's
+	// last-seen bucket: API Gateway closes a WebSocket connection after 2
+	// hours, so a lost $disconnect is swept at most ConnectedFor+OfflineAfter
+	// later.
+	ConnectedFor = 2*time.Hour + 5*time.Minute
+	// SeenShards of the last-seen index (GSI5).
+	SeenShards = 64
+	// Shards of the legacy last-seen index (GSI2 DEVSEEN#), drained by the sweep.
 	Shards = 16
 	// MaxSoftware is the largest software list an agent may report.
 	MaxSoftware = 10000
@@ -166,6 +224,9 @@ type Device struct {
 	UpdatedAt        string `dynamodbav:"updatedAt" json:"updatedAt"`
 	// GroupID mirrors the single device group (the CAS anchor of group moves).
 	GroupID string `dynamodbav:"groupId,omitempty" json:"-"`
+	// SeenPK / SeenSK are the last-seen index keys (GSI5, online only).
+	SeenPK string `dynamodbav:"GSI5PK,omitempty" json:"-"`
+	SeenSK string `dynamodbav:"GSI5SK,omitempty" json:"-"`
 }
 
 // Agent is a device's credential row: what the token check needs in one read.
@@ -183,6 +244,22 @@ type Agent struct {
 	// acknowledges them (ackedAt) or they expire; a command result removes
 	// its entry.
 	Commands map[string]Command `dynamodbav:"commands"`
+	// The last written heartbeat's digest (package doc, "Heartbeats").
+	BeatFacts  string `dynamodbav:"bf,omitempty"`
+	BeatBands  string `dynamodbav:"bm,omitempty"`
+	BeatBucket string `dynamodbav:"bb,omitempty"`
+	SeenKey    string `dynamodbav:"bs,omitempty"`
+	// Heartbeat writes counted in minute WriteWin.
+	WriteWin string `dynamodbav:"bw,omitempty"`
+	Writes   int    `dynamodbav:"bn,omitempty"`
+	// ChannelUntil is set while the agent's channel is open (MarkOnline): a
+	// heartbeat before it knows the channel is open without another read.
+	ChannelUntil string `dynamodbav:"ch,omitempty"`
+}
+
+// Connected reports whether a's channel is open at now.
+func (a *Agent) Connected(now time.Time) bool {
+	return a.ChannelUntil != "" && a.ChannelUntil > clock.Format(now)
 }
 
 // Command is a queued instruction for an agent. It is written once with its
@@ -228,22 +305,58 @@ func Keys(orgID, id string) store.Keys { return store.Keys{PK: store.OrgPK(orgID
 // AgentKey is the key of device id's credential row.
 func AgentKey(id string) store.KeyRef { return store.KeyRef{PK: "AGENT#" + id, SK: "AGENT"} }
 
-// seenPK is the last-seen index partition of device id.
-func seenPK(id string) string {
+// SeenIndex is the last-seen index (keys only).
+const SeenIndex = store.GSI5
+
+func idHash(id string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return fmt.Sprintf("DEVSEEN#%02d", h.Sum32()%Shards)
+	return h.Sum32()
 }
 
-// seenSK sorts a device by the minute it was last seen (the sweeper reads the
-// organization from the projected item, so the key stays short).
-func seenSK(id string, seen time.Time) string {
-	return seen.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#" + id
+// SeenPK is the last-seen index partition of device id: one of SeenShards by
+// a hash of the id, so an organization's devices spread over every shard and
+// no shard belongs to one tenant or all of them.
+func SeenPK(id string) string { return fmt.Sprintf("SEEN#%02d", idHash(id)%SeenShards) }
+
+// SeenBucketStart is the start of device id's last-seen bucket at t. Buckets
+// are staggered per device (an offset of up to SeenBucket by the id's hash),
+// so a fleet's bucket changes spread evenly instead of at every 5-minute
+// mark.
+func SeenBucketStart(id string, t time.Time) time.Time {
+	off := time.Duration(idHash(id)%uint32(SeenBucket/time.Second)) * time.Second
+	return t.Add(-off).Truncate(SeenBucket).Add(off)
 }
 
-// Seen sets the last-seen index keys of an online device.
-func Seen(k *store.Keys, orgID, id string, at time.Time) {
-	k.GSI2PK, k.GSI2SK = seenPK(id), seenSK(id, at)
+func seenStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// SeenSK sorts device id by the start of its last-seen bucket at t.
+func SeenSK(id string, t time.Time) string { return seenStamp(SeenBucketStart(id, t)) + "#" + id }
+
+// ConnectedSK is the last-seen sort key of a device whose channel opened at
+// t: ConnectedFor ahead, out of the sweep's reach while the channel can be
+// open.
+func ConnectedSK(id string, t time.Time) string { return seenStamp(t.Add(ConnectedFor)) + "#" + id }
+
+// Seen sets the last-seen index keys of an online device seen at at.
+func Seen(d *Device, at time.Time) { d.SeenPK, d.SeenSK = SeenPK(d.ID), SeenSK(d.ID, at) }
+
+// legacySeenPK is the GSI2 partition of the last-seen index before GSI5.
+func legacySeenPK(shard int) string { return fmt.Sprintf("DEVSEEN#%02d", shard) }
+
+// NextInterval is the heartbeat interval told to device id at now: base
+// (HeartbeatInterval, or ChannelInterval with a channel open) +-10%, by a
+// hash of the id and the minute, so the same device drifts and a fleet that
+// started together spreads out. Deterministic: tests move the clock.
+func NextInterval(id string, now time.Time, connected bool) time.Duration {
+	base := HeartbeatInterval
+	if connected {
+		base = ChannelInterval
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s|%d", id, now.Unix()/60)
+	span := int64(base / 5 / time.Second) // 20% of base, in whole seconds
+	return base - base/10 + time.Duration(int64(h.Sum32())%(span+1))*time.Second
 }
 
 // List index keys: a device is listed, by hostname (case-insensitively, then

@@ -2,10 +2,12 @@ package device_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -199,5 +201,26 @@ func TestConcurrentDecommissionsHaveOneWinner(t *testing.T) {
 	wg.Wait()
 	if codes[http.StatusOK] != 1 || codes[http.StatusConflict] != 19 {
 		t.Fatalf("statuses %v, want one 200 and 19 409", codes)
+	}
+}
+
+// The interval told to agents is jittered per device and minute, within
+// +-10% of its base, and deterministic.
+func TestNextIntervalJitter(t *testing.T) {
+	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	seen := map[time.Duration]bool{}
+	for i := range 200 {
+		id := fmt.Sprintf("dev-%d", i)
+		d := device.NextInterval(id, now, false)
+		if d < 54*time.Second || d > 66*time.Second || d != device.NextInterval(id, now.Add(30*time.Second), false) {
+			t.Fatalf("%s: %s", id, d)
+		}
+		seen[d] = true
+		if c := device.NextInterval(id, now, true); c < 270*time.Second || c > 330*time.Second {
+			t.Fatalf("%s with a channel: %s", id, c)
+		}
+	}
+	if len(seen) < 10 {
+		t.Fatalf("200 devices told %d distinct intervals", len(seen))
 	}
 }

@@ -167,33 +167,59 @@ func (s *Service) Decommission(ctx context.Context, id string) (*Device, error) 
 	return d, nil
 }
 
-// SweepOffline marks offline every online device whose last heartbeat is older
-// than OfflineAfter, raising device.offline for each (the sweeper's
-// device-offline job). It reads only the stale part of each last-seen shard.
+// SweepOffline marks offline every online device whose last-seen bucket
+// started more than OfflineAfter ago, raising device.offline for each (the
+// sweeper's device-offline job). It reads only the stale part of each
+// last-seen shard (GSI5, keys only), then each stale device (its hostname for
+// the event); it drains the legacy GSI2 shards the same way while rows
+// written before GSI5 remain (package doc). A device with an open channel
+// carries a bucket ahead of now and is never read.
 func (s *Service) SweepOffline(ctx context.Context) (int, error) {
 	now := s.Clock.Now()
 	cutoff := now.Add(-OfflineAfter)
 	n := 0
-	for shard := range Shards {
-		stale, err := s.St.Stale(ctx, shard, cutoff)
-		if err != nil {
-			return n, err
-		}
-		for _, d := range stale {
+	sweep := func(stale []StaleKey) error {
+		for _, k := range stale {
+			d, err := s.St.Get(ctx, k.OrgID, k.ID)
+			if IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
 			ev, err := event.New(s.Clock, eventtype.DeviceOffline, d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname, "lastSeenAt": d.LastSeenAt})
 			if err != nil {
-				return n, err
+				return err
 			}
-			tx := (&store.Tx{}).Add(OfflineWrite(d.OrgID, d.ID, cutoff, now), AgentStatusWrite(d.ID, StatusOnline, StatusOffline))
+			tx := (&store.Tx{}).Add(OfflineWrite(k, cutoff, now), AgentOfflineWrite(k.ID))
 			err = s.Events.Commit(ctx, tx, ev)
 			switch {
 			case err == nil:
 				n++
 			case FailedAt(err, 0) || FailedAt(err, 1):
-				// A heartbeat or decommission won the race: nothing to do.
+				// A heartbeat, a connect or decommission won the race: nothing to do.
 			default:
-				return n, fmt.Errorf("mark device %s offline: %w", d.ID, err)
+				return fmt.Errorf("mark device %s offline: %w", k.ID, err)
 			}
+		}
+		return nil
+	}
+	for shard := range SeenShards {
+		stale, err := s.St.Stale(ctx, shard, cutoff)
+		if err != nil {
+			return n, err
+		}
+		if err := sweep(stale); err != nil {
+			return n, err
+		}
+	}
+	for shard := range Shards {
+		stale, err := s.St.LegacyStale(ctx, shard, cutoff)
+		if err != nil {
+			return n, err
+		}
+		if err := sweep(stale); err != nil {
+			return n, err
 		}
 	}
 	return n, nil

@@ -17,8 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/clock"
-	"github.com/gale-rmm/gale/shared/fault"
-	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -110,16 +108,47 @@ func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, erro
 	return decodeChunks(chunks, d.SoftwareHash)
 }
 
-// Stale lists the online devices of one last-seen shard whose last heartbeat is
-// before cutoff (GSI2; a filter drops the cutoff minute's fresh ones).
-func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]Device, error) {
-	out := []Device{}
+// StaleKey is a device the last-seen index found stale: its organization,
+// id and the last-seen sort key the sweep saw (the offline write requires it
+// unchanged; "" for a legacy GSI2 row, whose write requires lastSeenAt older
+// than the cutoff).
+type StaleKey struct {
+	OrgID, ID, SeenSK string
+}
+
+// Stale reads the devices of last-seen shard shard (GSI5, keys only) whose
+// bucket started before cutoff.
+func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]StaleKey, error) {
+	var rows []struct {
+		PK     string `dynamodbav:"PK"`
+		SK     string `dynamodbav:"SK"`
+		SeenSK string `dynamodbav:"GSI5SK"`
+	}
+	q := store.Query{Index: SeenIndex, PK: fmt.Sprintf("SEEN#%02d", shard), SKTo: seenStamp(cutoff.Add(-time.Second)) + "#~"}
+	if err := s.St.AllInto(ctx, q, &rows); err != nil {
+		return nil, fmt.Errorf("stale devices of shard %d: %w", shard, err)
+	}
+	out := make([]StaleKey, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, StaleKey{OrgID: strings.TrimPrefix(r.PK, store.OrgPK("")), ID: strings.TrimPrefix(r.SK, "DEVICE#"), SeenSK: r.SeenSK})
+	}
+	return out, nil
+}
+
+// LegacyStale reads the devices of legacy shard shard (GSI2 DEVSEEN#, rows
+// written before GSI5) last seen before cutoff.
+func (s Store) LegacyStale(ctx context.Context, shard int, cutoff time.Time) ([]StaleKey, error) {
+	var rows []Device
 	stale := expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff)))
-	q := store.Query{Index: store.GSI2, PK: fmt.Sprintf("DEVSEEN#%02d", shard),
+	q := store.Query{Index: store.GSI2, PK: legacySeenPK(shard),
 		SKTo:  cutoff.UTC().Truncate(time.Minute).Format("2006-01-02T15:04Z") + "#~",
 		Where: &stale}
-	if err := s.St.AllInto(ctx, q, &out); err != nil {
-		return nil, fmt.Errorf("stale devices of shard %d: %w", shard, err)
+	if err := s.St.AllInto(ctx, q, &rows); err != nil {
+		return nil, fmt.Errorf("stale devices of legacy shard %d: %w", shard, err)
+	}
+	out := make([]StaleKey, 0, len(rows))
+	for _, d := range rows {
+		out = append(out, StaleKey{OrgID: d.OrgID, ID: d.ID})
 	}
 	return out, nil
 }
@@ -137,7 +166,7 @@ func EnrollWrites(d *Device, tokenHash string) []*store.Write {
 	SetListKeys(d)
 	k := AgentKey(d.ID)
 	a := &Agent{Keys: store.Keys{PK: k.PK, SK: k.SK}, DeviceID: d.ID, OrgID: d.OrgID, PartnerID: d.PartnerID,
-		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}}
+		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}, SeenKey: d.SeenSK}
 	return []*store.Write{store.PutNew(d), store.PutNew(a)}
 }
 
@@ -153,29 +182,94 @@ type Beat struct {
 	OSVersion     *string
 }
 
-// Rate of heartbeats on one device: at most BeatLimit in any BeatWindow,
-// counted in the device item's own slots by shared/ratelimit's sliding window
-// (one atomic write decides; no read before it and no retry loop).
-const (
-	BeatLimit  = 600
-	BeatWindow = time.Minute
-)
+// BeatWrites is the most heartbeat writes of one device in a minute (package
+// doc, "Heartbeats"): a heartbeat that would write beyond it is refused (429).
+// Beats that write nothing are not counted.
+const BeatWrites = 20
 
-// BeatWrite is the heartbeat's device update: the facts of b, the last-seen
-// index keys, and the count c of this heartbeat in the device item's
-// rate-limit slots. from is the status the caller saw (the update requires it,
-// so a concurrent transition is never overwritten).
-func BeatWrite(orgID, id, from string, b Beat, c ratelimit.Count) *store.Write {
+// BeatPlan is what a heartbeat writes: nothing unless Write; then the device
+// row (with the last-seen key Seen unless it is "") and the agent row's
+// digest Facts, Bands, Bucket.
+type BeatPlan struct {
+	Write                bool
+	Facts, Bands, Bucket string
+	Seen                 string
+	window               string
+}
+
+// PlanBeat compares heartbeat b of the device of agent row a (status to after
+// the beat; connected: its channel is open) with the digest of the last
+// written one, without a read (package doc, "Heartbeats").
+func PlanBeat(a *Agent, b Beat, to string, connected bool) BeatPlan {
+	p := BeatPlan{Facts: factsDigest(b), Bands: metricBands(b.Metrics), Bucket: seenStamp(SeenBucketStart(a.DeviceID, b.At)),
+		window: b.At.UTC().Format("2006-01-02T15:04Z")}
+	if to == StatusOnline && !connected {
+		p.Seen = SeenSK(a.DeviceID, b.At)
+	}
+	p.Write = to != a.Status || p.Facts != a.BeatFacts || p.Seen != "" && p.Seen != a.SeenKey ||
+		p.Bands != a.BeatBands && p.Bucket != a.BeatBucket
+	return p
+}
+
+// Full reports whether a's heartbeat writes of the current minute are used up.
+func (p BeatPlan) Full(a *Agent) bool { return a.WriteWin == p.window && a.Writes >= BeatWrites }
+
+// BeatsRetryAfter is the seconds from now until the minute whose heartbeat
+// writes are used up ends.
+func BeatsRetryAfter(now time.Time) int {
+	return int(now.Truncate(time.Minute).Add(time.Minute).Sub(now)/time.Second) + 1
+}
+
+// factsDigest is a short hash of the facts a heartbeat reports (an absent
+// optional fact is not written, so it hashes apart from every value).
+func factsDigest(b Beat) string {
+	h := sha256.New()
+	opt := func(v *string) {
+		if v == nil {
+			h.Write([]byte{0})
+			return
+		}
+		h.Write([]byte{1})
+		h.Write([]byte(*v))
+		h.Write([]byte{0})
+	}
+	opt(&b.Health)
+	opt(&b.AgentVersion)
+	opt(b.LastUser)
+	opt(b.Hostname)
+	opt(b.OSVersion)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// metricBands renders each metric's 10-point band (cpu, ram, disk; "-" when
+// absent): a move across a band is worth a write, jitter within one is not.
+func metricBands(m *Metrics) string {
+	if m == nil {
+		return ""
+	}
+	band := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprint(int(*v / 10))
+	}
+	return band(m.CPUPercent) + "." + band(m.RAMPercent) + "." + band(m.DiskPercent)
+}
+
+// BeatWrite is the heartbeat's device update: the facts of b, and the
+// last-seen index keys when seen is not "" (a device with a channel keeps
+// the key MarkOnline set). from is the status the caller saw (the update
+// requires it, so a concurrent transition is never overwritten). The legacy
+// GSI2 keys and rate-limit attributes are removed (free when absent).
+func BeatWrite(orgID, id, from string, b Beat, seen string) *store.Write {
 	to := BeatStatus(from)
 	at := clock.Format(b.At)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
 		Set(expression.Name("lastSeenAt"), expression.Value(at)).
 		Set(expression.Name("updatedAt"), expression.Value(at)).
 		Set(expression.Name("healthStatus"), expression.Value(b.Health))
-	if to == StatusOnline {
-		var k store.Keys
-		Seen(&k, orgID, id, b.At)
-		upd = upd.Set(expression.Name("GSI2PK"), expression.Value(k.GSI2PK)).Set(expression.Name("GSI2SK"), expression.Value(k.GSI2SK))
+	if to == StatusOnline && seen != "" {
+		upd = upd.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(id))).Set(expression.Name("GSI5SK"), expression.Value(seen))
 	}
 	opt := func(name string, val any) { upd = upd.Set(expression.Name(name), expression.Value(val)) }
 	if b.AgentVersion != "" {
@@ -203,38 +297,69 @@ func BeatWrite(orgID, id, from string, b Beat, c ratelimit.Count) *store.Write {
 	if b.OSVersion != nil {
 		opt("osVersion", *b.OSVersion)
 	}
-	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, c.Spend(upd).Remove(expression.Name("tat"))).
-		When(store.Is("status", from).And(c.Fresh())).Exists()
+	upd = upd.Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).Remove(expression.Name("tat"))
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(store.Is("status", from)).Exists()
 }
 
-// Beat is the steady-state heartbeat: one UpdateItem sets b's facts, counts
-// the heartbeat in the device item's slots and answers the item (ALL_NEW),
-// whose slots decide. Past BeatLimit in the last BeatWindow the count is taken
-// back (a second UpdateItem) and Beat answers 429 with retryAfter: the time
-// until the oldest counted slot leaves the window. The refused heartbeat's
-// facts stay written (they are the device's latest; the limit bounds the
-// writes a device causes, two per refused heartbeat). A device no longer in
-// status from is store.ErrConditionFailed. A retry of the write whose answer
-// was lost is recognised by the count's token and counts once.
-func (s Store) Beat(ctx context.Context, orgID, id, from string, b Beat) error {
-	c := ratelimit.NewCount(BeatWindow, b.At)
-	w := BeatWrite(orgID, id, from, b, c)
-	item, err := s.St.Update(ctx, w)
-	if errors.Is(err, store.ErrConditionFailed) && c.In(item) {
-		err = nil // applied by an attempt whose answer was lost
+// digest sets p's digest on the agent row update upd.
+func (p BeatPlan) digest(upd expression.UpdateBuilder) expression.UpdateBuilder {
+	upd = upd.Set(expression.Name("bf"), expression.Value(p.Facts)).
+		Set(expression.Name("bm"), expression.Value(p.Bands)).
+		Set(expression.Name("bb"), expression.Value(p.Bucket))
+	if p.Seen != "" {
+		upd = upd.Set(expression.Name("bs"), expression.Value(p.Seen))
 	}
-	if err != nil {
+	return upd
+}
+
+// DigestWrite records plan p on device id's agent row a and counts the write
+// in the current minute: it fails (store.ErrConditionFailed) when the minute's
+// BeatWrites are used up by heartbeats the caller did not see.
+func DigestWrite(a *Agent, p BeatPlan) *store.Write {
+	k := AgentKey(a.DeviceID)
+	if a.WriteWin == p.window {
+		upd := p.digest(expression.Add(expression.Name("bn"), expression.Value(1)))
+		return store.Change(k.PK, k.SK, upd).
+			When(store.Is("bw", p.window).And(expression.Name("bn").LessThan(expression.Value(BeatWrites)))).Exists()
+	}
+	upd := p.digest(expression.Set(expression.Name("bw"), expression.Value(p.window)).Set(expression.Name("bn"), expression.Value(1)))
+	return store.Change(k.PK, k.SK, upd).When(expression.Name("bw").AttributeNotExists().Or(expression.Name("bw").NotEqual(expression.Value(p.window)))).Exists()
+}
+
+// TransitionDigestWrite moves device id's agent row a from its status to to
+// and records plan p (a transition is once per offline period: counted, not
+// limited).
+func TransitionDigestWrite(a *Agent, to string, p BeatPlan) *store.Write {
+	k := AgentKey(a.DeviceID)
+	upd := p.digest(expression.Set(expression.Name("status"), expression.Value(to)))
+	return store.Change(k.PK, k.SK, upd).When(store.Is("status", a.Status)).Exists()
+}
+
+// Beat writes heartbeat b of the device of agent row a as planned by p: the
+// device update (status unchanged), then the digest with the minute's count.
+// The device is written first, so the digest never claims what the row does
+// not hold; a digest update lost to a concurrent one only costs the next
+// heartbeat a write. ErrBeatsFull when the count refuses it (the device row
+// is written; at most the concurrent heartbeats of one device pass the
+// read-time check, Full), store.ErrConditionFailed when the device is no longer
+// in a's status.
+func (s Store) Beat(ctx context.Context, a *Agent, b Beat, p BeatPlan) error {
+	if err := s.St.Do(ctx, BeatWrite(a.OrgID, a.DeviceID, a.Status, b, p.Seen)); err != nil {
 		return err
 	}
-	win := ratelimit.Tally(item, BeatWindow, b.At)
-	if win.Count <= BeatLimit {
-		return nil
+	item, err := s.St.Update(ctx, DigestWrite(a, p))
+	if errors.Is(err, store.ErrConditionFailed) {
+		var now Agent
+		if item != nil && store.Unmarshal(item, &now) == nil && now.WriteWin == p.window && now.Writes >= BeatWrites {
+			return ErrBeatsFull
+		}
+		return nil // another heartbeat's digest won: the next one may write again
 	}
-	if err := s.St.Do(ctx, c.Refund(store.OrgPK(orgID), "DEVICE#"+id)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return fmt.Errorf("heartbeat of %s: refund: %w", id, err)
-	}
-	return fault.RateLimited("Too many requests", win.RetryAfter(b.At))
+	return err
 }
+
+// ErrBeatsFull: the device's heartbeat writes of this minute are used up.
+var ErrBeatsFull = errors.New("device: heartbeat writes of this minute used up")
 
 // BeatStatus is the status a heartbeat moves a device in status from to: online
 // from online, offline or pending; maintenance and updating are kept (people
@@ -254,14 +379,33 @@ func AgentStatusWrite(id, from, to string) *store.Write {
 		When(store.Is("status", from)).Exists()
 }
 
-// OfflineWrite moves an online device last seen before cutoff offline and
-// takes it out of the last-seen index.
-func OfflineWrite(orgID, id string, cutoff, now time.Time) *store.Write {
-	upd := expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
-		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now))).
-		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+// OfflineWrite moves an online device found stale (k) offline and takes it
+// out of the last-seen indexes. It requires the last-seen key the sweep saw
+// (a heartbeat or a connect since moved it), or for a legacy row a last
+// heartbeat before cutoff.
+func OfflineWrite(k StaleKey, cutoff, now time.Time) *store.Write {
 	cond := store.Is("status", StatusOnline).And(expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff))))
-	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(cond).Exists()
+	if k.SeenSK != "" {
+		cond = store.Is("status", StatusOnline).And(store.Is("GSI5SK", k.SeenSK))
+	}
+	return store.Change(store.OrgPK(k.OrgID), "DEVICE#"+k.ID, offline(now)).When(cond).Exists()
+}
+
+// offline is the device update of a move to offline.
+func offline(now time.Time) expression.UpdateBuilder {
+	return expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now))).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).
+		Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
+}
+
+// AgentOfflineWrite moves device id's agent row from online to offline and
+// forgets the last-seen key and the channel (the next heartbeat is a
+// transition and writes them again).
+func AgentOfflineWrite(id string) *store.Write {
+	k := AgentKey(id)
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
+		Remove(expression.Name("bs")).Remove(expression.Name("ch"))).When(store.Is("status", StatusOnline)).Exists()
 }
 
 // DecommissionWrite moves device id to decommissioned from any other status.
@@ -270,7 +414,8 @@ func DecommissionWrite(orgID, id string, now time.Time) *store.Write {
 	upd := expression.Set(expression.Name("status"), expression.Value(StatusDecommissioned)).
 		Set(expression.Name("decommissionedAt"), expression.Value(ts)).
 		Set(expression.Name("updatedAt"), expression.Value(ts)).
-		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).
+		Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
 	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).
 		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned))).Exists()
 }
@@ -505,4 +650,51 @@ func FailedAt(err error, i int) bool {
 		return false
 	}
 	return te.FailedAt(i) || te.FailedAt(-1)
+}
+
+// ---- presence (the agent channel) ------------------------------------------
+
+// ConnectWrites mark the device of agent row a connected at now: status to
+// (BeatStatus of a's), the last-seen key ConnectedFor ahead (out of the
+// sweep's reach while the connection can live), and on the agent row the
+// channel marker until (ChannelUntil) and that key. Both require a's status.
+func ConnectWrites(a *Agent, to string, now time.Time, until string) []*store.Write {
+	ts := clock.Format(now)
+	upd := expression.Set(expression.Name("status"), expression.Value(to)).
+		Set(expression.Name("lastSeenAt"), expression.Value(ts)).
+		Set(expression.Name("updatedAt"), expression.Value(ts)).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+	sk := ConnectedSK(a.DeviceID, now)
+	if to == StatusOnline {
+		upd = upd.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(a.DeviceID))).Set(expression.Name("GSI5SK"), expression.Value(sk))
+	}
+	k := AgentKey(a.DeviceID)
+	return []*store.Write{
+		store.Change(store.OrgPK(a.OrgID), "DEVICE#"+a.DeviceID, upd).When(store.Is("status", a.Status)).Exists(),
+		store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to)).
+			Set(expression.Name("ch"), expression.Value(until)).Set(expression.Name("bs"), expression.Value(sk))).
+			When(store.Is("status", a.Status)).Exists(),
+	}
+}
+
+// DisconnectWrites mark the device of agent row a offline when its channel
+// whose marker is until closes: the device leaves the last-seen index, the
+// agent row forgets the marker. They require the marker unchanged (a later
+// connection's $connect has replaced it: this $disconnect is stale) and the
+// device online.
+func DisconnectWrites(a *Agent, until string, now time.Time) []*store.Write {
+	k := AgentKey(a.DeviceID)
+	return []*store.Write{
+		store.Change(store.OrgPK(a.OrgID), "DEVICE#"+a.DeviceID, offline(now)).When(store.Is("status", StatusOnline)).Exists(),
+		store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
+			Remove(expression.Name("bs")).Remove(expression.Name("ch"))).
+			When(store.Is("status", StatusOnline).And(store.Is("ch", until))).Exists(),
+	}
+}
+
+// ForgetChannelWrite clears the channel marker until of a device that is not
+// online (maintenance, updating): its status is people's to set.
+func ForgetChannelWrite(id, until string) *store.Write {
+	k := AgentKey(id)
+	return store.Change(k.PK, k.SK, expression.Remove(expression.Name("ch"))).When(store.Is("ch", until)).Exists()
 }

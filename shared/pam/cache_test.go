@@ -13,7 +13,8 @@ import (
 // organization and policies version; every kind of change between two
 // decisions (a rule edited, disabled, deleted; a signer group's signers; the
 // config's default verdict; a software policy created, disabled, deleted)
-// decides the very next prompt, and every prompt costs 3 DynamoDB calls.
+// decides the very next prompt, and every prompt costs 4 DynamoDB calls
+// (with the outbox clear of its event, sent before the answer).
 func TestChainFollowsEveryChange(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -22,7 +23,7 @@ func TestChainFollowsEveryChange(t *testing.T) {
 		t.Helper()
 		for range 2 { // the second decision runs on the cached chain
 			res := fixture.Expect(t, ingest(t, w, d, prompt("CORP\\carol", `C:\Tools\setup.exe`)), http.StatusCreated)
-			fixture.Budget(t, res, 3)
+			fixture.Budget(t, res, 4)
 			if got := res.JSON(t)["status"]; got != want {
 				t.Fatalf("%s: status %v, want %s", step, got, want)
 			}
@@ -78,7 +79,7 @@ func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
 		}
 	}
 	fill(ratelimit.AgentIngest.Limit - 1)
-	fixture.Budget(t, fixture.Expect(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusCreated), 3)
+	fixture.Budget(t, fixture.Expect(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusCreated), 4)
 	fixture.ExpectError(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
 
 	fill(ratelimit.AgentIngest.Limit - 1)

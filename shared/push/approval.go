@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
+	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
 // Members lists a tenant's memberships (user.Store satisfies it).
@@ -52,6 +54,8 @@ type Fanout struct {
 	Roles   Roles
 	Queue   Queue
 	Clock   clock.Clock
+	// Requests reads the request an elevation.requested event names (OnEvent).
+	Requests Requests
 }
 
 // approver is an eligible approver and their targets.
@@ -148,6 +152,12 @@ func (f *Fanout) approvers(ctx context.Context, r *pam.Request) ([]approver, err
 // mobileApprovals on the condition that it is still pending) and enqueues one
 // push message per target of theirs. A request that is not pending, or is
 // decided before the rows are written, sends nothing.
+//
+// FanOut runs from the events queue (OnEvent), which redelivers a message
+// whose handling failed: a second run finds the rows an earlier one wrote (a
+// put fails its condition), reads them (one Query), writes only the missing
+// ones and enqueues the pushes of every row still pending again. Pushes are
+// at least once (the app keys them by approvalId); rows are written once.
 func (f *Fanout) FanOut(ctx context.Context, r *pam.Request) error {
 	if r.Status != pam.StatusPending {
 		return nil
@@ -156,32 +166,122 @@ func (f *Fanout) FanOut(ctx context.Context, r *pam.Request) error {
 	if err != nil || len(as) == 0 {
 		return err
 	}
+	err = f.fanOut(ctx, r, as, nil)
+	if !errors.Is(err, errWritten) {
+		return err
+	}
+	rows, err := f.St.Approvals(ctx, r.OrgID, r.ID)
+	if err != nil {
+		return fmt.Errorf("mobile approvals of %s: %w", r.ID, err)
+	}
+	have := map[string]Approval{}
+	for _, a := range rows {
+		have[a.UserID] = a
+	}
+	return f.fanOut(ctx, r, as, have)
+}
+
+// errWritten: an approval row of the fan-out exists already (a redelivered
+// event); FanOut reads them and resumes.
+var errWritten = errors.New("push: approval rows written by an earlier run")
+
+// fanOut writes the approval rows of as that have (nil on a first run) does
+// not hold and enqueues the pushes of every pending one.
+func (f *Fanout) fanOut(ctx context.Context, r *pam.Request, as []approver, have map[string]Approval) error {
 	now := f.Clock.Now()
 	ts, exp := clock.Format(now), now.Add(MobileLifetime)
 	var msgs []notify.Message
 	tx := &store.Tx{}
-	for i, a := range as {
-		row := &Approval{Keys: ApprovalKeys(r.OrgID, r.ID, a.userID), ID: uuid.NewString(), OrgID: r.OrgID, ElevationRequestID: r.ID,
-			UserID: a.userID, Status: StatusPending, Targets: len(a.targets), CreatedAt: ts, ExpiresAt: clock.Format(exp)}
-		row.TTL = store.TTL(exp.Add(24 * time.Hour))
-		tx.Add(store.PutNew(row))
+	flush := func() error {
+		if tx.Len() == 0 {
+			return nil
+		}
+		cw := countWrite(r, tx.Len())
+		tx.Add(cw)
+		err := f.St.St.Commit(ctx, tx)
+		tx = &store.Tx{}
+		var te *store.TxError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &te) && te.FailedOn(cw):
+			return errDecided
+		case errors.As(err, &te) && have == nil:
+			return errWritten
+		}
+		return fmt.Errorf("mobile approvals of %s: %w", r.ID, err)
+	}
+	for _, a := range as {
+		row, ok := have[a.userID]
+		if ok && row.Status != StatusPending {
+			continue
+		}
+		if !ok {
+			row = Approval{Keys: ApprovalKeys(r.OrgID, r.ID, a.userID), ID: uuid.NewString(), OrgID: r.OrgID, ElevationRequestID: r.ID,
+				UserID: a.userID, Status: StatusPending, Targets: len(a.targets), CreatedAt: ts, ExpiresAt: clock.Format(exp)}
+			row.TTL = store.TTL(exp.Add(24 * time.Hour))
+			tx.Add(store.PutNew(&row))
+		}
 		for _, t := range a.targets {
 			msgs = append(msgs, notify.Message{Kind: notify.KindPush, To: t.Token, Platform: t.Platform, Subject: PushTitle, Text: PushText,
 				Data: map[string]string{"type": "elevation.approval_requested", "elevationRequestId": r.ID, "approvalId": row.ID,
 					"orgId": r.OrgID, "expiresAt": row.ExpiresAt}})
 		}
-		if tx.Len() == store.MaxTxItems-1 || i == len(as)-1 {
-			tx.Add(countWrite(r, tx.Len()))
-			if err := f.St.St.Commit(ctx, tx); err != nil {
-				if errors.Is(err, store.ErrConditionFailed) {
-					return nil // decided (or expired) meanwhile: nothing more to ask
-				}
-				return fmt.Errorf("mobile approvals of %s: %w", r.ID, err)
+		if tx.Len() == store.MaxTxItems-1 {
+			if err := flush(); err != nil {
+				return ignoreDecided(err)
 			}
-			tx = &store.Tx{}
 		}
 	}
+	if err := flush(); err != nil {
+		return ignoreDecided(err)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
 	return f.Queue.EnqueueAll(ctx, msgs)
+}
+
+// errDecided: the request was decided (or expired) meanwhile: nothing more to ask.
+var errDecided = errors.New("push: request decided")
+
+func ignoreDecided(err error) error {
+	if errors.Is(err, errDecided) {
+		return nil
+	}
+	return err
+}
+
+// Requests reads an elevation request (pam.Store satisfies it).
+type Requests interface {
+	Request(ctx context.Context, orgID, id string) (*pam.Request, error)
+}
+
+// OnEvent is the events queue's consumer of the mobile fan-out (wired into
+// the webhook-worker, shared/webhook Worker.React): for elevation.requested
+// of a pending request it reads the request and runs FanOut. An error leaves
+// the event's message to be redelivered (and dead-lettered by the queue's
+// redrive policy): the fan-out has the retries of every other side effect,
+// and nothing of it runs in the ingest request.
+func (f *Fanout) OnEvent(ctx context.Context, typ, orgID string, data json.RawMessage) error {
+	if typ != eventtype.ElevationRequested || f.Requests == nil {
+		return nil
+	}
+	var ev struct {
+		ID     string `json:"elevationRequestId"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil || ev.ID == "" || ev.Status != pam.StatusPending {
+		return nil // not a pending request's event: nothing to ask
+	}
+	r, err := f.Requests.Request(ctx, orgID, ev.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mobile fan-out of %s: %w", ev.ID, err)
+	}
+	return f.FanOut(ctx, r)
 }
 
 // Decided closes the pending mobile approval requests of r once it has been

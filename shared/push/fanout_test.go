@@ -2,6 +2,8 @@ package push_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,7 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/notify"
 	"github.com/gale-rmm/gale/shared/notify/awsnotify"
@@ -58,6 +62,15 @@ func TestMobileFanOut(t *testing.T) {
 	if out.Status != "pending" {
 		t.Fatalf("ingest %s", res.Body)
 	}
+	// Nothing of the fan-out ran in the request: the event written in its
+	// transaction queues it, and the webhook-worker runs it.
+	if got := approvals(t, w, w.A.ID, out.ID); len(got) != 0 {
+		t.Fatalf("the ingest request fanned out: %v", got)
+	}
+	if n := len(pushes(t, w)); n != 0 {
+		t.Fatalf("the ingest request sent %d pushes", n)
+	}
+	evs := consume(t, w)
 	rows := approvals(t, w, w.A.ID, out.ID)
 	if got, want := names(w, rows, "pending"), fixture.Sorted(fixture.ATech, fixture.ARestricted, fixture.PXAdmin); !slices.Equal(got, want) {
 		t.Fatalf("approvers %v, want %v", got, want)
@@ -75,6 +88,17 @@ func TestMobileFanOut(t *testing.T) {
 	as, _ := push.Store{St: w.Env.Store}.Approvals(context.Background(), w.A.ID, out.ID)
 	if len(as) == 0 || as[0].ExpiresAt != clock.Format(w.Env.Clock.Now().Add(push.MobileLifetime)) {
 		t.Fatalf("approval rows %+v", as)
+	}
+	// The queue redelivers the event (a failed or timed-out run): the rows
+	// are written once, the pushes of the pending ones sent again with the
+	// same approval ids.
+	redeliver(t, w, evs)
+	again, _ := push.Store{St: w.Env.Store}.Approvals(context.Background(), w.A.ID, out.ID)
+	if len(again) != len(as) || again[0].ID != as[0].ID {
+		t.Fatalf("redelivery rewrote the rows: %+v, was %+v", again, as)
+	}
+	if n := len(pushes(t, w)); n != 4 {
+		t.Fatalf("redelivery sent %d pushes, want the 4 again", n)
 	}
 
 	// The fan-out's own cost, for a request of site A2 by someone else: two
@@ -158,6 +182,7 @@ func TestMobileExpiry(t *testing.T) {
 	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+devID+"/elevation-requests", tok,
 		map[string]any{"subject_username": `CORP\carol`, "target_executable_path": `C:\Tools\setup.exe`}), http.StatusCreated)
 	id := res.JSON(t)["id"].(string)
+	consume(t, w)
 	if got := names(w, approvals(t, w, w.A.ID, id), "pending"); !slices.Equal(got, []string{fixture.ATech}) {
 		t.Fatalf("approvers %v", got)
 	}
@@ -227,5 +252,36 @@ func TestPushDelivery(t *testing.T) {
 	n.FCMApp = ""
 	if out, err := worker.Handle(ctx, events.SQSEvent{Records: ev.Records[1:]}); err != nil || len(out.BatchItemFailures) != 0 {
 		t.Fatalf("unconfigured platform: %v %+v", err, out.BatchItemFailures)
+	}
+}
+
+// consume drains the events queue into the webhook-worker (the consumer that
+// runs the mobile fan-out) and returns the events.
+func consume(t *testing.T, w *fixture.World) []map[string]any {
+	t.Helper()
+	evs := fixture.Events(t, w)
+	redeliver(t, w, evs)
+	return evs
+}
+
+// redeliver hands evs to the webhook-worker as messages of the events queue.
+func redeliver(t *testing.T, w *fixture.World, evs []map[string]any) {
+	t.Helper()
+	wk, err := webhookworkergroup.Worker(w.Env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch events.SQSEvent
+	for i, ev := range evs {
+		body, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch.Records = append(batch.Records, events.SQSMessage{MessageId: fmt.Sprint("m", i), Body: string(body),
+			EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:" + app.QueueName(w.Env.Cfg.EventsQueueURL)})
+	}
+	resp, err := wk.Handle(context.Background(), batch)
+	if err != nil || len(resp.BatchItemFailures) > 0 {
+		t.Fatalf("events worker: %v %+v", err, resp.BatchItemFailures)
 	}
 }

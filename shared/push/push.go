@@ -17,8 +17,11 @@
 //
 // # Mobile approval requests
 //
-// When agent ingest records a pending elevation request, pam.Service.FanOut
-// (Fanout.FanOut, after the ingest answer, best effort) finds the eligible
+// When agent ingest records a pending elevation request, its
+// elevation.requested event (in the outbox, written in the ingest's
+// transaction) queues the fan-out: the webhook-worker consumes the event
+// (Fanout.OnEvent, with the events queue's retries and dead-letter queue;
+// a redelivery writes no row twice) and Fanout.FanOut finds the eligible
 // approvers and writes one approval row per approver and one push message per
 // target of theirs on the mail queue (shared/notify; the mailer delivers it
 // through SNS mobile push). Eligible: an active account with an active

@@ -11,6 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
+// GSI5 is the last-seen index of online devices (shared/device): keys only,
+// since its keys move on a heartbeat and an index that projected the item
+// would copy the whole device on every move.
+const GSI5 = "GSI5"
+
 // CreateTable provisions the single table with its GSIs and TTL, idempotently.
 // The CDK app declares the same shape for AWS; this is for emulators and tests.
 func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
@@ -21,6 +26,9 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
 		if name == GSI3 || name == GSI4 {
 			proj = &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: ListAttributes}
+		}
+		if name == GSI5 {
+			proj = &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}
 		}
 		return types.GlobalSecondaryIndex{
 			IndexName: aws.String(name),
@@ -35,13 +43,13 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK"), s("GSI2PK"), s("GSI2SK"), s("GSI3PK"), s("GSI3SK"), s("GSI4PK"), s("GSI4SK"),
+			s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK"), s("GSI2PK"), s("GSI2SK"), s("GSI3PK"), s("GSI3SK"), s("GSI4PK"), s("GSI4SK"), s("GSI5PK"), s("GSI5SK"),
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(GSI1), gsi(GSI2), gsi(GSI3), gsi(GSI4)},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{gsi(GSI1), gsi(GSI2), gsi(GSI3), gsi(GSI4), gsi(GSI5)},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {

@@ -44,7 +44,8 @@
 //	enrollment key      ORG#<oid> / EKEY#<id>                    EKEYREF#<id> / EKEY                EKEYEXP / <expiresAt>#<oid>#<id>  enrollment
 //	                    GSI3 PARTNER#<pid>#EKEYS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#EKEYS / same (read descending)
 //	enrollment key hash EKEYHASH#<hmac> / EKEY                   -                                  -                        enrollment
-//	device              ORG#<oid> / DEVICE#<id>                  -                                  DEVSEEN#<shard> / <minute>#<id> (online only)  device
+//	device              ORG#<oid> / DEVICE#<id>                  -                                  (legacy DEVSEEN#, removed on write)  device
+//	                    GSI5 SEEN#<shard of 64> / <5-minute bucket start>#<id> (online only; keys only, provision.go)
 //	                    GSI3 PARTNER#<pid>#DEVICES / <lower hostname>\x01<id>, GSI4 ORG#<oid>#DEVICES / same (list indexes)
 //	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
@@ -93,7 +94,8 @@
 // deliveries. A device, enrollment key or webhook by its own id goes through its
 // agent row (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the
 // sweeper finds expired enrollment keys in GSI2 EKEYEXP and stale devices in the
-// 16 GSI2 DEVSEEN shards, reading only what it changes. Rows with a ttl
+// 64 GSI5 SEEN shards (and the legacy GSI2 DEVSEEN shards while rows written
+// before GSI5 remain), reading only what it changes. Rows with a ttl
 // (sessions, challenges, temp tokens, locks, rate-limit buckets, reset tokens)
 // are also hidden by reads once expired.
 //

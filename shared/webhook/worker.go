@@ -54,6 +54,11 @@ type Worker struct {
 	DeliveryQueueURL string
 	DLQURL           string
 	Log              *slog.Logger
+	// React runs the platform's own side effects of an event (the mobile
+	// approval fan-out of elevation.requested, shared/push), beside the
+	// webhook fan-out; nil runs none. Both are idempotent: an error of
+	// either fails the message, which the queue redelivers.
+	React func(ctx context.Context, typ, orgID string, data json.RawMessage) error
 }
 
 // Handle processes an SQS batch, its records concurrently, and reports each
@@ -82,7 +87,15 @@ func (w *Worker) Handle(ctx context.Context, batch events.SQSEvent) (events.SQSE
 
 func (w *Worker) handle(ctx context.Context, m events.SQSMessage) error {
 	if w.fromEvents(m) {
-		return w.fanOut(ctx, m.Body)
+		err := w.fanOut(ctx, m.Body)
+		if w.React == nil {
+			return err
+		}
+		var ev payload
+		if json.Unmarshal([]byte(m.Body), &ev) != nil || ev.Type == "" {
+			return err
+		}
+		return errors.Join(err, w.React(ctx, ev.Type, ev.OrgID, ev.Data))
 	}
 	var j Job
 	if err := json.Unmarshal([]byte(m.Body), &j); err != nil || !valid.IsUUID(j.OrgID) || !valid.IsUUID(j.WebhookID) ||

@@ -2,7 +2,6 @@
 package agentsgroup
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/agent"
@@ -24,14 +23,7 @@ func Agents(d *app.Deps) (http.Handler, error) {
 	(&agent.Handler{Svc: svc}).Routes(rt)
 	ps := pamgroup.Service(d)
 	svc.PAM = ps.UACEnabled
-	eh := &agent.ElevationHandler{Svc: svc, PAM: ps}
-	if d.Strict {
-		// Test processes run the post-answer work (event send, mobile
-		// fan-out) before the answer, outside the request's call count, so
-		// tests see its effects deterministically.
-		eh.After = func(f func(context.Context)) { f(context.Background()) }
-	}
-	eh.Routes(rt)
+	(&agent.ElevationHandler{Svc: svc, PAM: ps}).Routes(rt)
 	return d.Edge(agent.Wrap(rt)), nil
 }
 

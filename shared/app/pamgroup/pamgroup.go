@@ -19,14 +19,17 @@ func PAM(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the PAM service. Its pending requests fan out mobile
-// approval requests (shared/push) through the mail queue, and the first
-// decision closes them.
+// Service builds the PAM service. The first decision on a request closes its
+// mobile approval requests (shared/push). Its pending requests fan them out
+// from the events queue, not here (pam.Service.FanOut stays nil): the
+// elevation.requested event, written in the ingest's transaction, is what
+// queues the fan-out, which the webhook-worker runs with the queue's retries
+// (webhookworkergroup, push.Fanout.OnEvent). Nothing runs after an answer.
 func Service(d *app.Deps) *pam.Service {
 	mobile := Mobile(d)
 	s := &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
 		PendingTTL: d.Cfg.PAMPendingTTL, Retention: d.Cfg.PAMRequestRetention, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
-		FanOut: mobile.FanOut, Decided: mobile.Decided}
+		Decided: mobile.Decided}
 	if p := Pusher(d); p != nil {
 		s.Channel = p
 	}
@@ -41,5 +44,6 @@ func Pusher(d *app.Deps) *channel.Pusher {
 
 // Mobile builds the mobile approval fan-out.
 func Mobile(d *app.Deps) *push.Fanout {
-	return &push.Fanout{St: push.Store{St: d.Store}, Members: d.Users, Roles: d.Roles, Queue: d.Notify, Clock: d.Clock}
+	return &push.Fanout{St: push.Store{St: d.Store}, Members: d.Users, Roles: d.Roles, Queue: d.Notify, Clock: d.Clock,
+		Requests: pam.Store{St: d.Store}}
 }

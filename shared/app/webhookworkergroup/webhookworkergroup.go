@@ -9,11 +9,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/pamgroup"
 	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/webhook"
 )
 
-// Worker builds the queue consumer: the guard (OUTBOUND_ALLOW_CIDRS) and the
+// Worker builds the queue consumer (webhook deliveries, and the mobile
+// approval fan-out of pending elevation requests, shared/push): the guard (OUTBOUND_ALLOW_CIDRS) and the
 // delivery client (OUTBOUND_CA_FILE). Building it does no I/O beyond reading the
 // CA file when one is set.
 func Worker(d *app.Deps) (*webhook.Worker, error) {
@@ -31,7 +33,7 @@ func Worker(d *app.Deps) (*webhook.Worker, error) {
 	}
 	return &webhook.Worker{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
 		Clock: d.Clock, EventsQueueName: app.QueueName(d.Cfg.EventsQueueURL), DeliveryQueueURL: d.Cfg.DeliveryQueueURL,
-		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log}, nil
+		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log, React: pamgroup.Mobile(d).OnEvent}, nil
 }
 
 // RunWorker starts the webhook-worker Lambda.

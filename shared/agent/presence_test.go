@@ -1,0 +1,243 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/gale-rmm/gale/shared/app/agentsgroup"
+	"github.com/gale-rmm/gale/shared/app/sweepergroup"
+	"github.com/gale-rmm/gale/shared/device"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/sweep"
+	"github.com/gale-rmm/gale/tests/fixture"
+)
+
+type beatReply struct {
+	Config struct{ HeartbeatIntervalSeconds int }
+}
+
+// steadyBeat sends one unchanged heartbeat and reports whether it wrote
+// (4 calls: token check, PAM settings, device update, digest) or not (2) and
+// the interval it was told.
+func steadyBeat(t *testing.T, w *fixture.World, id, tok string, body map[string]any) (bool, int) {
+	t.Helper()
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, body), http.StatusOK)
+	var r beatReply
+	res.Decode(t, &r)
+	switch res.DBCalls {
+	case 2:
+		return false, r.Config.HeartbeatIntervalSeconds
+	case 4:
+		return true, r.Config.HeartbeatIntervalSeconds
+	}
+	t.Fatalf("heartbeat made %d calls (2 steady, 4 writing)", res.DBCalls)
+	return false, 0
+}
+
+func agentRow(t *testing.T, w *fixture.World, id string) *device.Agent {
+	t.Helper()
+	a, err := device.Store{St: w.Env.Store}.Agent(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Issue 32, item 3: a steady device writes the device row at most once per
+// 5-minute last-seen bucket without a channel, and nothing with one open;
+// each beat is told a jittered interval. Before, every heartbeat updated the
+// device row and moved its GSI2 key (3 calls, a write each minute).
+func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
+	w := newWorld(t)
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "steady")
+	body := beat()
+	if wrote, _ := steadyBeat(t, w, id, tok, body); !wrote {
+		t.Fatal("first heartbeat (new facts) wrote nothing")
+	}
+	// An hour of heartbeats at the interval the server tells, no channel.
+	writes, seen := 0, map[int]bool{}
+	start := w.Env.Clock.Now()
+	interval := 60
+	for w.Env.Clock.Now().Before(start.Add(time.Hour)) {
+		w.Env.Clock.Advance(time.Duration(interval) * time.Second)
+		wrote, next := steadyBeat(t, w, id, tok, body)
+		if next < 54 || next > 66 {
+			t.Fatalf("told %d s without a channel, want 60 +-10%%", next)
+		}
+		seen[next] = true
+		interval = next
+		if wrote {
+			writes++
+		}
+	}
+	if writes < 11 || writes > 13 {
+		t.Fatalf("%d writes in an hour without a channel, want one per 5-minute bucket (11-13)", writes)
+	}
+	if len(seen) < 3 {
+		t.Fatalf("intervals told %v: no jitter", seen)
+	}
+	// A fact that changes is written at once.
+	changed := beat()
+	changed["lastUser"] = "alice"
+	if wrote, _ := steadyBeat(t, w, id, tok, changed); !wrote {
+		t.Fatal("a changed last user was not written")
+	}
+	if d := getDevice(t, w, w.A.ID, id); d.LastUser == nil || *d.LastUser != "alice" {
+		t.Fatalf("device lastUser %v", d.LastUser)
+	}
+
+	// With the channel open: nothing for an hour of heartbeats.
+	svc := agentsgroup.Service(w.Env.Deps)
+	if _, err := svc.MarkOnline(context.Background(), agentRow(t, w, id)); err != nil {
+		t.Fatal(err)
+	}
+	interval = 300
+	for range 12 {
+		w.Env.Clock.Advance(time.Duration(interval) * time.Second)
+		wrote, next := steadyBeat(t, w, id, tok, changed)
+		if wrote {
+			t.Fatalf("steady heartbeat with a channel open wrote at %s", w.Env.Clock.Now())
+		}
+		if next < 270 || next > 330 {
+			t.Fatalf("told %d s with a channel open, want 300 +-10%%", next)
+		}
+		interval = next
+	}
+	// A metric crossing a 10-point band is written, at most once per bucket.
+	hot := beat()
+	hot["lastUser"] = "alice"
+	hot["metrics"] = map[string]any{"cpuPercent": 95, "ramPercent": 40, "diskPercent": 70}
+	if wrote, _ := steadyBeat(t, w, id, tok, hot); !wrote {
+		t.Fatal("cpu 12.5 -> 95 with a channel open was not written")
+	}
+	hot["metrics"] = map[string]any{"cpuPercent": 15, "ramPercent": 40, "diskPercent": 70}
+	if wrote, _ := steadyBeat(t, w, id, tok, hot); wrote {
+		t.Fatal("a second band change in the same 5-minute bucket was written")
+	}
+	w.Env.Clock.Advance(device.SeenBucket)
+	if wrote, _ := steadyBeat(t, w, id, tok, hot); !wrote {
+		t.Fatal("the band change was not written in the next bucket")
+	}
+}
+
+// The channel's presence: MarkOnline brings an offline device online with
+// device.online and keeps it out of the offline sweep while the connection
+// can live; MarkOffline with its marker moves it offline with device.offline;
+// the $disconnect of an older connection changes nothing.
+func TestChannelPresence(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "chan")
+	svc := agentsgroup.Service(w.Env.Deps)
+	sw := sweepergroup.Sweeper(w.Env.Deps)
+	run := func() {
+		t.Helper()
+		if err := sw.Handle(ctx, sweep.Event{Job: "device-offline"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Env.Clock.Advance(device.OfflineAfter + device.SeenBucket)
+	run()
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
+		t.Fatalf("silent device is %s", d.Status)
+	}
+	events(t, w)
+	first, err := svc.MarkOnline(ctx, agentRow(t, w, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("connect raised %v", ev)
+	}
+	// Silent over HTTP for two hours: the sweep leaves a connected device.
+	w.Env.Clock.Advance(2 * time.Hour)
+	run()
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
+		t.Fatalf("connected device swept: %s", d.Status)
+	}
+	// A reconnect (the connection's 2-hour limit) before the old $disconnect.
+	second, err := svc.MarkOnline(ctx, agentRow(t, w, id))
+	if err != nil || second == first {
+		t.Fatalf("reconnect: %q %v", second, err)
+	}
+	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), first); err != nil || moved {
+		t.Fatalf("stale $disconnect moved the device: %v %v", moved, err)
+	}
+	if ev := events(t, w); len(ev) != 0 {
+		t.Fatalf("reconnect and stale $disconnect raised %v", ev)
+	}
+	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), second); err != nil || !moved {
+		t.Fatalf("$disconnect: %v %v", moved, err)
+	}
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
+		t.Fatalf("after $disconnect: %s", d.Status)
+	}
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.offline" {
+		t.Fatalf("$disconnect raised %v", ev)
+	}
+	// Back to polling: the heartbeat brings it online, told 60 s +-10%.
+	_, next := steadyBeat(t, w, id, tok, beat())
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline || next > 66 {
+		t.Fatalf("after a heartbeat: %s, told %d s", d.Status, next)
+	}
+	// A lost $disconnect: the sweep catches the device ConnectedFor after
+	// the connect (plus OfflineAfter), never before.
+	if _, err := svc.MarkOnline(ctx, agentRow(t, w, id)); err != nil {
+		t.Fatal(err)
+	}
+	w.Env.Clock.Advance(device.ConnectedFor)
+	run()
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
+		t.Fatalf("swept while the connection could live: %s", d.Status)
+	}
+	w.Env.Clock.Advance(device.OfflineAfter + time.Second)
+	run()
+	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
+		t.Fatalf("lost $disconnect never swept: %s", d.Status)
+	}
+}
+
+// A device last written before GSI5 (GSI2 DEVSEEN keys, no GSI5 keys) is
+// still swept when it goes silent, and a heartbeat moves it to GSI5.
+func TestLegacyLastSeenRowsAreSwept(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	silent, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "legacy-silent")
+	beating, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "legacy-beating")
+	legacy := func(id string) {
+		t.Helper()
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		k := device.Keys(w.A.ID, id)
+		upd := expression.Set(expression.Name("GSI2PK"), expression.Value(fmt.Sprintf("DEVSEEN#%02d", h.Sum32()%16))).
+			Set(expression.Name("GSI2SK"), expression.Value(w.Env.Clock.Now().UTC().Format("2006-01-02T15:04Z")+"#"+id)).
+			Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
+		if err := w.Env.Store.Do(ctx, store.Change(k.PK, k.SK, upd).Exists()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Env.Store.Do(ctx, store.Change("AGENT#"+id, "AGENT", expression.Remove(expression.Name("bs"))).Exists()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legacy(silent)
+	legacy(beating)
+	w.Env.Clock.Advance(time.Minute)
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(beating), tok, beat()), http.StatusOK)
+	if d := getDevice(t, w, w.A.ID, beating); d.Keys.GSI2PK != "" || d.SeenPK == "" {
+		t.Fatalf("heartbeat left the legacy keys: GSI2 %q GSI5 %q", d.Keys.GSI2PK, d.SeenPK)
+	}
+	w.Env.Clock.Advance(device.OfflineAfter)
+	n, err := sweepergroup.Sweeper(w.Env.Deps).Jobs["device-offline"](ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("swept %d (%v), want both", n, err)
+	}
+	if d := getDevice(t, w, w.A.ID, silent); d.Status != device.StatusOffline || d.Keys.GSI2PK != "" {
+		t.Fatalf("legacy device: %s, GSI2 %q", d.Status, d.Keys.GSI2PK)
+	}
+}
