@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"errors"
 	"maps"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -234,17 +235,20 @@ func TestBurstOnANewRowCostsTwoWritesAtMost(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// make test-faults: a lost answer may cost an admission and a
+	// recovery read (package doc, "Lost answers"), never one past the limit.
+	faults := os.Getenv("GALE_FAULT_MODE") != ""
 	passed := 0
 	for i := range n {
 		if errs[i] == nil {
 			passed++
 		}
-		if calls[i] > 2 {
+		if calls[i] > 2 && !faults {
 			t.Errorf("request %d made %d DynamoDB calls, at most 2", i, calls[i])
 		}
 	}
-	if passed != rule.Limit {
-		t.Fatalf("%d of %d passed, want exactly %d", passed, n, rule.Limit)
+	if passed > rule.Limit || (!faults && passed != rule.Limit) {
+		t.Fatalf("%d of %d passed, want exactly %d (fewer only in fault mode)", passed, n, rule.Limit)
 	}
 }
 
