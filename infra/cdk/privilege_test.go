@@ -67,9 +67,8 @@ var wantSend = map[string][]string{
 	"auth-passkeys":  {"EventsQueue", "MailQueue"},
 	"users":          {"EventsQueue", "MailQueue"},
 	"pam":            {"EventsQueue", "MailQueue"},
-	"agents":         {"EventsQueue", "MailQueue"},
 	"admin":          {"EventsQueue", "MailQueue", "WebhookDeliveriesQueue"},
-	"webhook-worker": {"WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
+	"webhook-worker": {"MailQueue", "WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
 }
 
 // wantReceive: queues a function reads (its event sources included).

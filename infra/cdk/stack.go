@@ -417,6 +417,17 @@ func newTable(stack awscdk.Stack) awsdynamodb.Table {
 			NonKeyAttributes: jsii.Strings(listAttributes...),
 		})
 	}
+	// The last-seen index of online devices (shared/device, GSI5): keys only,
+	// since its keys move with heartbeats (at most once per 5 minutes per
+	// device) and a projection would copy the device on every move. A
+	// deployed table gains it by one UpdateTable (CloudFormation adds one
+	// index per update); the sweep reads the legacy GSI2 shards meanwhile.
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("GSI5"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("GSI5PK"), Type: str},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("GSI5SK"), Type: str},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
 	return table
 }
 
