@@ -73,9 +73,8 @@ var wantSend = map[string][]string{
 	"auth-passkeys":  {"EventsQueue", "MailQueue"},
 	"users":          {"EventsQueue", "MailQueue"},
 	"pam":            {"EventsQueue", "MailQueue"},
-	"agents":         {"EventsQueue", "MailQueue"},
 	"admin":          {"EventsQueue", "MailQueue", "WebhookDeliveriesQueue"},
-	"webhook-worker": {"WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
+	"webhook-worker": {"MailQueue", "WebhookDeliveriesDlq", "WebhookDeliveriesQueue"},
 }
 
 // wantReceive: queues a function reads (its event sources included).
@@ -343,6 +342,20 @@ func checkStage(t *testing.T, tmpl assertions.Template, cfn cfnTemplate) {
 			},
 		})
 	})
+	// The agent routes have their own throttling (issue 32: no platform-wide
+	// cap below a million devices), and only they.
+	agent := map[string]any{"ThrottlingRateLimit": 20000, "ThrottlingBurstLimit": 40000}
+	check(t, func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{
+			"RouteSettings": map[string]any{"ANY /api/v1/agents": agent, "ANY /api/v1/agents/{proxy+}": agent},
+		})
+	})
+	for _, st := range cfn.of("AWS::ApiGatewayV2::Stage") {
+		settings, _ := st.Properties["RouteSettings"].(map[string]any)
+		if len(settings) != 2 {
+			t.Errorf("stage route settings %v, want the two agent routes only", settings)
+		}
+	}
 	check(t, func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::DomainName"), map[string]any{
 			"DomainName": "api.example.com",
@@ -360,6 +373,7 @@ func TestContextDefaultsInCDKJSON(t *testing.T) {
 	ctx := cdkJSONContext(t)
 	for key, want := range map[string]any{
 		ctxStageName: defaultStageName, ctxThrottleRate: float64(defaultThrottleRate), ctxThrottleBurst: float64(defaultThrottleBurst),
+		ctxAgentThrottleRate: float64(defaultAgentThrottleRate), ctxAgentThrottleBurst: float64(defaultAgentThrottleBurst),
 		ctxXRay: false, ctxLogRetentionDays: float64(defaultLogRetention), ctxAlarmEmail: "", ctxDomainName: "",
 		ctxCertificateArn: "", ctxCorsOrigins: "", ctxPushAPNSAppArn: "", ctxPushFCMAppArn: "",
 	} {

@@ -63,6 +63,11 @@ const (
 	// throttling (requests per second, burst).
 	ctxThrottleRate  = "throttleRateLimit"
 	ctxThrottleBurst = "throttleBurstLimit"
+	// ctxAgentThrottleRate and ctxAgentThrottleBurst: the agent routes' own
+	// throttling (requests per second, burst), apart from the management
+	// routes' (README, "Throttling").
+	ctxAgentThrottleRate  = "agentThrottleRateLimit"
+	ctxAgentThrottleBurst = "agentThrottleBurstLimit"
 	// ctxXRay turns on X-Ray: active tracing of the functions, and their AWS
 	// SDK calls as subsegments (GALE_XRAY): "true" or "false".
 	ctxXRay = "xray"
@@ -74,7 +79,12 @@ const (
 	defaultStageName     = "$default"
 	defaultThrottleRate  = 200
 	defaultThrottleBurst = 400
-	defaultLogRetention  = 30
+	// 1,000,000 agents polling every 60 s +-10% make 16,700 requests a
+	// second on average (3,300 at 300 s with a channel open); the rest is
+	// headroom for inventory uploads and reconnect waves (README).
+	defaultAgentThrottleRate  = 20000
+	defaultAgentThrottleBurst = 40000
+	defaultLogRetention       = 30
 )
 
 // Function settings. Workers stay well under their queues' visibility timeout
@@ -273,7 +283,7 @@ func checkRoutes() error {
 		}
 	}
 	fns := routes.Functions()
-	for _, name := range []string{webhookWorker, sweeper} {
+	for _, name := range []string{webhookWorker, sweeper, agentsFunction} {
 		if !slices.Contains(fns, name) {
 			return fmt.Errorf("routes: function %q missing", name)
 		}
@@ -434,6 +444,17 @@ func newTable(stack awscdk.Stack) awsdynamodb.Table {
 			NonKeyAttributes: jsii.Strings(listAttributes...),
 		})
 	}
+	// The last-seen index of online devices (shared/device, GSI5): keys only,
+	// since its keys move with heartbeats (at most once per 5 minutes per
+	// device) and a projection would copy the device on every move. A
+	// deployed table gains it by one UpdateTable (CloudFormation adds one
+	// index per update); the sweep reads the legacy GSI2 shards meanwhile.
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String("GSI5"),
+		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String("GSI5PK"), Type: str},
+		SortKey:        &awsdynamodb.Attribute{Name: jsii.String("GSI5SK"), Type: str},
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+	})
 	return table
 }
 
@@ -534,6 +555,16 @@ func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) (awsapiga
 			BurstLimit: jsii.Number(contextNumber(stack, ctxThrottleBurst, defaultThrottleBurst)),
 		},
 	})
+	// Agent traffic does not share the management routes' limits: each
+	// route of the agents function gets its own throttling (route settings
+	// override the stage's default), so a million polling devices neither
+	// starve nor are starved by the API's users.
+	agentLimits := map[string]any{
+		"ThrottlingRateLimit":  contextNumber(stack, ctxAgentThrottleRate, defaultAgentThrottleRate),
+		"ThrottlingBurstLimit": contextNumber(stack, ctxAgentThrottleBurst, defaultAgentThrottleBurst),
+	}
+	routeSettings := map[string]any{}
+	var agentRoutes []constructs.IDependable
 	for _, g := range routes.Groups {
 		integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(
 			jsii.String(pascal(g.Function)+"Integration"), fns[g.Function],
@@ -542,13 +573,24 @@ func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) (awsapiga
 			})
 		for _, prefix := range g.Prefixes {
 			for _, path := range []string{prefix, prefix + "/{proxy+}"} {
-				api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				rs := api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 					Path:        jsii.String(path),
 					Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
 					Integration: integration,
 				})
+				if g.Function == agentsFunction {
+					routeSettings["ANY "+path] = agentLimits
+					for _, r := range *rs {
+						agentRoutes = append(agentRoutes, r)
+					}
+				}
 			}
 		}
+	}
+	// A stage's route settings name existing routes: the stage waits for them.
+	stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).AddPropertyOverride(jsii.String("RouteSettings"), routeSettings)
+	for _, r := range agentRoutes {
+		stage.Node().AddDependency(r)
 	}
 	if domain := contextString(stack, ctxDomainName, ""); domain != "" {
 		arn := contextString(stack, ctxCertificateArn, "")

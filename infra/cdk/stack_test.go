@@ -128,6 +128,9 @@ func TestGaleStack(t *testing.T) {
 			if name == "GSI3" || name == "GSI4" {
 				proj = map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": []any{"orgId", "partnerId", "siteId", "groupIds", "status", "severity", "deviceId", "expiresAt"}}
 			}
+			if name == "GSI5" {
+				proj = map[string]any{"ProjectionType": "KEYS_ONLY"}
+			}
 			return map[string]any{
 				"IndexName":  name,
 				"KeySchema":  []any{key(name+"PK", "HASH"), key(name+"SK", "RANGE")},
@@ -135,7 +138,7 @@ func TestGaleStack(t *testing.T) {
 			}
 		}
 		var attrs []any
-		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"} {
+		for _, a := range []string{"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK", "GSI5PK", "GSI5SK"} {
 			attrs = append(attrs, map[string]any{"AttributeName": a, "AttributeType": "S"})
 		}
 		check(t, func() {
@@ -146,7 +149,7 @@ func TestGaleStack(t *testing.T) {
 					"KeySchema":                        []any{key("PK", "HASH"), key("SK", "RANGE")},
 					"AttributeDefinitions":             assertions.Match_ArrayEquals(&attrs),
 					"BillingMode":                      "PAY_PER_REQUEST",
-					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2"), gsi("GSI3"), gsi("GSI4")},
+					"GlobalSecondaryIndexes":           []any{gsi("GSI1"), gsi("GSI2"), gsi("GSI3"), gsi("GSI4"), gsi("GSI5")},
 					"TimeToLiveSpecification":          map[string]any{"AttributeName": "ttl", "Enabled": true},
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 					"DeletionProtectionEnabled":        true,

@@ -79,6 +79,11 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 	if writes < 11 || writes > 13 {
 		t.Fatalf("%d writes in an hour without a channel, want one per 5-minute bucket (11-13)", writes)
 	}
+	devWRU, agentWRU := rowUnits(t, w, w.A.ID, id)
+	// Each write: the device row, the agent row's digest, and the GSI5 move
+	// (the old key's delete and the new key's put, keys only: 1 each).
+	perHour := writes * (devWRU + agentWRU + 2)
+	t.Logf("steady device without a channel: %d writes an hour, %d WRU (device row %d WRU, agent row %d WRU, GSI5 move 2); was 60 x 6", writes, perHour, devWRU, agentWRU)
 	if len(seen) < 3 {
 		t.Fatalf("intervals told %v: no jitter", seen)
 	}
@@ -98,17 +103,23 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	interval = 300
+	channelWRU := 0
 	for range 12 {
 		w.Env.Clock.Advance(time.Duration(interval) * time.Second)
 		wrote, next := steadyBeat(t, w, id, tok, changed)
 		if wrote {
-			t.Fatalf("steady heartbeat with a channel open wrote at %s", w.Env.Clock.Now())
+			channelWRU += devWRU + agentWRU
+			t.Errorf("steady heartbeat with a channel open wrote at %s", w.Env.Clock.Now())
 		}
 		if next < 270 || next > 330 {
 			t.Fatalf("told %d s with a channel open, want 300 +-10%%", next)
 		}
 		interval = next
 	}
+	if channelWRU > 1 {
+		t.Fatalf("a steady device with a channel open cost %d WRU in an hour, want at most 1", channelWRU)
+	}
+	t.Logf("steady device with a channel open: 12 heartbeats an hour, %d WRU", channelWRU)
 	// A metric crossing a 10-point band is written, at most once per bucket.
 	hot := beat()
 	hot["lastUser"] = "alice"
@@ -241,3 +252,17 @@ func TestLegacyLastSeenRowsAreSwept(t *testing.T) {
 		t.Fatalf("legacy device: %s, GSI2 %q", d.Status, d.Keys.GSI2PK)
 	}
 }
+
+// rowUnits is the write units of device id's row and its agent row as stored.
+func rowUnits(t *testing.T, w *fixture.World, orgID, id string) (int, int) {
+	t.Helper()
+	dk, ak := device.Keys(orgID, id), device.AgentKey(id)
+	items, err := w.Env.Store.BatchGet(context.Background(), store.KeyRef{PK: dk.PK, SK: dk.SK}, ak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rowWRU(items[dk.PK+"|"+dk.SK]), rowWRU(items[ak.PK+"|"+ak.SK])
+}
+
+// rowWRU is what writing item costs on the table alone (shared/store, "Capacity").
+func rowWRU(item store.Item) int { n := store.ItemSize(item); return store.WriteUnits(n, n) }

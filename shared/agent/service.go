@@ -347,9 +347,10 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 }
 
 // HeartbeatOn is Heartbeat for a caller that knows whether the agent's channel
-// is open (connected; the agent row's ChannelUntil counts too): with a
-// channel, a heartbeat does not refresh the last-seen index (the connection
-// holds presence) and the agent is told ChannelInterval.
+// is open (connected): the agent is told ChannelInterval. The last-seen index
+// is left alone only when the agent row carries MarkOnline's marker (the
+// connection then holds presence: its key is ConnectedFor ahead); a flag
+// without the marker would leave the device to the sweep.
 func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput, connected bool) (*HeartbeatReply, error) {
 	a, err := s.caller(ctx, id)
 	if err != nil {
@@ -379,11 +380,12 @@ func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput,
 		return nil, err
 	}
 	now := s.Clock.Now()
-	connected = connected || a.Connected(now)
+	marked := a.Connected(now)
+	connected = connected || marked
 	b := device.Beat{At: now, Health: health, AgentVersion: av, Metrics: in.Metrics, LastUser: in.LastUser,
 		UptimeSeconds: in.UptimeSeconds, Hostname: in.Hostname, OSVersion: in.OSVersion}
 	to := device.BeatStatus(a.Status)
-	plan := device.PlanBeat(a, b, to, connected)
+	plan := device.PlanBeat(a, b, to, marked)
 	switch {
 	case to != a.Status:
 		err = s.transition(ctx, a, b, to, plan)

@@ -95,6 +95,7 @@
 package device
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -354,7 +355,10 @@ func NextInterval(id string, now time.Time, connected bool) time.Duration {
 		base = ChannelInterval
 	}
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s|%d", id, now.Unix()/60)
+	h.Write([]byte(id))
+	var minute [8]byte
+	binary.BigEndian.PutUint64(minute[:], uint64(now.Unix()/60))
+	h.Write(minute[:])
 	span := int64(base / 5 / time.Second) // 20% of base, in whole seconds
 	return base - base/10 + time.Duration(int64(h.Sum32())%(span+1))*time.Second
 }

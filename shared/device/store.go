@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,7 +206,7 @@ func PlanBeat(a *Agent, b Beat, to string, connected bool) BeatPlan {
 	p := BeatPlan{Facts: factsDigest(b), Bands: metricBands(b.Metrics), Bucket: seenStamp(SeenBucketStart(a.DeviceID, b.At)),
 		window: b.At.UTC().Format("2006-01-02T15:04Z")}
 	if to == StatusOnline && !connected {
-		p.Seen = SeenSK(a.DeviceID, b.At)
+		p.Seen = p.Bucket + "#" + a.DeviceID // SeenSK
 	}
 	p.Write = to != a.Status || p.Facts != a.BeatFacts || p.Seen != "" && p.Seen != a.SeenKey ||
 		p.Bands != a.BeatBands && p.Bucket != a.BeatBucket
@@ -221,9 +223,10 @@ func BeatsRetryAfter(now time.Time) int {
 }
 
 // factsDigest is a short hash of the facts a heartbeat reports (an absent
-// optional fact is not written, so it hashes apart from every value).
+// optional fact is not written, so it hashes apart from every value). A
+// hint, not a secret: FNV-1a is enough.
 func factsDigest(b Beat) string {
-	h := sha256.New()
+	h := fnv.New64a()
 	opt := func(v *string) {
 		if v == nil {
 			h.Write([]byte{0})
@@ -238,7 +241,7 @@ func factsDigest(b Beat) string {
 	opt(b.LastUser)
 	opt(b.Hostname)
 	opt(b.OSVersion)
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // metricBands renders each metric's 10-point band (cpu, ram, disk; "-" when
@@ -251,7 +254,7 @@ func metricBands(m *Metrics) string {
 		if v == nil {
 			return "-"
 		}
-		return fmt.Sprint(int(*v / 10))
+		return strconv.Itoa(int(*v / 10))
 	}
 	return band(m.CPUPercent) + "." + band(m.RAMPercent) + "." + band(m.DiskPercent)
 }

@@ -137,9 +137,9 @@ var FunctionNeeds = map[string]Needs{
 	// Enrollment keys are stored as peppered hashes.
 	"enrollment-keys": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
-	// Agents: a pending elevation request fans out mobile approval requests
-	// (push messages on the mail queue, shared/push).
-	"agents": {Table: TableReadWrite, Send: []string{queueEvents, queueMail},
+	// Agents: a pending elevation request's mobile approval fan-out runs in
+	// the webhook-worker, from its event (shared/push).
+	"agents": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
 	// The agent channel (WebSocket API $connect, $disconnect, $default):
 	// the agent token check, heartbeat frames (a status transition sends its
@@ -156,11 +156,14 @@ var FunctionNeeds = map[string]Needs{
 	"webhooks": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEncryption}},
 
-	// The webhook worker connects to customer-chosen URLs: no token key, no
-	// mail. It writes only deliveries and webhook counters (ORG# partitions),
-	// fans events out to the deliveries queue and parks poison jobs on its DLQ.
+	// The webhook worker connects to customer-chosen URLs: no token key. It
+	// writes only deliveries, webhook counters and mobile approval rows with
+	// their request's count (ORG# partitions), fans events out to the
+	// deliveries queue, parks poison jobs on its DLQ, and puts the push
+	// messages of a pending elevation request's approvers on the mail queue
+	// (shared/push, from elevation.requested).
 	"webhook-worker": {Table: TableReadWrite, WriteKeys: []string{tenantkey.Org},
-		Send:    []string{queueDeliveries, DLQ(queueDeliveries)},
+		Send:    []string{queueDeliveries, DLQ(queueDeliveries), queueMail},
 		Receive: []string{DLQ(queueDeliveries)},
 		Secrets: []Secret{SecretEncryption}},
 
