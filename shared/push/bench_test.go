@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/pushgroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/pam"
@@ -34,7 +34,7 @@ func BenchmarkFanOut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fan := pamgroup.Mobile(env.Deps)
+	fan := pushgroup.Mobile(env.Deps)
 	calls := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

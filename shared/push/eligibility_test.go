@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/pushgroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/pam"
@@ -75,7 +75,7 @@ func TestMobileEligibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	cctx, calls := store.WithCalls(ctx)
-	if err := pamgroup.Mobile(w.Env.Deps).FanOut(cctx, r); err != nil {
+	if err := pushgroup.Mobile(w.Env.Deps).FanOut(cctx, r); err != nil {
 		t.Fatal(err)
 	}
 	fixture.Budget(t, fixture.Response{DBCalls: calls.N()}, 4+2) // + one GetItem per custom role

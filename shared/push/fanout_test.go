@@ -15,6 +15,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/pushgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/notify"
@@ -110,7 +111,7 @@ func TestMobileFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, calls := store.WithCalls(context.Background())
-	if err := pamgroup.Mobile(w.Env.Deps).FanOut(ctx, r); err != nil {
+	if err := pushgroup.Mobile(w.Env.Deps).FanOut(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	fixture.Budget(t, fixture.Response{DBCalls: calls.N()}, 4)
@@ -151,7 +152,7 @@ func TestMobileFanOut(t *testing.T) {
 	}
 	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/pam/elevation-requests/"+r3.ID+"/respond", fixture.AAdmin,
 		map[string]any{"decision": "deny"}), http.StatusOK)
-	if err := pamgroup.Mobile(w.Env.Deps).FanOut(context.Background(), &r3); err != nil {
+	if err := pushgroup.Mobile(w.Env.Deps).FanOut(context.Background(), &r3); err != nil {
 		t.Fatal(err)
 	}
 	if got := approvals(t, w, w.A.ID, r3.ID); len(got) != 0 {
@@ -164,7 +165,7 @@ func TestMobileFanOut(t *testing.T) {
 	// A request that is not pending fans out nothing.
 	r2 := *r
 	r2.ID, r2.Status = pam.NewRequestID(w.Env.Clock.Now()), pam.StatusAutoApproved
-	if err := pamgroup.Mobile(w.Env.Deps).FanOut(context.Background(), &r2); err != nil {
+	if err := pushgroup.Mobile(w.Env.Deps).FanOut(context.Background(), &r2); err != nil {
 		t.Fatal(err)
 	}
 	if got := approvals(t, w, w.A.ID, r2.ID); len(got) != 0 {

@@ -6,9 +6,9 @@ import (
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/app/pushgroup"
 	"github.com/gale-rmm/gale/shared/channel"
 	"github.com/gale-rmm/gale/shared/pam"
-	"github.com/gale-rmm/gale/shared/push"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -26,7 +26,7 @@ func PAM(d *app.Deps) (http.Handler, error) {
 // queues the fan-out, which the webhook-worker runs with the queue's retries
 // (webhookworkergroup, push.Fanout.OnEvent). Nothing runs after an answer.
 func Service(d *app.Deps) *pam.Service {
-	mobile := Mobile(d)
+	mobile := pushgroup.Mobile(d)
 	s := &pam.Service{St: pam.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events,
 		PendingTTL: d.Cfg.PAMPendingTTL, Retention: d.Cfg.PAMRequestRetention, ActuatorEnabled: d.Cfg.PAMActuatorEnabled,
 		Decided: mobile.Decided}
@@ -40,10 +40,4 @@ func Service(d *app.Deps) *pam.Service {
 // API (CHANNEL_ENDPOINT); nil without one.
 func Pusher(d *app.Deps) *channel.Pusher {
 	return channel.NewPusher(d.Store, channel.NewPoster(d.AWS, d.Cfg.ChannelEndpoint), d.Log)
-}
-
-// Mobile builds the mobile approval fan-out.
-func Mobile(d *app.Deps) *push.Fanout {
-	return &push.Fanout{St: push.Store{St: d.Store}, Members: d.Users, Roles: d.Roles, Queue: d.Notify, Clock: d.Clock,
-		Requests: pam.Store{St: d.Store}}
 }

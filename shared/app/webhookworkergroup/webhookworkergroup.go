@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/gale-rmm/gale/shared/app"
-	"github.com/gale-rmm/gale/shared/app/pamgroup"
+	"github.com/gale-rmm/gale/shared/app/pushgroup"
 	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/webhook"
 )
@@ -33,7 +33,7 @@ func Worker(d *app.Deps) (*webhook.Worker, error) {
 	}
 	return &webhook.Worker{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
 		Clock: d.Clock, EventsQueueName: app.QueueName(d.Cfg.EventsQueueURL), DeliveryQueueURL: d.Cfg.DeliveryQueueURL,
-		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log, React: pamgroup.Mobile(d).OnEvent}, nil
+		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log, React: pushgroup.Mobile(d).OnEvent}, nil
 }
 
 // RunWorker starts the webhook-worker Lambda.
