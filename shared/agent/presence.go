@@ -25,13 +25,15 @@ import (
 // channel is open without a read (longer interval, no last-seen write). One
 // transaction (with the event's outbox row when the status moves). It answers
 // the marker, which MarkOffline requires: a $disconnect of an older
-// connection then changes nothing.
-func (s *Service) MarkOnline(ctx context.Context, a *device.Agent) (string, error) {
+// connection then changes nothing. The marker is the connection's end and
+// its id connID (unique even when two connects share a millisecond, as
+// under a fixed clock); it still compares as a time (device.Agent.Connected).
+func (s *Service) MarkOnline(ctx context.Context, a *device.Agent, connID string) (string, error) {
 	if device.Blocked(a.Status) {
 		return "", ErrDecommissioned
 	}
 	now := s.Clock.Now()
-	until := clock.Format(now.Add(device.ConnectedFor))
+	until := clock.Format(now.Add(device.ConnectedFor)) + "#" + connID
 	to := device.BeatStatus(a.Status)
 	tx := (&store.Tx{}).Add(device.ConnectWrites(a, to, now, until)...)
 	var evs []*event.Pending
@@ -59,6 +61,9 @@ func (s *Service) MarkOnline(ctx context.Context, a *device.Agent) (string, erro
 // connection) or that is not online (maintenance, updating: people's states)
 // keeps its status; reports whether it moved.
 func (s *Service) MarkOffline(ctx context.Context, a *device.Agent, until string) (bool, error) {
+	if a.ChannelUntil != until {
+		return false, nil // a newer connection's (the row a was read from says so): no write to refuse
+	}
 	if a.Status != device.StatusOnline {
 		err := s.Devices.Do(ctx, device.ForgetChannelWrite(a.DeviceID, until))
 		if err != nil && !errors.Is(err, store.ErrConditionFailed) {

@@ -99,7 +99,7 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 
 	// With the channel open: nothing for an hour of heartbeats.
 	svc := agentsgroup.Service(w.Env.Deps)
-	if _, err := svc.MarkOnline(context.Background(), agentRow(t, w, id)); err != nil {
+	if _, err := svc.MarkOnline(context.Background(), agentRow(t, w, id), "conn-1"); err != nil {
 		t.Fatal(err)
 	}
 	interval = 300
@@ -159,7 +159,7 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("silent device is %s", d.Status)
 	}
 	events(t, w)
-	first, err := svc.MarkOnline(ctx, agentRow(t, w, id))
+	first, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("connected device swept: %s", d.Status)
 	}
 	// A reconnect (the connection's 2-hour limit) before the old $disconnect.
-	second, err := svc.MarkOnline(ctx, agentRow(t, w, id))
+	second, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-3")
 	if err != nil || second == first {
 		t.Fatalf("reconnect: %q %v", second, err)
 	}
@@ -199,7 +199,7 @@ func TestChannelPresence(t *testing.T) {
 	}
 	// A lost $disconnect: the sweep catches the device ConnectedFor after
 	// the connect (plus OfflineAfter), never before.
-	if _, err := svc.MarkOnline(ctx, agentRow(t, w, id)); err != nil {
+	if _, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-4"); err != nil {
 		t.Fatal(err)
 	}
 	w.Env.Clock.Advance(device.ConnectedFor)

@@ -11,6 +11,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
 	"github.com/gale-rmm/gale/shared/app/sweepergroup"
 	"github.com/gale-rmm/gale/shared/channel"
+	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/sweep"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -44,7 +45,7 @@ func TestEventBudgetsAndQuietKeepalive(t *testing.T) {
 	}
 	auth := map[string]string{"Authorization": "Bearer " + d.tok}
 	q := map[string]string{"deviceId": d.id}
-	if res := serve(event("$connect", "conn-a", "", auth, q), 3); res.StatusCode != http.StatusOK {
+	if res := serve(event("$connect", "conn-a", "", auth, q), 4); res.StatusCode != http.StatusOK {
 		t.Fatalf("connect %d %s", res.StatusCode, res.Body)
 	}
 	// First frame: the connection, the claim of its re-send, the agent row.
@@ -73,7 +74,7 @@ func TestEventBudgetsAndQuietKeepalive(t *testing.T) {
 	serve(event("$default", "conn-a", `{"type":"nope"}`, nil, nil), 0)
 	// A replacement: the old connection's close goes to the Management API
 	// (gone here, as it was never bridged), its rows are forgotten.
-	if res := serve(event("$connect", "conn-b", "", auth, q), 5); res.StatusCode != http.StatusOK {
+	if res := serve(event("$connect", "conn-b", "", auth, q), 6); res.StatusCode != http.StatusOK {
 		t.Fatalf("second connect %d", res.StatusCode)
 	}
 	if _, err := st.Conn(context.Background(), "conn-a"); err == nil {
@@ -84,10 +85,28 @@ func TestEventBudgetsAndQuietKeepalive(t *testing.T) {
 	if dc, err := st.Device(context.Background(), d.id); err != nil || dc.ConnID != "conn-b" {
 		t.Fatalf("device row after the late disconnect: %+v %v", dc, err)
 	}
-	serve(event("$disconnect", "conn-b", "", nil, nil), 3)
+	if a := agentRow(t, n, d.id); a.Status != device.StatusOnline || !a.Connected(n.Env.Clock.Now()) {
+		t.Fatalf("after the late disconnect: %s, connected %v", a.Status, a.Connected(n.Env.Clock.Now()))
+	}
+	// The live connection's $disconnect: the device goes offline (one
+	// transaction with device.offline's outbox row, then its clear).
+	serve(event("$disconnect", "conn-b", "", nil, nil), 6)
 	if _, err := st.Device(context.Background(), d.id); err == nil {
 		t.Fatal("device row kept after its connection's disconnect")
 	}
+	if a := agentRow(t, n, d.id); a.Status != device.StatusOffline || a.Connected(n.Env.Clock.Now()) {
+		t.Fatalf("after the disconnect: %s, connected %v", a.Status, a.Connected(n.Env.Clock.Now()))
+	}
+}
+
+// agentRow reads device id's agent row as stored.
+func agentRow(t *testing.T, n *net, id string) *device.Agent {
+	t.Helper()
+	a, err := device.Store{St: n.Env.Store}.Agent(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // TestExpiredCommandsAreNotSent: past its expiresAt (the approval window) a

@@ -17,6 +17,17 @@
 // (ping or heartbeat frame) extends it only when less than RefreshWithin is
 // left, so a keepalive writes nothing otherwise.
 //
+// # Presence
+//
+// $connect makes the device online (device.online when it was not) and
+// puts the channel marker (the connection's end and id) on the agent row;
+// the connection row keeps the marker, and its $disconnect hands it back,
+// so only the newest connection's close makes the device offline
+// (device.offline). A $connect whose connection row cannot be written takes
+// its marker back. An agent that reconnects before API Gateway's 2-hour
+// limit should open the new connection before closing the old one (the
+// wire's advice): the device then stays online without events.
+//
 // # Invariants
 //
 //   - One live connection per device: $connect records the new connection on
@@ -39,8 +50,8 @@
 // # Budgets
 //
 //	event                 calls   what
-//	$connect              3       agent row GetItem (the token check), connection PutItem, device row UpdateItem (answers the replaced connection); +2 when it replaces one (its rows)
-//	$disconnect           3       connection GetItem, connection DeleteItem, device row conditional delete
+//	$connect              4       agent row GetItem (the token check), presence transaction (agent.Service.MarkOnline: device row, agent row's marker; +1 outbox clear when the device comes online), connection PutItem, device row UpdateItem (answers the replaced connection); +2 when it replaces one (its rows)
+//	$disconnect           6       connection GetItem, connection DeleteItem, device row conditional delete, agent row GetItem, presence transaction (MarkOffline, device.offline's outbox row) and the outbox clear; 3 for a connection already replaced, 4 when the agent row names a newer one
 //	$default ping         1       connection GetItem (+1 UpdateItem near expiry, +2 on the first frame: agent row GetItem and the re-send claim)
 //	$default ack          2       connection GetItem, agent row UpdateItem (conditional)
 //	$default heartbeat    1 + the HTTP heartbeat's (agent row GetItem, PAM settings, device update)
@@ -86,6 +97,10 @@ type Conn struct {
 	ConnID   string `dynamodbav:"connId"`
 	DeviceID string `dynamodbav:"deviceId"`
 	OrgID    string `dynamodbav:"orgId"`
+	// Marker is the device's channel marker that $connect set
+	// (agent.Service.MarkOnline), which its $disconnect hands back to
+	// MarkOffline.
+	Marker string `dynamodbav:"marker,omitempty"`
 	// Fresh marks a connection whose pending commands are not re-sent yet
 	// (the first frame does it: nothing can be posted during $connect).
 	Fresh bool `dynamodbav:"fresh,omitempty"`
@@ -100,11 +115,11 @@ func connKey(connID string) store.KeyRef { return store.KeyRef{PK: "WSCONN#" + c
 type Store struct{ St *store.Store }
 
 // Connect records connection connID of device deviceID (organization orgID)
-// and answers the connection it replaced ("" for none).
-func (s Store) Connect(ctx context.Context, deviceID, orgID, connID string, now time.Time) (string, error) {
+// with its presence marker and answers the connection it replaced ("" for none).
+func (s Store) Connect(ctx context.Context, deviceID, orgID, connID, marker string, now time.Time) (string, error) {
 	ttl := store.TTL(now.Add(TTL))
 	k := connKey(connID)
-	c := Conn{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: ttl}, ConnID: connID, DeviceID: deviceID, OrgID: orgID, Fresh: true}
+	c := Conn{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: ttl}, ConnID: connID, DeviceID: deviceID, OrgID: orgID, Marker: marker, Fresh: true}
 	if err := s.St.Do(ctx, store.Put(c)); err != nil {
 		return "", fmt.Errorf("connect %s: %w", connID, err)
 	}

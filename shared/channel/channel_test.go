@@ -404,3 +404,46 @@ func TestAgentReadsOnlyItsOwnRequests(t *testing.T) {
 	}
 	fixture.ExpectError(t, n.AgentCall(t, http.MethodGet, path(d), other.tok, nil), http.StatusUnauthorized, "unauthorized")
 }
+
+// TestPresenceFollowsTheConnection: a real client's connection makes its
+// device online with device.online, and closing it makes the device
+// offline with device.offline. (A replaced connection's late $disconnect,
+// whose timing a client cannot order, is TestEventBudgetsAndQuietKeepalive's
+// and shared/agent's TestChannelPresence.)
+func TestPresenceFollowsTheConnection(t *testing.T) {
+	n := newNet(t)
+	d := n.device(t, "presence")
+	fixture.Events(t, n.World) // enrollment's
+	eventually := func(want string, types ...string) {
+		t.Helper()
+		// The bridge runs $disconnect when the server side sees the close:
+		// wait for it (a bound, not a pause).
+		deadline := time.Now().Add(5 * time.Second)
+		for agentRow(t, n, d.id).Status != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("device %s, want %s", agentRow(t, n, d.id).Status, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		var got []string
+		for _, ev := range fixture.Events(t, n.World) {
+			got = append(got, ev["type"].(string))
+		}
+		if !slices.Equal(got, types) {
+			t.Fatalf("events %v, want %v", got, types)
+		}
+	}
+	// An enrolled device is online already: its first connection keeps it.
+	c0, _ := n.connect(t, d)
+	eventually(device.StatusOnline)
+	if err := c0.Close(websocket.StatusNormalClosure, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(device.StatusOffline, "device.offline")
+	c1, _ := n.connect(t, d)
+	eventually(device.StatusOnline, "device.online")
+	if err := c1.Close(websocket.StatusNormalClosure, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(device.StatusOffline, "device.offline")
+}

@@ -25,6 +25,11 @@ type Agents interface {
 	// ChannelHeartbeat is the HTTP heartbeat for a heartbeat frame (its
 	// JSON); it answers the commands to re-send.
 	ChannelHeartbeat(ctx context.Context, a *device.Agent, frame []byte) ([]device.Command, error)
+	// MarkOnline makes the device online for its channel ($connect) and
+	// answers the channel's marker; MarkOffline ($disconnect) takes it, so
+	// the disconnect of a replaced connection changes nothing.
+	MarkOnline(ctx context.Context, a *device.Agent, connID string) (string, error)
+	MarkOffline(ctx context.Context, a *device.Agent, marker string) (bool, error)
 }
 
 // AgentRows reads agent rows; device.Store satisfies it.
@@ -81,8 +86,18 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 		return events.APIGatewayProxyResponse{}, err
 	}
 	connID := ev.RequestContext.ConnectionID
-	prev, err := h.St.Connect(ctx, a.DeviceID, a.OrgID, connID, h.Clock.Now())
+	marker, err := h.Agents.MarkOnline(ctx, a, connID)
 	if err != nil {
+		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
+			return refused(ErrToken), nil // decommissioned or quarantined since the token check
+		}
+		return events.APIGatewayProxyResponse{}, err
+	}
+	prev, err := h.St.Connect(ctx, a.DeviceID, a.OrgID, connID, marker, h.Clock.Now())
+	if err != nil {
+		// The handshake fails and the agent reconnects or polls; the
+		// device must not stay online on a channel that never opened.
+		h.undoOnline(context.WithoutCancel(ctx), a.DeviceID, marker)
 		return events.APIGatewayProxyResponse{}, err
 	}
 	if prev != "" {
@@ -94,6 +109,18 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 		}
 	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
+}
+
+// undoOnline takes back MarkOnline's marker for a connection that failed to
+// open, best effort: a device left marked is swept ConnectedFor after.
+func (h *Handler) undoOnline(ctx context.Context, deviceID, marker string) {
+	a, err := h.Rows.Agent(ctx, deviceID)
+	if err == nil {
+		_, err = h.Agents.MarkOffline(ctx, a, marker)
+	}
+	if err != nil {
+		h.Log.WarnContext(ctx, "channel: undo online", "deviceId", deviceID, "err", err)
+	}
 }
 
 func refused(err *fault.Error) events.APIGatewayProxyResponse {
@@ -111,6 +138,19 @@ func (h *Handler) disconnect(ctx context.Context, ev events.APIGatewayWebsocketP
 		return events.APIGatewayProxyResponse{}, err
 	}
 	if err := h.St.Forget(ctx, c.DeviceID, c.ConnID); err != nil {
+		return events.APIGatewayProxyResponse{}, err
+	}
+	if c.Marker == "" {
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil // a row from before presence
+	}
+	a, err := h.Rows.Agent(ctx, c.DeviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil // the device is gone
+	}
+	if err != nil {
+		return events.APIGatewayProxyResponse{}, err
+	}
+	if _, err := h.Agents.MarkOffline(ctx, a, c.Marker); err != nil {
 		return events.APIGatewayProxyResponse{}, err
 	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
