@@ -447,3 +447,20 @@ func TestPresenceFollowsTheConnection(t *testing.T) {
 	}
 	eventually(device.StatusOffline, "device.offline")
 }
+
+// TestDecommissionClosesTheChannel: decommissioning a connected device
+// closes its connection, and it cannot connect again.
+func TestDecommissionClosesTheChannel(t *testing.T) {
+	n := newNet(t)
+	d := n.device(t, "retired")
+	c, _ := n.connect(t, d)
+	fixture.Expect(t, n.Call(t, http.MethodPost, "/api/v1/devices/"+d.id+"/decommission", fixture.AAdmin, nil), http.StatusOK)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Fatalf("after the decommission the connection read %v, want a normal close", err)
+	}
+	if _, res, err := n.dial(t, d, d.tok); err == nil || res == nil || res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("decommissioned device connected again: %v %v", err, res)
+	}
+}

@@ -160,7 +160,28 @@ func (p *Pusher) Post(ctx context.Context, deviceID, connID string, frames ...an
 	return nil
 }
 
-// Close closes connection connID (the one a newer connection replaced).
+// Disconnect closes device deviceID's live connection, if it has one (the
+// device was decommissioned: device.Service's Channel). Its $disconnect
+// forgets the rows.
+func (p *Pusher) Disconnect(ctx context.Context, deviceID string) {
+	if p == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
+	defer cancel()
+	d, err := p.St.Device(ctx, deviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		p.Log.WarnContext(ctx, "channel disconnect: read connection", "deviceId", deviceID, "err", err)
+		return
+	}
+	p.Close(ctx, d.ConnID)
+}
+
+// Close closes connection connID (the one a newer connection replaced, or a
+// decommissioned device's).
 func (p *Pusher) Close(ctx context.Context, connID string) {
 	if p == nil {
 		return

@@ -31,6 +31,15 @@ type Service struct {
 	Orgs   Orgs
 	Clock  clock.Clock
 	Events *event.Publisher
+	// Channel closes a decommissioned device's live connection (the agent
+	// channel's pusher); nil without a channel.
+	Channel Disconnector
+}
+
+// Disconnector closes a device's live agent-channel connection, best effort
+// (its token is refused from then on, so it cannot come back).
+type Disconnector interface {
+	Disconnect(ctx context.Context, deviceID string)
 }
 
 // Limits of PATCH /devices/:id.
@@ -161,6 +170,9 @@ func (s *Service) Decommission(ctx context.Context, id string) (*Device, error) 
 			return nil, ErrDecommissioned
 		}
 		return nil, fmt.Errorf("decommission device %s: %w", id, err)
+	}
+	if s.Channel != nil {
+		s.Channel.Disconnect(ctx, id)
 	}
 	d.Status, d.DecommissionedAt, d.UpdatedAt = StatusDecommissioned, clock.Format(now), clock.Format(now)
 	d.Software = nil

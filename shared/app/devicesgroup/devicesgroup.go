@@ -19,7 +19,12 @@ func Devices(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the device service (also used by the sweeper).
+// Service builds the device service (also used by the sweeper). A
+// decommission closes the device's agent channel (CHANNEL_ENDPOINT).
 func Service(d *app.Deps) *device.Service {
-	return &device.Service{St: device.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events}
+	s := &device.Service{St: device.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Clock: d.Clock, Events: d.Events}
+	if p := pamgroup.Pusher(d); p != nil {
+		s.Channel = p
+	}
+	return s
 }
