@@ -13,9 +13,8 @@
 // Both rows are keyed by ids the caller only learns through the device's
 // agent row (AGENT#<id>, shared/device) or API Gateway's connection id, like
 // the agent row itself; they carry the organization for the logs. Their ttl
-// is the connection's longest life in API Gateway (2 hours); a keepalive
-// (ping or heartbeat frame) extends it only when less than RefreshWithin is
-// left, so a keepalive writes nothing otherwise.
+// is the connection's longest life in API Gateway (2 hours), which nothing
+// extends, so a keepalive (ping or heartbeat frame) writes nothing.
 //
 // # Presence
 //
@@ -50,9 +49,9 @@
 // # Budgets
 //
 //	event                 calls   what
-//	$connect              4       agent row GetItem (the token check), presence transaction (agent.Service.MarkOnline: device row, agent row's marker; +1 outbox clear when the device comes online), connection PutItem, device row UpdateItem (answers the replaced connection); +2 when it replaces one (its rows)
+//	$connect              4       agent row GetItem (the token check), presence transaction (agent.Service.MarkOnline: device row, agent row's marker; +1 outbox clear when the device comes online), connection PutItem, device row UpdateItem (answers the replaced connection); +1 when it replaces one (the replaced connection's row; the device row names the new one already)
 //	$disconnect           6       connection GetItem, connection DeleteItem, device row conditional delete, agent row GetItem, presence transaction (MarkOffline, device.offline's outbox row) and the outbox clear; 3 for a connection already replaced, 4 when the agent row names a newer one
-//	$default ping         1       connection GetItem (+1 UpdateItem near expiry, +2 on the first frame: agent row GetItem and the re-send claim)
+//	$default ping         1       connection GetItem (+2 on the first frame: agent row GetItem and the re-send claim)
 //	$default ack          2       connection GetItem, agent row UpdateItem (conditional)
 //	$default heartbeat    1 + the HTTP heartbeat's (agent row GetItem, PAM settings, device update)
 //	a push                1       device row GetItem (then PostToConnection)
@@ -73,10 +72,9 @@ import (
 
 // Lifetimes of the connection rows.
 const (
-	// TTL is API Gateway's longest connection (2 hours).
+	// TTL is API Gateway's longest connection (2 hours), which no
+	// keepalive extends, so a keepalive never writes.
 	TTL = 2 * time.Hour
-	// RefreshWithin: a keepalive extends a connection with less than this left.
-	RefreshWithin = 15 * time.Minute
 )
 
 // DeviceConn is a device's live connection (AGENT#<id> / CONN).
@@ -165,14 +163,23 @@ func (s Store) Device(ctx context.Context, deviceID string) (*DeviceConn, error)
 
 // Forget deletes connection connID and the device row while it still names it.
 func (s Store) Forget(ctx context.Context, deviceID, connID string) error {
-	k := connKey(connID)
-	if err := s.St.Do(ctx, store.Delete(k.PK, k.SK)); err != nil {
-		return fmt.Errorf("forget connection %s: %w", connID, err)
+	if err := s.ForgetConn(ctx, connID); err != nil {
+		return err
 	}
 	dk := deviceKey(deviceID)
 	err := s.St.Do(ctx, store.Delete(dk.PK, dk.SK).When(store.Is("connId", connID)))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("forget connection of device %s: %w", deviceID, err)
+	}
+	return nil
+}
+
+// ForgetConn deletes connection connID's own row only: the one a $connect
+// replaced, whose device row names the new connection already.
+func (s Store) ForgetConn(ctx context.Context, connID string) error {
+	k := connKey(connID)
+	if err := s.St.Do(ctx, store.Delete(k.PK, k.SK)); err != nil {
+		return fmt.Errorf("forget connection %s: %w", connID, err)
 	}
 	return nil
 }
@@ -190,24 +197,6 @@ func (s Store) Claim(ctx context.Context, c *Conn) (bool, error) {
 		return false, fmt.Errorf("claim re-send of %s: %w", c.ConnID, err)
 	}
 	return true, nil
-}
-
-// Refresh extends connection c's rows when less than RefreshWithin is left
-// at now; otherwise it writes nothing.
-func (s Store) Refresh(ctx context.Context, c *Conn, now time.Time) error {
-	if time.Unix(c.TTL, 0).Sub(now) >= RefreshWithin {
-		return nil
-	}
-	ttl := store.TTL(now.Add(TTL))
-	k, dk := connKey(c.ConnID), deviceKey(c.DeviceID)
-	tx := (&store.Tx{}).Add(
-		store.Change(k.PK, k.SK, expression.Set(expression.Name("ttl"), expression.Value(ttl))).Exists(),
-		store.Change(dk.PK, dk.SK, expression.Set(expression.Name("ttl"), expression.Value(ttl))).When(store.Is("connId", c.ConnID)))
-	err := s.St.Commit(ctx, tx)
-	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return fmt.Errorf("refresh connection %s: %w", c.ConnID, err)
-	}
-	return nil
 }
 
 // Ack marks command commandID of device deviceID delivered; an unknown or

@@ -104,7 +104,7 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 		// One live connection per device: the replaced one is closed, and
 		// its row goes (its own $disconnect finds the device row moved on).
 		h.Push.Close(ctx, prev)
-		if err := h.St.Forget(ctx, a.DeviceID, prev); err != nil {
+		if err := h.St.ForgetConn(ctx, prev); err != nil {
 			h.Log.WarnContext(ctx, "channel: forget replaced connection", "connId", prev, "err", err)
 		}
 	}
@@ -219,9 +219,6 @@ func (h *Handler) frame(ctx context.Context, ev events.APIGatewayWebsocketProxyR
 				return events.APIGatewayProxyResponse{}, err
 			}
 		}
-	}
-	if err := h.St.Refresh(ctx, c, now); err != nil {
-		return events.APIGatewayProxyResponse{}, err
 	}
 	if in.Type == TypePing {
 		return reply(map[string]string{"type": TypePong}), nil

@@ -10,6 +10,7 @@ package cost
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -20,7 +21,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
+	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
@@ -35,6 +41,10 @@ const (
 	PricePerMillionLambda    = 0.20  // Lambda requests
 	PricePerGBSecondARM      = 0.0000133334
 	PricePerLogGB            = 0.50 // CloudWatch Logs ingestion
+	// API Gateway WebSocket APIs: messages (either way, per 32 KB) and
+	// connection minutes.
+	PricePerMillionWSMessages  = 1.00
+	PricePerMillionConnMinutes = 0.25
 )
 
 // Assumptions (not measurable on the emulator).
@@ -55,14 +65,21 @@ const (
 
 // Usage is what an activity consumed.
 type Usage struct {
-	Requests float64
-	Calls    float64
-	RCU, WCU float64
-	LogBytes float64
+	// Requests are HTTP API requests; Messages are WebSocket messages (each
+	// a Lambda invocation like a request; a $connect and a $disconnect are
+	// invocations API Gateway does not bill as messages).
+	Requests    float64
+	Messages    float64
+	Invocations float64
+	ConnMinutes float64
+	Calls       float64
+	RCU, WCU    float64
+	LogBytes    float64
 }
 
 func (u *Usage) add(res fixture.Response) {
 	u.Requests++
+	u.Invocations++
 	u.Calls += float64(res.DBCalls)
 	u.RCU += res.RCU
 	u.WCU += res.WCU
@@ -70,11 +87,13 @@ func (u *Usage) add(res fixture.Response) {
 }
 
 func (u Usage) scaled(f float64) Usage {
-	return Usage{Requests: u.Requests * f, Calls: u.Calls * f, RCU: u.RCU * f, WCU: u.WCU * f, LogBytes: u.LogBytes * f}
+	return Usage{Requests: u.Requests * f, Messages: u.Messages * f, Invocations: u.Invocations * f, ConnMinutes: u.ConnMinutes * f,
+		Calls: u.Calls * f, RCU: u.RCU * f, WCU: u.WCU * f, LogBytes: u.LogBytes * f}
 }
 
 func (u Usage) plus(o Usage) Usage {
-	return Usage{Requests: u.Requests + o.Requests, Calls: u.Calls + o.Calls, RCU: u.RCU + o.RCU, WCU: u.WCU + o.WCU,
+	return Usage{Requests: u.Requests + o.Requests, Messages: u.Messages + o.Messages, Invocations: u.Invocations + o.Invocations,
+		ConnMinutes: u.ConnMinutes + o.ConnMinutes, Calls: u.Calls + o.Calls, RCU: u.RCU + o.RCU, WCU: u.WCU + o.WCU,
 		LogBytes: u.LogBytes + o.LogBytes}
 }
 
@@ -103,12 +122,13 @@ type Bill struct{ DynamoDB, Gateway, Lambda, Logs float64 }
 func (b Bill) Total() float64 { return b.DynamoDB + b.Gateway + b.Lambda + b.Logs }
 
 func price(u Usage) Bill {
-	ms := u.Requests*LambdaBaseMs + u.Calls*LambdaMsPerCall
+	ms := u.Invocations*LambdaBaseMs + u.Calls*LambdaMsPerCall
 	return Bill{
 		DynamoDB: u.WCU*PricePerMillionWRU/1e6 + u.RCU*PricePerMillionRRU/1e6,
-		Gateway:  u.Requests * PricePerMillionHTTPCalls / 1e6,
-		Lambda:   u.Requests*PricePerMillionLambda/1e6 + ms/1000*LambdaMemoryGB*PricePerGBSecondARM,
-		Logs:     u.LogBytes / 1e9 * PricePerLogGB,
+		Gateway: u.Requests*PricePerMillionHTTPCalls/1e6 + u.Messages*PricePerMillionWSMessages/1e6 +
+			u.ConnMinutes*PricePerMillionConnMinutes/1e6,
+		Lambda: u.Invocations*PricePerMillionLambda/1e6 + ms/1000*LambdaMemoryGB*PricePerGBSecondARM,
+		Logs:   u.LogBytes / 1e9 * PricePerLogGB,
 	}
 }
 
@@ -119,9 +139,9 @@ const (
 	replayedHeartbeatHrs = 3 // the first hour warms up; the last two are measured
 )
 
-// device replays one device: heartbeats at the interval the server answers,
+// pollingDevice replays one device: heartbeats at the interval the server answers,
 // a day's inventory, PAM prompts; it answers the month's usage by activity.
-func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
+func pollingDevice(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-host")
 	base := "/api/v1/agents/" + id
 	var elapsed time.Duration // whole seconds: no rounding drift over the hours
@@ -186,6 +206,87 @@ func device(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, in
 	return beats, inventory, prompts, interval
 }
 
+// channelDevice replays one device that keeps its agent channel open: it
+// reconnects before API Gateway's 2-hour limit (the new connection first,
+// then the old one's close, as the wire advises) and sends its heartbeat as
+// a frame at the interval a connected device is told (no separate ping: the
+// heartbeat keeps the connection from idling out). It answers the month's
+// usage of the beats and of the connections.
+func channelDevice(t *testing.T, w *fixture.World) (beats, conns Usage, interval float64) {
+	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-channel")
+	h := agentchannelgroup.Handler(w.Env.Deps)
+	serve := func(u *Usage, route, conn, body string, headers, query map[string]string) {
+		t.Helper()
+		ctx, calls := store.WithCalls(context.Background())
+		res, err := h.Handle(ctx, events.APIGatewayWebsocketProxyRequest{Body: body, Headers: headers, QueryStringParameters: query,
+			RequestContext: events.APIGatewayWebsocketProxyRequestContext{RouteKey: route, ConnectionID: conn}})
+		if err != nil || res.StatusCode != http.StatusOK || strings.Contains(res.Body, `"error"`) {
+			t.Fatalf("%s %s: %d %s %v", route, body, res.StatusCode, res.Body, err)
+		}
+		u.Invocations++
+		if route == "$default" {
+			u.Messages++
+			if res.Body != "" {
+				u.Messages++ // the answer frame
+			}
+		}
+		u.Calls += float64(calls.N())
+		u.RCU += calls.RCU()
+		u.WCU += calls.WCU()
+	}
+	auth, query := map[string]string{"Authorization": "Bearer " + tok}, map[string]string{"deviceId": id}
+	var elapsed, lastConnect time.Duration
+	conn := 0
+	connect := func(u *Usage) {
+		conn++
+		serve(u, "$connect", fmt.Sprint("conn-", conn), "", auth, query)
+		serve(u, "$default", fmt.Sprint("conn-", conn), `{"type":"ping"}`, nil, nil)
+		if conn > 1 {
+			serve(u, "$disconnect", fmt.Sprint("conn-", conn-1), "", nil, nil)
+		}
+		lastConnect = elapsed
+	}
+	var warm Usage
+	connect(&warm)
+	var n, reconnects float64
+	for i := 0; elapsed < replayedHeartbeatHrs*time.Hour; i++ {
+		measured := elapsed >= time.Hour
+		if elapsed-lastConnect >= channelReconnect {
+			if measured {
+				connect(&conns)
+				reconnects++
+			} else {
+				connect(&warm)
+			}
+		}
+		body := fmt.Sprintf(`{"type":"heartbeat","status":"ok","agentVersion":"4.2.0","metrics":{"cpuPercent":%d,"ramPercent":%d,"diskPercent":61},"lastUser":"CONTOSO\\alice","uptimeSeconds":%d}`,
+			10+i%7, 40+i%3, 86400+i*300)
+		step := device.NextInterval(id, w.Env.Clock.Now(), true)
+		if measured {
+			serve(&beats, "$default", fmt.Sprint("conn-", conn), body, nil, nil)
+			interval += step.Seconds()
+			n++
+		} else {
+			serve(&warm, "$default", fmt.Sprint("conn-", conn), body, nil, nil)
+		}
+		w.Env.Clock.Advance(step)
+		elapsed += step
+	}
+	interval /= n
+	month := float64(daysPerMonth * 24 / (replayedHeartbeatHrs - 1))
+	beats = beats.scaled(month)
+	if reconnects == 0 {
+		t.Fatal("no reconnect in the measured hours")
+	}
+	conns = conns.scaled(daysPerMonth * 24 / channelReconnect.Hours() / reconnects)
+	conns.ConnMinutes = daysPerMonth * 24 * 60
+	return beats, conns, interval
+}
+
+// channelReconnect is how often a channel device replaces its connection:
+// before API Gateway's 2-hour limit.
+const channelReconnect = 115 * time.Minute
+
 // newKey creates an API key of limit rateLimit.
 func newKey(t *testing.T, w *fixture.World, rateLimit int) string {
 	res := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin,
@@ -219,9 +320,13 @@ func TestCostModel(t *testing.T) {
 	for i := range tiers {
 		tiers[i].key = newKey(t, w, tiers[i].limit)
 	}
-	beats, inventory, prompts, interval := device(t, w)
+	beats, inventory, prompts, interval := pollingDevice(t, w)
 	month := beats.plus(inventory).plus(prompts)
 	perDevice := price(month)
+	// A world of its own: the replay above moved the clock past the callers' tokens.
+	chBeats, chConns, chInterval := channelDevice(t, fixture.NewWorld(t, "agents", "devices", "enrollment-keys", "pam"))
+	chMonth := chBeats.plus(chConns).plus(inventory).plus(prompts)
+	perChannelDevice := price(chMonth)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "One managed device for a month (%d days), replayed against the emulator (`make cost`, tests/cost):\n\n", daysPerMonth)
@@ -236,6 +341,24 @@ func TestCostModel(t *testing.T) {
 	fmt.Fprintf(&b, "\nPer device-month: **$%.4f** (DynamoDB $%.4f, API Gateway $%.4f, Lambda $%.4f, logs $%.4f); per 10,000 devices: **$%.0f** a month.\n\n",
 		perDevice.Total(), perDevice.DynamoDB, perDevice.Gateway, perDevice.Lambda, perDevice.Logs, 10000*perDevice.Total())
 
+	b.WriteString("The same device with its agent channel open all month (heartbeats as frames, a reconnect every ")
+	fmt.Fprintf(&b, "%.0f minutes before API Gateway's 2-hour limit; WebSocket messages and connection minutes priced):\n\n", channelReconnect.Minutes())
+	b.WriteString("| activity | messages | connection minutes | DynamoDB calls | RCU | WCU | $ |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	chRow := func(name string, u Usage) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.4f |\n", name, num(u.Messages), num(u.ConnMinutes), num(u.Calls), num(u.RCU), num(u.WCU), price(u).Total())
+	}
+	chRow(fmt.Sprintf("heartbeat frames (every %.0f s on average, as a connected device is told)", chInterval), chBeats)
+	chRow("connections (connect, first ping, the old connection's close)", chConns)
+	chRow("inventory and PAM prompts (as above, over HTTP)", inventory.plus(prompts))
+	chRow("**month**", chMonth)
+	hourWCU := (chBeats.WCU + chConns.WCU) / (daysPerMonth * 24)
+	fmt.Fprintf(&b, "\nPer device-month with the channel: **$%.4f** (DynamoDB $%.4f, API Gateway $%.4f, Lambda $%.4f, logs $%.4f); per 10,000 devices: **$%.0f** a month. A steady connected device writes %.2f WCU an hour.\n\n",
+		perChannelDevice.Total(), perChannelDevice.DynamoDB, perChannelDevice.Gateway, perChannelDevice.Lambda, perChannelDevice.Logs,
+		10000*perChannelDevice.Total(), hourWCU)
+	if perChannelDevice.Total() > perDevice.Total() {
+		t.Errorf("a device with the channel costs $%.4f a month, more than polling ($%.4f)", perChannelDevice.Total(), perDevice.Total())
+	}
+
 	b.WriteString("One API key, per million requests (`GET /devices`, one row a page):\n\n| limit | DynamoDB calls | RCU | WCU | $ per million |\n|---|---:|---:|---:|---:|\n")
 	for _, tier := range tiers {
 		u := keyRequests(t, w, tier.key, tier.limit, tier.n)
@@ -244,8 +367,8 @@ func TestCostModel(t *testing.T) {
 			t.Errorf("a key at %d/hour costs $%.2f per million requests; the goal is at most $3", tier.limit, got)
 		}
 	}
-	fmt.Fprintf(&b, "\nPrices: DynamoDB on-demand $%.3f per million WRU and $%.3f per million RRU; HTTP API $%.2f per million; Lambda $%.2f per million requests and $%.10f per GB-second (arm64, %.0f MB); logs $%.2f per GB. Assumed, not measured: a warm invocation bills %.0f ms plus %.0f ms per DynamoDB call, and Lambda logs %.0f bytes of its own beside the access log line (measured: the edge's line with its metrics).\n",
-		PricePerMillionWRU, PricePerMillionRRU, PricePerMillionHTTPCalls, PricePerMillionLambda, PricePerGBSecondARM, LambdaMemoryGB*1024, PricePerLogGB,
+	fmt.Fprintf(&b, "\nPrices: DynamoDB on-demand $%.3f per million WRU and $%.3f per million RRU; HTTP API $%.2f per million; WebSocket API $%.2f per million messages and $%.2f per million connection minutes; Lambda $%.2f per million requests and $%.10f per GB-second (arm64, %.0f MB); logs $%.2f per GB. Assumed, not measured: a warm invocation bills %.0f ms plus %.0f ms per DynamoDB call, and Lambda logs %.0f bytes of its own beside the access log line (measured: the edge's line with its metrics; the channel function writes no line per event).\n",
+		PricePerMillionWRU, PricePerMillionRRU, PricePerMillionHTTPCalls, PricePerMillionWSMessages, PricePerMillionConnMinutes, PricePerMillionLambda, PricePerGBSecondARM, LambdaMemoryGB*1024, PricePerLogGB,
 		LambdaBaseMs, LambdaMsPerCall, PlatformLogBytes)
 	got := b.String()
 	t.Log("\n" + got)
