@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -117,8 +116,9 @@ func commitCounted(ctx context.Context, m Meter, build func() *store.Tx, commit 
 // Query of the organization's PAM# rows (the compiled chain is cached per
 // organization and rules version, see chainCache) and one transaction that
 // stores the request (unless ignored), its audit record, its event and m's
-// count. The event's send and the mobile approval fan-out run after the
-// answer (best effort; an unsent event is sent by the outbox drain).
+// count. It answers the event's send, which the caller runs before its
+// answer (an unsent event is sent by the outbox drain); the event queues the
+// mobile approval fan-out of a pending request (shared/push).
 func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m Meter) (*Ingested, func(context.Context), error) {
 	f := fault.Fields{}
 	subject := ingestString(f, "subject_username", in.SubjectUsername, true, MaxSubject)
@@ -224,13 +224,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 	if err != nil {
 		return nil, nil, err
 	}
-	after := func(ctx context.Context) {
-		send(ctx)
-		if r.Status == StatusPending && s.FanOut != nil {
-			if err := s.FanOut(ctx, r); err != nil {
-				slog.WarnContext(ctx, "mobile approval fan-out failed", "elevationRequestId", r.ID, "err", err)
-			}
-		}
-	}
-	return &Ingested{ID: &r.ID, Status: r.Status}, after, nil
+	// The mobile approval fan-out of a pending request is queued by its
+	// elevation.requested event (shared/push, run by the webhook-worker).
+	return &Ingested{ID: &r.ID, Status: r.Status}, send, nil
 }

@@ -64,9 +64,6 @@ type Service struct {
 	// Decided is told about each human decision (mobile approvals expire
 	// their siblings); nil does nothing.
 	Decided func(ctx context.Context, r *Request)
-	// FanOut sends the mobile approval requests of a pending request (after
-	// the ingest answer, best effort); nil sends none.
-	FanOut func(ctx context.Context, r *Request) error
 	// Channel pushes decisions and commands to the device (channel.go).
 	Channel Channel
 }
