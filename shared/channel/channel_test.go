@@ -416,18 +416,23 @@ func TestPresenceFollowsTheConnection(t *testing.T) {
 	fixture.Events(t, n.World) // enrollment's
 	eventually := func(want string, types ...string) {
 		t.Helper()
-		// The bridge runs $disconnect when the server side sees the close:
-		// wait for it (a bound, not a pause).
+		// The bridge runs $disconnect when the server side sees the close,
+		// and the event is sent after the transaction: wait for both (a
+		// bound, not a pause), then require exactly types.
+		var got []string
 		deadline := time.Now().Add(5 * time.Second)
-		for agentRow(t, n, d.id).Status != want {
+		for {
+			for _, ev := range fixture.Events(t, n.World) {
+				got = append(got, ev["type"].(string))
+			}
+			status := agentRow(t, n, d.id).Status
+			if status == want && len(got) >= len(types) {
+				break
+			}
 			if time.Now().After(deadline) {
-				t.Fatalf("device %s, want %s", agentRow(t, n, d.id).Status, want)
+				t.Fatalf("device %s with events %v, want %s with %v", status, got, want, types)
 			}
 			time.Sleep(10 * time.Millisecond)
-		}
-		var got []string
-		for _, ev := range fixture.Events(t, n.World) {
-			got = append(got, ev["type"].(string))
 		}
 		if !slices.Equal(got, types) {
 			t.Fatalf("events %v, want %v", got, types)

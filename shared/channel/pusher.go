@@ -119,6 +119,16 @@ func (p *Pusher) Decision(ctx context.Context, deviceID, requestID, status strin
 
 // Send posts frames to device deviceID's live connection, if it has one.
 func (p *Pusher) Send(ctx context.Context, deviceID string, frames ...any) {
+	p.withLive(ctx, deviceID, func(ctx context.Context, connID string) {
+		if err := p.Post(ctx, deviceID, connID, frames...); err != nil {
+			p.Log.WarnContext(ctx, "channel push", "deviceId", deviceID, "connId", connID, "err", err)
+		}
+	})
+}
+
+// withLive runs do with device deviceID's live connection, within the push
+// timeout; without a connection (the agent polls) it does nothing.
+func (p *Pusher) withLive(ctx context.Context, deviceID string, do func(ctx context.Context, connID string)) {
 	if p == nil {
 		return
 	}
@@ -126,15 +136,13 @@ func (p *Pusher) Send(ctx context.Context, deviceID string, frames ...any) {
 	defer cancel()
 	d, err := p.St.Device(ctx, deviceID)
 	if errors.Is(err, store.ErrNotFound) {
-		return // no channel: the agent polls
-	}
-	if err != nil {
-		p.Log.WarnContext(ctx, "channel push: read connection", "deviceId", deviceID, "err", err)
 		return
 	}
-	if err := p.Post(ctx, deviceID, d.ConnID, frames...); err != nil {
-		p.Log.WarnContext(ctx, "channel push", "deviceId", deviceID, "connId", d.ConnID, "err", err)
+	if err != nil {
+		p.Log.WarnContext(ctx, "channel: read connection", "deviceId", deviceID, "err", err)
+		return
 	}
+	do(ctx, d.ConnID)
 }
 
 // Post posts frames to connection connID of device deviceID, in order. A
@@ -164,20 +172,7 @@ func (p *Pusher) Post(ctx context.Context, deviceID, connID string, frames ...an
 // device was decommissioned: device.Service's Channel). Its $disconnect
 // forgets the rows.
 func (p *Pusher) Disconnect(ctx context.Context, deviceID string) {
-	if p == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
-	defer cancel()
-	d, err := p.St.Device(ctx, deviceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return
-	}
-	if err != nil {
-		p.Log.WarnContext(ctx, "channel disconnect: read connection", "deviceId", deviceID, "err", err)
-		return
-	}
-	p.Close(ctx, d.ConnID)
+	p.withLive(ctx, deviceID, p.Close)
 }
 
 // Close closes connection connID (the one a newer connection replaced, or a
