@@ -144,8 +144,9 @@ var FunctionNeeds = map[string]Needs{
 	// The agent channel (WebSocket API $connect, $disconnect, $default):
 	// the agent token check, heartbeat frames (a status transition sends its
 	// event) and the posts of re-sent commands. No access token to verify. It
-	// writes only its connection rows and agent rows (acks), the device item
-	// (heartbeat frames) and the outbox (a transition's event).
+	// writes only its connection rows and agent rows (acks, presence), the
+	// device item (heartbeat frames, presence at $connect and $disconnect)
+	// and the outbox (a transition's event: device.online, device.offline).
 	"agent-channel": {Table: TableReadWrite, WriteKeys: []string{"AGENT#", "WSCONN#", tenantkey.Org, "OUTBOX#"},
 		Send: []string{queueEvents}, Channel: true},
 	// Those that create commands or decide elevations push them to the
