@@ -141,7 +141,7 @@ const (
 
 // pollingDevice replays one device: heartbeats at the interval the server answers,
 // a day's inventory, PAM prompts; it answers the month's usage by activity.
-func pollingDevice(t *testing.T, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
+func pollingDevice(t testing.TB, w *fixture.World) (beats, inventory, prompts Usage, interval float64) {
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-host")
 	base := "/api/v1/agents/" + id
 	var elapsed time.Duration // whole seconds: no rounding drift over the hours
@@ -212,7 +212,7 @@ func pollingDevice(t *testing.T, w *fixture.World) (beats, inventory, prompts Us
 // a frame at the interval a connected device is told (no separate ping: the
 // heartbeat keeps the connection from idling out). It answers the month's
 // usage of the beats and of the connections.
-func channelDevice(t *testing.T, w *fixture.World) (beats, conns Usage, interval float64) {
+func channelDevice(t testing.TB, w *fixture.World) (beats, conns Usage, interval float64) {
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-channel")
 	h := agentchannelgroup.Handler(w.Env.Deps)
 	serve := func(u *Usage, route, conn, body string, headers, query map[string]string) {
@@ -406,5 +406,25 @@ func syncReadme(t *testing.T, model string) {
 	}
 	if err := os.WriteFile(path, []byte(s[:i+len(begin)]+model+s[j:]), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkSteadyDeviceHour reports what one steady device costs an hour
+// (issue 32's figures for make bench), with and without its agent channel:
+// write and read units of its heartbeats, and of the channel's reconnects
+// (API Gateway's 2-hour limit), and the device-month in dollars.
+func BenchmarkSteadyDeviceHour(b *testing.B) {
+	hours := float64(daysPerMonth * 24)
+	for range b.N {
+		w := fixture.NewWorld(b, "agents", "devices", "enrollment-keys", "pam")
+		beats, inventory, prompts, _ := pollingDevice(b, w)
+		chBeats, chConns, _ := channelDevice(b, fixture.NewWorld(b, "agents", "devices", "enrollment-keys", "pam"))
+		b.ReportMetric(beats.WCU/hours, "polling_wcu/device-hour")
+		b.ReportMetric(beats.RCU/hours, "polling_rcu/device-hour")
+		b.ReportMetric(chBeats.WCU/hours, "channel_beats_wcu/device-hour")
+		b.ReportMetric(chConns.WCU/hours, "channel_reconnect_wcu/device-hour")
+		b.ReportMetric((chBeats.RCU+chConns.RCU)/hours, "channel_rcu/device-hour")
+		b.ReportMetric(price(beats.plus(inventory).plus(prompts)).Total(), "polling_usd/device-month")
+		b.ReportMetric(price(chBeats.plus(chConns).plus(inventory).plus(prompts)).Total(), "channel_usd/device-month")
 	}
 }
