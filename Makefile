@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: budgets cost backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: deadcode-check budgets cost backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -21,7 +21,7 @@ backfill:
 	  $(GO) run ./infra/local/invoke -function sweeper -event $$ev; rc=$$?; rm -f $$ev; exit $$rc
 
 ## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
-test: moto-check fmt-check tidy-check vet docs lint-openapi test-go test-cdk
+test: moto-check fmt-check tidy-check vet deadcode-check docs lint-openapi test-go test-cdk
 
 moto-check:
 	@command -v moto_server >/dev/null || pip install "moto[server]==5.2.1" || \
@@ -64,6 +64,17 @@ test-go:
 	 GALE_AWS_LOG_RETRIES=1 $(GO) test -p 2 -count=1 -timeout 15m ./...
 	@$(MAKE) --no-print-directory test-faults
 	@$(MAKE) --no-print-directory test-timing
+
+# Dead code (golang.org/x/tools' deadcode): nothing even the tests do not
+# reach, and what no binary reaches only as tests/deadcode.allow lists it.
+DEADCODE := $(GO) run golang.org/x/tools/cmd/deadcode@v0.41.0
+deadcode-check:
+	@set -e; all=$$($(DEADCODE) -test ./...); \
+	 if [ -n "$$all" ]; then echo "unreachable even from the tests (delete it):"; echo "$$all"; exit 1; fi; \
+	 got=$$($(DEADCODE) ./functions/... ./infra/local/... | sed -E 's/:[0-9]+:[0-9]+: unreachable func: / /' | sort); \
+	 want=$$(grep -v '^#' tests/deadcode.allow | awk '{print $$1" "$$2}' | sort); \
+	 if [ "$$got" != "$$want" ]; then echo "deadcode differs from tests/deadcode.allow (< found, > listed):"; \
+	   diff <(echo "$$got") <(echo "$$want") || true; exit 1; fi
 
 # Capacity budgets from a run of the whole suite: every documented exchange
 # records its calls and units (GALE_BUDGET_RECORD), and tests/budgetgen turns

@@ -10,7 +10,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -30,7 +29,6 @@ import (
 	"github.com/gale-rmm/gale/shared/notify"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
-	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/user"
@@ -143,17 +141,4 @@ type Builder func(d *Deps) (http.Handler, error)
 func (d *Deps) Edge(h http.Handler) http.Handler {
 	return httpapi.EdgeCounting(httpapi.CORS(httpapi.Deadline(h, d.Cfg.RequestTimeout), d.Cfg.CORSOrigins), d.Log,
 		store.CallCounter{})
-}
-
-// NotBuilt answers every route of a group whose feature is not built yet with
-// 501 `Not implemented` in the error envelope: never a fake success.
-func NotBuilt(function string) Builder {
-	return func(d *Deps) (http.Handler, error) {
-		for _, g := range routes.Groups {
-			if g.Function == function {
-				return d.Edge(httpapi.NotImplemented(g.Prefixes...)), nil
-			}
-		}
-		return nil, fmt.Errorf("app: no route group %q", function)
-	}
 }

@@ -375,13 +375,6 @@ func BeatStatus(from string) string {
 	return from
 }
 
-// AgentStatusWrite moves device id's agent row from status from to to.
-func AgentStatusWrite(id, from, to string) *store.Write {
-	k := AgentKey(id)
-	return store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to))).
-		When(store.Is("status", from)).Exists()
-}
-
 // OfflineWrite moves an online device found stale (k) offline and takes it
 // out of the last-seen indexes. It requires the last-seen key the sweep saw
 // (a heartbeat or a connect since moved it), or for a legacy row a last

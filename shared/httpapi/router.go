@@ -286,19 +286,6 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, r, fault.NotFound("Not Found"))
 }
 
-// NotImplemented registers a catch-all for a group whose feature is not built:
-// every path under prefix answers 501 in the envelope, never a fake success.
-func NotImplemented(prefixes ...string) http.Handler {
-	mux := http.NewServeMux()
-	for _, p := range prefixes {
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, fault.NotImplemented()) })
-		mux.Handle(p, h)
-		mux.Handle(p+"/", h)
-	}
-	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { WriteError(w, r, fault.NotFound("Not Found")) }))
-	return mux
-}
-
 // Pending registers spec routes whose feature is not built yet: each answers 501
 // `Not implemented` (never a fake success), and unknown paths still answer 404.
 func (rt *Router) Pending(routes ...string) {

@@ -199,30 +199,6 @@ func TestRoutesLists(t *testing.T) {
 	}
 }
 
-func TestNotImplemented(t *testing.T) {
-	h := httpapi.Edge(httpapi.NotImplemented("/api/v1/roles", "/api/v1/permissions"), quietLog())
-	for _, c := range []struct {
-		method, path string
-		want         int
-	}{
-		{http.MethodGet, "/api/v1/roles", 501},
-		{http.MethodPost, "/api/v1/roles/abc/clone", 501},
-		{http.MethodDelete, "/api/v1/permissions", 501},
-		{http.MethodGet, "/api/v1/rolesx", 404},
-		{http.MethodGet, "/api/v1/users", 404},
-	} {
-		rec := do(h, c.method, c.path, "")
-		if rec.Code != c.want {
-			t.Errorf("%s %s = %d, want %d", c.method, c.path, rec.Code, c.want)
-			continue
-		}
-		body := decodeBody(t, rec)
-		if c.want == 501 && (body["error"] != "Not implemented" || body["code"] != "not_implemented") {
-			t.Errorf("501 body %s", rec.Body.String())
-		}
-	}
-}
-
 func TestPatternsLookThroughEdge(t *testing.T) {
 	rt := httpapi.NewRouter(nil, nil)
 	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/things/{id}", Access: httpapi.Public,
@@ -232,7 +208,7 @@ func TestPatternsLookThroughEdge(t *testing.T) {
 	if !ok || !slices.Equal(pats, []string{"GET /api/v1/things/{id}", "POST /api/v1/things"}) {
 		t.Fatalf("Patterns = %v, %v", pats, ok)
 	}
-	if _, ok := httpapi.Patterns(httpapi.NotImplemented("/api/v1/x")); ok {
-		t.Error("a not-built group has no router patterns")
+	if _, ok := httpapi.Patterns(http.NewServeMux()); ok {
+		t.Error("a handler that is no router has no patterns")
 	}
 }

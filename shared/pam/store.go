@@ -246,14 +246,6 @@ func CreateRequestWrite(r *Request, pendingTTL time.Duration) *store.Write {
 	return store.PutNew(r)
 }
 
-func statusIn(from ...string) expression.ConditionBuilder {
-	cond := store.Is("status", from[0])
-	for _, f := range from[1:] {
-		cond = cond.Or(store.Is("status", f))
-	}
-	return cond
-}
-
 // decisionWrite moves pending request r to approved (expiring at expiresAt)
 // or denied.
 // A denial sets the ttl (retention, epoch seconds).

@@ -143,8 +143,11 @@ func TestOlderRowIsRebased(t *testing.T) {
 	env := testenv.New(t)
 	rule := ratelimit.Rule{Name: "old", Limit: 5, Window: time.Hour}
 	k := ratelimit.BucketKey(rule, "s")
-	c := ratelimit.NewCount(rule.Window, env.Clock.Now())
-	if err := env.Store.Do(t.Context(), store.Change(k.PK, k.SK, c.Spend(expression.UpdateBuilder{})).When(c.Fresh())); err != nil {
+	// The older format: the slot's count b<slot> and its token set k<slot>.
+	slot := strconv.FormatInt(env.Clock.Now().UnixMilli()/ratelimit.Slot(rule.Window).Milliseconds(), 10)
+	old := expression.Set(expression.Name("b"+slot), expression.Value(1)).
+		Add(expression.Name("k"+slot), expression.Value(&types.AttributeValueMemberSS{Value: []string{"tok"}}))
+	if err := env.Store.Do(t.Context(), store.Change(k.PK, k.SK, old)); err != nil {
 		t.Fatal(err)
 	}
 	l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}

@@ -67,28 +67,19 @@
 // request at 100,000 an hour). TestConcurrentCallersShareTheLimitExactly
 // holds this under the emulator's fault mode.
 //
-// # The device plane's slots
+// # Agents
 //
-// Count, Spend, Refund, Tally and Limiter.Refuses are the older per-event
-// token slots, still written into the device item by the heartbeat
-// (shared/device), whose cost belongs to the device-plane issue; no rule of
-// this package writes them. The agent's ingest window is a flat row, counted
-// in the ingest's transaction (CountWrite) or from the row its token check
-// read (CountFrom).
+// The agent's ingest window is a flat row, counted in the ingest's
+// transaction (CountWrite) or from the row its token check read
+// (CountFrom). Rows of the older format (a count and a token set per slot)
+// are rebased into the flat row by their first count.
 package ratelimit
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"slices"
-	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
@@ -189,18 +180,6 @@ func BucketKey(r Rule, subject string) store.KeyRef {
 	return store.KeyRef{PK: pk, SK: sk}
 }
 
-// Refuses reports whether the token-slot row item (nil when absent; the
-// device plane's format, see the package doc) is full at now, and if so the
-// seconds until its oldest counted slot leaves it.
-func (l Limiter) Refuses(r Rule, item store.Item, now time.Time) (bool, int) {
-	r = l.rule(r)
-	w := Tally(item, r.Window, now)
-	if w.Count < r.Limit {
-		return false, 0
-	}
-	return true, w.RetryAfter(now)
-}
-
 // Slots is how many slots a window is counted in; an event is judged over
 // Slots+1 of them.
 const Slots = 60
@@ -210,76 +189,6 @@ func Slot(window time.Duration) time.Duration { return max(window/Slots, time.Mi
 
 func slotIndex(window time.Duration, t time.Time) int64 {
 	return t.UnixMilli() / Slot(window).Milliseconds()
-}
-
-func slotName(i int64) string { return "b" + strconv.FormatInt(i, 10) }
-
-// TokenRetention is how long the token of a count is kept in its row (at
-// least two slots): longer than any retry of its write.
-const TokenRetention = 30 * time.Second
-
-// Count is one event being counted at an instant: its slot, and the token that
-// makes its write idempotent (see the package doc, "Lost answers").
-type Count struct {
-	window time.Duration
-	slot   int64
-	tok    string
-}
-
-// NewCount is a fresh count of one event at now, in a window of the given
-// length.
-func NewCount(window time.Duration, now time.Time) Count {
-	var b [9]byte
-	_, _ = rand.Read(b[:])
-	return Count{window: window, slot: slotIndex(window, now), tok: base64.RawURLEncoding.EncodeToString(b[:])}
-}
-
-// kept is how many slots up to the current one keep their token sets.
-func (c Count) kept() int64 {
-	return max(2, int64((TokenRetention+Slot(c.window)-1)/Slot(c.window)))
-}
-
-func tokenSet(i int64) string { return "k" + strconv.FormatInt(i, 10) }
-
-// Spend adds to upd the counting of the event: one more in its slot, its
-// token in the slot's token set, and the removal of the slots that have left
-// the window and of the token sets past their retention (a row seen after a
-// long pause may keep older ones; they are never counted, and the row's ttl
-// ends them). Its write must be conditioned on Fresh.
-func (c Count) Spend(upd expression.UpdateBuilder) expression.UpdateBuilder {
-	n := expression.Name(slotName(c.slot))
-	upd = upd.Set(n, expression.Plus(n.IfNotExists(expression.Value(0)), expression.Value(1))).
-		Add(expression.Name(tokenSet(c.slot)), expression.Value(&types.AttributeValueMemberSS{Value: []string{c.tok}}))
-	// Each range is Slots+3 long: an attribute is left only by a pause longer
-	// than the window, after which the row's ttl has ended it.
-	for i := c.slot - Slots - 1; i > c.slot-2*Slots-4; i-- {
-		upd = upd.Remove(expression.Name(slotName(i)))
-	}
-	for i := c.slot - c.kept(); i > c.slot-c.kept()-Slots-3; i-- {
-		upd = upd.Remove(expression.Name(tokenSet(i)))
-	}
-	return upd
-}
-
-// Fresh is the condition of a Spend write: the event's token is not counted
-// yet. A retry of an applied Spend fails it; In then tells so.
-func (c Count) Fresh() expression.ConditionBuilder {
-	return expression.Not(expression.Name(tokenSet(c.slot)).Contains(c.tok))
-}
-
-// In reports whether item (a row as a failed condition found it) holds the
-// event's count: its Spend had applied on an attempt whose answer was lost.
-func (c Count) In(item store.Item) bool {
-	set, ok := item[tokenSet(c.slot)].(*types.AttributeValueMemberSS)
-	return ok && slices.Contains(set.Value, c.tok)
-}
-
-// Refund takes back the event's count on the row pk/sk, once: only while the
-// slot's token set holds its token, which it removes.
-func (c Count) Refund(pk, sk string) *store.Write {
-	n, k := expression.Name(slotName(c.slot)), expression.Name(tokenSet(c.slot))
-	upd := expression.Add(n, expression.Value(-1)).Delete(k, expression.Value(&types.AttributeValueMemberSS{Value: []string{c.tok}}))
-	return store.Change(pk, sk, upd).When(k.Contains(c.tok).And(n.GreaterThan(expression.Value(0))))
 }
 
 // Window is what a row's slots hold at one instant.
@@ -295,31 +204,6 @@ type Window struct {
 func (w Window) RetryAfter(now time.Time) int {
 	s := int((w.Reset.Sub(now) + time.Second - 1) / time.Second)
 	return max(s, 1)
-}
-
-// Tally sums the slots of item (nil: an empty window) that count at now.
-func Tally(item store.Item, window time.Duration, now time.Time) Window {
-	cur := slotIndex(window, now)
-	w := Window{Reset: now}
-	oldest := int64(-1)
-	for i := cur - Slots; i <= cur; i++ {
-		v, ok := item[slotName(i)].(*types.AttributeValueMemberN)
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(v.Value)
-		if err != nil || n <= 0 {
-			continue
-		}
-		w.Count += n
-		if oldest < 0 {
-			oldest = i
-		}
-	}
-	if oldest >= 0 {
-		w.Reset = time.UnixMilli((oldest + Slots + 1) * Slot(window).Milliseconds()).UTC()
-	}
-	return w
 }
 
 // Hash turns personal data (e-mail, phone) into a subject.

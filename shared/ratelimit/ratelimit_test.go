@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
@@ -186,59 +184,6 @@ func TestConcurrentCallersShareTheLimitExactly(t *testing.T) {
 		}
 		if c, err := l.Count(t.Context(), rule, "shared"); err != nil || c != rule.Limit {
 			t.Fatalf("%s: the row counts %d (%v), want the %d admitted (refusals write nothing)", rule.Name, c, err, rule.Limit)
-		}
-	}
-}
-
-// Issue 19, item 5: DynamoDB does not make UpdateItem idempotent, and a count
-// whose answer was lost used to count again when retried after another
-// request had written the row (the write token of shared/store only spots a
-// retry when nobody wrote in between). Replayed by hand: the retry of an
-// applied count fails its condition, finds its token, and the row counts it
-// once; a retried refund takes back once.
-func TestLostAnswersCountOnce(t *testing.T) {
-	env := testenv.New(t)
-	ctx := t.Context()
-	now := env.Clock.Now()
-	for _, window := range []time.Duration{time.Hour, time.Minute} {
-		pk, sk := "RL#lost#"+window.String(), "WIN"
-		spend := func(c ratelimit.Count) (store.Item, error) {
-			return env.Store.Update(ctx, store.Change(pk, sk, c.Spend(expression.UpdateBuilder{})).When(c.Fresh()))
-		}
-		a, b := ratelimit.NewCount(window, now), ratelimit.NewCount(window, now)
-		if _, err := spend(a); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := spend(b); err != nil { // another request, between a and its retry
-			t.Fatal(err)
-		}
-		item, err := spend(a) // a's retry: its first answer was "lost"
-		if !errors.Is(err, store.ErrConditionFailed) || !a.In(item) || b.In(nil) {
-			t.Fatalf("%v: retry of an applied count: %v, in %v", window, err, a.In(item))
-		}
-		if w := ratelimit.Tally(item, window, now); w.Count != 2 {
-			t.Fatalf("%v: the row counts %d, want 2", window, w.Count)
-		}
-		for i := range 2 { // a refund, then its retry
-			err := env.Store.Do(ctx, a.Refund(pk, sk))
-			if (i == 0) != (err == nil) {
-				t.Fatalf("%v: refund %d: %v", window, i, err)
-			}
-		}
-		item, err = spend(b)
-		if !errors.Is(err, store.ErrConditionFailed) || a.In(item) || !b.In(item) || ratelimit.Tally(item, window, now).Count != 1 {
-			t.Fatalf("%v: after the refunds: %v, count %d", window, err, ratelimit.Tally(item, window, now).Count)
-		}
-		// Tokens are kept for TokenRetention (at least two slots), then removed
-		// by later counts; the slots stay counted for the whole window.
-		later := now.Add(max(ratelimit.TokenRetention, 2*ratelimit.Slot(window)) + ratelimit.Slot(window))
-		c := ratelimit.NewCount(window, later)
-		item, err = env.Store.Update(ctx, store.Change(pk, sk, c.Spend(expression.UpdateBuilder{})).When(c.Fresh()))
-		if err != nil || b.In(item) || !c.In(item) {
-			t.Fatalf("%v: after the retention: %v, old token kept %v", window, err, b.In(item))
-		}
-		if w := ratelimit.Tally(item, window, later); later.Sub(now) < window && w.Count != 2 {
-			t.Fatalf("%v: %d counted after the retention, want 2", window, w.Count)
 		}
 	}
 }

@@ -179,11 +179,6 @@ func (s Store) Pinned(ctx context.Context, owner, id string) (authz.Set, []Pin, 
 	return set, pins, nil
 }
 
-// Unchanged is the transaction check that pin's role is still at its version.
-func Unchanged(pin Pin) *store.Write {
-	return store.Assert(pin.Key.PK, pin.Key.SK, store.Is("version", pin.Version))
-}
-
 // Writes of the role service; each names its compare-and-swap.
 
 // childCountWrite adds d to r's child count if r is still at its version.

@@ -37,13 +37,6 @@ func OrgOf(pk string) (id string, ok bool) { return strings.CutPrefix(pk, orgPre
 // PartnerOf is the partner id of tenant key pk (PARTNER#<id>).
 func PartnerOf(pk string) (id string, ok bool) { return strings.CutPrefix(pk, partnerPrefix) }
 
-// TenantKeyPrefixes are the leading characters of every tenant partition, for
-// policies that grant writes by key prefix (IAM dynamodb:LeadingKeys).
-func TenantKeyPrefixes() []string { return []string{orgPrefix, partnerPrefix} }
-
-// OrgKey is row sk of organization orgID.
-func OrgKey(orgID, sk string) KeyRef { return KeyRef{PK: OrgPK(orgID), SK: sk} }
-
 // OrgRows is the one repository of rows an organization owns that are also
 // found by their own id: PK ORG#<oid>, SK <Kind>#<id>, GSI1PK <Kind>REF#<id>,
 // GSI1SK <Kind>. T is the record type; its *T embeds Keys.

@@ -28,9 +28,6 @@ type Active struct {
 	EnforceSSO bool   `dynamodbav:"enforceSso"`
 }
 
-// Key is the key of orgID's active-provider row.
-func Key(orgID string) store.KeyRef { return KeyOf(store.OrgPK(orgID)) }
-
 // KeyOf is the key of the active-provider row of the tenant whose partition
 // is pk (ORG#<id> or PARTNER#<id>).
 func KeyOf(pk string) store.KeyRef { return store.KeyRef{PK: pk, SK: "SSOACTIVE"} }
