@@ -125,11 +125,8 @@ func (s *Service) Visible(ctx context.Context, p *authz.Principal, orgIDs []stri
 
 // Create raises an alert (alert.triggered).
 func (s *Service) Create(ctx context.Context, in CreateInput) (*Alert, error) {
-	p, err := authz.Require(ctx, authz.AlertsWrite)
+	p, err := authz.RequireTenant(ctx, authz.AlertsWrite, authz.NeedUserSession)
 	if err != nil {
-		return nil, err
-	}
-	if err := session(p); err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}
@@ -203,7 +200,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Alert, error) {
 
 // Acknowledge moves an active alert to acknowledged (alert.acknowledged).
 func (s *Service) Acknowledge(ctx context.Context, id string) (*Alert, error) {
-	p, err := authz.Require(ctx, authz.AlertsAck)
+	p, err := authz.RequireTenant(ctx, authz.AlertsAck, authz.NeedUserSession)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +209,7 @@ func (s *Service) Acknowledge(ctx context.Context, id string) (*Alert, error) {
 
 // Resolve moves an active or acknowledged alert to resolved (alert.resolved).
 func (s *Service) Resolve(ctx context.Context, id string) (*Alert, error) {
-	p, err := authz.Require(ctx, authz.AlertsWrite)
+	p, err := authz.RequireTenant(ctx, authz.AlertsWrite, authz.NeedUserSession)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +217,6 @@ func (s *Service) Resolve(ctx context.Context, id string) (*Alert, error) {
 }
 
 func (s *Service) move(ctx context.Context, p *authz.Principal, id, to string) (*Alert, error) {
-	if err := session(p); err != nil {
-		return nil, err
-	}
 	a, err := s.alert(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -280,22 +274,5 @@ func visible(p *authz.Principal, a *Alert) bool {
 }
 
 func read(ctx context.Context) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, authz.AlertsRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
-}
-
-func session(p *authz.Principal) error {
-	if err := p.UserSession(); err != nil {
-		return err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return err
-	}
-	return nil
+	return authz.RequireTenant(ctx, authz.AlertsRead)
 }

@@ -452,17 +452,7 @@ func updatable(k *Key) error {
 // authorize is the preamble of every route: a user session holding perm
 // (API keys never manage keys).
 func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, perm)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, perm, authz.NeedUserSession)
 }
 
 // restricted reports a site- or device-group-restricted caller.

@@ -156,6 +156,68 @@ func Require(ctx context.Context, perm Permission) (*Principal, error) {
 	return RequireAny(ctx, perm)
 }
 
+// Need is what a route asks of its caller beside a permission and a tenant
+// (RequireTenant).
+type Need uint8
+
+const (
+	// NeedUserSession refuses API keys: only a user session may (keys never
+	// manage keys, filters, scripts...).
+	NeedUserSession Need = 1 << iota
+	// NeedUnrestricted refuses a site- or device-group-restricted caller: the
+	// change reaches the whole organization.
+	NeedUnrestricted
+)
+
+// RequireTenant is the preamble of a tenant's route: the caller holds perm
+// and acts in a partner or an organization (or is the system), and meets
+// needs. The tenant of the record acted on is checked by the read that finds
+// it (tenant.Find, tenant.Store.Reach). Refusals in this order: 401, the
+// permission (403), a user session, the tenant context, the restriction.
+func RequireTenant(ctx context.Context, perm Permission, needs ...Need) (*Principal, error) {
+	p, err := Require(ctx, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.meets(needs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// InTenant is RequireTenant without a permission, for a route that answers
+// each caller what its own permissions show (global search).
+func InTenant(ctx context.Context, needs ...Need) (*Principal, error) {
+	p, err := Authenticated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.meets(needs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// meets checks needs and the tenant context, in RequireTenant's order.
+func (p *Principal) meets(needs []Need) error {
+	var need Need
+	for _, n := range needs {
+		need |= n
+	}
+	if need&NeedUserSession != 0 {
+		if err := p.UserSession(); err != nil {
+			return err
+		}
+	}
+	if err := p.RequireTenantContext(); err != nil && p.Scope != ScopeSystem {
+		return err
+	}
+	if need&NeedUnrestricted != 0 {
+		return p.RequireUnrestricted()
+	}
+	return nil
+}
+
 // RequireAny passes when the caller holds at least one of perms (API-key scope rule 1).
 func RequireAny(ctx context.Context, perms ...Permission) (*Principal, error) {
 	p := FromContext(ctx)

@@ -78,11 +78,8 @@ type ListPage struct {
 // transaction), or for a restricted caller or a siteId a count of the kept
 // index rows.
 func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
-	p, err := authz.Require(ctx, authz.DevicesRead)
+	p, err := authz.RequireTenant(ctx, authz.DevicesRead)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
 		return nil, err
 	}
 	fe := fault.Fields{}

@@ -309,17 +309,7 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 
 // authorize is the preamble of every route: a user session holding perm.
 func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, perm)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, perm, authz.NeedUserSession)
 }
 
 // key reads key id and checks that the caller can see it.

@@ -69,25 +69,11 @@ type Service struct {
 }
 
 func reader(ctx context.Context) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, authz.DevicesRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, authz.DevicesRead)
 }
 
 func actor(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, perm)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, perm)
 }
 
 // visible applies tenancy and the site and device-group restrictions to r.

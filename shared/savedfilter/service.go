@@ -425,33 +425,13 @@ func (s *Service) filter(ctx context.Context, p *authz.Principal, id string) (*F
 // read and write are the preambles: devices:read (user or key), and
 // devices:write from a user session (MFA is the route's).
 func read(ctx context.Context) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, authz.DevicesRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, authz.DevicesRead)
 }
 
+// A saved filter is the whole organization's: a restricted caller reads and
+// previews (within its restriction) but does not change them.
 func write(ctx context.Context) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, authz.DevicesWrite)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
-		return nil, err
-	}
-	// A saved filter is the whole organization's: a restricted caller reads and
-	// previews (within its restriction) but does not change them.
-	if err := p.RequireUnrestricted(); err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, authz.DevicesWrite, authz.NeedUserSession, authz.NeedUnrestricted)
 }
 
 // conditions parses a ConditionGroup and returns it re-encoded compactly.

@@ -248,31 +248,11 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Service) read(ctx context.Context) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, authz.ScriptsRead)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, authz.ScriptsRead)
 }
 
 func (s *Service) write(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
-	p, err := authz.Require(ctx, perm)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.UserSession(); err != nil {
-		return nil, err
-	}
-	if err := p.RequireTenantContext(); err != nil && p.Scope != authz.ScopeSystem {
-		return nil, err
-	}
-	if err := p.RequireUnrestricted(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return authz.RequireTenant(ctx, perm, authz.NeedUserSession, authz.NeedUnrestricted)
 }
 
 func (s *Service) script(ctx context.Context, p *authz.Principal, id string) (*Script, error) {
