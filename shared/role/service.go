@@ -14,6 +14,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/shared/valid"
 )
@@ -32,18 +33,12 @@ type Holders interface {
 	Members(ctx context.Context, scope authz.Scope, partnerID, orgID string) ([]user.Membership, error)
 }
 
-// Orgs finds an organization by id, for partner and system callers naming orgId
-// and for organization callers whose principal lacks their partner. An unknown
-// id is an error matching store.ErrNotFound.
+// Orgs is the one organization check (tenant.Store): partner and system
+// callers naming orgId, and organization callers whose principal lacks their
+// partner, read the organization through it.
 type Orgs interface {
-	Org(ctx context.Context, id string) (authz.Org, error)
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 }
-
-// OrgFunc adapts a function to Orgs.
-type OrgFunc func(ctx context.Context, id string) (authz.Org, error)
-
-// Org calls f.
-func (f OrgFunc) Org(ctx context.Context, id string) (authz.Org, error) { return f(ctx, id) }
 
 // Service manages roles. Every method authorizes first; a change is written with
 // its audit record in one transaction.
@@ -168,17 +163,11 @@ func (s *Service) writeOwner(ctx context.Context, p *authz.Principal, orgID stri
 
 // org reads organization id and checks the caller may reach it (else 404).
 func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (owner, error) {
-	o, err := s.Orgs.Org(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return owner{}, ErrOrgNotFound
-	}
+	o, err := s.Orgs.Reach(ctx, p, id)
 	if err != nil {
-		return owner{}, fmt.Errorf("organization %s: %w", id, err)
+		return owner{}, err
 	}
-	if !p.CanAccessOrg(o) {
-		return owner{}, ErrOrgNotFound
-	}
-	return ownerOfOrg(o), nil
+	return ownerOfOrg(o.Ref()), nil
 }
 
 // visible reports whether p may see r: a system role of a scope the caller works

@@ -44,15 +44,7 @@ func newWorld(t *testing.T) *world {
 	w.p1, w.p2 = fixture.Partner(t, env, "P1"), fixture.Partner(t, env, "P2")
 	w.a, w.b = fixture.Org(t, env, w.p1.ID, "A"), fixture.Org(t, env, w.p1.ID, "B")
 	w.c = fixture.Org(t, env, w.p2.ID, "C")
-	w.svc = &role.Service{St: env.Store, Roles: env.Roles, Users: env.Users,
-		Orgs: role.OrgFunc(func(ctx context.Context, id string) (authz.Org, error) {
-			var o tenant.Organization
-			k := tenant.OrgKey(id)
-			if err := env.Store.Get(ctx, k.PK, k.SK, &o); err != nil {
-				return authz.Org{}, err
-			}
-			return o.Ref(), nil
-		})}
+	w.svc = &role.Service{St: env.Store, Roles: env.Roles, Users: env.Users, Orgs: tenant.Store{St: env.Store}}
 	return w
 }
 

@@ -65,6 +65,8 @@ type Roles interface {
 
 // Orgs reads organizations; tenant.Store satisfies it.
 type Orgs interface {
+	// Reach is the one organization check (tenant.Store.Reach).
+	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
 	Org(ctx context.Context, id string) (*tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
@@ -175,15 +177,9 @@ func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) 
 			}
 			return Target{Scope: p.Scope, PartnerID: p.PartnerID}, nil
 		}
-		o, err := s.Orgs.Org(ctx, orgID)
-		if errors.Is(err, store.ErrNotFound) {
-			return Target{}, ErrOrgNotFound
-		}
+		o, err := s.Orgs.Reach(ctx, p, orgID)
 		if err != nil {
 			return Target{}, err
-		}
-		if !p.CanAccessOrg(o.Ref()) {
-			return Target{}, ErrOrgNotFound
 		}
 		return Target{Scope: authz.ScopeOrg, PartnerID: o.PartnerID, OrgID: o.ID, Name: o.Name}, nil
 	}
