@@ -237,10 +237,7 @@ func creatorHolds(g *Guard, items map[string]store.Item) (bool, error) {
 	if err := store.Unmarshal(mi, &m); err != nil {
 		return false, err
 	}
-	if u.Status != user.StatusActive || !m.Active() || m.RoleID != c.RoleID || len(m.SiteIDs) > 0 || len(m.GroupIDs) > 0 {
-		return false, nil
-	}
-	if authz.Scope(c.Scope) == authz.ScopePartner && m.OrgAccess != authz.OrgAccessAll && !contains(m.OrgIDs, g.OrgID) {
+	if m.RoleID != c.RoleID || !entitles(&u, &m, g.OrgID) {
 		return false, nil
 	}
 	for _, p := range c.Pins {
@@ -285,52 +282,21 @@ func (a *Authenticator) expire(ctx context.Context, g *Guard, now time.Time) err
 // no longer act for them.
 func (a *Authenticator) currentCreator(ctx context.Context, g *Guard) (*Creator, error) {
 	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	items, err := a.St.St.BatchGet(ctx, pk, mk)
+	e, err := creatorNow(ctx, a.St.St, a.Roles, c, g.OrgID)
+	if errors.Is(err, ErrCreatorGone) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	pi, ok1 := items[pk.PK+"|"+pk.SK]
-	mi, ok2 := items[mk.PK+"|"+mk.SK]
-	if !ok1 || !ok2 {
-		return nil, nil
-	}
-	var u user.User
-	var m user.Membership
-	if err := store.Unmarshal(pi, &u); err != nil {
-		return nil, err
-	}
-	if err := store.Unmarshal(mi, &m); err != nil {
-		return nil, err
-	}
-	if u.Status != user.StatusActive || !m.Active() || len(m.SiteIDs) > 0 || len(m.GroupIDs) > 0 {
-		return nil, nil
-	}
-	if m.Scope == authz.ScopePartner && m.OrgAccess != authz.OrgAccessAll && !contains(m.OrgIDs, g.OrgID) {
-		return nil, nil
-	}
-	set, pins, err := a.Roles.Pinned(ctx, m.RoleOwner, m.RoleID)
-	if err != nil {
-		return nil, err
-	}
-	next := &Creator{UserID: c.UserID, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, RoleID: m.RoleID}
-	for _, p := range set.List() {
+	next := &Creator{UserID: c.UserID, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, RoleID: e.RoleID}
+	for _, p := range e.Perms.List() {
 		next.Perms = append(next.Perms, p.String())
 	}
-	for _, p := range pins {
+	for _, p := range e.Pins {
 		next.Pins = append(next.Pins, Pin{PK: p.Key.PK, SK: p.Key.SK, Version: p.Version})
 	}
 	return next, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // principalOf is the caller a key acts as: in its organization, with its

@@ -3,13 +3,11 @@ package apikey
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
-	"github.com/gale-rmm/gale/shared/user"
 )
 
 // The credential ceiling of shared/authz, as the key routes apply it:
@@ -34,10 +32,11 @@ func (s *Service) rotatable(ctx context.Context, p *authz.Principal, k *Key, c *
 	if c == nil {
 		return ErrCreatorGone
 	}
-	perms, err := s.creatorNow(ctx, k, c)
+	e, err := creatorNow(ctx, s.St.St, s.Roles, c, k.OrgID)
 	if err != nil {
 		return err
 	}
+	perms := e.Perms
 	if p.UserID == c.UserID && p.Kind == authz.KindUser {
 		return nil // the creator: the key acts within what they hold
 	}
@@ -48,38 +47,6 @@ func (s *Service) rotatable(ctx context.Context, p *authz.Principal, k *Key, c *
 		return err
 	}
 	return authz.Ceiling(p, authz.Acting(k.Scopes, perms))
-}
-
-// creatorNow reads what creator c holds now in k's organization, or
-// ErrCreatorGone when the key may no longer act for them.
-func (s *Service) creatorNow(ctx context.Context, k *Key, c *Creator) (authz.Set, error) {
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	items, err := s.St.St.BatchGet(ctx, pk, mk)
-	if err != nil {
-		return nil, err
-	}
-	pi, ok1 := items[pk.PK+"|"+pk.SK]
-	mi, ok2 := items[mk.PK+"|"+mk.SK]
-	if !ok1 || !ok2 {
-		return nil, ErrCreatorGone
-	}
-	var u user.User
-	var m user.Membership
-	if err := store.Unmarshal(pi, &u); err != nil {
-		return nil, err
-	}
-	if err := store.Unmarshal(mi, &m); err != nil {
-		return nil, err
-	}
-	if u.Status != user.StatusActive || m.State(&u) != user.MemberActive || len(m.SiteIDs) > 0 || len(m.GroupIDs) > 0 {
-		return nil, ErrCreatorGone
-	}
-	if m.Scope == authz.ScopePartner && m.OrgAccess != authz.OrgAccessAll && !slices.Contains(m.OrgIDs, k.OrgID) {
-		return nil, ErrCreatorGone
-	}
-	set, _, err := s.Roles.Pinned(ctx, m.RoleOwner, m.RoleID)
-	return set, err
 }
 
 // activePrincipal reads the principal owning key k; a disabled one is
