@@ -59,6 +59,7 @@ package deletion
 
 import (
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Status of a request.
@@ -135,7 +136,7 @@ func (r *Request) view(admin bool) View {
 func requestKeys(id string) store.KeyRef { return store.KeyRef{PK: "DELREQ#" + id, SK: "DELREQ"} }
 
 func openKey(userID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: "DELREQ#OPEN"}
+	return user.Key(userID, "DELREQ#OPEN")
 }
 
 func dueIndex(s Status) string { return "DELREQDUE#" + string(s) }

@@ -97,7 +97,7 @@ func (s Store) Due(ctx context.Context, st Status, before string) ([]Request, er
 // AccountRows lists every row of the user's partition (keys only matter).
 func (s Store) AccountRows(ctx context.Context, userID string) ([]store.Keys, error) {
 	var out []store.Keys
-	if err := s.St.AllInto(ctx, store.Query{PK: "USER#" + userID}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: user.PK(userID)}, &out); err != nil {
 		return nil, fmt.Errorf("rows of %s: %w", userID, err)
 	}
 	return out, nil

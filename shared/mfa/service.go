@@ -108,9 +108,9 @@ const (
 	methodPasskey = "passkey"
 )
 
-func setupKey(uid string) store.KeyRef { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#SETUP"} }
-func phoneKey(uid string) store.KeyRef { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#PHONE"} }
-func smsKey(uid string) store.KeyRef   { return store.KeyRef{PK: "USER#" + uid, SK: "MFA#SMS"} }
+func setupKey(uid string) store.KeyRef { return user.Key(uid, "MFA#SETUP") }
+func phoneKey(uid string) store.KeyRef { return user.Key(uid, "MFA#PHONE") }
+func smsKey(uid string) store.KeyRef   { return user.Key(uid, "MFA#SMS") }
 
 // Contexts bound into sealed values, so one cannot be moved to another user or use.
 func totpContext(uid string) string  { return "totp:" + uid }

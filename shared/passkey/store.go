@@ -62,7 +62,7 @@ type Passkey struct {
 
 // Key is the key of passkey credID of userID.
 func Key(userID, credID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: skPrefix + credID}
+	return user.Key(userID, skPrefix+credID)
 }
 
 const skPrefix = "PASSKEY#"
@@ -73,7 +73,7 @@ type Store struct{ St *store.Store }
 // List returns the passkeys of userID, oldest id first (one query).
 func (s Store) List(ctx context.Context, userID string) ([]Passkey, error) {
 	out := []Passkey{}
-	if err := s.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: skPrefix}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: user.PK(userID), SKPrefix: skPrefix}, &out); err != nil {
 		return nil, fmt.Errorf("passkeys of %s: %w", userID, err)
 	}
 	return out, nil

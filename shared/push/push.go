@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Platforms.
@@ -132,7 +133,7 @@ type Approval struct {
 
 // TargetsKey is the key of a user's push-target row.
 func TargetsKey(userID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: "PUSHTARGETS"}
+	return user.Key(userID, "PUSHTARGETS")
 }
 
 // tokenHash names a token's guard without storing the token in a key.

@@ -20,6 +20,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Session is one refresh-token family (one sign-in session).
@@ -61,7 +62,7 @@ func Fingerprint(sourceIP, userAgent string) string {
 
 // Key of a session item.
 func Key(userID, sessionID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: "SESSION#" + sessionID}
+	return user.Key(userID, "SESSION#"+sessionID)
 }
 
 // Claims returns the access-token claims the session carries.
@@ -215,7 +216,7 @@ func (m *Manager) Revoke(ctx context.Context, userID, sessionID string) error {
 // query of the user's partition).
 func (m *Manager) Others(ctx context.Context, userID, keep string) ([]Session, error) {
 	var all []Session
-	if err := m.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: "SESSION#"}, &all); err != nil {
+	if err := m.St.AllInto(ctx, store.Query{PK: user.PK(userID), SKPrefix: "SESSION#"}, &all); err != nil {
 		return nil, fmt.Errorf("sessions of %s: %w", userID, err)
 	}
 	return slices.DeleteFunc(all, func(s Session) bool { return s.ID == keep || s.RevokedAt != "" }), nil

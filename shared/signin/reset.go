@@ -66,7 +66,7 @@ type resetToken struct {
 	ExpiresAt string `dynamodbav:"expiresAt"`
 }
 
-func resetKey(userID string) store.KeyRef { return store.KeyRef{PK: "USER#" + userID, SK: "PWRESET"} }
+func resetKey(userID string) store.KeyRef { return user.Key(userID, "PWRESET") }
 
 func hashSecret(s string) string {
 	sum := sha256.Sum256([]byte(s))

@@ -38,7 +38,7 @@ type Invite struct {
 
 // InviteKey is the key of a user's invitation row into a scope.
 func InviteKey(userID string, scope authz.Scope, partnerID, orgID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: "INVITE#" + TenantKey(scope, partnerID, orgID)}
+	return Key(userID, "INVITE#"+TenantKey(scope, partnerID, orgID))
 }
 
 // scopeTag encodes a scope in a token: "s", "p<partnerId>" or "o<orgId>".

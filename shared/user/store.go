@@ -57,7 +57,7 @@ func AddMembershipWrite(m *Membership) *store.Write {
 // Memberships lists a user's memberships.
 func (s Store) Memberships(ctx context.Context, userID string) ([]Membership, error) {
 	var out []Membership
-	if err := s.St.AllInto(ctx, store.Query{PK: "USER#" + userID, SKPrefix: "MEMBER#"}, &out); err != nil {
+	if err := s.St.AllInto(ctx, store.Query{PK: PK(userID), SKPrefix: "MEMBER#"}, &out); err != nil {
 		return nil, fmt.Errorf("memberships of %s: %w", userID, err)
 	}
 	return out, nil

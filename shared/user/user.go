@@ -139,11 +139,20 @@ func TenantKey(scope authz.Scope, partnerID, orgID string) string {
 }
 
 // ProfileKey is the key of a user's profile item.
-func ProfileKey(userID string) store.KeyRef { return store.KeyRef{PK: "USER#" + userID, SK: "PROFILE"} }
+func ProfileKey(userID string) store.KeyRef { return Key(userID, "PROFILE") }
+
+// PK is account userID's partition: its profile, memberships and invitations,
+// and the rows other packages keep for the account (sessions, second
+// factors, passkeys, password resets, push targets, deletion requests) are
+// all keyed under it, through PK or Key only (TestUserKeysOnlyThroughUser).
+func PK(userID string) string { return "USER#" + userID }
+
+// Key is row sk of account userID's partition.
+func Key(userID, sk string) store.KeyRef { return store.KeyRef{PK: PK(userID), SK: sk} }
 
 // MembershipKey is the key of a user's membership in a tenant.
 func MembershipKey(userID string, scope authz.Scope, partnerID, orgID string) store.KeyRef {
-	return store.KeyRef{PK: "USER#" + userID, SK: "MEMBER#" + TenantKey(scope, partnerID, orgID)}
+	return Key(userID, "MEMBER#"+TenantKey(scope, partnerID, orgID))
 }
 
 // MembershipKeys fills the keys of m.
