@@ -13,11 +13,11 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// Kill switches racing the operations they stop (ATTACKS 9, DECISIONS "Kill
-// switches always win"): the sequence test's ops that send a lifecycle change
-// together with a burst of the credential operations it must stop. The
-// switch answers 200 whatever runs beside it, and check() then finds that no
-// key it stopped still authenticates.
+// Kill switches racing the operations they stop (ATTACKS 9,
+// docs/decisions.md#kill-switches-always-win): the sequence test's ops that
+// send a lifecycle change together with a burst of the credential operations it
+// must stop. The switch answers 200 whatever runs beside it, and check() then
+// finds that no key it stopped still authenticates.
 
 // collector is a testing.TB for requests served from several goroutines: it
 // keeps what fixture.Do reports (contract, budget) and hands it to rapid

@@ -18,13 +18,13 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// SSO sign-ins in the credential sequences (ATTACKS 14, DECISIONS "Identity
-// federation"): each tenant's provider asserts any account's e-mail, verified
-// or not, and the sequence checks that a provider signs in only an account
-// holding an active, accepted membership it serves (the third case, a
-// credentialless invitee, cannot arise here: every account of the pool has a
-// password), that its session lands in that tenant bound to the provider, and
-// that the session changes nothing account-wide.
+// SSO sign-ins in the credential sequences (ATTACKS 14,
+// docs/decisions.md#identity-federation): each tenant's provider asserts any
+// account's e-mail, verified or not, and the sequence checks that a provider
+// signs in only an account holding an active, accepted membership it serves
+// (the third case, a credentialless invitee, cannot arise here: every account
+// of the pool has a password), that its session lands in that tenant bound to
+// the provider, and that the session changes nothing account-wide.
 
 // ssoProvider is one tenant's provider: the organization (or partner) it
 // serves and the cast members whose membership it serves.

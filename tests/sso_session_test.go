@@ -16,7 +16,7 @@ import (
 )
 
 // accountWide is every operation that changes the account as a whole
-// (DECISIONS, "Identity federation": password, TOTP, SMS, passkeys, recovery
+// (docs/decisions.md#sso-sessions: password, TOTP, SMS, passkeys, recovery
 // codes, name, account deletion), with a body the route decodes.
 var accountWide = map[operation]any{
 	{http.MethodPost, "/api/v1/auth/change-password"}:                map[string]any{"currentPassword": "Whatever-1", "newPassword": "Brand-New-Pass-42"},

@@ -78,7 +78,7 @@ func TestTenancyMatrix(t *testing.T) {
 	}
 	// An account administering both A and C, signed in through C's identity
 	// provider: the session acts only through the membership that provider
-	// serves (DECISIONS, "Identity federation"), so it reaches nothing of A.
+	// serves (docs/decisions.md#sso-sessions), so it reaches nothing of A.
 	const ssoInC = "SSO session in C of an admin of A and C"
 	both := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID, MFA: true})
 	fixture.Join(t, w.Env, both.UserID, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PY.ID, OrgID: w.C.ID, RoleID: role.OrgAdminID})

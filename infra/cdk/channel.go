@@ -29,7 +29,7 @@ type channelAPI struct {
 func newChannelAPI(stack awscdk.Stack) channelAPI {
 	api := awsapigatewayv2.NewWebSocketApi(stack, jsii.String("AgentChannelApi"), &awsapigatewayv2.WebSocketApiProps{
 		ApiName:                  jsii.String("gale-agent-channel"),
-		Description:              jsii.String("Gale agent channel (DECISIONS.md, Agent channel)"),
+		Description:              jsii.String("Gale agent channel (docs/decisions.md#agent-channel)"),
 		RouteSelectionExpression: jsii.String("$request.body.type"),
 	})
 	stage := awsapigatewayv2.NewWebSocketStage(stack, jsii.String("AgentChannelStage"), &awsapigatewayv2.WebSocketStageProps{

@@ -7,8 +7,8 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 )
 
-// Agent strings are stored clean (DECISIONS "Agent strings"): the names an
-// agent reports (hostname, OS version and build, last user, hardware names)
+// Agent strings are stored clean (docs/decisions.md#agent-strings): the names
+// an agent reports (hostname, OS version and build, last user, hardware names)
 // lose their control characters (C0, DEL, C1), bidirectional formatting
 // characters (LRM, RLM, ALM, the embeddings and overrides U+202A-U+202E, the
 // isolates U+2066-U+2069) and line and paragraph separators, and are cut to

@@ -100,7 +100,8 @@ type Enrolled struct {
 	SiteID    *string `json:"siteId"`
 	AuthToken string  `json:"authToken"`
 	Config    Config  `json:"config"`
-	// ChannelURL is where the agent opens its channel (DECISIONS, "Agent channel").
+	// ChannelURL is where the agent opens its channel
+	// (docs/decisions.md#connecting-to-the-channel).
 	ChannelURL string `json:"channelUrl,omitempty"`
 }
 

@@ -184,8 +184,8 @@ func Merge(frags []Fragment) (map[string]any, error) {
 }
 
 // enrolPrefixes are the routes a user needs to enrol a second factor: Force
-// MFA's 428 never answers them (the Enrol routes of the code; DECISIONS'
-// list). A prefix ending in "/" covers the paths under it.
+// MFA's 428 never answers them (the Enrol routes of the code; docs/decisions.md#force-mfa
+// lists them). A prefix ending in "/" covers the paths under it.
 var enrolPrefixes = []string{
 	"/api/v1/auth/me", "/api/v1/auth/logout", "/api/v1/auth/refresh", "/api/v1/auth/mfa/",
 	"/api/v1/auth/phone/", "/api/v1/auth/passkeys/", "/api/v1/auth/passkeys", "/api/v1/users/me",

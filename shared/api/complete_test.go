@@ -12,9 +12,9 @@ import (
 	"github.com/gale-rmm/gale/shared/api"
 )
 
-// decisionsCodes is the error code list of DECISIONS ("Everywhere"), in its
-// order, with credential_sign_in_required (issue 30: "Account changes need a
-// password or passkey sign-in", DECISIONS "Identity federation").
+// decisionsCodes is the error code list of docs/decisions.md#error-body, in
+// its order, credential_sign_in_required included (issue 30: "Account
+// changes need a password or passkey sign-in", docs/decisions.md#sso-sessions).
 var decisionsCodes = []string{"validation_failed", "bad_request", "not_found", "method_not_allowed", "conflict",
 	"forbidden", "unauthorized", "payload_too_large", "rate_limited", "MFA_REQUIRED", "mfa_enrollment_required",
 	"credential_sign_in_required", "wrong_status", "race_lost", "not_implemented", "unavailable", "internal"}

@@ -195,11 +195,11 @@ func TestManagementRoutesRefuseKeys(t *testing.T) {
 	}
 }
 
-// The limit counts exactly (DECISIONS): rateLimit requests pass in the hour,
-// the next is 429 with Retry-After and X-RateLimit-Reset naming the same
-// instant (when the oldest counted minute leaves the window), and nothing
-// passes before it. A small limit keeps the test short; the default of 1,000
-// is the same code.
+// The limit counts exactly (docs/decisions.md#rate-limits-count-exactly):
+// rateLimit requests pass in the hour, the next is 429 with Retry-After and
+// X-RateLimit-Reset naming the same instant (when the oldest counted minute
+// leaves the window), and nothing passes before it. A small limit keeps the
+// test short; the default of 1,000 is the same code.
 func TestRateLimitThousandAndFirst(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

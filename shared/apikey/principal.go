@@ -174,15 +174,16 @@ func (s *Service) RotatePrincipal(ctx context.Context, id string) (*Rotated, err
 }
 
 // DisablePrincipal disables the principal and revokes every active key it
-// owns. Disabled is final. It is a kill switch (DECISIONS "Kill switches
-// always win"): the principal's state moves by one write that checks nothing
-// but the row's existence, so no rotation or migration beside it makes it
-// lose, and it bumps the version those compare-and-swap on, so none that read
-// the principal before can commit after it. Key authentication reads the
-// principal's state, so from this write on none of its keys authenticates;
-// the key rows are then revoked in batches (revokeAll), whatever their
-// number. A repeated disable answers 200 and revokes what a first one left
-// (a crash between the two steps, a key that kept changing under it).
+// owns. Disabled is final. It is a kill switch
+// (docs/decisions.md#kill-switches-always-win): the principal's state moves by
+// one write that checks nothing but the row's existence, so no rotation or
+// migration beside it makes it lose, and it bumps the version those
+// compare-and-swap on, so none that read the principal before can commit after
+// it. Key authentication reads the principal's state, so from this write on
+// none of its keys authenticates; the key rows are then revoked in batches
+// (revokeAll), whatever their number. A repeated disable answers 200 and
+// revokes what a first one left (a crash between the two steps, a key that kept
+// changing under it).
 func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, error) {
 	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
 	if err != nil {

@@ -160,10 +160,11 @@ func principalKeyStatuses(t *testing.T, w *fixture.World, spID string) map[strin
 	return out
 }
 
-// Disabling a principal is a kill switch (DECISIONS "Kill switches always
-// win"): raced by 20 migrations into it and 20 rotations of it, it answers
-// 200, and afterwards no key of the principal, the first, a rotated one or a
-// migrated one, authenticates, and every key row it owns is revoked.
+// Disabling a principal is a kill switch
+// (docs/decisions.md#kill-switches-always-win): raced by 20 migrations into it
+// and 20 rotations of it, it answers 200, and afterwards no key of the
+// principal, the first, a rotated one or a migrated one, authenticates, and
+// every key row it owns is revoked.
 func TestDisableWinsAgainstRotationsAndMigrations(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

@@ -322,8 +322,8 @@ func (s *Service) Revoke(ctx context.Context, id string) (*Key, error) {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	// A kill switch (DECISIONS "Kill switches always win"): a revocation that
-	// lost its compare-and-swap to a rotation or PATCH of the key reads it
+	// A kill switch (docs/decisions.md#kill-switches-always-win): a revocation
+	// that lost its compare-and-swap to a rotation or PATCH of the key reads it
 	// again and goes on (those move the version it swaps on, and cannot
 	// commit after it); only a revocation by someone else ends it.
 	for attempt := 1; ; attempt++ {

@@ -1,7 +1,7 @@
 // Package attempt counts the attempts at a secret (a password) for one
 // subject BEFORE the secret is checked, so that once Limit attempts have
-// failed no further one is checked, however many arrive at once (DECISIONS,
-// "Login lockout holds under bursts"). A success takes its own count back.
+// failed no further one is checked, however many arrive at once
+// (docs/decisions.md#login-lockout). A success takes its own count back.
 //
 // Row, one per rule and subject (an e-mail's hash, never the address):
 //

@@ -274,8 +274,8 @@ func SignedIn(ctx context.Context) (*Principal, error) {
 // (password, TOTP, SMS, passkeys, recovery codes, e-mail, name, account
 // deletion): SignedIn, in a session the account's own credential opened. An
 // SSO session (IdP set) is refused with ErrAccountCredential: a provider
-// speaks for its tenant's membership, never for the account (DECISIONS,
-// "Identity federation").
+// speaks for its tenant's membership, never for the account
+// (docs/decisions.md#sso-sessions).
 func AccountOwner(ctx context.Context) (*Principal, error) {
 	p, err := SignedIn(ctx)
 	if err != nil {

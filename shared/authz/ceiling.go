@@ -2,7 +2,7 @@ package authz
 
 import "github.com/gale-rmm/gale/shared/fault"
 
-// # The credential ceiling (DECISIONS "Credentials, limits and inputs")
+// # The credential ceiling (docs/decisions.md#credential-ceiling)
 //
 // Every route that returns key material or widens what a credential may do
 // (API key create, rotate and PATCH scopes; service principal create, rotate

@@ -1,7 +1,7 @@
 // Package channel is the agent channel: the persistent WebSocket connection
 // of each device (API Gateway WebSocket API; infra/local's Bridge under make
 // run), over which commands and elevation decisions reach the agent within a
-// second. The wire is DECISIONS.md "Agent channel (WebSocket)" and
+// second. The wire is docs/decisions.md#agent-channel and
 // shared/api/openapi/agent-channel.md.
 //
 // # Rows

@@ -53,7 +53,8 @@ var (
 	ErrFrame       = fault.BadRequest("Invalid frame").WithCode("invalid_frame")
 	ErrUnknownType = fault.BadRequest("Unknown frame type").WithCode("unknown_type")
 	ErrNoConn      = fault.Unauthorized("Connection not found")
-	// ErrToken is every refused handshake's answer (DECISIONS: 401).
+	// ErrToken is every refused handshake's answer (401:
+	// docs/decisions.md#connecting-to-the-channel).
 	ErrToken = fault.Unauthorized("Invalid agent token")
 )
 
@@ -71,7 +72,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayWebsocketProxy
 // connect authenticates the agent (the bearer token of the device named by
 // the channel URL's deviceId) and records the connection; a refused one is
 // 401 in the handshake, whatever the reason (wrong, revoked, decommissioned,
-// quarantined: DECISIONS).
+// quarantined: docs/decisions.md#connecting-to-the-channel).
 func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	deviceID := ev.QueryStringParameters["deviceId"]
 	token, ok := strings.CutPrefix(header(ev.Headers, "Authorization"), "Bearer ")

@@ -15,7 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// Frame types of the wire (DECISIONS.md "Agent channel").
+// Frame types of the wire (docs/decisions.md#channel-messages).
 const (
 	TypeCommand   = "command"
 	TypeDecision  = "elevation.decision"

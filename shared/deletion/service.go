@@ -25,7 +25,7 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// Errors with DECISIONS.md's texts.
+// Errors with the texts of docs/decisions.md#account-deletion.
 var (
 	ErrPending       = fault.Conflict("Deletion request already pending")
 	ErrPassword      = fault.Unauthorized("Invalid password")

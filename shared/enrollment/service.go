@@ -357,7 +357,8 @@ func futureTime(f fault.Fields, path, s string, now time.Time) time.Time {
 	return t
 }
 
-// MaxLifetime bounds expiresAt (DECISIONS: at most 365 days ahead).
+// MaxLifetime bounds expiresAt (at most 365 days ahead:
+// docs/decisions.md#enrollment-key-lifetime).
 const MaxLifetime = 365 * 24 * time.Hour
 
 // Acts is what an enrollment key acts with: it creates devices in its

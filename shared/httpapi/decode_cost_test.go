@@ -198,8 +198,9 @@ func TestDecodeItemLimitNamesTheList(t *testing.T) {
 	}
 }
 
-// DECISIONS: nesting deeper than 32 levels is 400 `Validation failed` naming the
-// path where it went too deep; 32 levels are fine.
+// Nesting deeper than 32 levels is 400 `Validation failed` naming the path
+// where it went too deep; 32 levels are fine
+// (docs/decisions.md#validation-and-bodies).
 func TestDecodeDepthLimit(t *testing.T) {
 	t.Parallel()
 	var v richBody

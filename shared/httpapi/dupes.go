@@ -18,8 +18,8 @@ import (
 )
 
 // MaxDepth is how deeply a request body may nest objects and arrays
-// (DECISIONS: 32 levels); deeper is 400 `Validation failed` naming the path
-// where it went too deep.
+// (32 levels, docs/decisions.md#validation-and-bodies); deeper is 400
+// `Validation failed` naming the path where it went too deep.
 const MaxDepth = 32
 
 // MaxItems is how many array elements and map or free-form object members a

@@ -194,7 +194,7 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 	} else if u.PasswordHash == "" {
 		// An account without a password (an identity provider's) gets its
 		// first one, as a new account does: the invitation mailed to its
-		// address proves it (DECISIONS, "Identity federation").
+		// address proves it (docs/decisions.md#sso-sessions).
 		hash, err := passhash.Hash(in.Password)
 		if err != nil {
 			return signin.Result{}, err

@@ -8,9 +8,10 @@
 // # Blocked destinations
 //
 // IPv4: the IANA special-purpose ranges of code.dny.dev/ssrf (a superset of
-// DECISIONS.md's list: 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12,
-// 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24,
-// 224/4, 240/4, plus the AS112, AMT and 6to4-relay /24s).
+// the list of docs/decisions.md#blocked-destinations: 0/8, 10/8, 100.64/10,
+// 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15,
+// 198.51.100/24, 203.0.113/24, 224/4, 240/4, plus the AS112, AMT and
+// 6to4-relay /24s).
 //
 // IPv6: everything outside global unicast 2000::/3 (so ::, ::1, the
 // IPv4-compatible ::/96, 100::/64, fc00::/7, fe80::/10, fec0::/10, ff00::/8),

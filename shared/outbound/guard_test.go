@@ -225,8 +225,9 @@ func TestEmbeddedExtractsEachForm(t *testing.T) {
 	}
 }
 
-// DECISIONS.md's ranges are all inside what the guard blocks, and so is every
-// prefix of code.dny.dev/ssrf's IPv4 and IPv6 deny lists.
+// The ranges of docs/decisions.md#blocked-destinations are all inside what the
+// guard blocks, and so is every prefix of code.dny.dev/ssrf's IPv4 and IPv6
+// deny lists.
 func TestBlocksDecisionsAndSSRFRanges(t *testing.T) {
 	var ps []netip.Prefix
 	for _, s := range []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",

@@ -20,7 +20,7 @@ import (
 	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
-// Actuation limits (DECISIONS.md).
+// Actuation limits (docs/decisions.md#expiry-and-actuation).
 const (
 	CommandActuate   = "actuate_elevation"
 	DefaultTimeoutMs = 8000

@@ -49,7 +49,7 @@ type Ingested struct {
 }
 
 // clean removes control and bidi-override characters (agent strings are
-// stored sanitised, DECISIONS "Agent strings") and trims the ends.
+// stored sanitised, docs/decisions.md#agent-strings) and trims the ends.
 func clean(s string) string {
 	return strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff' {

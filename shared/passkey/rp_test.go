@@ -209,8 +209,8 @@ func TestW3CAuthenticationVectors(t *testing.T) {
 	}
 }
 
-// The options are go-webauthn's {publicKey: {...}} object as DECISIONS asks,
-// with Gale's policy in it.
+// The options are go-webauthn's {publicKey: {...}} object as
+// docs/decisions.md#passkeys asks, with Gale's policy in it.
 func TestOptionsShape(t *testing.T) {
 	rp := mustRP(t, "gale.test", "https://gale.test")
 	u := &user.User{ID: "0b9f7a3e-4c52-4d35-9a3e-6d1f2f0e9c11", Email: "ada@gale.test", Name: "Ada"}

@@ -1,7 +1,7 @@
 // Package push owns the mobile side of PAM approvals: the push targets a user
 // registers for their own phones (POST /api/v1/users/me/push-targets) and the
 // mobile approval requests a pending elevation request fans out to eligible
-// approvers (DECISIONS "Mobile approval requests").
+// approvers (docs/decisions.md#mobile-approval-requests).
 //
 // # Push targets
 //

@@ -1,6 +1,6 @@
 // Package ratelimit limits events per subject over a sliding window that
-// counts exactly (DECISIONS, "Rate limits count exactly"): "more than Limit
-// events in the window" means any window of that length, counted
+// counts exactly (docs/decisions.md#rate-limits-count-exactly): "more than
+// Limit events in the window" means any window of that length, counted
 // conservatively in sixtieths of it (a minute for an hourly rule). An event is
 // admitted only when the last 61 slots, its own included, hold fewer than
 // Limit events before it: any window of length Window lies within 61

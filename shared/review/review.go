@@ -11,7 +11,8 @@
 // not "all" (403 `Full partner organization access required`). Another
 // tenant's review or item is 404 `Access review not found`: every read names
 // the caller's tenant in its key, so no id reaches across. Bearer JWT or API
-// key (users:read to read, users:write to change); no MFA (DECISIONS.md).
+// key (users:read to read, users:write to change); no MFA
+// (docs/decisions.md#access-reviews).
 //
 // # States
 //

@@ -649,8 +649,8 @@ func (s *Service) RevokeOthers(ctx context.Context) (int, error) {
 
 // Logout revokes every token of the caller. A session an identity provider
 // opened ends only itself: revoking every token of the account would let a
-// tenant's provider end the account's own sessions elsewhere (DECISIONS,
-// "SSO sessions are bound to the provider's tenant").
+// tenant's provider end the account's own sessions elsewhere
+// (docs/decisions.md#sso-sessions).
 func (s *Service) Logout(ctx context.Context) error {
 	p, err := authz.Authenticated(ctx)
 	if err != nil {

@@ -22,8 +22,8 @@ var (
 	ErrDefaultRoleReq   = fault.Invalid("defaultRoleId", "is required when autoProvision is on")
 )
 
-// Callback error codes (the spec's and DECISIONS.md's), sent as
-// <APP_URL>/login?error=<code>.
+// Callback error codes (the spec's and those of
+// docs/decisions.md#sso-sign-in-flow), sent as <APP_URL>/login?error=<code>.
 const (
 	CodeSessionExpired   = "session_expired"
 	CodeProviderNotFound = "provider_not_found"

@@ -9,16 +9,16 @@
 //
 // # Providers
 //
-// A provider belongs to one organization or to one partner (DECISIONS.md:
-// "orgId|partnerId"). orgId names an organization (partner and system callers
-// name one they reach); without it an organization caller means its
-// organization and a partner caller its own partner; a system caller names
-// orgId or partnerId. Reads need organizations:read; writes
-// organizations:write + MFA and an unrestricted caller, and for a partner's
-// provider a partner caller with access to every organization of the partner
-// (orgAccess all), since the provider signs in the partner's own members.
-// Organization callers never see a partner's provider (404), not even those
-// of the partner's organizations.
+// A provider belongs to one organization or to one partner
+// (docs/decisions.md#sso-management: "orgId|partnerId"). orgId names an
+// organization (partner and system callers name one they reach); without it an
+// organization caller means its organization and a partner caller its own
+// partner; a system caller names orgId or partnerId. Reads need
+// organizations:read; writes organizations:write + MFA and an unrestricted
+// caller, and for a partner's provider a partner caller with access to every
+// organization of the partner (orgAccess all), since the provider signs in the
+// partner's own members. Organization callers never see a partner's provider
+// (404), not even those of the partner's organizations.
 //
 // Tenancy of logins: an organization's provider signs in only organization
 // memberships of that organization; a partner's provider only partner-scope
@@ -83,22 +83,22 @@
 //
 // Every failure answers 302 to <APP_URL>/login?error=<code>, with the spec's
 // codes (session_expired, provider_not_found, domain_not_allowed,
-// user_not_found, default_role_required, no_org_access) and DECISIONS.md's
-// (invalid_state, token_exchange_failed, id_token_invalid, email_missing,
-// provider_error, account_exists). POST /sso/exchange {code} spends the code
-// (of two concurrent exchanges one wins) and answers the login response with
-// the refresh cookie, through shared/signin (the account's own MFA still
-// applies: mfaRequired with a temp token; the token's mfa claim is never taken
-// from the identity provider).
+// user_not_found, default_role_required, no_org_access) and those of
+// docs/decisions.md#sso-sign-in-flow (invalid_state, token_exchange_failed,
+// id_token_invalid, email_missing, provider_error, account_exists).
+// POST /sso/exchange {code} spends the code (of two concurrent exchanges one
+// wins) and answers the login response with the refresh cookie, through shared/signin
+// (the account's own MFA still applies: mfaRequired with a temp token; the
+// token's mfa claim is never taken from the identity provider).
 //
 // # Linking table
 //
-// An identity provider speaks only for its own tenant (DECISIONS, "Identity
-// federation"). At a provider's sign-in of an IdP subject already linked to an
-// account, the account is signed in when it still holds an active (accepted,
-// not suspended) membership the provider serves, within the ceiling
-// (no_org_access otherwise). At a first sign-in of a subject, by the e-mail
-// claim (the domain allowed), in this order:
+// An identity provider speaks only for its own tenant
+// (docs/decisions.md#identity-federation). At a provider's sign-in of an IdP
+// subject already linked to an account, the account is signed in when it still
+// holds an active (accepted, not suspended) membership the provider serves,
+// within the ceiling (no_org_access otherwise). At a first sign-in of a
+// subject, by the e-mail claim (the domain allowed), in this order:
 //
 //	account of the e-mail                            outcome
 //	none, autoProvision on, email_verified           provision: a new active account without a password and
@@ -307,8 +307,8 @@ type Preset struct {
 	Description string   `json:"description"`
 }
 
-// Presets are DECISIONS.md's: {tenant} and {domain} are for the administrator
-// to fill in.
+// Presets are those of docs/decisions.md#oidc-presets: {tenant} and {domain}
+// are for the administrator to fill in.
 var Presets = []Preset{
 	{ID: "azure-ad", Name: "Microsoft Entra ID", Type: TypeOIDC, Issuer: "https://login.microsoftonline.com/{tenant}/v2.0",
 		Scopes: []string{"openid", "profile", "email"}, Description: "Microsoft Entra ID (Azure AD); replace {tenant} with the directory (tenant) id."},

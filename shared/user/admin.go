@@ -176,9 +176,10 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Membe
 		if !disable || !errors.Is(err, ErrChanged) || attempt == killSwitchAttempts {
 			return m, err
 		}
-		// A disable or suspension is a kill switch (DECISIONS "Kill switches
-		// always win"): one that lost a race to another write of the member
-		// reads it again and goes on, authorization included.
+		// A disable or suspension is a kill switch
+		// (docs/decisions.md#kill-switches-always-win): one that lost a race to
+		// another write of the member reads it again and goes on, authorization
+		// included.
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// Disabling an account is a kill switch (DECISIONS "Kill switches always
-// win"): raced by ten edits the account makes to itself (each moves its
-// profile's version on), the system administrator's disable answers 200,
-// and afterwards the account's session is refused. The same for a
-// suspension of its membership raced by its own edits and a removal raced by
-// role changes.
+// Disabling an account is a kill switch
+// (docs/decisions.md#kill-switches-always-win): raced by ten edits the account
+// makes to itself (each moves its profile's version on), the system
+// administrator's disable answers 200, and afterwards the account's session is
+// refused. The same for a suspension of its membership raced by its own edits
+// and a removal raced by role changes.
 func TestKillSwitchesWinAgainstTheEditsTheyStop(t *testing.T) {
 	t.Parallel()
 	w := fixture.NewWorld(t, "users", "auth")

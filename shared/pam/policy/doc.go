@@ -1,6 +1,6 @@
 // Package policy is the PAM rule engine: the pure part of privileged
 // elevation (spec 3, "PAM rule", "Signer group", "PAM config", rule
-// validation 1-5, rule preview; DECISIONS.md, "PAM"). It knows no HTTP, no
+// validation 1-5, rule preview; docs/decisions.md#pam). It knows no HTTP, no
 // store and no AWS: the pam services load rules, signer groups, software
 // policies and the organization default verdict, and ask this package what
 // they mean.

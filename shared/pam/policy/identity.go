@@ -7,10 +7,9 @@ import (
 )
 
 // SubjectIsUser reports whether an elevation request's subject
-// (subjectUsername) is the platform user with e-mail email (DECISIONS.md,
-// "Identity federation, lockout, separation of duties, kill switches"). It is
-// the one matcher behind both the refusal of a human self-approval and
-// separation of duties in the chain.
+// (subjectUsername) is the platform user with e-mail email
+// (docs/decisions.md#separation-of-duties). It is the one matcher behind both
+// the refusal of a human self-approval and separation of duties in the chain.
 //
 // Both sides are read in Unicode NFKC (a full-width `ａｌｉｃｅ` or `ＣＯＲＰ＼alice`
 // is its plain form), trimmed and folded (case-insensitive). The subject is

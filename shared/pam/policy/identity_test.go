@@ -2,8 +2,8 @@ package policy
 
 import "testing"
 
-// TestSubjectIsUser is the table of subject forms (DECISIONS.md, "Separation
-// of duties covers everything a decision rests on"), for the platform user
+// TestSubjectIsUser is the table of subject forms
+// (docs/decisions.md#separation-of-duties), for the platform user
 // alice@example.com unless the row names another e-mail. The rows marked
 // "was missed" answered false before the matcher read `/`, `.\`, `@domain`
 // and NFKC: such a subject approved its own request by hand.

@@ -80,7 +80,8 @@ func (c Criterion) Field() string {
 const (
 	// DefaultPriority is a new rule's priority when the body gives none.
 	DefaultPriority = 100
-	// MinPriority and MaxPriority bound a rule's priority (DECISIONS.md).
+	// MinPriority and MaxPriority bound a rule's priority
+	// (docs/decisions.md#matching).
 	MinPriority = 0
 	MaxPriority = 100000
 	// DefaultApprovalMinutes is the approval window when neither the rule nor
@@ -103,7 +104,8 @@ const (
 	MaxSignerGroupDescription = 2000
 	// MaxExecutables bounds a software policy's executables (a Gale limit).
 	MaxExecutables = 500
-	// PreviewMaxScanned and PreviewMaxSamples are DECISIONS.md's preview limits.
+	// PreviewMaxScanned and PreviewMaxSamples are the limits of
+	// docs/decisions.md#rule-preview.
 	PreviewMaxScanned = 5000
 	PreviewMaxSamples = 10
 )
@@ -184,7 +186,7 @@ type SignerGroup struct {
 // PolicyMode is a software policy's mode.
 type PolicyMode string
 
-// Software policy modes (DECISIONS.md, "PAM").
+// Software policy modes (docs/decisions.md#software-policies).
 const (
 	ModeAllowlist PolicyMode = "allowlist"
 	ModeBlocklist PolicyMode = "blocklist"
@@ -200,8 +202,8 @@ type Executable struct {
 }
 
 // SoftwarePolicy is a software policy consulted by the decision chain's
-// bridge (DECISIONS.md, "PAM"): a blocklist match denies, an allowlist match
-// auto-approves for DefaultApprovalMinutes.
+// bridge (docs/decisions.md#software-policies): a blocklist match denies, an
+// allowlist match auto-approves for DefaultApprovalMinutes.
 type SoftwarePolicy struct {
 	ID          string       `json:"id"`
 	OrgID       string       `json:"orgId"`

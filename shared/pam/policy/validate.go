@@ -147,9 +147,10 @@ func isSHA256Hex(s string) bool {
 	return true
 }
 
-// ValidatePolicy checks a software policy (DECISIONS.md, "PAM"): name 1-255,
-// mode, priority 0-100000, 1-500 executables, each setting at least one of
-// hash (SHA-256 hex), signer (1-255) and pathGlob.
+// ValidatePolicy checks a software policy
+// (docs/decisions.md#software-policies): name 1-255, mode, priority 0-100000,
+// 1-500 executables, each setting at least one of hash (SHA-256 hex), signer
+// (1-255) and pathGlob.
 func ValidatePolicy(p SoftwarePolicy) fault.Fields {
 	f := fault.Fields{}
 	valid.Name(f, "name", p.Name, MaxNameLen)
