@@ -656,7 +656,7 @@ func (s *Service) Logout(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	end := RevokeAllWrite(p.UserID, s.Clock.Now())
+	end := user.RevokeSessionsWrite(p.UserID, s.Clock.Now())
 	if p.IdP != "" {
 		end = s.Sessions.RevokeOneWrite(p.UserID, p.SessionID)
 	}

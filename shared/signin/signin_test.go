@@ -433,7 +433,7 @@ func TestPendingMFASignInDiesWithPasswordChange(t *testing.T) {
 		t.Fatalf("pending user: %v", err)
 	}
 	s.env.Clock.Advance(time.Millisecond)
-	if err := s.env.Store.Do(t.Context(), signin.RevokeAllWrite(u.ID, s.env.Clock.Now())); err != nil {
+	if err := s.env.Store.Do(t.Context(), user.RevokeSessionsWrite(u.ID, s.env.Clock.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.PendingUser(t.Context(), temp); err != signin.ErrTempToken {

@@ -17,7 +17,7 @@ import (
 func active() expression.ConditionBuilder { return store.Is("status", string(user.StatusActive)) }
 
 // passwordWrite sets a new password hash and, in the same update, ends every
-// session and token of the user (RevokeAllWrite's tokensValidAfter: one
+// session and token of the user (user.RevokeSessionsWrite's tokensValidAfter: one
 // transaction cannot write the profile twice). It needs the user active, and
 // also cond when given.
 func passwordWrite(userID, hash string, now time.Time, cond *expression.ConditionBuilder) *store.Write {
@@ -33,12 +33,6 @@ func passwordWrite(userID, hash string, now time.Time, cond *expression.Conditio
 		c = c.And(*cond)
 	}
 	return store.Change(pk.PK, pk.SK, upd).When(c).Exists()
-}
-
-// RevokeAllWrite is the write that ends every session and token of userID at now.
-func RevokeAllWrite(userID string, now time.Time) *store.Write {
-	pk := user.ProfileKey(userID)
-	return store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(now)))).Exists()
 }
 
 // spendResetWrite deletes the reset row at k if it still holds tokenHash:

@@ -327,7 +327,7 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 			if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
 				return nil, err
 			}
-			// The same update revokes every session and token (signin.RevokeAllWrite's
+			// The same update revokes every session and token (RevokeSessionsWrite's
 			// tokensValidAfter): one transaction cannot write the profile twice.
 			revokeAt = clock.Stamp(now)
 			details["sessionsRevoked"] = true

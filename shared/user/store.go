@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -52,6 +54,26 @@ func CreateWrites(u *User) []*store.Write {
 func AddMembershipWrite(m *Membership) *store.Write {
 	m.SetKeys()
 	return store.PutNew(m)
+}
+
+// EndSessions ends every session and token of account userID issued before
+// now (RevokeSessionsWrite); an account gone is no error.
+func (s Store) EndSessions(ctx context.Context, userID string, now time.Time) error {
+	if err := s.St.Do(ctx, RevokeSessionsWrite(userID, now)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("end sessions of %s: %w", userID, err)
+	}
+	return nil
+}
+
+// Membership reads account userID's membership in a tenant (store.ErrNotFound
+// when it has none).
+func (s Store) Membership(ctx context.Context, userID string, scope authz.Scope, partnerID, orgID string) (*Membership, error) {
+	var m Membership
+	k := MembershipKey(userID, scope, partnerID, orgID)
+	if err := s.St.Get(ctx, k.PK, k.SK, &m); err != nil {
+		return nil, fmt.Errorf("membership of %s: %w", userID, err)
+	}
+	return &m, nil
 }
 
 // Memberships lists a user's memberships.
@@ -105,6 +127,14 @@ func memberStatusWrite(m *Membership, to MemberStatus) *store.Write {
 // deleteMembershipWrite deletes membership m if it is still m.
 func deleteMembershipWrite(m *Membership) *store.Write {
 	return store.Delete(m.PK, m.SK).When(store.Is("id", m.ID))
+}
+
+// RevokeSessionsWrite ends every session and token of account userID issued
+// before now (tokensValidAfter: sign-out everywhere, an access review's or a
+// deletion's removal).
+func RevokeSessionsWrite(userID string, now time.Time) *store.Write {
+	pk := ProfileKey(userID)
+	return store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(now)))).Exists()
 }
 
 // accountWrite stores u's name and status (and, with revokeAt, ends every

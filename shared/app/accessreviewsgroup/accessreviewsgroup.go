@@ -22,7 +22,7 @@ func AccessReviews(d *app.Deps) (http.Handler, error) {
 // Service builds the access review service.
 func Service(d *app.Deps) *review.Service {
 	return &review.Service{St: review.Store{St: d.Store}, Members: d.Users, Roles: d.Roles,
-		Remover: Remover{removal.Remover{St: d.Store, Users: usersgroup.Service(d), Clock: d.Clock}}, Clock: d.Clock}
+		Remover: Remover{removal.Remover{Users: usersgroup.Service(d), Clock: d.Clock}}, Clock: d.Clock}
 }
 
 // Remover adapts the membership removal to review.MemberRemover.

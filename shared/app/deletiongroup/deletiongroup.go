@@ -20,7 +20,7 @@ import (
 // not link Argon2id).
 func Service(d *app.Deps) *deletion.Service {
 	return &deletion.Service{St: deletion.Store{St: d.Store}, Users: d.Users, Roles: d.Roles, Orgs: tenant.Store{St: d.Store},
-		Remover: Remover{removal.Remover{St: d.Store, Users: usersgroup.Service(d), Clock: d.Clock}}, Mail: d.Notify,
+		Remover: Remover{removal.Remover{Users: usersgroup.Service(d), Clock: d.Clock}}, Mail: d.Notify,
 		Limits: ratelimit.Limiter{St: d.Store, Clock: d.Clock}, Clock: d.Clock, AppURL: d.Cfg.AppURL}
 }
 

@@ -8,15 +8,14 @@
 // everywhere does), written before the membership goes, so a run interrupted
 // in between repeats it rather than skipping it. It is idempotent: a
 // membership already gone (or replaced since it was reviewed) is left alone,
-// and the key revocation re-runs.
+// and the key revocation re-runs. It writes no row itself: every write is
+// shared/user's (Store.EndSessions, Service.RemoveMembership).
 package removal
 
 import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -41,7 +40,6 @@ type Member struct {
 
 // Remover ends memberships.
 type Remover struct {
-	St    *store.Store
 	Users *user.Service
 	Clock clock.Clock
 }
@@ -49,9 +47,8 @@ type Remover struct {
 // Remove ends membership m (idempotent). Removing a tenant's last
 // administrator is user.ErrLastAdmin.
 func (r Remover) Remove(ctx context.Context, m Member) error {
-	k := user.MembershipKey(m.UserID, m.Scope, m.PartnerID, m.OrgID)
-	var cur user.Membership
-	switch err := r.St.Get(ctx, k.PK, k.SK, &cur); {
+	cur, err := r.Users.Users.Membership(ctx, m.UserID, m.Scope, m.PartnerID, m.OrgID)
+	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		return fmt.Errorf("remove %s: %w", m.UserID, err)
@@ -60,13 +57,11 @@ func (r Remover) Remove(ctx context.Context, m Member) error {
 	case m.RoleID != "" && cur.RoleID != m.RoleID:
 		return user.ErrRoleChanged // re-roled since the decision: nothing ends
 	default:
-		pk := user.ProfileKey(m.UserID)
-		w := store.Change(pk.PK, pk.SK, expression.Set(expression.Name("tokensValidAfter"), expression.Value(clock.Stamp(r.Clock.Now())))).Exists()
-		if err := r.St.Do(ctx, w); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-			return fmt.Errorf("end sessions of %s: %w", m.UserID, err)
+		if err := r.Users.Users.EndSessions(ctx, m.UserID, r.Clock.Now()); err != nil {
+			return err
 		}
 	}
-	_, err := r.Users.RemoveMembership(ctx, m.Actor, user.Removal{UserID: m.UserID, Scope: m.Scope, PartnerID: m.PartnerID,
+	_, err = r.Users.RemoveMembership(ctx, m.Actor, user.Removal{UserID: m.UserID, Scope: m.Scope, PartnerID: m.PartnerID,
 		OrgID: m.OrgID, MembershipID: m.MembershipID, RoleID: m.RoleID, Details: map[string]any{"reason": m.Reason, "sessionsRevoked": true}})
 	return err
 }
