@@ -132,3 +132,45 @@ func recvName(e ast.Expr) string {
 	}
 	return "?"
 }
+
+// TestLongMark holds what counts as a "// long:" exemption: a line with a
+// reason, in a function's doc or directly above it; not an empty reason, not
+// a line a blank line away, not a mark inside the body.
+func TestLongMark(t *testing.T) {
+	src := `package p
+
+// long: a table of cases reads best whole
+func inDocAlone() {}
+
+// long: the steps share one lock
+// aboveDoc does a thing.
+func aboveDoc() {}
+
+// insideDoc does a thing.
+// long: one switch over the wire's versions
+func insideDoc() {}
+
+// long:
+func emptyReason() {}
+
+// long: a blank line away
+
+func apart() {}
+
+// noMark does a thing.
+func noMark() {
+	// long: inside the body
+}
+`
+	want := map[string]bool{"inDocAlone": true, "aboveDoc": true, "insideDoc": true, "emptyReason": false, "apart": false, "noMark": false}
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		fd := d.(*ast.FuncDecl)
+		if got := markedLong(fd); got != want[fd.Name.Name] {
+			t.Errorf("markedLong(%s) = %v, want %v", fd.Name.Name, got, want[fd.Name.Name])
+		}
+	}
+}
