@@ -112,39 +112,15 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	if err := s.Limits.Allow(ctx, ratelimit.AgentEnroll, ip); err != nil {
 		return nil, err
 	}
-	in.sanitize()
-	f := fault.Fields{}
-	raw := req(f, "enrollmentKey", in.EnrollmentKey, 1, 128)
-	host := req(f, "hostname", in.Hostname, 1, 255)
-	osType := req(f, "osType", in.OSType, 1, 32)
-	if in.OSType != nil {
-		valid.OneOf(f, "osType", osType, device.OSTypes...)
-	}
-	osVersion := req(f, "osVersion", in.OSVersion, 1, 100)
-	arch := req(f, "architecture", in.Architecture, 1, 32)
-	if in.Architecture != nil {
-		valid.OneOf(f, "architecture", arch, device.Architectures...)
-	}
-	agentVersion := req(f, "agentVersion", in.AgentVersion, 1, 50)
-	role := "unknown"
-	if in.DeviceRole != nil {
-		role = *in.DeviceRole
-		valid.OneOf(f, "deviceRole", role, device.Roles...)
-	}
-	opt(f, "osBuild", in.OSBuild, 100)
-	if in.Hardware != nil {
-		checkHardware(f, "hardware.", in.Hardware)
-	}
-	if in.Network != nil {
-		checkNetwork(f, "network.", in.Network)
-	}
-	if err := f.Err(); err != nil {
+	raw, d, err := validateEnroll(in)
+	if err != nil {
 		return nil, err
 	}
 	if !enrollment.WellFormed(raw) {
 		return nil, ErrInvalidKey
 	}
-	g, err := s.Keys.Guard(ctx, enrollment.Hash(s.Pepper, raw))
+	keyHash := enrollment.Hash(s.Pepper, raw)
+	g, err := s.Keys.Guard(ctx, keyHash)
 	switch {
 	case device.IsNotFound(err):
 		return nil, ErrInvalidKey
@@ -160,19 +136,8 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	if err != nil {
 		return nil, err
 	}
-	d := &device.Device{ID: uuid.NewString(), OrgID: g.OrgID, PartnerID: g.PartnerID, SiteID: g.SiteID, GroupIDs: []string{},
-		Hostname: host, OSType: osType, OSVersion: osVersion, OSBuild: in.OSBuild, Architecture: arch,
-		AgentVersion: agentVersion, Status: device.StatusOnline, DeviceRole: role, EnrolledAt: ts, LastSeenAt: &ts,
-		Tags: []string{}, CustomFields: map[string]string{}, UpdatedAt: ts}
-	if in.IsHeadless != nil {
-		d.IsHeadless = *in.IsHeadless
-	}
-	if in.Hardware != nil {
-		d.Hardware = *in.Hardware
-	}
-	if in.Network != nil {
-		d.Network = *in.Network
-	}
+	d.ID, d.OrgID, d.PartnerID, d.SiteID = uuid.NewString(), g.OrgID, g.PartnerID, g.SiteID
+	d.EnrolledAt, d.LastSeenAt, d.UpdatedAt = ts, &ts, ts
 	d.Keys = device.Keys(d.OrgID, d.ID)
 	device.Seen(d, now)
 	ev, err := event.New(s.Clock, eventtype.DeviceEnrolled, d.OrgID, map[string]any{"deviceId": d.ID, "hostname": d.Hostname,
@@ -180,16 +145,7 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	if err != nil {
 		return nil, err
 	}
-	tx := (&store.Tx{}).Add(enrollment.Consume(g.OrgID, g.KeyID, enrollment.Hash(s.Pepper, raw), ts))
-	tx.Add(device.EnrollWrites(d, hash)...)
-	tx.Add(tenant.CountOrg(d.OrgID, "", tenant.CountDevices, 1))
-	if d.SiteID != nil {
-		tx.Add(tenant.CountSite(d.OrgID, *d.SiteID, tenant.CountDevices, 1))
-	}
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: d.ID, Type: string(authz.KindAgent), IP: ip}, OrgID: d.OrgID,
-		Action: "device.enroll", ResourceType: "device", ResourceID: d.ID, ResourceName: d.Hostname,
-		Details: map[string]any{"enrollmentKeyId": g.KeyID}}))
-	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+	if err := s.Events.Commit(ctx, s.enrollTx(d, g, keyHash, hash, ip), ev); err != nil {
 		var te *store.TxError
 		if errors.As(err, &te) {
 			// Used up, rotated, deleted, or its organization or site is gone.
@@ -199,6 +155,62 @@ func (s *Service) Enroll(ctx context.Context, ip string, in EnrollInput) (*Enrol
 	}
 	return &Enrolled{DeviceID: d.ID, OrgID: d.OrgID, SiteID: d.SiteID, AuthToken: token, ChannelURL: s.channelURL(d.ID),
 		Config: Config{HeartbeatIntervalSeconds: seconds(device.NextInterval(d.ID, now, false))}}, nil
+}
+
+// validateEnroll answers the enrollment key of in and the device it
+// describes, still without its id, tenant and times; or the fields at fault.
+func validateEnroll(in EnrollInput) (string, *device.Device, error) {
+	in.sanitize()
+	f := fault.Fields{}
+	raw := req(f, "enrollmentKey", in.EnrollmentKey, 1, 128)
+	d := &device.Device{GroupIDs: []string{}, Hostname: req(f, "hostname", in.Hostname, 1, 255),
+		OSType: req(f, "osType", in.OSType, 1, 32), Status: device.StatusOnline, DeviceRole: "unknown",
+		Tags: []string{}, CustomFields: map[string]string{}}
+	if in.OSType != nil {
+		valid.OneOf(f, "osType", d.OSType, device.OSTypes...)
+	}
+	d.OSVersion = req(f, "osVersion", in.OSVersion, 1, 100)
+	d.Architecture = req(f, "architecture", in.Architecture, 1, 32)
+	if in.Architecture != nil {
+		valid.OneOf(f, "architecture", d.Architecture, device.Architectures...)
+	}
+	d.AgentVersion = req(f, "agentVersion", in.AgentVersion, 1, 50)
+	if in.DeviceRole != nil {
+		d.DeviceRole = *in.DeviceRole
+		valid.OneOf(f, "deviceRole", d.DeviceRole, device.Roles...)
+	}
+	opt(f, "osBuild", in.OSBuild, 100)
+	d.OSBuild = in.OSBuild
+	if in.Hardware != nil {
+		checkHardware(f, "hardware.", in.Hardware)
+		d.Hardware = *in.Hardware
+	}
+	if in.Network != nil {
+		checkNetwork(f, "network.", in.Network)
+		d.Network = *in.Network
+	}
+	if in.IsHeadless != nil {
+		d.IsHeadless = *in.IsHeadless
+	}
+	if err := f.Err(); err != nil {
+		return "", nil, err
+	}
+	return raw, d, nil
+}
+
+// enrollTx is the enrollment's one transaction: the key consumed (its
+// condition refuses a used, rotated or deleted key), the device and its token,
+// the organization's and site's device counts, the audit record.
+func (s *Service) enrollTx(d *device.Device, g *enrollment.Guard, keyHash, tokenHash, ip string) *store.Tx {
+	tx := (&store.Tx{}).Add(enrollment.Consume(g.OrgID, g.KeyID, keyHash, d.EnrolledAt))
+	tx.Add(device.EnrollWrites(d, tokenHash)...)
+	tx.Add(tenant.CountOrg(d.OrgID, "", tenant.CountDevices, 1))
+	if d.SiteID != nil {
+		tx.Add(tenant.CountSite(d.OrgID, *d.SiteID, tenant.CountDevices, 1))
+	}
+	return tx.Add(audit.Put(s.Clock, audit.Entry{Actor: audit.Actor{ID: d.ID, Type: string(authz.KindAgent), IP: ip}, OrgID: d.OrgID,
+		Action: "device.enroll", ResourceType: "device", ResourceID: d.ID, ResourceName: d.Hostname,
+		Details: map[string]any{"enrollmentKeyId": g.KeyID}}))
 }
 
 // AuthenticateAgent checks an agent token for the device in the path (for the

@@ -78,52 +78,70 @@ func UsageKey(hash string) store.KeyRef { return ratelimit.BucketKey(keyRule(0),
 // AuthenticateKey returns the principal of raw, setting the rate-limit headers
 // on w.
 func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWriter, r *http.Request, raw string) (*authz.Principal, error) {
-	ip := httpapi.SourceIP(r)
+	now := a.Clock.Now()
+	g, hash, err := a.guard(ctx, httpapi.SourceIP(r), raw, now)
+	if err != nil {
+		return nil, err
+	}
+	items, err := a.countAndRead(ctx, w, g, hash, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.actsFor(ctx, g, items); err != nil {
+		return nil, err
+	}
+	return principalOf(g), nil
+}
+
+// guard reads the guard row of raw and answers it while the key is live and
+// acts for someone (a service principal or its creator), with the key's hash.
+func (a *Authenticator) guard(ctx context.Context, ip, raw string, now time.Time) (*Guard, string, error) {
 	if !strings.HasPrefix(raw, Prefix) {
-		return nil, a.badKey(ctx, ip, errKeyFormat)
+		return nil, "", a.badKey(ctx, ip, errKeyFormat)
 	}
 	if !WellFormed(raw) { // truncated or altered: it cannot match a key
-		return nil, a.badKey(ctx, ip, errKeyUnknown)
+		return nil, "", a.badKey(ctx, ip, errKeyUnknown)
 	}
-	now := a.Clock.Now()
 	hash := Hash(raw)
 	gk := GuardKey(hash)
 	first, err := a.St.St.BatchGet(ctx, gk)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	item := first[gk.PK+"|"+gk.SK]
 	if item == nil {
-		return nil, a.badKey(ctx, ip, errKeyUnknown)
+		return nil, "", a.badKey(ctx, ip, errKeyUnknown)
 	}
 	var g Guard
 	if err := store.Unmarshal(item, &g); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	switch {
 	case g.Status == StatusExpired:
-		return nil, errKeyExpired
+		return nil, "", errKeyExpired
 	case g.Status != StatusActive:
-		return nil, errKeyRevoked
+		return nil, "", errKeyRevoked
 	case expired(g.ExpiresAt, now):
 		if err := a.expire(ctx, &g, now); err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return nil, errKeyExpired
+		return nil, "", errKeyExpired
 	case g.PrincipalID == "" && g.Creator == nil:
-		return nil, errKeyUnknown
+		return nil, "", errKeyUnknown
 	}
+	return &g, hash, nil
+}
 
-	// The count and the reads of what the key acts for depend only on the
-	// guard: they run side by side.
+// countAndRead counts the request against the key's rate limit (setting the
+// rate-limit headers on w) and reads what the key acts for: its organization
+// and its service principal or its creator's rows. Both depend only on the
+// guard, so they run side by side.
+func (a *Authenticator) countAndRead(ctx context.Context, w http.ResponseWriter, g *Guard, hash string, now time.Time) (map[string]store.Item, error) {
 	refs := []store.KeyRef{tenant.OrgKey(g.OrgID)}
-	var spk store.KeyRef
 	if g.PrincipalID == "" {
-		refs = append(refs, creatorRefs(&g)...)
+		refs = append(refs, creatorRefs(g)...)
 	} else {
-		k := principalKeys(g.OrgID, g.PrincipalID)
-		spk = store.KeyRef{PK: k.PK, SK: k.SK}
-		refs = append(refs, spk)
+		refs = append(refs, principalRef(g))
 	}
 	type read struct {
 		items map[string]store.Item
@@ -134,7 +152,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		items, err := a.St.St.BatchGet(ctx, refs...)
 		reads <- read{items, err}
 	}()
-	limit := a.limit(&g)
+	limit := a.limit(g)
 	usage := func(u expression.UpdateBuilder) expression.UpdateBuilder {
 		return u.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
 			Add(expression.Name("usageCount"), expression.Value(1))
@@ -149,36 +167,47 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 		return nil, cerr
 	}
 	header(w, limit, win)
-	if rd.err != nil {
-		return nil, rd.err
-	}
-	items := rd.items
+	return rd.items, rd.err
+}
+
+// principalRef is the row of the service principal g acts for.
+func principalRef(g *Guard) store.KeyRef {
+	k := principalKeys(g.OrgID, g.PrincipalID)
+	return store.KeyRef{PK: k.PK, SK: k.SK}
+}
+
+// actsFor checks, on the rows countAndRead read, that the key's organization
+// exists and that its service principal is active or its creator still holds
+// the role cached on g (refreshing the cache when the creator changed but
+// still may hold a key).
+func (a *Authenticator) actsFor(ctx context.Context, g *Guard, items map[string]store.Item) error {
 	if org := tenant.OrgKey(g.OrgID); items[org.PK+"|"+org.SK] == nil {
-		return nil, errKeyUnknown // its organization was deleted
+		return errKeyUnknown // its organization was deleted
 	}
-	if g.PrincipalID != "" && !principalActive(items[spk.PK+"|"+spk.SK]) {
-		// Disabled: its key rows may still be on their way to revoked.
-		return nil, errKeyRevoked
-	}
-	if g.PrincipalID == "" {
-		if ok, err := creatorHolds(&g, items); err != nil {
-			return nil, err
-		} else if !ok {
-			// The creator changed: disabled, removed, restricted, or another role.
-			c, err := a.currentCreator(ctx, &g)
-			if err != nil {
-				return nil, err
-			}
-			if c == nil {
-				return nil, errKeyUnknown
-			}
-			if err := a.St.St.Do(ctx, creatorCacheWrite(&g, c)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-				return nil, err
-			}
-			g.Creator = c
+	if g.PrincipalID != "" {
+		if spk := principalRef(g); !principalActive(items[spk.PK+"|"+spk.SK]) {
+			// Disabled: its key rows may still be on their way to revoked.
+			return errKeyRevoked
 		}
+		return nil
 	}
-	return principalOf(&g), nil
+	ok, err := creatorHolds(g, items)
+	if err != nil || ok {
+		return err
+	}
+	// The creator changed: disabled, removed, restricted, or another role.
+	c, err := a.currentCreator(ctx, g)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return errKeyUnknown
+	}
+	if err := a.St.St.Do(ctx, creatorCacheWrite(g, c)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	g.Creator = c
+	return nil
 }
 
 // principalActive reports whether the stored principal item is active.

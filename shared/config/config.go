@@ -121,6 +121,22 @@ func FromEnv(ctx context.Context) (Config, error) { return Load(ctx, os.Getenv) 
 // Load builds a Config from get. Secrets come from the environment or, where
 // their *_SECRET_ARN is set, from one Secrets Manager secret per purpose (secrets.go).
 func Load(ctx context.Context, get Getenv) (Config, error) {
+	c := settings(get)
+	if err := c.loadSwitches(get); err != nil {
+		return c, err
+	}
+	if err := c.loadDurations(get); err != nil {
+		return c, err
+	}
+	if err := c.loadSecrets(ctx, get); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// settings reads the settings taken as written (names, addresses, lists),
+// with their defaults.
+func settings(get Getenv) Config {
 	c := Config{
 		Env:                 def(get("APP_ENV"), "development"),
 		Function:            get("GALE_FUNCTION"),
@@ -154,7 +170,11 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 	for i, o := range c.CORSOrigins {
 		c.CORSOrigins[i] = strings.TrimRight(o, "/")
 	}
+	return c
+}
 
+// loadSwitches reads the on/off settings.
+func (c *Config) loadSwitches(get Getenv) error {
 	var err error
 	for _, b := range []struct {
 		key string
@@ -166,30 +186,36 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		{"PAM_ACTUATOR_ENABLED", false, &c.PAMActuatorEnabled},
 	} {
 		if *b.out, err = boolean(get, b.key, b.def); err != nil {
-			return c, err
+			return err
 		}
 	}
+	return nil
+}
+
+// loadDurations reads the lifetimes, retentions, timeouts and retry count.
+func (c *Config) loadDurations(get Getenv) error {
+	var err error
 	if c.EnrollmentKeyTTL, err = minutes(get, "ENROLLMENT_KEY_DEFAULT_TTL_MINUTES", 60); err != nil {
-		return c, err
+		return err
 	}
 	if c.PAMPendingTTL, err = minutes(get, "PAM_PENDING_TTL_MINUTES", 30); err != nil {
-		return c, err
+		return err
 	}
 	if c.AuditRetention, err = days(get, "AUDIT_RETENTION_DAYS", 400); err != nil {
-		return c, err
+		return err
 	}
 	if c.WebhookDeliveryRetention, err = days(get, "WEBHOOK_DELIVERY_RETENTION_DAYS", 30); err != nil {
-		return c, err
+		return err
 	}
 	if c.PAMRequestRetention, err = days(get, "PAM_REQUEST_RETENTION_DAYS", 400); err != nil {
-		return c, err
+		return err
 	}
 
 	if c.RequestTimeout, err = millis(get, "REQUEST_TIMEOUT_MS", 10_000); err != nil {
-		return c, err
+		return err
 	}
 	if c.AWSConnectTimeout, err = millis(get, "AWS_CONNECT_TIMEOUT_MS", 1_000); err != nil {
-		return c, err
+		return err
 	}
 	// An emulator (one process serving every test) answers slower than AWS.
 	respDefault := 2_000
@@ -197,16 +223,12 @@ func Load(ctx context.Context, get Getenv) (Config, error) {
 		respDefault = 30_000
 	}
 	if c.AWSResponseTimeout, err = millis(get, "AWS_RESPONSE_TIMEOUT_MS", respDefault); err != nil {
-		return c, err
+		return err
 	}
 	if c.AWSMaxAttempts, err = count(get, "AWS_MAX_ATTEMPTS", 3); err != nil {
-		return c, err
+		return err
 	}
-
-	if err := c.loadSecrets(ctx, get); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 // Version is set at build time with -ldflags "-X .../config.Version=...".

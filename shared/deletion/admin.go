@@ -169,6 +169,44 @@ func (s *Service) Process(ctx context.Context, id string, in ProcessInput) (*Vie
 	if err := p.RequireMFA(); err != nil {
 		return nil, err
 	}
+	action, note, err := validateProcess(id, in)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.request(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != StatusPending {
+		return nil, errAlready(r.Status)
+	}
+	now := clock.Format(s.Clock.Now())
+	next := *r
+	next.ProcessedAt, next.ProcessedBy, next.AdminNote, next.UpdatedAt = &now, &p.UserID, note, now
+	rec := s.recorder(p, r, note)
+	if action == "reject" {
+		return s.reject(ctx, r, &next, rec, *note)
+	}
+	ms, err := s.Users.Memberships(ctx, r.UserID)
+	if err != nil {
+		return nil, err
+	}
+	whole, mine, err := s.holds(ctx, p, ms)
+	if err != nil {
+		return nil, err
+	}
+	if whole {
+		next.Status = StatusProcessing
+		tx := (&store.Tx{}).Add(moveWrite(&next, r.Version, StatusPending),
+			rec("user.account_deletion.approved", map[string]any{"scope": "account"}))
+		return s.moved(ctx, tx, &next)
+	}
+	return s.approveTenant(ctx, p, r, &next, mine, rec)
+}
+
+// validateProcess answers the action of in and its note (trimmed; nil when
+// empty, which a rejection may not be), or the fields at fault.
+func validateProcess(id string, in ProcessInput) (string, *string, error) {
 	f := fault.Fields{}
 	if !valid.IsUUID(id) {
 		f.Add("id", "must be a UUID")
@@ -190,20 +228,15 @@ func (s *Service) Process(ctx context.Context, id string, in ProcessInput) (*Vie
 	if action == "reject" && note == nil && f["adminNote"] == nil {
 		f.Add("adminNote", "is required to reject a request")
 	}
-	if err := f.Err(); err != nil {
-		return nil, err
-	}
-	r, err := s.request(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	if r.Status != StatusPending {
-		return nil, errAlready(r.Status)
-	}
-	now := clock.Format(s.Clock.Now())
-	next := *r
-	next.ProcessedAt, next.ProcessedBy, next.AdminNote, next.UpdatedAt = &now, &p.UserID, note, now
-	record := func(action string, details map[string]any) *store.Write {
+	return action, note, f.Err()
+}
+
+// recordFn is the audit record of one processing of a request.
+type recordFn func(action string, details map[string]any) *store.Write
+
+// recorder records p's processing of r, naming the account and the note.
+func (s *Service) recorder(p *authz.Principal, r *Request, note *string) recordFn {
+	return func(action string, details map[string]any) *store.Write {
 		details["userId"] = r.UserID
 		if note != nil {
 			details["adminNote"] = *note
@@ -211,37 +244,26 @@ func (s *Service) Process(ctx context.Context, id string, in ProcessInput) (*Vie
 		return audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: p.OrgID, PartnerID: p.PartnerID, Action: action,
 			ResourceType: "account_deletion_request", ResourceID: r.ID, Details: details})
 	}
-	if action == "reject" {
-		next.Status = StatusCancelled
-		tx := (&store.Tx{}).Add(moveWrite(&next, r.Version, StatusPending), releaseWrite(r.UserID, r.ID),
-			record("user.account_deletion.rejected", map[string]any{}))
-		if err := s.commit(ctx, tx, r.ID); err != nil {
-			return nil, err
-		}
-		s.mailRejection(ctx, r, *note)
-		v := next.view(true)
-		return &v, nil
-	}
-	ms, err := s.Users.Memberships(ctx, r.UserID)
+}
+
+// reject cancels r (next is its processed state) and releases the account,
+// then mails the account the note.
+func (s *Service) reject(ctx context.Context, r, next *Request, rec recordFn, note string) (*View, error) {
+	next.Status = StatusCancelled
+	tx := (&store.Tx{}).Add(moveWrite(next, r.Version, StatusPending), releaseWrite(r.UserID, r.ID),
+		rec("user.account_deletion.rejected", map[string]any{}))
+	v, err := s.moved(ctx, tx, next)
 	if err != nil {
 		return nil, err
 	}
-	whole, mine, err := s.holds(ctx, p, ms)
-	if err != nil {
-		return nil, err
-	}
-	if whole {
-		next.Status = StatusProcessing
-		tx := (&store.Tx{}).Add(moveWrite(&next, r.Version, StatusPending),
-			record("user.account_deletion.approved", map[string]any{"scope": "account"}))
-		if err := s.commit(ctx, tx, r.ID); err != nil {
-			return nil, err
-		}
-		v := next.view(true)
-		return &v, nil
-	}
-	// Only some of the account's tenants are the approver's: remove those
-	// memberships, and leave the account and the request to the others.
+	s.mailRejection(ctx, r, note)
+	return v, nil
+}
+
+// approveTenant is an approval by p of only some of the account's tenants:
+// it removes the memberships mine of p's tenant and leaves the account and
+// the still pending request to the others.
+func (s *Service) approveTenant(ctx context.Context, p *authz.Principal, r, next *Request, mine []user.Membership, rec recordFn) (*View, error) {
 	tenant := tenantOf(p)
 	if len(mine) == 0 || slices.Contains(r.RemovedFrom, tenant) {
 		return nil, ErrTenantRemoved
@@ -256,9 +278,14 @@ func (s *Service) Process(ctx context.Context, id string, in ProcessInput) (*Vie
 	next.Status = StatusPending
 	next.ProcessedAt, next.ProcessedBy, next.AdminNote = r.ProcessedAt, r.ProcessedBy, r.AdminNote
 	next.RemovedFrom = append(slices.Clone(r.RemovedFrom), tenant)
-	tx := (&store.Tx{}).Add(moveWrite(&next, r.Version, StatusPending),
-		record("user.account_deletion.approved", map[string]any{"scope": "tenant", "tenant": tenant, "removedMemberships": len(mine)}))
-	if err := s.commit(ctx, tx, r.ID); err != nil {
+	tx := (&store.Tx{}).Add(moveWrite(next, r.Version, StatusPending),
+		rec("user.account_deletion.approved", map[string]any{"scope": "tenant", "tenant": tenant, "removedMemberships": len(mine)}))
+	return s.moved(ctx, tx, next)
+}
+
+// moved commits tx, which moves the request to next, and answers next.
+func (s *Service) moved(ctx context.Context, tx *store.Tx, next *Request) (*View, error) {
+	if err := s.commit(ctx, tx, next.ID); err != nil {
 		return nil, err
 	}
 	v := next.view(true)

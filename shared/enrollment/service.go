@@ -84,41 +84,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 		return nil, err
 	}
 	now := s.Clock.Now()
-	f := fault.Fields{}
-	orgID := in.OrgID
-	switch {
-	case orgID == "" && p.Scope == authz.ScopeOrg:
-		orgID = p.OrgID
-	case orgID == "":
-		f.Add("orgId", "is required for partner and system scope")
-	case !valid.IsUUID(orgID):
-		f.Add("orgId", "must be a UUID")
-	}
-	if in.SiteID != nil {
-		valid.UUID(f, "siteId", *in.SiteID)
-	}
-	name := ""
-	if in.Name == nil {
-		f.Add("name", "is required")
-	} else {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, MaxName)
-	}
-	maxUsage := DefaultUsage
-	switch {
-	case in.MaxUsage.Bad:
-		f.Add("maxUsage", "must be an integer or null")
-	case in.MaxUsage.Set && in.MaxUsage.Value == nil:
-		f.Add("maxUsage", "may be null (unlimited) only on rotation")
-	case in.MaxUsage.Set:
-		maxUsage = *in.MaxUsage.Value
-		valid.Range(f, "maxUsage", maxUsage, MinUsage, MaxUsage)
-	}
-	expires := now.Add(s.DefaultTTL)
-	if in.ExpiresAt != nil {
-		expires = futureTime(f, "expiresAt", *in.ExpiresAt, now)
-	}
-	if err := f.Err(); err != nil {
+	k, err := s.validateCreate(p, in, now)
+	if err != nil {
 		return nil, err
 	}
 	if p.SiteRestricted() && (in.SiteID == nil || !p.CanAccessSite(*in.SiteID)) {
@@ -130,7 +97,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	if err := authz.CeilingScopes(p, Acts); err != nil {
 		return nil, err
 	}
-	o, err := s.Orgs.Reach(ctx, p, orgID)
+	o, err := s.Orgs.Reach(ctx, p, k.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +106,67 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 		return nil, err
 	}
 	ts := clock.Format(now)
-	k := &Key{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, SiteID: in.SiteID, Name: name, MaxUsage: &maxUsage,
-		ExpiresAt: clock.Format(expires), CreatedBy: p.UserID, CreatedAt: ts, UpdatedAt: ts, KeyHash: Hash(s.Pepper, raw)}
+	k.ID, k.OrgID, k.PartnerID, k.CreatedBy, k.CreatedAt, k.UpdatedAt = uuid.NewString(), o.ID, o.PartnerID, p.UserID, ts, ts
+	k.KeyHash = Hash(s.Pepper, raw)
 	k.Keys = KeyKeys(k.OrgID, k.ID, k.ExpiresAt)
+	tx, siteAt := s.createTx(p, k, raw)
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if siteAt >= 0 && failedAt(err, siteAt) {
+			return nil, ErrSite
+		}
+		return nil, fmt.Errorf("create enrollment key: %w", err)
+	}
+	return &Issued{Key: k, Raw: raw}, nil
+}
+
+// validateCreate answers the key in asks p for at now (its organization as
+// named, not yet reached; no id, owner or times), or the fields at fault.
+func (s *Service) validateCreate(p *authz.Principal, in CreateInput, now time.Time) (*Key, error) {
+	f := fault.Fields{}
+	k := &Key{OrgID: in.OrgID, SiteID: in.SiteID}
+	switch {
+	case k.OrgID == "" && p.Scope == authz.ScopeOrg:
+		k.OrgID = p.OrgID
+	case k.OrgID == "":
+		f.Add("orgId", "is required for partner and system scope")
+	case !valid.IsUUID(k.OrgID):
+		f.Add("orgId", "must be a UUID")
+	}
+	if in.SiteID != nil {
+		valid.UUID(f, "siteId", *in.SiteID)
+	}
+	if in.Name == nil {
+		f.Add("name", "is required")
+	} else {
+		k.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", k.Name, MaxName)
+	}
+	maxUsage := DefaultUsage
+	switch {
+	case in.MaxUsage.Bad:
+		f.Add("maxUsage", "must be an integer or null")
+	case in.MaxUsage.Set && in.MaxUsage.Value == nil:
+		f.Add("maxUsage", "may be null (unlimited) only on rotation")
+	case in.MaxUsage.Set:
+		maxUsage = *in.MaxUsage.Value
+		valid.Range(f, "maxUsage", maxUsage, MinUsage, MaxUsage)
+	}
+	k.MaxUsage = &maxUsage
+	expires := now.Add(s.DefaultTTL)
+	if in.ExpiresAt != nil {
+		expires = futureTime(f, "expiresAt", *in.ExpiresAt, now)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	k.ExpiresAt = clock.Format(expires)
+	return k, nil
+}
+
+// createTx is the creation's one transaction: the key's rows, its site's
+// presence when it names one (at the position it answers, else -1), the
+// audit record.
+func (s *Service) createTx(p *authz.Principal, k *Key, raw string) (*store.Tx, int) {
 	tx := (&store.Tx{}).Add(createWrites(k)...)
 	siteAt := -1
 	if k.SiteID != nil {
@@ -151,14 +176,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, Action: "enrollment_key.create",
 		ResourceType: "enrollment_key", ResourceID: k.ID, ResourceName: k.Name,
-		Details: map[string]any{"keyPrefix": prefix(raw), "maxUsage": maxUsage, "expiresAt": k.ExpiresAt, "siteId": k.SiteID}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		if siteAt >= 0 && failedAt(err, siteAt) {
-			return nil, ErrSite
-		}
-		return nil, fmt.Errorf("create enrollment key: %w", err)
-	}
-	return &Issued{Key: k, Raw: raw}, nil
+		Details: map[string]any{"keyPrefix": prefix(raw), "maxUsage": *k.MaxUsage, "expiresAt": k.ExpiresAt, "siteId": k.SiteID}}))
+	return tx, siteAt
 }
 
 // Get returns key id.

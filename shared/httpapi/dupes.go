@@ -311,110 +311,155 @@ func isHex(h byte) bool {
 
 func (c *checker) object(t reflect.Type, depth int) error {
 	c.i++ // '{'
-	t = checked(t)
-	var fields *structFields
-	var elem reflect.Type
-	if t != nil {
-		switch t.Kind() {
-		case reflect.Struct:
-			fields = fieldsOf(t)
-		case reflect.Map:
-			elem = t.Elem()
-		}
-	}
-	var seenBits uint64
-	var seen map[string]struct{} // struct fields past the 64th
-	mark := -1                   // where this object's keys start in c.keys
+	ks := newObjectKeys(checked(t))
 	c.space()
 	if c.i < len(c.s) && c.s[c.i] == '}' {
 		c.i++
 		return nil
 	}
 	for {
-		c.space()
-		if c.i >= len(c.s) || c.s[c.i] != '"' {
-			return errSyntax
-		}
-		start := c.i + 1
-		raw, escaped, err := c.str()
+		here, child, err := c.member(&ks)
 		if err != nil {
 			return err
 		}
-		key := raw
-		if escaped {
-			c.buf = unescape(c.buf[:0], raw)
-			key = unsafe.String(unsafe.SliceData(c.buf), len(c.buf)) // only until the next key
-		}
-		here := seg{key: raw, escaped: escaped, isKey: true}
-		child := elem
-		dup := false
-		if fields != nil {
-			f, ok := fields.index[key]
-			if !ok {
-				return fault.Invalid(c.pathString(here), "unknown field")
-			}
-			child = fields.types[f]
-			c.quoted = fields.quoted[f]
-			if f < 64 {
-				dup = seenBits&(1<<f) != 0
-				seenBits |= 1 << f
-			} else {
-				if seen == nil {
-					seen = map[string]struct{}{}
-				}
-				_, dup = seen[key]
-				seen[string(key)] = struct{}{}
-			}
-		} else {
-			if err := c.item(); err != nil {
-				return err
-			}
-			if mark < 0 {
-				mark = len(c.keys)
-			}
-			if len(c.keys) == cap(c.keys) {
-				// Doubling, never past one entry per 4 bytes of body (the
-				// shortest member, `"":0`): at most twice what the keys need.
-				grown := make([]keyRef, len(c.keys), min(max(2*cap(c.keys), 64), len(c.s)/4+1))
-				copy(grown, c.keys)
-				c.keys = grown
-			}
-			c.keys = append(c.keys, keyRef{hash: maphash.String(c.seed, key), at: uint32(start), n: uint32(len(raw))})
-		}
-		if dup {
-			return fault.Invalid(c.pathString(here), "appears more than once")
-		}
-		c.space()
-		if c.i >= len(c.s) || c.s[c.i] != ':' {
-			return errSyntax
-		}
-		c.i++
 		c.path = append(c.path, here)
-		c.loose = c.inOpt && fields == nil
+		c.loose = c.inOpt && ks.fields == nil
 		err = c.value(child, depth)
 		c.quoted = false
 		if err != nil {
 			return err
 		}
 		c.path = c.path[:len(c.path)-1]
-		c.space()
-		if c.i >= len(c.s) {
-			return errSyntax
+		if end, err := c.objectNext(ks.mark); end || err != nil {
+			return err
 		}
-		switch c.s[c.i] {
-		case ',':
-			c.i++
-		case '}':
-			c.i++
-			if mark >= 0 {
-				err := c.duplicates(mark)
-				c.keys = c.keys[:mark]
-				return err
-			}
-			return nil
-		default:
-			return errSyntax
+	}
+}
+
+// objectKeys is what object knows of the keys of one open object: a struct's
+// fields (the keys it takes, each at most once) or a map's element type
+// (its keys, any, are checked for repeats when the object closes).
+type objectKeys struct {
+	fields   *structFields
+	elem     reflect.Type
+	seenBits uint64
+	seen     map[string]struct{} // struct fields past the 64th
+	mark     int                 // where this object's keys start in c.keys
+}
+
+func newObjectKeys(t reflect.Type) objectKeys {
+	ks := objectKeys{mark: -1}
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			ks.fields = fieldsOf(t)
+		case reflect.Map:
+			ks.elem = t.Elem()
 		}
+	}
+	return ks
+}
+
+// member reads one key and its colon, refusing an unknown or repeated struct
+// field, and answers the key's path segment and the type of its value.
+func (c *checker) member(ks *objectKeys) (seg, reflect.Type, error) {
+	c.space()
+	if c.i >= len(c.s) || c.s[c.i] != '"' {
+		return seg{}, nil, errSyntax
+	}
+	start := c.i + 1
+	raw, escaped, err := c.str()
+	if err != nil {
+		return seg{}, nil, err
+	}
+	key := raw
+	if escaped {
+		c.buf = unescape(c.buf[:0], raw)
+		key = unsafe.String(unsafe.SliceData(c.buf), len(c.buf)) // only until the next key
+	}
+	here := seg{key: raw, escaped: escaped, isKey: true}
+	child := ks.elem
+	dup := false
+	if ks.fields != nil {
+		f, ok := ks.fields.index[key]
+		if !ok {
+			return seg{}, nil, fault.Invalid(c.pathString(here), "unknown field")
+		}
+		child = ks.fields.types[f]
+		c.quoted = ks.fields.quoted[f]
+		dup = ks.field(f, key)
+	} else if err := c.mapKey(ks, key, start, len(raw)); err != nil {
+		return seg{}, nil, err
+	}
+	if dup {
+		return seg{}, nil, fault.Invalid(c.pathString(here), "appears more than once")
+	}
+	c.space()
+	if c.i >= len(c.s) || c.s[c.i] != ':' {
+		return seg{}, nil, errSyntax
+	}
+	c.i++
+	return here, child, nil
+}
+
+// field marks struct field f (named key) as met and reports whether it was
+// met before.
+func (ks *objectKeys) field(f int, key string) bool {
+	if f < 64 {
+		dup := ks.seenBits&(1<<f) != 0
+		ks.seenBits |= 1 << f
+		return dup
+	}
+	if ks.seen == nil {
+		ks.seen = map[string]struct{}{}
+	}
+	_, dup := ks.seen[key]
+	ks.seen[string(key)] = struct{}{}
+	return dup
+}
+
+// mapKey counts a map entry and notes its key (written n bytes at start of
+// the body) for the repeat check when the object closes.
+func (c *checker) mapKey(ks *objectKeys, key string, start, n int) error {
+	if err := c.item(); err != nil {
+		return err
+	}
+	if ks.mark < 0 {
+		ks.mark = len(c.keys)
+	}
+	if len(c.keys) == cap(c.keys) {
+		// Doubling, never past one entry per 4 bytes of body (the
+		// shortest member, `"":0`): at most twice what the keys need.
+		grown := make([]keyRef, len(c.keys), min(max(2*cap(c.keys), 64), len(c.s)/4+1))
+		copy(grown, c.keys)
+		c.keys = grown
+	}
+	c.keys = append(c.keys, keyRef{hash: maphash.String(c.seed, key), at: uint32(start), n: uint32(n)})
+	return nil
+}
+
+// objectNext reads what follows a member: a comma (more members) or the
+// closing brace (end: a map's keys are then checked for repeats and
+// forgotten from mark on).
+func (c *checker) objectNext(mark int) (end bool, err error) {
+	c.space()
+	if c.i >= len(c.s) {
+		return true, errSyntax
+	}
+	switch c.s[c.i] {
+	case ',':
+		c.i++
+		return false, nil
+	case '}':
+		c.i++
+		if mark >= 0 {
+			err := c.duplicates(mark)
+			c.keys = c.keys[:mark]
+			return true, err
+		}
+		return true, nil
+	default:
+		return true, errSyntax
 	}
 }
 

@@ -149,19 +149,7 @@ type AcceptInput struct {
 // token and signs them in to the membership they were invited to.
 func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (signin.Result, error) {
 	// Public route: the invitation token is the credential; a per-IP limit guards it.
-	f := fault.Fields{}
-	if strings.TrimSpace(in.Token) == "" {
-		f.Add("token", "is required")
-	}
-	if in.Name != nil {
-		n := strings.TrimSpace(*in.Name)
-		in.Name = &n
-		valid.Name(f, "name", n, user.MaxName)
-	}
-	if err := f.Err(); err != nil {
-		return signin.Result{}, err
-	}
-	if err := signin.CheckPassword("password", in.Password); err != nil {
+	if err := validateAccept(&in); err != nil {
 		return signin.Result{}, err
 	}
 	if err := s.Limits.Allow(ctx, ratelimit.AcceptInvite, c.SourceIP); err != nil {
@@ -172,62 +160,24 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 		return signin.Result{}, err
 	}
 	u, inv, m := pd.u, pd.inv, *pd.m
-	now := s.Clock.Now()
 	actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
 	tx := (&store.Tx{}).Add(
 		user.SpendInviteWrite(inv),
 		acceptWrite(&m),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: inv.OrgID, PartnerID: inv.PartnerID, Action: "user.invite.accept",
 			ResourceType: "user", ResourceID: u.ID, ResourceName: u.Email}))
-	newAccount, firstPassword := u.Status == user.StatusInvited, false
-	if newAccount {
-		// A new account: the invitation sets its password and name.
-		hash, err := passhash.Hash(in.Password)
-		if err != nil {
-			return signin.Result{}, err
-		}
-		if in.Name != nil {
-			u.Name = *in.Name
-		}
-		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, clock.Format(now), clock.Format(now)
-		tx.Add(activateWrite(u))
-	} else if u.PasswordHash == "" {
-		// An account without a password (an identity provider's) gets its
-		// first one, as a new account does: the invitation mailed to its
-		// address proves it (docs/decisions.md#sso-sessions).
-		hash, err := passhash.Hash(in.Password)
-		if err != nil {
-			return signin.Result{}, err
-		}
-		u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = hash, clock.Format(now), clock.Format(now)
-		tx.Add(firstPasswordWrite(u))
-		firstPassword = true
-	} else {
-		// An existing account proves itself with its own password; the
-		// invitation changes nothing of it. The attempt counts on the
-		// account's login lock before the password is checked, so an
-		// invitation is no way around the lockout; a right password takes
-		// its count back in the acceptance's transaction.
-		try, err := s.SignIn.CountPassword(ctx, u.Email)
-		if errors.Is(err, attempt.ErrLocked) {
-			return signin.Result{}, ErrPassword
-		}
-		if err != nil {
-			return signin.Result{}, err
-		}
-		if !passhash.Verify(u.PasswordHash, in.Password) {
-			return signin.Result{}, ErrPassword
-		}
-		tx.Add(try.Refund())
+	w, changed, err := s.credential(ctx, u, in)
+	if err != nil {
+		return signin.Result{}, err
 	}
-	if err := s.St.Commit(ctx, tx); err != nil {
+	if err := s.St.Commit(ctx, tx.Add(w)); err != nil {
 		var te *store.TxError
 		if errors.As(err, &te) {
 			return signin.Result{}, ErrToken // spent or replaced concurrently
 		}
 		return signin.Result{}, fmt.Errorf("accept invitation of %s: %w", u.ID, err)
 	}
-	if newAccount || firstPassword {
+	if changed {
 		u.Version++
 	}
 	m.Status, m.InvitedName = user.MemberActive, ""
@@ -236,6 +186,70 @@ func (s *Service) Accept(ctx context.Context, in AcceptInput, c signin.Client) (
 	// account signs in with SSO next) and an account with a second factor
 	// gets the MFA hand-off, never tokens on the password alone.
 	return s.SignIn.AfterPassword(ctx, u, &m, c)
+}
+
+// validateAccept checks the token, the name (trimming it in in) and the
+// password's strength.
+func validateAccept(in *AcceptInput) error {
+	f := fault.Fields{}
+	if strings.TrimSpace(in.Token) == "" {
+		f.Add("token", "is required")
+	}
+	if in.Name != nil {
+		n := strings.TrimSpace(*in.Name)
+		in.Name = &n
+		valid.Name(f, "name", n, user.MaxName)
+	}
+	if err := f.Err(); err != nil {
+		return err
+	}
+	return signin.CheckPassword("password", in.Password)
+}
+
+// credential is what the acceptance does with the account u and the
+// password of in: the write that joins the acceptance's transaction, and
+// whether it changes the account's row (its version then moves).
+func (s *Service) credential(ctx context.Context, u *user.User, in AcceptInput) (*store.Write, bool, error) {
+	now := clock.Format(s.Clock.Now())
+	if u.Status == user.StatusInvited {
+		// A new account: the invitation sets its password and name.
+		hash, err := passhash.Hash(in.Password)
+		if err != nil {
+			return nil, false, err
+		}
+		if in.Name != nil {
+			u.Name = *in.Name
+		}
+		u.Status, u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = user.StatusActive, hash, now, now
+		return activateWrite(u), true, nil
+	}
+	if u.PasswordHash == "" {
+		// An account without a password (an identity provider's) gets its
+		// first one, as a new account does: the invitation mailed to its
+		// address proves it (docs/decisions.md#sso-sessions).
+		hash, err := passhash.Hash(in.Password)
+		if err != nil {
+			return nil, false, err
+		}
+		u.PasswordHash, u.PasswordChangedAt, u.UpdatedAt = hash, now, now
+		return firstPasswordWrite(u), true, nil
+	}
+	// An existing account proves itself with its own password; the
+	// invitation changes nothing of it. The attempt counts on the account's
+	// login lock before the password is checked, so an invitation is no way
+	// around the lockout; a right password takes its count back in the
+	// acceptance's transaction.
+	try, err := s.SignIn.CountPassword(ctx, u.Email)
+	if errors.Is(err, attempt.ErrLocked) {
+		return nil, false, ErrPassword
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !passhash.Verify(u.PasswordHash, in.Password) {
+		return nil, false, ErrPassword
+	}
+	return try.Refund(), false, nil
 }
 
 // Handler serves the two invitation routes of /api/v1/auth.

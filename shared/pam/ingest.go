@@ -120,26 +120,8 @@ func commitCounted(ctx context.Context, m Meter, build func() *store.Tx, commit 
 // answer (an unsent event is sent by the outbox drain); the event queues the
 // mobile approval fan-out of a pending request (shared/push).
 func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m Meter) (*Ingested, func(context.Context), error) {
-	f := fault.Fields{}
-	subject := ingestString(f, "subject_username", in.SubjectUsername, true, MaxSubject)
-	path := ingestString(f, "target_executable_path", in.TargetExecutablePath, true, MaxPath)
-	hash := strings.ToLower(ingestString(f, "target_executable_hash", in.TargetExecutableHash, false, 64))
-	if hash != "" {
-		if b, err := hex.DecodeString(hash); err != nil || len(b) != 32 {
-			f.Add("target_executable_hash", "must be a SHA-256 hex digest")
-		}
-	}
-	signer := ingestString(f, "target_executable_signer", in.TargetExecutableSigner, false, MaxSignerField)
-	parent := ingestString(f, "parent_image", in.ParentImage, false, MaxPath)
-	cmdline := ingestString(f, "command_line", in.CommandLine, false, MaxCommandLine)
-	if in.PID != nil && (*in.PID < 0 || *in.PID > 1<<32) {
-		f.Add("pid", "must be a process id (0 to 4294967296)")
-	}
-	var observed time.Time
-	if in.ObservedAt != nil {
-		observed = valid.Time(f, "observed_at", *in.ObservedAt)
-	}
-	if err := f.Err(); err != nil {
+	obs, err := ingestObservation(a, in)
+	if err != nil {
 		return nil, nil, err
 	}
 	chain, err := s.chain(ctx, a.OrgID)
@@ -147,36 +129,104 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 		return nil, nil, err
 	}
 	now := s.Clock.Now()
-	ts := clock.Format(now)
-	obs := Observation{OrgID: a.OrgID, DeviceID: a.DeviceID, FlowType: policy.FlowUACIntercept, SubjectUsername: subject, TargetExecutablePath: path,
-		TargetExecutableHash: hash, TargetExecutableSigner: signer, ParentImage: parent, CommandLine: cmdline, ObservedAt: observed}
+	d := decide(chain, obs, now)
+	if d.Status == StatusIgnored {
+		return s.ignore(ctx, a, obs, d, m)
+	}
+	r, typ := s.newRequest(a, obs, in.PID, d, now)
+	ev, err := event.New(s.Clock, typ, r.OrgID, EventData(r, r.Status, map[string]any{"decisionSource": r.DecisionSource,
+		"pamRuleId": r.PamRuleID, "matchedPolicyName": r.MatchedPolicyName, "expiresAt": r.ExpiresAt}))
+	if err != nil {
+		return nil, nil, err
+	}
+	var send func(context.Context)
+	build := func() *store.Tx {
+		return (&store.Tx{}).Add(CreateRequestWrite(r, s.PendingTTL),
+			audit.Put(s.Clock, audit.Entry{Actor: agentActor(a), OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
+				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: r.TargetExecutablePath,
+				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
+					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
+	}
+	err = commitCounted(ctx, m, build, func(tx *store.Tx) error {
+		var err error
+		send, err = s.Events.CommitDeferred(ctx, tx, ev)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The mobile approval fan-out of a pending request is queued by its
+	// elevation.requested event (shared/push, run by the webhook-worker).
+	return &Ingested{ID: &r.ID, Status: r.Status}, send, nil
+}
+
+// ingestObservation validates what the agent of a sent into the observation
+// the chain decides.
+func ingestObservation(a *device.Agent, in IngestInput) (Observation, error) {
+	f := fault.Fields{}
+	obs := Observation{OrgID: a.OrgID, DeviceID: a.DeviceID, FlowType: policy.FlowUACIntercept,
+		SubjectUsername:      ingestString(f, "subject_username", in.SubjectUsername, true, MaxSubject),
+		TargetExecutablePath: ingestString(f, "target_executable_path", in.TargetExecutablePath, true, MaxPath),
+		TargetExecutableHash: strings.ToLower(ingestString(f, "target_executable_hash", in.TargetExecutableHash, false, 64)),
+	}
+	if obs.TargetExecutableHash != "" {
+		if b, err := hex.DecodeString(obs.TargetExecutableHash); err != nil || len(b) != 32 {
+			f.Add("target_executable_hash", "must be a SHA-256 hex digest")
+		}
+	}
+	obs.TargetExecutableSigner = ingestString(f, "target_executable_signer", in.TargetExecutableSigner, false, MaxSignerField)
+	obs.ParentImage = ingestString(f, "parent_image", in.ParentImage, false, MaxPath)
+	obs.CommandLine = ingestString(f, "command_line", in.CommandLine, false, MaxCommandLine)
+	if in.PID != nil && (*in.PID < 0 || *in.PID > 1<<32) {
+		f.Add("pid", "must be a process id (0 to 4294967296)")
+	}
+	if in.ObservedAt != nil {
+		obs.ObservedAt = valid.Time(f, "observed_at", *in.ObservedAt)
+	}
+	if err := f.Err(); err != nil {
+		return Observation{}, err
+	}
 	if a.SiteID != nil {
 		obs.SiteID = *a.SiteID
 	}
 	if in.PID != nil {
 		obs.PID = int(*in.PID)
 	}
-	d := decide(chain, obs, now)
-	agentActor := audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
-	if d.Status == StatusIgnored {
-		details := map[string]any{"subjectUsername": subject, "targetExecutablePath": path, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
-		build := func() *store.Tx {
-			return (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: a.OrgID, PartnerID: a.PartnerID,
-				Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: path, Details: details}))
-		}
-		if err := commitCounted(ctx, m, build, func(tx *store.Tx) error { return s.St.Commit(ctx, tx) }); err != nil {
-			return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
-		}
-		return &Ingested{Status: StatusIgnored}, nil, nil
+	return obs, nil
+}
+
+// agentActor is the audit actor of a's agent.
+func agentActor(a *device.Agent) audit.Actor {
+	return audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
+}
+
+// ignore records an ignore verdict: an audit record and m's count, no request.
+func (s *Service) ignore(ctx context.Context, a *device.Agent, obs Observation, d decision, m Meter) (*Ingested, func(context.Context), error) {
+	details := map[string]any{"subjectUsername": obs.SubjectUsername, "targetExecutablePath": obs.TargetExecutablePath, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
+	build := func() *store.Tx {
+		return (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor(a), OrgID: a.OrgID, PartnerID: a.PartnerID,
+			Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: obs.TargetExecutablePath, Details: details}))
 	}
+	if err := commitCounted(ctx, m, build, func(tx *store.Tx) error { return s.St.Commit(ctx, tx) }); err != nil {
+		return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
+	}
+	return &Ingested{Status: StatusIgnored}, nil, nil
+}
+
+// newRequest is the request the chain's decision d makes of obs, and the type
+// of the event that announces it: an auto-approval expires after its
+// minutes, a denial is final at its creation.
+func (s *Service) newRequest(a *device.Agent, obs Observation, pid *int64, d decision, now time.Time) (*Request, string) {
+	ts := clock.Format(now)
 	r := &Request{ID: NewRequestID(now), OrgID: a.OrgID, PartnerID: a.PartnerID, DeviceID: a.DeviceID, SiteID: a.SiteID,
-		FlowType: FlowUAC, Status: d.Status, SubjectUsername: subject, TargetExecutablePath: path, TargetExecutableSigner: signer,
-		TargetExecutableHash: hash, ParentImage: parent, CommandLine: cmdline, PID: in.PID, RequestedAt: ts, UpdatedAt: ts}
+		FlowType: FlowUAC, Status: d.Status, SubjectUsername: obs.SubjectUsername, TargetExecutablePath: obs.TargetExecutablePath,
+		TargetExecutableSigner: obs.TargetExecutableSigner, TargetExecutableHash: obs.TargetExecutableHash, ParentImage: obs.ParentImage,
+		CommandLine: obs.CommandLine, PID: pid, RequestedAt: ts, UpdatedAt: ts}
 	if a.GroupID != "" {
 		r.GroupIDs = []string{a.GroupID}
 	}
-	if !observed.IsZero() {
-		r.ObservedAt = clock.Format(observed)
+	if !obs.ObservedAt.IsZero() {
+		r.ObservedAt = clock.Format(obs.ObservedAt)
 	}
 	minutes := d.Minutes
 	if minutes < 1 || minutes > MaxDuration {
@@ -203,28 +253,5 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 		typ = eventtype.ElevationDenied
 		r.TTL = s.retainUntil(now) // final at its creation
 	}
-	ev, err := event.New(s.Clock, typ, r.OrgID, EventData(r, r.Status, map[string]any{"decisionSource": r.DecisionSource,
-		"pamRuleId": r.PamRuleID, "matchedPolicyName": r.MatchedPolicyName, "expiresAt": r.ExpiresAt}))
-	if err != nil {
-		return nil, nil, err
-	}
-	var send func(context.Context)
-	build := func() *store.Tx {
-		return (&store.Tx{}).Add(CreateRequestWrite(r, s.PendingTTL),
-			audit.Put(s.Clock, audit.Entry{Actor: agentActor, OrgID: r.OrgID, PartnerID: r.PartnerID, Action: "agent.elevation_request.submit",
-				ResourceType: "elevation_request", ResourceID: r.ID, ResourceName: path,
-				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
-					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
-	}
-	err = commitCounted(ctx, m, build, func(tx *store.Tx) error {
-		var err error
-		send, err = s.Events.CommitDeferred(ctx, tx, ev)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	// The mobile approval fan-out of a pending request is queued by its
-	// elevation.requested event (shared/push, run by the webhook-worker).
-	return &Ingested{ID: &r.ID, Status: r.Status}, send, nil
+	return r, typ
 }

@@ -165,88 +165,25 @@ func (s *Service) PutSetting(ctx context.Context, in SettingInput) (*Setting, er
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	level := valid.Required(f, "level", in.Level)
-	if in.Level != nil {
-		valid.OneOf(f, "level", level, LevelPartner, LevelOrg, LevelSite, LevelGroup, LevelDevice)
-	}
-	target := valid.Required(f, "targetId", in.TargetID)
-	if in.TargetID != nil {
-		valid.UUID(f, "targetId", target)
-	}
-	switch {
-	case in.UACInterceptionEnabled.Bad:
-		f.Add("uacInterceptionEnabled", "must be true, false or null")
-	case !in.UACInterceptionEnabled.Set:
-		f.Add("uacInterceptionEnabled", "is required (null clears the level)")
-	}
-	if err := f.Err(); err != nil {
+	level, target, err := validateSetting(in)
+	if err != nil {
 		return nil, err
 	}
 	v := in.UACInterceptionEnabled.Value
+	orgID, partnerID, err := s.settingTarget(ctx, p, level, target)
+	if err != nil {
+		return nil, err
+	}
 	var k store.KeyRef
-	var orgID, partnerID string
 	switch level {
 	case LevelPartner:
-		if !p.CanAccessPartner(target) {
-			return nil, ErrTargetNotFound
-		}
-		if err := p.RequireFullPartnerAccess(); err != nil {
-			return nil, err
-		}
-		k, partnerID = PartnerSettingsKey(target), target
+		k = PartnerSettingsKey(target)
 	case LevelOrg:
-		o, err := s.Orgs.Reach(ctx, p, target)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.RequireUnrestricted(); err != nil {
-			return nil, err
-		}
-		orgID, partnerID = o.ID, o.PartnerID
-	case LevelSite:
-		st, err := s.Orgs.SiteByID(ctx, target)
-		if err != nil {
-			return nil, s.targetErr(err)
-		}
-		o, err := s.Orgs.Reach(ctx, p, st.OrgID)
-		if err != nil {
-			return nil, ErrTargetNotFound
-		}
-		if !p.CanAccessSite(st.ID) || (p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0) {
-			return nil, ErrSiteAccess
-		}
-		orgID, partnerID = o.ID, o.PartnerID
-	case LevelGroup:
-		g, err := s.Orgs.GroupByID(ctx, target)
-		if err != nil {
-			return nil, s.targetErr(err)
-		}
-		o, err := s.Orgs.Reach(ctx, p, g.OrgID)
-		if err != nil {
-			return nil, ErrTargetNotFound
-		}
-		site := ""
-		if g.SiteID != nil {
-			site = *g.SiteID
-		}
-		if !p.CanAccessSite(site) || !p.CanAccessDeviceGroups([]string{g.ID}) {
-			return nil, ErrSiteAccess
-		}
-		orgID, partnerID = o.ID, o.PartnerID
-	case LevelDevice:
-		a, err := s.deviceFor(ctx, p, target, true)
-		if err != nil {
-			return nil, err
-		}
-		orgID, partnerID = a.OrgID, a.PartnerID
-	}
-	if level != LevelPartner {
 		k = OrgSettingsKey(orgID)
-		if level != LevelOrg {
-			if err := s.St.St.Do(ctx, settingsInit(k)); err != nil {
-				return nil, fmt.Errorf("pam settings of %s: %w", orgID, err)
-			}
+	default:
+		k = OrgSettingsKey(orgID)
+		if err := s.St.St.Do(ctx, settingsInit(k)); err != nil {
+			return nil, fmt.Errorf("pam settings of %s: %w", orgID, err)
 		}
 	}
 	tx := (&store.Tx{}).Add(settingWrite(k, level, target, v), audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: partnerID,
@@ -256,6 +193,92 @@ func (s *Service) PutSetting(ctx context.Context, in SettingInput) (*Setting, er
 		return nil, fmt.Errorf("put pam setting: %w", err)
 	}
 	return &Setting{Success: true, Level: level, TargetID: target, UACInterceptionEnabled: v}, nil
+}
+
+// validateSetting answers the level and target of in, or the fields at fault.
+func validateSetting(in SettingInput) (level, target string, err error) {
+	f := fault.Fields{}
+	level = valid.Required(f, "level", in.Level)
+	if in.Level != nil {
+		valid.OneOf(f, "level", level, LevelPartner, LevelOrg, LevelSite, LevelGroup, LevelDevice)
+	}
+	target = valid.Required(f, "targetId", in.TargetID)
+	if in.TargetID != nil {
+		valid.UUID(f, "targetId", target)
+	}
+	switch {
+	case in.UACInterceptionEnabled.Bad:
+		f.Add("uacInterceptionEnabled", "must be true, false or null")
+	case !in.UACInterceptionEnabled.Set:
+		f.Add("uacInterceptionEnabled", "is required (null clears the level)")
+	}
+	return level, target, f.Err()
+}
+
+// settingTarget checks that p may set the level's target and answers the
+// organization (none for a partner level) and partner the setting is theirs.
+func (s *Service) settingTarget(ctx context.Context, p *authz.Principal, level, target string) (orgID, partnerID string, err error) {
+	switch level {
+	case LevelPartner:
+		if !p.CanAccessPartner(target) {
+			return "", "", ErrTargetNotFound
+		}
+		if err := p.RequireFullPartnerAccess(); err != nil {
+			return "", "", err
+		}
+		return "", target, nil
+	case LevelOrg:
+		o, err := s.Orgs.Reach(ctx, p, target)
+		if err != nil {
+			return "", "", err
+		}
+		if err := p.RequireUnrestricted(); err != nil {
+			return "", "", err
+		}
+		return o.ID, o.PartnerID, nil
+	case LevelSite:
+		st, err := s.Orgs.SiteByID(ctx, target)
+		if err != nil {
+			return "", "", s.targetErr(err)
+		}
+		o, err := s.Orgs.Reach(ctx, p, st.OrgID)
+		if err != nil {
+			return "", "", ErrTargetNotFound
+		}
+		if !p.CanAccessSite(st.ID) || (p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0) {
+			return "", "", ErrSiteAccess
+		}
+		return o.ID, o.PartnerID, nil
+	case LevelGroup:
+		return s.groupTarget(ctx, p, target)
+	default: // LevelDevice (validateSetting admits no other)
+		a, err := s.deviceFor(ctx, p, target, true)
+		if err != nil {
+			return "", "", err
+		}
+		return a.OrgID, a.PartnerID, nil
+	}
+}
+
+// groupTarget is settingTarget of a device group: p must reach its
+// organization, its site and the group.
+func (s *Service) groupTarget(ctx context.Context, p *authz.Principal, target string) (orgID, partnerID string, err error) {
+	g, err := s.Orgs.GroupByID(ctx, target)
+	if err != nil {
+		return "", "", s.targetErr(err)
+	}
+	o, err := s.Orgs.Reach(ctx, p, g.OrgID)
+	if err != nil {
+		return "", "", ErrTargetNotFound
+	}
+	site := ""
+	if g.SiteID != nil {
+		site = *g.SiteID
+	}
+	if !p.CanAccessSite(site) || !p.CanAccessDeviceGroups([]string{g.ID}) {
+		return "", "", ErrSiteAccess
+	}
+	return o.ID, o.PartnerID, nil
 }
 
 func (s *Service) targetErr(err error) error {

@@ -212,22 +212,9 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (string, error
 }
 
 func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error) {
-	if in.CookieState == "" || subtle.ConstantTimeCompare([]byte(in.CookieState), []byte(in.State)) != 1 {
-		return "", fail(CodeInvalidState, errors.New("state does not match this browser's cookie"))
-	}
-	var ls loginSession
-	k := loginKey(in.State)
-	if err := s.St.St.Take(ctx, k.PK, k.SK, &ls); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return "", fail(CodeInvalidState, errors.New("no such login session (spent or never started)"))
-		}
+	ls, k, err := s.takeSession(ctx, in)
+	if err != nil {
 		return "", err
-	}
-	if clock.Stamp(s.Clock.Now()) >= ls.ExpiresAt {
-		return "", fail(CodeSessionExpired, nil)
-	}
-	if in.Error != "" {
-		return "", fail(CodeProviderError, fmt.Errorf("provider answered error %q", in.Error))
 	}
 	r, err := s.St.Get(ctx, owner{OrgID: ls.OrgID, PartnerID: ls.PartnerID}, ls.ProviderID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Status != StatusActive) {
@@ -240,75 +227,122 @@ func (s *Service) callback(ctx context.Context, in CallbackInput) (string, error
 	if in.Issuer != "" && normIssuer(in.Issuer) != normIssuer(r.Issuer) {
 		return "", fail(CodeInvalidState, fmt.Errorf("callback names issuer %q, the login went to %q", in.Issuer, r.Issuer))
 	}
-	nonce, err := s.Box.Open(ls.Nonce, "ssologin:nonce:"+k.PK)
+	octx := oidc.ClientContext(ctx, s.HTTP)
+	prov, tok, idt, err := s.exchange(octx, r, ls, k, in.Code)
 	if err != nil {
 		return "", err
+	}
+	claims, err := idClaims(octx, prov, tok, idt, r.ClientID)
+	if err != nil {
+		return "", err
+	}
+	return s.admit(ctx, r, idt.Subject, claims)
+}
+
+// takeSession spends the login session the callback's state names, once the
+// state matches the browser's cookie; the session must not have expired nor
+// the provider have answered an error.
+func (s *Service) takeSession(ctx context.Context, in CallbackInput) (*loginSession, store.KeyRef, error) {
+	if in.CookieState == "" || subtle.ConstantTimeCompare([]byte(in.CookieState), []byte(in.State)) != 1 {
+		return nil, store.KeyRef{}, fail(CodeInvalidState, errors.New("state does not match this browser's cookie"))
+	}
+	var ls loginSession
+	k := loginKey(in.State)
+	if err := s.St.St.Take(ctx, k.PK, k.SK, &ls); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, store.KeyRef{}, fail(CodeInvalidState, errors.New("no such login session (spent or never started)"))
+		}
+		return nil, store.KeyRef{}, err
+	}
+	if clock.Stamp(s.Clock.Now()) >= ls.ExpiresAt {
+		return nil, store.KeyRef{}, fail(CodeSessionExpired, nil)
+	}
+	if in.Error != "" {
+		return nil, store.KeyRef{}, fail(CodeProviderError, fmt.Errorf("provider answered error %q", in.Error))
+	}
+	return &ls, k, nil
+}
+
+// exchange redeems the code at r's provider with the session's PKCE verifier
+// and answers the provider, the tokens and the verified ID token, whose nonce
+// must be the session's (and its at_hash the access token's, when present).
+func (s *Service) exchange(octx context.Context, r *record, ls *loginSession, k store.KeyRef, code string) (*oidc.Provider, *oauth2.Token, *oidc.IDToken, error) {
+	nonce, err := s.Box.Open(ls.Nonce, "ssologin:nonce:"+k.PK)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	verifier, err := s.Box.Open(ls.Verifier, "ssologin:verifier:"+k.PK)
 	if err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
 	secret, err := s.clientSecret(r)
 	if err != nil {
-		return "", err
+		return nil, nil, nil, err
 	}
-	prov, err := s.discover(ctx, r.Issuer)
+	prov, err := s.discover(octx, r.Issuer)
 	if err != nil {
-		return "", fail(CodeProviderError, err)
+		return nil, nil, nil, fail(CodeProviderError, err)
 	}
-	octx := oidc.ClientContext(ctx, s.HTTP)
-	tok, err := s.oauth(r, prov, secret).Exchange(octx, in.Code, oauth2.VerifierOption(string(verifier)))
+	tok, err := s.oauth(r, prov, secret).Exchange(octx, code, oauth2.VerifierOption(string(verifier)))
 	if err != nil {
-		return "", fail(CodeTokenExchange, err)
+		return nil, nil, nil, fail(CodeTokenExchange, err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return "", fail(CodeIDTokenInvalid, errors.New("token response has no id_token"))
+		return nil, nil, nil, fail(CodeIDTokenInvalid, errors.New("token response has no id_token"))
 	}
 	idt, err := prov.Verifier(&oidc.Config{ClientID: r.ClientID, Now: s.Clock.Now}).Verify(octx, raw)
 	if err != nil {
-		return "", fail(CodeIDTokenInvalid, err)
+		return nil, nil, nil, fail(CodeIDTokenInvalid, err)
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), nonce) != 1 {
-		return "", fail(CodeIDTokenInvalid, errors.New("nonce does not match the login session"))
+		return nil, nil, nil, fail(CodeIDTokenInvalid, errors.New("nonce does not match the login session"))
 	}
 	if idt.AccessTokenHash != "" {
 		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
-			return "", fail(CodeIDTokenInvalid, err)
+			return nil, nil, nil, fail(CodeIDTokenInvalid, err)
 		}
 	}
+	return prov, tok, idt, nil
+}
+
+// idClaims answers the ID token's claims, with the user-info claims it lacks
+// when the provider has a user-info endpoint and its answer is about the
+// same subject.
+func idClaims(octx context.Context, prov *oidc.Provider, tok *oauth2.Token, idt *oidc.IDToken, clientID string) (map[string]any, error) {
 	claims := map[string]any{}
 	if err := idt.Claims(&claims); err != nil {
-		return "", fail(CodeIDTokenInvalid, err)
+		return nil, fail(CodeIDTokenInvalid, err)
 	}
 	// OpenID Connect Core 3.1.3.7: with several audiences, the authorized
 	// party must be this client.
-	if azp, _ := claims["azp"].(string); len(idt.Audience) > 1 && azp != r.ClientID {
-		return "", fail(CodeIDTokenInvalid, errors.New("ID token for several audiences without this client as azp"))
+	if azp, _ := claims["azp"].(string); len(idt.Audience) > 1 && azp != clientID {
+		return nil, fail(CodeIDTokenInvalid, errors.New("ID token for several audiences without this client as azp"))
 	}
-	if prov.UserInfoEndpoint() != "" {
-		ui, err := prov.UserInfo(octx, oauth2.StaticTokenSource(tok))
-		if err != nil {
-			return "", fail(CodeProviderError, fmt.Errorf("userinfo: %w", err))
-		}
-		switch ui.Subject {
-		case idt.Subject:
-			extra := map[string]any{}
-			if err := ui.Claims(&extra); err == nil {
-				for c, v := range extra {
-					if _, ok := claims[c]; !ok {
-						claims[c] = v
-					}
+	if prov.UserInfoEndpoint() == "" {
+		return claims, nil
+	}
+	ui, err := prov.UserInfo(octx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return nil, fail(CodeProviderError, fmt.Errorf("userinfo: %w", err))
+	}
+	switch ui.Subject {
+	case idt.Subject:
+		extra := map[string]any{}
+		if err := ui.Claims(&extra); err == nil {
+			for c, v := range extra {
+				if _, ok := claims[c]; !ok {
+					claims[c] = v
 				}
 			}
-		case "":
-			// A user-info answer without sub cannot be tied to the ID token: its
-			// claims are not used.
-		default:
-			return "", fail(CodeIDTokenInvalid, errors.New("userinfo sub differs from the ID token's"))
 		}
+	case "":
+		// A user-info answer without sub cannot be tied to the ID token: its
+		// claims are not used.
+	default:
+		return nil, fail(CodeIDTokenInvalid, errors.New("userinfo sub differs from the ID token's"))
 	}
-	return s.admit(ctx, r, idt.Subject, claims)
+	return claims, nil
 }
 
 // person is what the claims say about the person signing in.
@@ -392,23 +426,10 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	link, err := s.St.Identity(ctx, r.ID, r.Issuer, sub)
 	switch {
 	case err == nil:
-		m, err := s.membership(ctx, link.UserID, r.owner())
-		if err != nil {
-			return "", err
-		}
-		if m == nil {
-			return "", fail(CodeNoOrgAccess, errors.New("linked account holds no active membership here"))
-		}
-		if err := s.withinCeiling(ctx, r, m.RoleID); err != nil {
-			return "", err
-		}
-		xc.UserID = link.UserID
-		tx.Add(s.Accounts.StillAccepted(m), store.PutNew(xc))
-		return code, s.commit(ctx, tx)
+		return s.signInLinked(ctx, r, link.UserID, xc, code, tx)
 	case !errors.Is(err, store.ErrNotFound):
 		return "", err
 	}
-
 	ik := identityKey(r.ID, r.Issuer, sub)
 	ident := identity{Keys: store.Keys{PK: ik.PK, SK: ik.SK}, ProviderID: r.ID, Subject: sub, Email: who.email,
 		CreatedAt: clock.Format(now)}
@@ -419,9 +440,33 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 	case err != nil:
 		return "", err
 	}
-	// An existing account: the provider speaks for it only as its tenant's
-	// account (the linking table of the package doc); email_verified proves
-	// the address, never more.
+	return s.linkExisting(ctx, r, who, u, ident, xc, code, tx)
+}
+
+// signInLinked signs in the account an identity is linked to, while it holds
+// an active membership of the provider's tenant within the provider's
+// ceiling.
+func (s *Service) signInLinked(ctx context.Context, r *record, userID string, xc exchangeCode, code string, tx *store.Tx) (string, error) {
+	m, err := s.membership(ctx, userID, r.owner())
+	if err != nil {
+		return "", err
+	}
+	if m == nil {
+		return "", fail(CodeNoOrgAccess, errors.New("linked account holds no active membership here"))
+	}
+	if err := s.withinCeiling(ctx, r, m.RoleID); err != nil {
+		return "", err
+	}
+	xc.UserID = userID
+	tx.Add(s.Accounts.StillAccepted(m), store.PutNew(xc))
+	return code, s.commit(ctx, tx)
+}
+
+// linkExisting links the identity to the existing account u with its
+// address. The provider speaks for it only as its tenant's account (the
+// linking table of the package doc); email_verified proves the address,
+// never more.
+func (s *Service) linkExisting(ctx context.Context, r *record, who person, u *user.User, ident identity, xc exchangeCode, code string, tx *store.Tx) (string, error) {
 	if !who.verified {
 		return "", fail(CodeUserNotFound, errors.New("e-mail not verified by the provider; an existing account is not linked"))
 	}
@@ -430,18 +475,7 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 		return "", err
 	}
 	ident.UserID, xc.UserID = u.ID, u.ID
-	var granted, accepted, invited *user.Membership
-	for i := range ms {
-		switch m := &ms[i]; {
-		case !r.serves(m):
-		case s.Accounts.Grants(u, m):
-			granted = m
-		case s.Accounts.Accepted(u, m):
-			accepted = m
-		case s.Accounts.Pending(u, m):
-			invited = m
-		}
-	}
+	granted, accepted, invited := s.standing(r, u, ms)
 	switch {
 	case granted != nil && u.Status == user.StatusActive:
 		// (b) the tenant's active member.
@@ -461,6 +495,24 @@ func (s *Service) admit(ctx context.Context, r *record, sub string, claims map[s
 		return s.acceptInvitation(ctx, r, u, invited, ident, xc, code, tx)
 	}
 	return "", fail(CodeAccountExists, errors.New("an existing account outside the provider's tenant (or with a credential of its own)"))
+}
+
+// standing answers u's membership of the tenant r serves that grants access,
+// the one accepted (granting nothing now) and the one still invited, among
+// ms (the last of each kind).
+func (s *Service) standing(r *record, u *user.User, ms []user.Membership) (granted, accepted, invited *user.Membership) {
+	for i := range ms {
+		switch m := &ms[i]; {
+		case !r.serves(m):
+		case s.Accounts.Grants(u, m):
+			granted = m
+		case s.Accounts.Accepted(u, m):
+			accepted = m
+		case s.Accounts.Pending(u, m):
+			invited = m
+		}
+	}
+	return granted, accepted, invited
 }
 
 // credentialless reports whether account u holds no credential yet: no

@@ -481,58 +481,16 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	if o.isPartner() && in.EnforceSSO != nil && *in.EnforceSSO {
-		f.Add("enforceSSO", "is available for organization providers only")
-	}
-	typ := TypeOIDC
-	if in.Type != nil && *in.Type != TypeOIDC {
-		f.Add("type", "must be oidc or saml")
-	}
-	name := valid.Required(f, "name", in.Name)
-	if in.Name != nil {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, MaxName)
-	}
-	clientID := valid.Required(f, "clientId", in.ClientID)
-	if in.ClientID != nil {
-		checkText(f, "clientId", clientID, MaxClientID)
-	}
-	if in.ClientSecret != nil {
-		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
-	}
-	scopes := checkScopes(f, in.Scopes)
-	domains := checkDomains(f, in.AllowedDomains)
-	mapping := checkMapping(f, in.AttributeMapping)
-	auto := in.AutoProvision != nil && *in.AutoProvision
-	roleID := ""
-	if in.DefaultRoleID != nil {
-		roleID = *in.DefaultRoleID
-		if !valid.IsUUID(roleID) {
-			f.Add("defaultRoleId", "must be a UUID")
-		}
-	}
-	if auto && roleID == "" {
-		f.Add("defaultRoleId", "is required when autoProvision is on")
-	}
-	issuer := valid.Required(f, "issuer", in.Issuer)
-	switch {
-	case in.Issuer != nil && issuer == "":
-		f.Add("issuer", "is required")
-	case in.Issuer != nil:
-		s.checkIssuer(ctx, f, issuer)
-	}
-	if err := f.Err(); err != nil {
+	r, roleID, err := s.validateCreate(ctx, o, in)
+	if err != nil {
 		return nil, err
 	}
 	if o, err = s.reachOwner(ctx, p, o, true); err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	r := &record{ID: uuid.NewString(), OrgID: o.OrgID, PartnerID: o.PartnerID, Name: name, Type: typ, Issuer: issuer,
-		ClientID: clientID, Scopes: scopes, Mapping: mapping, AutoProvision: auto, AllowedDomains: domains,
-		EnforceSSO: in.EnforceSSO != nil && *in.EnforceSSO, Status: StatusInactive, CreatedBy: p.UserID, CreatedAt: now,
-		UpdatedAt: now, Version: 1, Ceiling: ceilingList(p.Perms)}
+	r.ID, r.OrgID, r.PartnerID, r.Status, r.CreatedBy = uuid.NewString(), o.OrgID, o.PartnerID, StatusInactive, p.UserID
+	r.CreatedAt, r.UpdatedAt, r.Version, r.Ceiling = now, now, 1, ceilingList(p.Perms)
 	if roleID != "" {
 		ri, err := s.defaultRole(ctx, p, o, roleID)
 		if err != nil {
@@ -546,16 +504,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 			return nil, err
 		}
 	}
-	tx := (&store.Tx{}).Add(putNew(r)...)
-	if o.isPartner() {
-		// The partner must exist (a system caller names any id).
-		pk := tenant.PartnerKeys(o.PartnerID)
-		tx.Add(store.Assert(pk.PK, pk.SK, store.Present()))
-	}
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
-		PartnerID: r.PartnerID, Action: "sso.provider.create", ResourceType: "sso_provider", ResourceID: r.ID,
-		ResourceName: r.Name, Details: map[string]any{"issuer": r.Issuer, "clientId": r.ClientID, "autoProvision": r.AutoProvision}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
+	if err := s.St.St.Commit(ctx, s.createTx(p, o, r)); err != nil {
 		var te *store.TxError
 		switch {
 		case errors.As(err, &te) && te.FailedAt(1):
@@ -566,6 +515,72 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Provider, error)
 		return nil, fmt.Errorf("create SSO provider: %w", err)
 	}
 	return r.view(), nil
+}
+
+// validateCreate answers the provider in describes for owner o (its
+// settings, still without id, owner and times) and the default role it
+// names, or the fields at fault; the issuer is checked by discovery.
+func (s *Service) validateCreate(ctx context.Context, o owner, in CreateInput) (*record, string, error) {
+	f := fault.Fields{}
+	if o.isPartner() && in.EnforceSSO != nil && *in.EnforceSSO {
+		f.Add("enforceSSO", "is available for organization providers only")
+	}
+	if in.Type != nil && *in.Type != TypeOIDC {
+		f.Add("type", "must be oidc or saml")
+	}
+	r := &record{Type: TypeOIDC, Name: valid.Required(f, "name", in.Name)}
+	if in.Name != nil {
+		r.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", r.Name, MaxName)
+	}
+	r.ClientID = valid.Required(f, "clientId", in.ClientID)
+	if in.ClientID != nil {
+		checkText(f, "clientId", r.ClientID, MaxClientID)
+	}
+	if in.ClientSecret != nil {
+		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
+	}
+	r.Scopes = checkScopes(f, in.Scopes)
+	r.AllowedDomains = checkDomains(f, in.AllowedDomains)
+	r.Mapping = checkMapping(f, in.AttributeMapping)
+	r.AutoProvision = in.AutoProvision != nil && *in.AutoProvision
+	r.EnforceSSO = in.EnforceSSO != nil && *in.EnforceSSO
+	roleID := ""
+	if in.DefaultRoleID != nil {
+		roleID = *in.DefaultRoleID
+		if !valid.IsUUID(roleID) {
+			f.Add("defaultRoleId", "must be a UUID")
+		}
+	}
+	if r.AutoProvision && roleID == "" {
+		f.Add("defaultRoleId", "is required when autoProvision is on")
+	}
+	r.Issuer = valid.Required(f, "issuer", in.Issuer)
+	switch {
+	case in.Issuer != nil && r.Issuer == "":
+		f.Add("issuer", "is required")
+	case in.Issuer != nil:
+		s.checkIssuer(ctx, f, r.Issuer)
+	}
+	if err := f.Err(); err != nil {
+		return nil, "", err
+	}
+	return r, roleID, nil
+}
+
+// createTx is the creation's one transaction: the provider's row and its
+// client guard (the second, which claims the issuer and client id pair), the
+// partner's presence for a partner provider (a system caller names any id),
+// the audit record. Create reads a failure by these positions.
+func (s *Service) createTx(p *authz.Principal, o owner, r *record) *store.Tx {
+	tx := (&store.Tx{}).Add(putNew(r)...)
+	if o.isPartner() {
+		pk := tenant.PartnerKeys(o.PartnerID)
+		tx.Add(store.Assert(pk.PK, pk.SK, store.Present()))
+	}
+	return tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: r.OrgID,
+		PartnerID: r.PartnerID, Action: "sso.provider.create", ResourceType: "sso_provider", ResourceID: r.ID,
+		ResourceName: r.Name, Details: map[string]any{"issuer": r.Issuer, "clientId": r.ClientID, "autoProvision": r.AutoProvision}}))
 }
 
 func (s *Service) seal(id, v string) (string, error) {

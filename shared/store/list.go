@@ -262,15 +262,44 @@ func (s *Store) Merge(ctx context.Context, m Merge) (WindowPage, error) {
 		}
 		after, out.Offset, skip = c.After, c.Offset, 0
 	}
+	parts, desc, err := s.mergeParts(m, after)
+	if err != nil {
+		return WindowPage{}, err
+	}
+	w := &merger{s: s, m: m, desc: desc, skip: skip}
+	ended, err := w.collect(ctx, parts)
+	if err != nil {
+		return WindowPage{}, err
+	}
+	rows := w.rows
+	if len(rows) > m.Limit {
+		rows = rows[:m.Limit]
+		if out.Next, err = encodeMergeCursor(mergeCursor{List: m.Name, After: w.lastSK, Offset: out.Offset + m.Limit}); err != nil {
+			return WindowPage{}, err
+		}
+	}
+	if ended && m.Cursor == "" {
+		out.Total = w.skipped + len(rows)
+	}
+	if out.Items, err = s.items(ctx, rows); err != nil {
+		return WindowPage{}, fmt.Errorf("store: merge %s: %w", m.Name, err)
+	}
+	return out, nil
+}
+
+// mergeParts builds one Query per partition of m, each starting after the
+// cursor's sort key when there is one; the queries must share one order,
+// which it returns (true: descending).
+func (s *Store) mergeParts(m Merge, after string) ([]*mergePart, bool, error) {
 	desc := len(m.Queries) > 0 && m.Queries[0].Descending
 	parts := make([]*mergePart, 0, len(m.Queries))
 	for _, q := range m.Queries {
 		if q.Index == "" || q.Descending != desc {
-			return WindowPage{}, fmt.Errorf("store: merge %s: index queries of one order are required", m.Name)
+			return nil, false, fmt.Errorf("store: merge %s: index queries of one order are required", m.Name)
 		}
 		in, err := s.input(q)
 		if err != nil {
-			return WindowPage{}, err
+			return nil, false, err
 		}
 		if after != "" {
 			op := " > "
@@ -285,81 +314,105 @@ func (s *Store) Merge(ctx context.Context, m Merge) (WindowPage, error) {
 		}
 		parts = append(parts, &mergePart{in: in, sk: q.Index + "SK"})
 	}
-	var rows []Item
-	skipped, dropped, lastSK := 0, false, ""
-	fill := func(p *mergePart) error {
-		need := (skip - skipped) + (m.Limit + 1 - len(rows))
-		if dropped {
-			need = max(need*4, 256)
-		}
-		p.in.Limit = aws.Int32(int32(min(max(need, 1), math.MaxInt32)))
-		res, err := s.DB.Query(ctx, p.in)
+	return parts, desc, nil
+}
+
+// merger walks the heads of a merge's partitions in sort-key order, skipping
+// the page's offset and dropping expired rows and rows Keep refuses, until it
+// holds the page and one row more (which says a next page exists).
+type merger struct {
+	s       *Store
+	m       Merge
+	desc    bool
+	skip    int
+	skipped int
+	// dropped is set once a row was refused: later reads ask for more rows,
+	// since the partitions hold rows the page will not show.
+	dropped bool
+	rows    []Item
+	// lastSK is the sort key of the page's last row, where the next page starts.
+	lastSK string
+}
+
+// collect reads rows until the page and one more are held or every partition
+// ended (then it answers true).
+func (w *merger) collect(ctx context.Context, parts []*mergePart) (bool, error) {
+	for len(w.rows) <= w.m.Limit {
+		next, err := w.head(ctx, parts)
 		if err != nil {
-			return fmt.Errorf("store: merge %s: %w", m.Name, err)
-		}
-		p.rows = res.Items
-		if len(res.LastEvaluatedKey) == 0 {
-			p.ended = true
-		} else {
-			p.in.ExclusiveStartKey = res.LastEvaluatedKey
-		}
-		return nil
-	}
-	ended := false
-	for len(rows) <= m.Limit {
-		var next *mergePart
-		for _, p := range parts {
-			for len(p.rows) == 0 && !p.ended {
-				if err := fill(p); err != nil {
-					return WindowPage{}, err
-				}
-			}
-			if len(p.rows) == 0 {
-				continue
-			}
-			if next == nil {
-				next = p
-				continue
-			}
-			c := strings.Compare(str(p.rows[0][p.sk]), str(next.rows[0][next.sk]))
-			if (c < 0 && !desc) || (c > 0 && desc) {
-				next = p
-			}
+			return false, err
 		}
 		if next == nil {
-			ended = true
-			break
+			return true, nil
 		}
 		it := next.rows[0]
 		next.rows = next.rows[1:]
-		if s.expired(it) || (m.Keep != nil && !m.Keep(it)) {
-			dropped = true
+		w.take(it, next.sk)
+	}
+	return false, nil
+}
+
+// head answers the partition whose next row comes first in the merge's order,
+// reading from each partition whose read rows are used up; nil when every
+// partition ended.
+func (w *merger) head(ctx context.Context, parts []*mergePart) (*mergePart, error) {
+	var next *mergePart
+	for _, p := range parts {
+		for len(p.rows) == 0 && !p.ended {
+			if err := w.fill(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+		if len(p.rows) == 0 {
 			continue
 		}
-		if skipped < skip {
-			skipped++
+		if next == nil {
+			next = p
 			continue
 		}
-		if len(rows) < m.Limit {
-			lastSK = str(it[next.sk])
-		}
-		rows = append(rows, it)
-	}
-	if len(rows) > m.Limit {
-		rows = rows[:m.Limit]
-		var err error
-		if out.Next, err = encodeMergeCursor(mergeCursor{List: m.Name, After: lastSK, Offset: out.Offset + m.Limit}); err != nil {
-			return WindowPage{}, err
+		c := strings.Compare(str(p.rows[0][p.sk]), str(next.rows[0][next.sk]))
+		if (c < 0 && !w.desc) || (c > 0 && w.desc) {
+			next = p
 		}
 	}
-	if ended && m.Cursor == "" {
-		out.Total = skipped + len(rows)
+	return next, nil
+}
+
+// take drops, skips or keeps one row in merge order.
+func (w *merger) take(it Item, sk string) {
+	if w.s.expired(it) || (w.m.Keep != nil && !w.m.Keep(it)) {
+		w.dropped = true
+		return
 	}
-	var err error
-	if out.Items, err = s.items(ctx, rows); err != nil {
-		return WindowPage{}, fmt.Errorf("store: merge %s: %w", m.Name, err)
+	if w.skipped < w.skip {
+		w.skipped++
+		return
 	}
-	return out, nil
+	if len(w.rows) < w.m.Limit {
+		w.lastSK = str(it[sk])
+	}
+	w.rows = append(w.rows, it)
+}
+
+// fill reads p's next rows, asking for what the page still needs (more once
+// rows were dropped, as more may be).
+func (w *merger) fill(ctx context.Context, p *mergePart) error {
+	need := (w.skip - w.skipped) + (w.m.Limit + 1 - len(w.rows))
+	if w.dropped {
+		need = max(need*4, 256)
+	}
+	p.in.Limit = aws.Int32(int32(min(max(need, 1), math.MaxInt32)))
+	res, err := w.s.DB.Query(ctx, p.in)
+	if err != nil {
+		return fmt.Errorf("store: merge %s: %w", w.m.Name, err)
+	}
+	p.rows = res.Items
+	if len(res.LastEvaluatedKey) == 0 {
+		p.ended = true
+	} else {
+		p.in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+	return nil
 }
 
 func encodeMergeCursor(c mergeCursor) (string, error) {

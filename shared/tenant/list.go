@@ -127,88 +127,21 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 	w := store.Window{Keep: keep, Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor}
 	var total func() (int, error)
 	var parts []store.Query
+	var err error
 	switch v := p.Visible(); {
 	case q.OrgID != "" || (p.Scope == authz.ScopeOrg && p.OrgID != ""):
-		var o *Organization
-		id := q.OrgID
-		if id != "" {
-			var err error
-			if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
-				return nil, err
-			}
-		} else {
-			id = p.OrgID
-		}
-		parts = l.partitions(store.GSI4, l.OrgPK(id), q.Parts)
-		total = func() (int, error) {
-			if !every || l.Counter == nil {
-				n := 0
-				for _, qu := range parts {
-					c, err := l.count(ctx, qu, every, keep)
-					if err != nil {
-						return 0, err
-					}
-					n += c
-				}
-				return n, nil
-			}
-			if o == nil {
-				var err error
-				if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
-					return 0, err
-				}
-			}
-			return l.Counter(o), nil
-		}
+		parts, total, err = l.orgParts(ctx, p, q, keep, every)
 	case v.All:
 		return l.merge(ctx, q, keep, every)
 	case p.Scope == authz.ScopePartner && (v.PartnerID != "" || len(v.OrgIDs) > 0):
-		// The partner's partition may hold rows of organizations deleted
-		// since (their keys, scripts, filters and alerts outlive them) or
-		// outside a selected grant: rows are kept only for the organizations
-		// read here, whose counters also give the total.
-		var orgs []Organization
-		var err error
-		if v.PartnerID == "" {
-			orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
-		} else {
-			orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
-		}
-		if err != nil {
-			return nil, err
-		}
-		orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
-		w.Keep = liveOnly(orgs, keep)
-		parts = l.partitions(store.GSI3, l.PartnerPK(p.PartnerID), q.Parts)
-		total = func() (int, error) {
-			if !every || l.Counter == nil {
-				n := 0
-				for _, qu := range parts {
-					c, err := l.St.Count(ctx, qu, w.Keep)
-					if err != nil {
-						return 0, err
-					}
-					n += c
-				}
-				return n, nil
-			}
-			n := 0
-			for i := range orgs {
-				n += l.Counter(&orgs[i])
-			}
-			return n, nil
-		}
+		parts, w.Keep, total, err = l.partnerParts(ctx, p, v, q, keep, every)
 	default:
 		return &Page[T]{Items: []T{}, Page: q.Page, Limit: q.Limit}, nil
 	}
-	var pg store.WindowPage
-	var err error
-	if len(parts) == 1 {
-		w.Query = parts[0]
-		pg, err = l.St.Window(ctx, w)
-	} else {
-		pg, err = l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: parts, Keep: w.Keep, Offset: w.Offset, Limit: w.Limit, Cursor: w.Cursor})
+	if err != nil {
+		return nil, err
 	}
+	pg, err := l.read(ctx, w, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +158,95 @@ func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQu
 		}
 	}
 	return out, nil
+}
+
+// orgParts answers the partitions of one organization's list (the one asked
+// for, reached first, or the caller's own) and how to count its rows: by the
+// organization's counter when every row counts and there is one, else by
+// counting the partitions.
+func (l Listing[T]) orgParts(ctx context.Context, p *authz.Principal, q ListQuery[T], keep func(store.Item) bool, every bool) ([]store.Query, func() (int, error), error) {
+	var o *Organization
+	id := q.OrgID
+	if id != "" {
+		var err error
+		if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		id = p.OrgID
+	}
+	parts := l.partitions(store.GSI4, l.OrgPK(id), q.Parts)
+	total := func() (int, error) {
+		if !every || l.Counter == nil {
+			n := 0
+			for _, qu := range parts {
+				c, err := l.count(ctx, qu, every, keep)
+				if err != nil {
+					return 0, err
+				}
+				n += c
+			}
+			return n, nil
+		}
+		if o == nil {
+			var err error
+			if o, err = l.Orgs.Reach(ctx, p, id); err != nil {
+				return 0, err
+			}
+		}
+		return l.Counter(o), nil
+	}
+	return parts, total, nil
+}
+
+// partnerParts answers the partitions of a partner caller's list, the keep
+// that holds it to the organizations read here, and how to count its rows.
+// The partner's partition may hold rows of organizations deleted since (their
+// keys, scripts, filters and alerts outlive them) or outside a selected grant:
+// rows are kept only for the organizations read here, whose counters also
+// give the total.
+func (l Listing[T]) partnerParts(ctx context.Context, p *authz.Principal, v authz.Visibility, q ListQuery[T], keep func(store.Item) bool, every bool) ([]store.Query, func(store.Item) bool, func() (int, error), error) {
+	var orgs []Organization
+	var err error
+	if v.PartnerID == "" {
+		orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
+	} else {
+		orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
+	live := liveOnly(orgs, keep)
+	parts := l.partitions(store.GSI3, l.PartnerPK(p.PartnerID), q.Parts)
+	total := func() (int, error) {
+		n := 0
+		if !every || l.Counter == nil {
+			for _, qu := range parts {
+				c, err := l.St.Count(ctx, qu, live)
+				if err != nil {
+					return 0, err
+				}
+				n += c
+			}
+			return n, nil
+		}
+		for i := range orgs {
+			n += l.Counter(&orgs[i])
+		}
+		return n, nil
+	}
+	return parts, live, total, nil
+}
+
+// read reads the page of w from one partition (store.Window) or several
+// merged in order (store.Merge).
+func (l Listing[T]) read(ctx context.Context, w store.Window, parts []store.Query) (store.WindowPage, error) {
+	if len(parts) == 1 {
+		w.Query = parts[0]
+		return l.St.Window(ctx, w)
+	}
+	return l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: parts, Keep: w.Keep, Offset: w.Offset, Limit: w.Limit, Cursor: w.Cursor})
 }
 
 // merge is the list of a system caller without orgId (store.Merge).

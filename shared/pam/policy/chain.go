@@ -168,16 +168,42 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 		}
 	}()
 	p := prepare(&obs)
-	clk := &clock{now: now}
 	subject := strings.TrimSpace(obs.SubjectUsername)
 
 	// 1. The software-policy bridge.
+	if best := c.bestPolicy(&obs, &p, subject, &d); best != nil {
+		d.Source, d.PolicyID, d.PolicyName = SourcePolicy, best.ID, best.Name
+		d.ApprovalDurationMinutes = DefaultApprovalMinutes
+		d.Verdict = VerdictAutoDeny
+		if best.Mode == ModeAllowlist {
+			d.Verdict = VerdictAutoApprove
+		}
+		return d
+	}
+
+	// 2. Enabled rules of the organization and the device's site.
+	if c.ruleDecides(&obs, &p, &clock{now: now}, subject, &d) {
+		return d
+	}
+
+	// 3. The organization default verdict.
+	if c.defErr != nil {
+		return errorDecision(c.defErr, d.Skipped)
+	}
+	d.Verdict, d.Source, d.ApprovalDurationMinutes = c.def, SourceDefault, DefaultApprovalMinutes
+	return d
+}
+
+// bestPolicy answers the software policy that decides p (the strongest match,
+// by hash, signer or path, of obs's organization), nil when none does. An
+// allowlist entry made by the subject itself is skipped and noted on d.
+func (c *Chain) bestPolicy(obs *Observation, p *prepared, subject string, d *Decision) *SoftwarePolicy {
 	var best *SoftwarePolicy
 	bestStrength := 0
 	consider := func(list []policyEntry) {
 		for i := range list {
 			pe := &list[i]
-			s := pe.e.match(&p)
+			s := pe.e.match(p)
 			if s == 0 {
 				continue
 			}
@@ -203,17 +229,14 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 	if p.path != "" {
 		consider(c.byPath)
 	}
-	if best != nil {
-		d.Source, d.PolicyID, d.PolicyName = SourcePolicy, best.ID, best.Name
-		d.ApprovalDurationMinutes = DefaultApprovalMinutes
-		d.Verdict = VerdictAutoDeny
-		if best.Mode == ModeAllowlist {
-			d.Verdict = VerdictAutoApprove
-		}
-		return d
-	}
+	return best
+}
 
-	// 2. Enabled rules of the organization and the device's site.
+// ruleDecides sets d from the first rule of obs's organization and site that
+// matches p at clk, or from a rule that failed to compile (an error decision),
+// and reports whether one did. An auto-approve rule written by the subject
+// itself is skipped and noted on d.
+func (c *Chain) ruleDecides(obs *Observation, p *prepared, clk *clock, subject string, d *Decision) bool {
 	for i := range c.rules {
 		cr := &c.rules[i]
 		r := &cr.c.rule
@@ -224,9 +247,10 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 			continue
 		}
 		if cr.err != nil {
-			return errorDecision(cr.err, d.Skipped)
+			*d = errorDecision(cr.err, d.Skipped)
+			return true
 		}
-		if !cr.c.match(&p, clk) {
+		if !cr.c.match(p, clk) {
 			continue
 		}
 		if r.Verdict == VerdictAutoApprove && actorIsSubject(subject, cr.c.authors...) {
@@ -238,15 +262,9 @@ func (c *Chain) Decide(obs Observation, now time.Time) (d Decision) {
 		if m := r.ApprovalDurationMinutes; m != nil && *m >= MinApprovalMinutes && *m <= MaxApprovalMinutes {
 			d.ApprovalDurationMinutes = *m
 		}
-		return d
+		return true
 	}
-
-	// 3. The organization default verdict.
-	if c.defErr != nil {
-		return errorDecision(c.defErr, d.Skipped)
-	}
-	d.Verdict, d.Source, d.ApprovalDurationMinutes = c.def, SourceDefault, DefaultApprovalMinutes
-	return d
+	return false
 }
 
 // Decide compiles in and decides obs at now: for one-off decisions; a caller
