@@ -295,7 +295,7 @@ func TestRevokeWinsAgainstRotations(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		<-start
-		revoked = fixture.Do(t, w.API, fixture.Request{Method: http.MethodDelete, Path: keysURL + "/" + k.ID, Token: w.Tokens[fixture.AAdmin]})
+		revoked = fixture.Do(t, w.API, fixture.Request{Method: http.MethodDelete, Path: keysURL + "/" + k.ID, Token: w.Tokens[fixture.AAdmin], Raced: true})
 	}()
 	for range 10 {
 		go func() {

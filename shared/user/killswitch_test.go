@@ -59,7 +59,7 @@ func TestKillSwitchesWinAgainstTheEditsTheyStop(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				kill = fixture.Do(t, w.API, fixture.Request{Method: c.method, Path: path, Token: w.Tokens[c.caller], Body: c.body})
+				kill = fixture.Do(t, w.API, fixture.Request{Method: c.method, Path: path, Token: w.Tokens[c.caller], Body: c.body, Raced: true})
 			}()
 			for range 10 {
 				go func() {
