@@ -343,7 +343,7 @@ type objectKeys struct {
 	fields   *structFields
 	elem     reflect.Type
 	seenBits uint64
-	seen     map[string]struct{} // struct fields past the 64th
+	seen     map[int]struct{} // struct fields past the 64th, by index
 	mark     int                 // where this object's keys start in c.keys
 }
 
@@ -387,7 +387,7 @@ func (c *checker) member(ks *objectKeys) (seg, reflect.Type, error) {
 		}
 		child = ks.fields.types[f]
 		c.quoted = ks.fields.quoted[f]
-		dup = ks.field(f, key)
+		dup = ks.field(f)
 	} else if err := c.mapKey(ks, key, start, len(raw)); err != nil {
 		return seg{}, nil, err
 	}
@@ -402,19 +402,20 @@ func (c *checker) member(ks *objectKeys) (seg, reflect.Type, error) {
 	return here, child, nil
 }
 
-// field marks struct field f (named key) as met and reports whether it was
-// met before.
-func (ks *objectKeys) field(f int, key string) bool {
+// field marks struct field f as met and reports whether it was met before.
+// Fields are kept by index, never by name: an escaped name lives in a buffer
+// the next key overwrites.
+func (ks *objectKeys) field(f int) bool {
 	if f < 64 {
 		dup := ks.seenBits&(1<<f) != 0
 		ks.seenBits |= 1 << f
 		return dup
 	}
 	if ks.seen == nil {
-		ks.seen = map[string]struct{}{}
+		ks.seen = map[int]struct{}{}
 	}
-	_, dup := ks.seen[key]
-	ks.seen[string(key)] = struct{}{}
+	_, dup := ks.seen[f]
+	ks.seen[f] = struct{}{}
 	return dup
 }
 

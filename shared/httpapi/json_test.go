@@ -2,9 +2,12 @@ package httpapi_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,4 +206,23 @@ func jsonRequest(body io.Reader) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/x", body)
 	r.Header.Set("Content-Type", "application/json")
 	return r
+}
+
+// A struct field past the 64th (past the bit set) is remembered too, by
+// index: an escaped name lives in a buffer the next escaped key overwrites,
+// so a name kept as a map key could change under the map.
+func TestDuplicateFieldPastThe64thIsRefused(t *testing.T) {
+	fields := make([]reflect.StructField, 70)
+	for i := range fields {
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[int](), Tag: reflect.StructTag(fmt.Sprintf(`json:"f%d"`, i))}
+	}
+	v := reflect.New(reflect.StructOf(fields)).Interface()
+	body := `{"f\u0036\u0035": 1, "f\u0036\u0036": 2, "f65": 3}`
+	err := httpapi.DecodeBytes([]byte(body), v)
+	if err == nil {
+		t.Fatal("a repeated f65 after escaped keys was accepted")
+	}
+	if f := fieldErrors(t, err); !slices.Contains(f["f65"], "appears more than once") {
+		t.Fatalf("repeated f65 after escaped keys: fieldErrors %v", f)
+	}
 }
