@@ -99,7 +99,7 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 
 	// With the channel open: nothing for an hour of heartbeats.
 	svc := agentsgroup.Service(w.Env.Deps)
-	if _, err := svc.MarkOnline(context.Background(), agentRow(t, w, id), "conn-1"); err != nil {
+	if _, err := svc.Connect(context.Background(), id, "conn-1"); err != nil {
 		t.Fatal(err)
 	}
 	interval = 300
@@ -137,10 +137,11 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 	}
 }
 
-// The channel's presence: MarkOnline brings an offline device online with
-// device.online and keeps it out of the offline sweep while the connection
-// can live; MarkOffline with its marker moves it offline with device.offline;
-// the $disconnect of an older connection changes nothing.
+// The channel's presence: Connect brings an offline device online with
+// device.online and keeps it out of the offline sweep while its connections
+// can live; Disconnect of the connection its marker names moves it offline
+// with device.offline; the $disconnect of an older connection changes
+// nothing.
 func TestChannelPresence(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -159,9 +160,8 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("silent device is %s", d.Status)
 	}
 	events(t, w)
-	first, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-2")
-	if err != nil {
-		t.Fatal(err)
+	if replaced, err := svc.Connect(ctx, id, "conn-2"); err != nil || replaced != "" {
+		t.Fatalf("connect: %q %v", replaced, err)
 	}
 	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
 		t.Fatalf("connect raised %v", ev)
@@ -173,17 +173,16 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("connected device swept: %s", d.Status)
 	}
 	// A reconnect (the connection's 2-hour limit) before the old $disconnect.
-	second, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-3")
-	if err != nil || second == first {
-		t.Fatalf("reconnect: %q %v", second, err)
+	if replaced, err := svc.Connect(ctx, id, "conn-3"); err != nil || replaced != "conn-2" {
+		t.Fatalf("reconnect: replaced %q, %v", replaced, err)
 	}
-	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), first); err != nil || moved {
+	if moved, err := svc.Disconnect(ctx, id, "conn-2"); err != nil || moved {
 		t.Fatalf("stale $disconnect moved the device: %v %v", moved, err)
 	}
 	if ev := events(t, w); len(ev) != 0 {
 		t.Fatalf("reconnect and stale $disconnect raised %v", ev)
 	}
-	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), second); err != nil || !moved {
+	if moved, err := svc.Disconnect(ctx, id, "conn-3"); err != nil || !moved {
 		t.Fatalf("$disconnect: %v %v", moved, err)
 	}
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
@@ -197,9 +196,33 @@ func TestChannelPresence(t *testing.T) {
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline || next > 66 {
 		t.Fatalf("after a heartbeat: %s, told %d s", d.Status, next)
 	}
-	// A lost $disconnect: the sweep catches the device ConnectedFor after
-	// the connect (plus OfflineAfter), never before.
-	if _, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-4"); err != nil {
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("heartbeat raised %v", ev)
+	}
+	// Reconnects every 115 minutes for two days: the device stays online
+	// through the sweeps, without an event.
+	conn := 4
+	for range 25 {
+		if _, err := svc.Connect(ctx, id, fmt.Sprint("conn-", conn)); err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := svc.Disconnect(ctx, id, fmt.Sprint("conn-", conn-1)); err != nil || moved {
+			t.Fatalf("stale $disconnect of conn-%d: %v %v", conn-1, moved, err)
+		}
+		conn++
+		w.Env.Clock.Advance(115 * time.Minute)
+		run()
+		if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
+			t.Fatalf("connected device swept at %s", w.Env.Clock.Now())
+		}
+	}
+	if ev := events(t, w); len(ev) != 0 {
+		t.Fatalf("reconnects raised %v", ev)
+	}
+	// A lost $disconnect: the sweep catches the device when its last-seen
+	// key comes due (at most ConnectedAhead after a connect, plus
+	// OfflineAfter), never while a connection could live.
+	if _, err := svc.Connect(ctx, id, fmt.Sprint("conn-", conn)); err != nil {
 		t.Fatal(err)
 	}
 	w.Env.Clock.Advance(device.ConnectedFor)
@@ -207,7 +230,7 @@ func TestChannelPresence(t *testing.T) {
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
 		t.Fatalf("swept while the connection could live: %s", d.Status)
 	}
-	w.Env.Clock.Advance(device.OfflineAfter + time.Second)
+	w.Env.Clock.Advance(device.ConnectedAhead - device.ConnectedFor + device.OfflineAfter + time.Second)
 	run()
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
 		t.Fatalf("lost $disconnect never swept: %s", d.Status)

@@ -215,11 +215,29 @@ func pollingDevice(t testing.TB, w *fixture.World) (beats, inventory, prompts Us
 func channelDevice(t testing.TB, w *fixture.World) (beats, conns Usage, interval float64) {
 	id, tok := w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "cost-channel")
 	h := agentchannelgroup.Handler(w.Env.Deps)
-	serve := func(u *Usage, route, conn, body string, headers, query map[string]string) {
+	var authorizer map[string]any // requestContext.authorizer, as the authorizer answered
+	authorize := func(u *Usage) {
 		t.Helper()
 		ctx, calls := store.WithCalls(context.Background())
-		res, err := h.Handle(ctx, events.APIGatewayWebsocketProxyRequest{Body: body, Headers: headers, QueryStringParameters: query,
-			RequestContext: events.APIGatewayWebsocketProxyRequestContext{RouteKey: route, ConnectionID: conn}})
+		res, err := h.Authorize(ctx, events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: "arn:aws:execute-api:us-east-1:1:api/agents/$connect",
+			Headers: map[string]string{"Authorization": "Bearer " + tok}, QueryStringParameters: map[string]string{"deviceId": id}})
+		if err != nil {
+			t.Fatalf("authorizer: %v", err)
+		}
+		authorizer = map[string]any{"principalId": res.PrincipalID}
+		for k, v := range res.Context {
+			authorizer[k] = v
+		}
+		u.Invocations++
+		u.Calls += float64(calls.N())
+		u.RCU += calls.RCU()
+		u.WCU += calls.WCU()
+	}
+	serve := func(u *Usage, route, conn, body string) {
+		t.Helper()
+		ctx, calls := store.WithCalls(context.Background())
+		res, err := h.Handle(ctx, events.APIGatewayWebsocketProxyRequest{Body: body,
+			RequestContext: events.APIGatewayWebsocketProxyRequestContext{RouteKey: route, ConnectionID: conn, Authorizer: authorizer}})
 		if err != nil || res.StatusCode != http.StatusOK || strings.Contains(res.Body, `"error"`) {
 			t.Fatalf("%s %s: %d %s %v", route, body, res.StatusCode, res.Body, err)
 		}
@@ -234,15 +252,15 @@ func channelDevice(t testing.TB, w *fixture.World) (beats, conns Usage, interval
 		u.RCU += calls.RCU()
 		u.WCU += calls.WCU()
 	}
-	auth, query := map[string]string{"Authorization": "Bearer " + tok}, map[string]string{"deviceId": id}
 	var elapsed, lastConnect time.Duration
 	conn := 0
 	connect := func(u *Usage) {
 		conn++
-		serve(u, "$connect", fmt.Sprint("conn-", conn), "", auth, query)
-		serve(u, "$default", fmt.Sprint("conn-", conn), `{"type":"ping"}`, nil, nil)
+		authorize(u)
+		serve(u, "$connect", fmt.Sprint("conn-", conn), "")
+		serve(u, "$default", fmt.Sprint("conn-", conn), `{"type":"ping"}`)
 		if conn > 1 {
-			serve(u, "$disconnect", fmt.Sprint("conn-", conn-1), "", nil, nil)
+			serve(u, "$disconnect", fmt.Sprint("conn-", conn-1), "")
 		}
 		lastConnect = elapsed
 	}
@@ -263,11 +281,11 @@ func channelDevice(t testing.TB, w *fixture.World) (beats, conns Usage, interval
 			10+i%7, 40+i%3, 86400+i*300)
 		step := device.NextInterval(id, w.Env.Clock.Now(), true)
 		if measured {
-			serve(&beats, "$default", fmt.Sprint("conn-", conn), body, nil, nil)
+			serve(&beats, "$default", fmt.Sprint("conn-", conn), body)
 			interval += step.Seconds()
 			n++
 		} else {
-			serve(&warm, "$default", fmt.Sprint("conn-", conn), body, nil, nil)
+			serve(&warm, "$default", fmt.Sprint("conn-", conn), body)
 		}
 		w.Env.Clock.Advance(step)
 		elapsed += step
