@@ -93,7 +93,17 @@ func (s *Service) moveSeen(ctx context.Context, a *device.Agent, now time.Time) 
 	sk := device.ConnectedSK(a.DeviceID, now)
 	err := s.Devices.Do(ctx, device.ConnectedSeenWrite(a.OrgID, a.DeviceID, sk))
 	if errors.Is(err, store.ErrConditionFailed) {
-		return nil // moved out of online concurrently: no key to keep ahead
+		// Moved out of online since the marker's write: by people
+		// (maintenance: no key to keep), or by the offline sweep, which
+		// found the old key due (then this connect brings it back).
+		now, err := s.Devices.Agent(ctx, a.DeviceID)
+		if err != nil {
+			return fmt.Errorf("connect device %s: %w", a.DeviceID, err)
+		}
+		if device.BeatStatus(now.Status) == now.Status {
+			return nil
+		}
+		return s.markOnline(ctx, now, now.ChannelUntil)
 	}
 	if err != nil {
 		return fmt.Errorf("connect device %s: last-seen key: %w", a.DeviceID, err)

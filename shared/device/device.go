@@ -1,7 +1,8 @@
 // Package device owns the device inventory: the Device record every other part
 // of Gale reads (the filter engine, search, PAM), the agent credential row that
-// maps a device id to its organization, token hash and pending commands, the
-// gzipped software chunks, and the inventory routes (/api/v1/devices).
+// maps a device id to its organization, token hash, pending commands and agent
+// channel marker (the device's live connection: shared/channel), the gzipped
+// software chunks, and the inventory routes (/api/v1/devices).
 //
 // # Invariants
 //
@@ -17,9 +18,10 @@
 //     (no partition is shared by every tenant at the rate of heartbeats), the
 //     bucket a 5-minute window staggered per device (SeenBucket, SeenSK). The
 //     offline sweep queries the shards up to its cutoff and reads only devices
-//     that went stale. A device with an open agent channel carries the bucket
-//     of ConnectedFor ahead (MarkOnline): the sweep never sees it while the
-//     channel can be open. Rows written before GSI5 carry GSI2
+//     that went stale. A device with an open agent channel carries a key at
+//     least ConnectedFor ahead of its last connect (agent.Service.Connect
+//     moves it ConnectedAhead ahead when less is left): the sweep never sees
+//     it while the channel can be open. Rows written before GSI5 carry GSI2
 //     DEVSEEN#<shard> / <minute>#<id>; the sweep still drains those 16 shards
 //     (LegacyStale), and every device write removes the GSI2 keys, so they
 //     empty within OfflineAfter of the deployment.
@@ -263,7 +265,7 @@ type Agent struct {
 	// Heartbeat writes counted in minute WriteWin.
 	WriteWin string `dynamodbav:"bw,omitempty"`
 	Writes   int    `dynamodbav:"bn,omitempty"`
-	// ChannelUntil is set while the agent's channel is open (MarkOnline): a
+	// ChannelUntil is set while the agent's channel is open (its connect): a
 	// heartbeat before it knows the channel is open without another read.
 	ChannelUntil string `dynamodbav:"ch,omitempty"`
 	// ChannelPrev is the marker the last connect replaced ("" for none),

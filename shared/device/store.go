@@ -261,7 +261,7 @@ func metricBands(m *Metrics) string {
 
 // BeatWrite is the heartbeat's device update: the facts of b, and the
 // last-seen index keys when seen is not "" (a device with a channel keeps
-// the key MarkOnline set). from is the status the caller saw (the update
+// the key its connect set). from is the status the caller saw (the update
 // requires it, so a concurrent transition is never overwritten). The legacy
 // GSI2 keys and rate-limit attributes are removed (free when absent).
 func BeatWrite(orgID, id, from string, b Beat, seen string) *store.Write {
@@ -692,9 +692,9 @@ func SeenKeyWrite(id, sk string) *store.Write {
 // ConnectWrites mark the device of agent row a connected at now: status to
 // (BeatStatus of a's), the last-seen key ConnectedAhead ahead (out of the
 // sweep's reach while the connection can live), and on the agent row the
-// status and that key; it requires the channel marker until that the connect wrote
-// (ConnectMarkerWrite: a newer connect's marker wins). Both require a's
-// status.
+// status and that key, requiring the channel marker until that the connect
+// wrote (ConnectMarkerWrite: a newer connect's marker wins). Both require
+// a's status.
 func ConnectWrites(a *Agent, to string, now time.Time, until string) []*store.Write {
 	ts := clock.Format(now)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
