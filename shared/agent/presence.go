@@ -20,7 +20,8 @@ import (
 
 // Connect records that connection connID of device deviceID opened (its
 // token was checked by the channel's authorizer) and answers the connection
-// it replaced ("" for none), which the caller closes. The agent row takes
+// it replaced ("" for none), which the caller closes, even when Connect
+// fails after the marker's write (it answers the replaced one then too). The agent row takes
 // the channel marker (the connection's end and id: unique even when two
 // connects share a millisecond, as under a fixed clock; it still compares
 // as a time, device.Agent.Connected) in one UpdateItem that also answers the
@@ -58,10 +59,29 @@ func (s *Service) Connect(ctx context.Context, deviceID, connID string) (string,
 	switch to := device.BeatStatus(a.Status); {
 	case to != a.Status:
 		err = s.markOnline(ctx, &a, until)
+		if errors.Is(err, store.ErrConditionFailed) {
+			err = s.raced(ctx, deviceID, until)
+		}
 	case a.Status == device.StatusOnline && device.SeenDue(a.SeenKey, now):
 		err = s.moveSeen(ctx, &a, now)
 	}
 	return replaced, err
+}
+
+// raced settles a connect whose move online lost to a concurrent change:
+// another connect of the device brought it online (with its key ahead), or
+// replaced this one's marker (and makes the move itself): nothing is left to
+// do. Otherwise (people's status change) the connect fails and the agent
+// retries.
+func (s *Service) raced(ctx context.Context, deviceID, until string) error {
+	a, err := s.Devices.Agent(ctx, deviceID)
+	if err != nil {
+		return fmt.Errorf("connect device %s: %w", deviceID, err)
+	}
+	if a.Status == device.StatusOnline || a.ChannelUntil != until {
+		return nil
+	}
+	return fmt.Errorf("connect device %s: status changed concurrently: %w", deviceID, store.ErrConditionFailed)
 }
 
 // markOnline moves the device of agent row a (as its connect left it) online

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,6 +235,65 @@ func TestChannelPresence(t *testing.T) {
 	run()
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
 		t.Fatalf("lost $disconnect never swept: %s", d.Status)
+	}
+}
+
+// TestConcurrentConnects: 20 connections of one offline device opening at
+// once. The device comes online once (one device.online), the marker names
+// a connection whose connect succeeded, and every other connection that
+// opened is closed by the connect that replaced it (each names the one
+// before it, failed or not), so exactly one stays live.
+func TestConcurrentConnects(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	id, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "race")
+	svc := agentsgroup.Service(w.Env.Deps)
+	w.Env.Clock.Advance(device.OfflineAfter + device.SeenBucket)
+	if err := sweepergroup.Sweeper(w.Env.Deps).Handle(ctx, sweep.Event{Job: "device-offline"}); err != nil {
+		t.Fatal(err)
+	}
+	events(t, w)
+	const n = 20
+	var wg sync.WaitGroup
+	replaced := make([]string, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replaced[i], errs[i] = svc.Connect(ctx, id, fmt.Sprint("race-", i))
+		}()
+	}
+	wg.Wait()
+	a := agentRow(t, w, id)
+	if a.Status != device.StatusOnline || getDevice(t, w, w.A.ID, id).Status != device.StatusOnline {
+		t.Fatalf("after the connects: agent %s", a.Status)
+	}
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("concurrent connects raised %v", ev)
+	}
+	live := a.ChannelConn()
+	opened, closed := map[string]bool{}, map[string]bool{}
+	for i := range n {
+		conn := fmt.Sprint("race-", i)
+		if errs[i] == nil {
+			opened[conn] = true
+		}
+		if replaced[i] != "" { // closed by the channel even when the connect failed
+			closed[replaced[i]] = true
+		}
+	}
+	t.Logf("%d of %d connects succeeded", len(opened), n)
+	if !opened[live] {
+		t.Fatalf("the marker names %s, whose connect failed", live)
+	}
+	for conn := range opened {
+		if conn != live && !closed[conn] {
+			t.Errorf("%s opened, is not the live one, and was never closed", conn)
+		}
+	}
+	if closed[live] {
+		t.Errorf("the live connection %s was closed", live)
 	}
 }
 

@@ -139,16 +139,17 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 		return refused(ErrToken), nil
 	}
 	prev, err := h.Agents.Connect(ctx, deviceID, ev.RequestContext.ConnectionID)
+	if prev != "" {
+		// One live connection per device; the replaced one's $disconnect
+		// finds the marker moved on and changes nothing. Closed even when
+		// this connect fails after taking the marker: nothing else would.
+		h.Push.Close(ctx, prev)
+	}
 	if err != nil {
 		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
 			return refused(ErrToken), nil // decommissioned or quarantined since the token check
 		}
 		return events.APIGatewayProxyResponse{}, err
-	}
-	if prev != "" {
-		// One live connection per device; the replaced one's $disconnect
-		// finds the marker moved on and changes nothing.
-		h.Push.Close(ctx, prev)
 	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 }
