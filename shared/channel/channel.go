@@ -62,7 +62,7 @@
 //
 //	event                 calls   what
 //	authorizer            1       agent row GetItem (the token check)
-//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (device row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, device.online's outbox row; then the outbox clear)
+//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (device row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, device.online's outbox row; then the outbox clear); +1 agent row read when either races another change
 //	$disconnect           1       agent row GetItem; +2 when it names this connection (the transaction with device.offline's outbox row, the outbox clear)
 //	$default ping         1       agent row GetItem (then the re-send of what is pending)
 //	$default ack          2       agent row GetItem, agent row UpdateItem (conditional)
