@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -252,9 +253,11 @@ func TestReplayQueueWorkerEvents(t *testing.T) {
 	}
 }
 
-// TestReplayChannelEvents replays the agent channel's WebSocket events
-// (<name>.<status>.json) through its handler; an answer with a body (a
-// refused handshake, a frame's reply) is JSON.
+// TestReplayChannelEvents replays the agent channel's events
+// (<name>.<status>.json: the $connect authorizer's and the WebSocket
+// routes') through the function's entry point; an authorizer's
+// "Unauthorized" is the handshake's 401, its Allow 200, and an answer with a
+// body (a refused handshake, a frame's reply) is JSON.
 func TestReplayChannelEvents(t *testing.T) {
 	env := testenv.New(t)
 	h := agentchannelgroup.Handler(env.Deps)
@@ -265,9 +268,21 @@ func TestReplayChannelEvents(t *testing.T) {
 				t.Fatalf("%s: name it <name>.<expected status>.json", path)
 			}
 			want, _ := strconv.Atoi(m[2])
-			var ev events.APIGatewayWebsocketProxyRequest
-			load(t, path, &ev)
-			res, err := h.Handle(context.Background(), ev)
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Invoke(context.Background(), raw)
+			var res events.APIGatewayProxyResponse
+			switch r := out.(type) {
+			case events.APIGatewayProxyResponse:
+				res = r
+			case events.APIGatewayCustomAuthorizerResponse:
+				res.StatusCode = http.StatusOK
+				if err != nil && err.Error() == "Unauthorized" {
+					res.StatusCode, err = http.StatusUnauthorized, nil
+				}
+			}
 			if err != nil {
 				t.Fatalf("handler error: %v", err)
 			}

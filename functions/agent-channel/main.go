@@ -1,5 +1,5 @@
-// Command agent-channel serves the agent channel's WebSocket API
-// ($connect, $disconnect, $default) as a Lambda function.
+// Command agent-channel serves the agent channel's WebSocket API (the
+// $connect authorizer, $connect, $disconnect, $default) as a Lambda function.
 package main
 
 import (
@@ -9,4 +9,4 @@ import (
 	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
 )
 
-func main() { lambda.Start(agentchannelgroup.Handler(app.Start()).Handle) }
+func main() { lambda.Start(agentchannelgroup.Handler(app.Start()).Invoke) }

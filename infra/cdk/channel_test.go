@@ -49,6 +49,40 @@ func checkChannel(t *testing.T, tmpl assertions.Template, cfn cfnTemplate, fnNam
 		if r.Properties["RouteKey"] == "$default" && r.Properties["RouteResponseSelectionExpression"] != "$default" {
 			t.Errorf("$default answers no route response: %v", r.Properties)
 		}
+		// $connect alone is authorised, by the channel function's
+		// authorizer (the agent token); the other routes are the
+		// connection's and carry its context.
+		authID := ref(r.Properties["AuthorizerId"])
+		if r.Properties["RouteKey"] != "$connect" {
+			if authID != "" || (r.Properties["AuthorizationType"] != nil && r.Properties["AuthorizationType"] != "NONE") {
+				t.Errorf("route %v is authorised: %v", r.Properties["RouteKey"], r.Properties)
+			}
+			continue
+		}
+		if r.Properties["AuthorizationType"] != "CUSTOM" || authID == "" {
+			t.Fatalf("$connect is not authorised by a Lambda authorizer: %v", r.Properties)
+		}
+		a := cfn.Resources[authID]
+		if a.Type != "AWS::ApiGatewayV2::Authorizer" || a.Properties["AuthorizerType"] != "REQUEST" || ref(a.Properties["ApiId"]) != apiID {
+			t.Errorf("$connect's authorizer %s: %v", authID, a.Properties)
+		}
+		if got := mustJSON(t, a.Properties["IdentitySource"]); got != mustJSON(t, channelIdentity) {
+			t.Errorf("authorizer identity sources %s, want %v", got, channelIdentity)
+		}
+		if !strings.Contains(mustJSON(t, a.Properties["AuthorizerUri"]), channelFn) {
+			t.Errorf("authorizer invokes %v, want the %s function", a.Properties["AuthorizerUri"], channelFunction)
+		}
+		// API Gateway may invoke the function as this API's authorizer.
+		invokable := false
+		for _, p := range cfn.of("AWS::Lambda::Permission") {
+			if strings.Contains(mustJSON(t, p.Properties["FunctionName"]), channelFn) && strings.Contains(mustJSON(t, p.Properties["SourceArn"]), apiID) &&
+				strings.Contains(mustJSON(t, p.Properties["SourceArn"]), "authorizers") {
+				invokable = true
+			}
+		}
+		if !invokable {
+			t.Errorf("no permission for the channel API to invoke its authorizer")
+		}
 	}
 	slices.Sort(keys)
 	if !slices.Equal(keys, []string{"$connect", "$default", "$disconnect"}) {

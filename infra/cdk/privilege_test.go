@@ -53,7 +53,7 @@ var wantWriteKeys = map[string][]string{
 	"search":         {"APIKEYHASH#*", "RL#*", "ORG#*"},
 	"webhook-worker": {"ORG#*"},
 	"mailer":         {"USER#*", "AUDIT#*"},
-	"agent-channel":  {"AGENT#*", "WSCONN#*", "ORG#*", "OUTBOX#*"},
+	"agent-channel":  {"AGENT#*", "ORG#*", "OUTBOX#*"},
 }
 
 // wantSecrets: which functions read each secret (others: none).

@@ -117,7 +117,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	channel := bridge.New(agentchannelgroup.Handler(d).Handle)
+	ch := agentchannelgroup.Handler(d)
+	channel := bridge.New(ch.Authorize, ch.Handle)
 	mux := http.NewServeMux()
 	mux.Handle(bridge.Path, channel)
 	mux.Handle("/@connections/", channel)

@@ -36,8 +36,8 @@
 //
 // # Presence
 //
-// The agent channel (its own package) calls MarkOnline on $connect and
-// MarkOffline on $disconnect (presence.go); HeartbeatOn takes the channel's
+// The agent channel (its own package) calls Connect on $connect and
+// Disconnect on $disconnect (presence.go); HeartbeatOn takes the channel's
 // state from a caller that knows it.
 //
 // The other token routes (hardware, network, software, command results) are

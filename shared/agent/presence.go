@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
@@ -13,49 +14,146 @@ import (
 )
 
 // Presence from the agent channel. The channel ($connect authorised by the
-// agent token, $disconnect) calls MarkOnline and MarkOffline; a device
-// without a channel keeps its heartbeat-based presence (the last-seen index
-// and the offline sweep, shared/device).
+// agent token, $disconnect) calls Connect and Disconnect; a device without a
+// channel keeps its heartbeat-based presence (the last-seen index and the
+// offline sweep, shared/device).
 
-// MarkOnline records that the channel of the agent of row a (as the token
-// check read it) opened: the device moves online (device.online when it was
-// not: offline or pending), its last-seen key moves device.ConnectedFor ahead
-// so the offline sweep leaves it alone while the connection can live, and the
-// agent row carries the channel marker, so heartbeats over HTTP know the
-// channel is open without a read (longer interval, no last-seen write). One
-// transaction (with the event's outbox row when the status moves). It answers
-// the marker, which MarkOffline requires: a $disconnect of an older
-// connection then changes nothing. The marker is the connection's end and
-// its id connID (unique even when two connects share a millisecond, as
-// under a fixed clock); it still compares as a time (device.Agent.Connected).
-func (s *Service) MarkOnline(ctx context.Context, a *device.Agent, connID string) (string, error) {
-	if device.Blocked(a.Status) {
-		return "", ErrDecommissioned
-	}
+// Connect records that connection connID of device deviceID opened (its
+// token was checked by the channel's authorizer) and answers the connection
+// it replaced ("" for none), which the caller closes, even when Connect
+// fails after the marker's write (it answers the replaced one then too). The agent row takes
+// the channel marker (the connection's end and id: unique even when two
+// connects share a millisecond, as under a fixed clock; it still compares
+// as a time, device.Agent.Connected) in one UpdateItem that also answers the
+// marker it replaced (device.ConnectMarkerWrite), so heartbeats over HTTP
+// know the channel is open without a read, and only this connection's
+// $disconnect can make the device offline. Then, by the status that write
+// answers:
+//
+//   - offline or pending: the device moves online with device.online, as a
+//     heartbeat would (one transaction: device row, agent row, outbox);
+//   - online: nothing more, unless the last-seen key leaves less than a
+//     connection's life (device.SeenDue): then it moves ConnectedAhead ahead
+//     (device row, then the agent row's copy), so the offline sweep leaves
+//     the device alone while this connection and the next ones can live,
+//     at about 0.2 WCU an hour instead of a transaction per connect;
+//   - maintenance, updating: people's states, kept.
+//
+// A decommissioned or quarantined device is refused (ErrDecommissioned),
+// marker unwritten.
+func (s *Service) Connect(ctx context.Context, deviceID, connID string) (string, error) {
 	now := s.Clock.Now()
 	until := clock.Format(now.Add(device.ConnectedFor)) + "#" + connID
-	to := device.BeatStatus(a.Status)
-	tx := (&store.Tx{}).Add(device.ConnectWrites(a, to, now, until)...)
-	var evs []*event.Pending
-	if to != a.Status {
-		ev, err := event.New(s.Clock, eventtype.DeviceOnline, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
-		if err != nil {
-			return "", err
-		}
-		evs = append(evs, ev)
+	var a device.Agent
+	err := s.Devices.St.UpdateReturn(ctx, device.ConnectMarkerWrite(deviceID, until), &a)
+	if errors.Is(err, store.ErrConditionFailed) {
+		return "", ErrDecommissioned // blocked since the token check, or gone
 	}
-	if err := s.Events.Commit(ctx, tx, evs...); err != nil {
-		var te *store.TxError
-		if errors.As(err, &te) {
-			return "", fmt.Errorf("mark device %s online: status changed concurrently: %w", a.DeviceID, store.ErrConditionFailed)
-		}
-		return "", fmt.Errorf("mark device %s online: %w", a.DeviceID, err)
+	if err != nil {
+		return "", fmt.Errorf("connect device %s: %w", deviceID, err)
 	}
-	return until, nil
+	replaced := device.MarkerConn(a.ChannelPrev)
+	if replaced == connID {
+		replaced = "" // a retried connect's own marker
+	}
+	switch to := device.BeatStatus(a.Status); {
+	case to != a.Status:
+		err = s.markOnline(ctx, &a, until)
+		if errors.Is(err, store.ErrConditionFailed) {
+			err = s.raced(ctx, deviceID, until)
+		}
+	case a.Status == device.StatusOnline && device.SeenDue(a.SeenKey, now):
+		err = s.moveSeen(ctx, &a, now)
+	}
+	return replaced, err
 }
 
-// MarkOffline records that the channel whose marker is until (MarkOnline's
-// answer) closed: an online device moves offline with device.offline and
+// raced settles a connect whose move online lost to a concurrent change:
+// another connect of the device brought it online (with its key ahead), or
+// replaced this one's marker (and makes the move itself): nothing is left to
+// do. Otherwise (people's status change) the connect fails and the agent
+// retries.
+func (s *Service) raced(ctx context.Context, deviceID, until string) error {
+	a, err := s.Devices.Agent(ctx, deviceID)
+	if err != nil {
+		return fmt.Errorf("connect device %s: %w", deviceID, err)
+	}
+	if a.Status == device.StatusOnline || a.ChannelUntil != until {
+		return nil
+	}
+	return fmt.Errorf("connect device %s: status changed concurrently: %w", deviceID, store.ErrConditionFailed)
+}
+
+// markOnline moves the device of agent row a (as its connect left it) online
+// with device.online: device row, agent row and the event's outbox row in one
+// transaction that requires a's status.
+func (s *Service) markOnline(ctx context.Context, a *device.Agent, until string) error {
+	now := s.Clock.Now()
+	to := device.BeatStatus(a.Status)
+	tx := (&store.Tx{}).Add(device.ConnectWrites(a, to, now, until)...)
+	ev, err := event.New(s.Clock, eventtype.DeviceOnline, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
+	if err != nil {
+		return err
+	}
+	if err := s.Events.Commit(ctx, tx, ev); err != nil {
+		var te *store.TxError
+		if errors.As(err, &te) {
+			return fmt.Errorf("mark device %s online: status changed concurrently: %w", a.DeviceID, store.ErrConditionFailed)
+		}
+		return fmt.Errorf("mark device %s online: %w", a.DeviceID, err)
+	}
+	return nil
+}
+
+// moveSeen moves the last-seen key of online device a ConnectedAhead ahead,
+// then records it on the agent row (two single writes: a transaction would
+// double their units, and the agent row's copy is a hint: lost, the next
+// connect moves the key again). A device no longer online keeps its keys.
+func (s *Service) moveSeen(ctx context.Context, a *device.Agent, now time.Time) error {
+	sk := device.ConnectedSK(a.DeviceID, now)
+	err := s.Devices.Do(ctx, device.ConnectedSeenWrite(a.OrgID, a.DeviceID, sk))
+	if errors.Is(err, store.ErrConditionFailed) {
+		// Moved out of online since the marker's write: by people
+		// (maintenance: no key to keep), or by the offline sweep, which
+		// found the old key due (then this connect brings it back).
+		now, err := s.Devices.Agent(ctx, a.DeviceID)
+		if err != nil {
+			return fmt.Errorf("connect device %s: %w", a.DeviceID, err)
+		}
+		if device.BeatStatus(now.Status) == now.Status {
+			return nil
+		}
+		return s.markOnline(ctx, now, now.ChannelUntil)
+	}
+	if err != nil {
+		return fmt.Errorf("connect device %s: last-seen key: %w", a.DeviceID, err)
+	}
+	if err := s.Devices.Do(ctx, device.SeenKeyWrite(a.DeviceID, sk)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return fmt.Errorf("connect device %s: last-seen key copy: %w", a.DeviceID, err)
+	}
+	return nil
+}
+
+// Disconnect records that connection connID of device deviceID closed: the
+// device goes offline (MarkOffline) only while its marker names connID, so
+// the close of a replaced connection changes nothing. Reports whether the
+// device moved.
+func (s *Service) Disconnect(ctx context.Context, deviceID, connID string) (bool, error) {
+	a, err := s.Devices.Agent(ctx, deviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil // the device is gone
+	}
+	if err != nil {
+		return false, err
+	}
+	if a.ChannelUntil == "" || a.ChannelConn() != connID {
+		return false, nil // replaced by a newer connection, or forgotten
+	}
+	return s.MarkOffline(ctx, a, a.ChannelUntil)
+}
+
+// MarkOffline records that the channel whose marker is until (Connect's)
+// closed: an online device moves offline with device.offline and
 // leaves the last-seen index (its next heartbeat over HTTP brings it back
 // with device.online). A device whose marker has changed since (a newer
 // connection) or that is not online (maintenance, updating: people's states)

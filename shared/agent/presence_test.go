@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 
 	// With the channel open: nothing for an hour of heartbeats.
 	svc := agentsgroup.Service(w.Env.Deps)
-	if _, err := svc.MarkOnline(context.Background(), agentRow(t, w, id), "conn-1"); err != nil {
+	if _, err := svc.Connect(context.Background(), id, "conn-1"); err != nil {
 		t.Fatal(err)
 	}
 	interval = 300
@@ -137,10 +138,11 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 	}
 }
 
-// The channel's presence: MarkOnline brings an offline device online with
-// device.online and keeps it out of the offline sweep while the connection
-// can live; MarkOffline with its marker moves it offline with device.offline;
-// the $disconnect of an older connection changes nothing.
+// The channel's presence: Connect brings an offline device online with
+// device.online and keeps it out of the offline sweep while its connections
+// can live; Disconnect of the connection its marker names moves it offline
+// with device.offline; the $disconnect of an older connection changes
+// nothing.
 func TestChannelPresence(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -159,9 +161,8 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("silent device is %s", d.Status)
 	}
 	events(t, w)
-	first, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-2")
-	if err != nil {
-		t.Fatal(err)
+	if replaced, err := svc.Connect(ctx, id, "conn-2"); err != nil || replaced != "" {
+		t.Fatalf("connect: %q %v", replaced, err)
 	}
 	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
 		t.Fatalf("connect raised %v", ev)
@@ -173,17 +174,16 @@ func TestChannelPresence(t *testing.T) {
 		t.Fatalf("connected device swept: %s", d.Status)
 	}
 	// A reconnect (the connection's 2-hour limit) before the old $disconnect.
-	second, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-3")
-	if err != nil || second == first {
-		t.Fatalf("reconnect: %q %v", second, err)
+	if replaced, err := svc.Connect(ctx, id, "conn-3"); err != nil || replaced != "conn-2" {
+		t.Fatalf("reconnect: replaced %q, %v", replaced, err)
 	}
-	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), first); err != nil || moved {
+	if moved, err := svc.Disconnect(ctx, id, "conn-2"); err != nil || moved {
 		t.Fatalf("stale $disconnect moved the device: %v %v", moved, err)
 	}
 	if ev := events(t, w); len(ev) != 0 {
 		t.Fatalf("reconnect and stale $disconnect raised %v", ev)
 	}
-	if moved, err := svc.MarkOffline(ctx, agentRow(t, w, id), second); err != nil || !moved {
+	if moved, err := svc.Disconnect(ctx, id, "conn-3"); err != nil || !moved {
 		t.Fatalf("$disconnect: %v %v", moved, err)
 	}
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
@@ -197,9 +197,33 @@ func TestChannelPresence(t *testing.T) {
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline || next > 66 {
 		t.Fatalf("after a heartbeat: %s, told %d s", d.Status, next)
 	}
-	// A lost $disconnect: the sweep catches the device ConnectedFor after
-	// the connect (plus OfflineAfter), never before.
-	if _, err := svc.MarkOnline(ctx, agentRow(t, w, id), "conn-4"); err != nil {
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("heartbeat raised %v", ev)
+	}
+	// Reconnects every 115 minutes for two days: the device stays online
+	// through the sweeps, without an event.
+	conn := 4
+	for range 25 {
+		if _, err := svc.Connect(ctx, id, fmt.Sprint("conn-", conn)); err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := svc.Disconnect(ctx, id, fmt.Sprint("conn-", conn-1)); err != nil || moved {
+			t.Fatalf("stale $disconnect of conn-%d: %v %v", conn-1, moved, err)
+		}
+		conn++
+		w.Env.Clock.Advance(115 * time.Minute)
+		run()
+		if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
+			t.Fatalf("connected device swept at %s", w.Env.Clock.Now())
+		}
+	}
+	if ev := events(t, w); len(ev) != 0 {
+		t.Fatalf("reconnects raised %v", ev)
+	}
+	// A lost $disconnect: the sweep catches the device when its last-seen
+	// key comes due (at most ConnectedAhead after a connect, plus
+	// OfflineAfter), never while a connection could live.
+	if _, err := svc.Connect(ctx, id, fmt.Sprint("conn-", conn)); err != nil {
 		t.Fatal(err)
 	}
 	w.Env.Clock.Advance(device.ConnectedFor)
@@ -207,10 +231,76 @@ func TestChannelPresence(t *testing.T) {
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOnline {
 		t.Fatalf("swept while the connection could live: %s", d.Status)
 	}
-	w.Env.Clock.Advance(device.OfflineAfter + time.Second)
+	w.Env.Clock.Advance(device.ConnectedAhead - device.ConnectedFor + device.OfflineAfter + time.Second)
 	run()
 	if d := getDevice(t, w, w.A.ID, id); d.Status != device.StatusOffline {
 		t.Fatalf("lost $disconnect never swept: %s", d.Status)
+	}
+}
+
+// TestConcurrentConnects: 20 connections of one offline device opening at
+// once. Every connect succeeds, the device comes online once (one
+// device.online), the marker names
+// a connection whose connect succeeded, and every other connection that
+// opened is closed by the connect that replaced it (each names the one
+// before it, failed or not), so exactly one stays live.
+func TestConcurrentConnects(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	id, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "race")
+	svc := agentsgroup.Service(w.Env.Deps)
+	w.Env.Clock.Advance(device.OfflineAfter + device.SeenBucket)
+	if err := sweepergroup.Sweeper(w.Env.Deps).Handle(ctx, sweep.Event{Job: "device-offline"}); err != nil {
+		t.Fatal(err)
+	}
+	events(t, w)
+	const n = 20
+	var wg sync.WaitGroup
+	replaced := make([]string, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replaced[i], errs[i] = svc.Connect(ctx, id, fmt.Sprint("race-", i))
+		}()
+	}
+	wg.Wait()
+	a := agentRow(t, w, id)
+	if a.Status != device.StatusOnline || getDevice(t, w, w.A.ID, id).Status != device.StatusOnline {
+		t.Fatalf("after the connects: agent %s", a.Status)
+	}
+	if ev := events(t, w); len(ev) != 1 || ev[0] != "device.online" {
+		t.Fatalf("concurrent connects raised %v", ev)
+	}
+	live := a.ChannelConn()
+	opened, closed := map[string]bool{}, map[string]bool{}
+	for i := range n {
+		conn := fmt.Sprint("race-", i)
+		if errs[i] == nil {
+			opened[conn] = true
+		}
+		if replaced[i] != "" { // closed by the channel even when the connect failed
+			closed[replaced[i]] = true
+		}
+	}
+	// Each connect that lost the move online finds the device online, or
+	// its marker replaced by a connect that moves it: none fails.
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("connect race-%d: %v", i, err)
+		}
+	}
+	if !opened[live] {
+		t.Fatalf("the marker names %s, whose connect failed", live)
+	}
+	for conn := range opened {
+		if conn != live && !closed[conn] {
+			t.Errorf("%s opened, is not the live one, and was never closed", conn)
+		}
+	}
+	if closed[live] {
+		t.Errorf("the live connection %s was closed", live)
 	}
 }
 

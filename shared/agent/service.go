@@ -354,15 +354,15 @@ type HeartbeatReply struct {
 
 // Heartbeat records that device id is alive (see the package doc for its
 // budget); the channel is taken as open when the agent row says so
-// (MarkOnline).
+// (Connect's marker).
 func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (*HeartbeatReply, error) {
 	return s.HeartbeatOn(ctx, id, in, false)
 }
 
 // HeartbeatOn is Heartbeat for a caller that knows whether the agent's channel
 // is open (connected): the agent is told ChannelInterval. The last-seen index
-// is left alone only when the agent row carries MarkOnline's marker (the
-// connection then holds presence: its key is ConnectedFor ahead); a flag
+// is left alone only when the agent row carries Connect's marker (the
+// connection then holds presence: its key is at least ConnectedFor ahead); a flag
 // without the marker would leave the device to the sweep.
 func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput, connected bool) (*HeartbeatReply, error) {
 	a, err := s.caller(ctx, id)

@@ -3,6 +3,7 @@ package channel_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +18,19 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// event is a WebSocket API event of connection id.
-func event(route, id, body string, headers, query map[string]string) events.APIGatewayWebsocketProxyRequest {
-	return events.APIGatewayWebsocketProxyRequest{Body: body, Headers: headers, QueryStringParameters: query,
-		RequestContext: events.APIGatewayWebsocketProxyRequestContext{RouteKey: route, ConnectionID: id}}
+// event is a WebSocket API event of connection id of device deviceID (as
+// the authorizer allowed it: requestContext.authorizer).
+func event(route, id, deviceID, body string) events.APIGatewayWebsocketProxyRequest {
+	return events.APIGatewayWebsocketProxyRequest{Body: body,
+		RequestContext: events.APIGatewayWebsocketProxyRequestContext{RouteKey: route, ConnectionID: id,
+			Authorizer: map[string]any{"principalId": deviceID, channel.CtxDevice: deviceID, channel.CtxOrg: "org"}}}
+}
+
+// authorizerEvent is the $connect authorizer's event for device deviceID
+// with token tok.
+func authorizerEvent(deviceID, tok string) events.APIGatewayCustomAuthorizerRequestTypeRequest {
+	return events.APIGatewayCustomAuthorizerRequestTypeRequest{Type: "REQUEST", MethodArn: "arn:aws:execute-api:us-east-1:1:api/agents/$connect",
+		Headers: map[string]string{"Authorization": "Bearer " + tok}, QueryStringParameters: map[string]string{"deviceId": deviceID}}
 }
 
 // TestEventBudgetsAndQuietKeepalive holds each event to the package doc's
@@ -29,68 +39,83 @@ func TestEventBudgetsAndQuietKeepalive(t *testing.T) {
 	n := newNet(t)
 	d := n.device(t, "budget")
 	h := agentchannelgroup.Handler(n.Env.Deps)
-	st := channel.Store{St: n.Env.Store}
-	serve := func(ev events.APIGatewayWebsocketProxyRequest, budget int) events.APIGatewayProxyResponse {
+	counted := func(what string, budget int, do func(ctx context.Context)) {
 		t.Helper()
 		ctx, calls := store.WithCalls(context.Background())
-		res, err := h.Handle(ctx, ev)
-		if err != nil {
-			t.Fatalf("%s: %v", ev.RequestContext.RouteKey, err)
-		}
+		do(ctx)
 		if calls.N() != budget {
-			t.Errorf("%s %s: %d DynamoDB calls, want %d", ev.RequestContext.RouteKey, ev.Body, calls.N(), budget)
+			t.Errorf("%s: %d DynamoDB calls, want %d", what, calls.N(), budget)
 		}
+	}
+	serve := func(ev events.APIGatewayWebsocketProxyRequest, budget int) events.APIGatewayProxyResponse {
+		t.Helper()
+		var res events.APIGatewayProxyResponse
+		counted(ev.RequestContext.RouteKey+" "+ev.Body, budget, func(ctx context.Context) {
+			var err error
+			if res, err = h.Handle(ctx, ev); err != nil {
+				t.Fatalf("%s: %v", ev.RequestContext.RouteKey, err)
+			}
+		})
 		return res
 	}
-	auth := map[string]string{"Authorization": "Bearer " + d.tok}
-	q := map[string]string{"deviceId": d.id}
-	if res := serve(event("$connect", "conn-a", "", auth, q), 4); res.StatusCode != http.StatusOK {
+	counted("authorizer", 1, func(ctx context.Context) {
+		res, err := h.Authorize(ctx, authorizerEvent(d.id, d.tok))
+		if err != nil || res.Context[channel.CtxDevice] != d.id || res.Context[channel.CtxOrg] != n.A.ID ||
+			len(res.PolicyDocument.Statement) != 1 || res.PolicyDocument.Statement[0].Effect != "Allow" {
+			t.Fatalf("authorizer: %+v %v", res, err)
+		}
+	})
+	counted("refused authorizer", 1, func(ctx context.Context) {
+		if _, err := h.Authorize(ctx, authorizerEvent(d.id, "agt_"+strings.Repeat("0", 64))); err == nil || err.Error() != "Unauthorized" {
+			t.Fatalf("wrong token: %v, want Unauthorized", err)
+		}
+	})
+	// The enrolled device is online with its heartbeat's last-seen key: the
+	// first connect moves it ahead (+2).
+	if res := serve(event("$connect", "conn-a", d.id, ""), 3); res.StatusCode != http.StatusOK {
 		t.Fatalf("connect %d %s", res.StatusCode, res.Body)
 	}
-	// First frame: the connection, the claim of its re-send, the agent row.
-	serve(event("$default", "conn-a", `{"type":"ping"}`, nil, nil), 3)
-	c, err := st.Conn(context.Background(), "conn-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttl := c.TTL
-	// A keepalive reads the connection and writes nothing, however near the
+	serve(event("$default", "conn-a", d.id, `{"type":"ping"}`), 1)
+	before := agentRow(t, n, d.id)
+	// A keepalive reads the agent row and writes nothing, however near the
 	// connection's end (API Gateway closes it at 2 hours whatever it sends).
 	for _, at := range []time.Duration{time.Hour, 55 * time.Minute} {
 		n.Env.Clock.Advance(at)
-		if res := serve(event("$default", "conn-a", `{"type":"ping"}`, nil, nil), 1); res.Body != `{"type":"pong"}` {
+		if res := serve(event("$default", "conn-a", d.id, `{"type":"ping"}`), 1); res.Body != `{"type":"pong"}` {
 			t.Fatalf("pong %q", res.Body)
 		}
 	}
-	if c, err = st.Conn(context.Background(), "conn-a"); err != nil || c.TTL != ttl {
-		t.Fatalf("connection after the keepalives: %+v %v (ttl was %d)", c, err, ttl)
+	if a := agentRow(t, n, d.id); a.ChannelUntil != before.ChannelUntil || a.SeenKey != before.SeenKey {
+		t.Fatalf("agent row after the keepalives: %+v (was %+v)", a, before)
 	}
-	serve(event("$default", "conn-a", `{"type":"ack","id":"0b7f4a64-3a7c-4d5e-9a51-0b7c2a1d9e01"}`, nil, nil), 2)
-	serve(event("$default", "conn-a", `{"type":"nope"}`, nil, nil), 0)
-	// A replacement: the old connection's close goes to the Management API
-	// (gone here, as it was never bridged), its rows are forgotten.
-	if res := serve(event("$connect", "conn-b", "", auth, q), 5); res.StatusCode != http.StatusOK {
+	serve(event("$default", "conn-a", d.id, `{"type":"ack","id":"0b7f4a64-3a7c-4d5e-9a51-0b7c2a1d9e01"}`), 2)
+	serve(event("$default", "conn-a", d.id, `{"type":"nope"}`), 0)
+	// A replacement: one write (the key is not due); the old connection's
+	// close goes to the Management API (gone here, as it was never bridged).
+	if res := serve(event("$connect", "conn-b", d.id, ""), 1); res.StatusCode != http.StatusOK {
 		t.Fatalf("second connect %d", res.StatusCode)
 	}
-	if _, err := st.Conn(context.Background(), "conn-a"); err == nil {
-		t.Fatal("replaced connection still recorded")
+	// The replaced connection's frames and late $disconnect find the marker
+	// moved on.
+	if res := serve(event("$default", "conn-a", d.id, `{"type":"ping"}`), 1); !strings.Contains(res.Body, `"code":"unauthorized"`) {
+		t.Fatalf("replaced connection's ping: %s", res.Body)
 	}
-	// The replaced connection's late $disconnect finds nothing to do.
-	serve(event("$disconnect", "conn-a", "", nil, nil), 1)
-	if dc, err := st.Device(context.Background(), d.id); err != nil || dc.ConnID != "conn-b" {
-		t.Fatalf("device row after the late disconnect: %+v %v", dc, err)
-	}
-	if a := agentRow(t, n, d.id); a.Status != device.StatusOnline || !a.Connected(n.Env.Clock.Now()) {
-		t.Fatalf("after the late disconnect: %s, connected %v", a.Status, a.Connected(n.Env.Clock.Now()))
+	serve(event("$disconnect", "conn-a", d.id, ""), 1)
+	if a := agentRow(t, n, d.id); a.ChannelConn() != "conn-b" || a.Status != device.StatusOnline || !a.Connected(n.Env.Clock.Now()) {
+		t.Fatalf("after the late disconnect: %s, marker %q", a.Status, a.ChannelUntil)
 	}
 	// The live connection's $disconnect: the device goes offline (one
 	// transaction with device.offline's outbox row, then its clear).
-	serve(event("$disconnect", "conn-b", "", nil, nil), 6)
-	if _, err := st.Device(context.Background(), d.id); err == nil {
-		t.Fatal("device row kept after its connection's disconnect")
+	serve(event("$disconnect", "conn-b", d.id, ""), 3)
+	if a := agentRow(t, n, d.id); a.Status != device.StatusOffline || a.Connected(n.Env.Clock.Now()) || a.ChannelUntil != "" {
+		t.Fatalf("after the disconnect: %s, marker %q", a.Status, a.ChannelUntil)
 	}
-	if a := agentRow(t, n, d.id); a.Status != device.StatusOffline || a.Connected(n.Env.Clock.Now()) {
-		t.Fatalf("after the disconnect: %s, connected %v", a.Status, a.Connected(n.Env.Clock.Now()))
+	// Back online by a connect: the marker, the transaction, the outbox clear.
+	if res := serve(event("$connect", "conn-c", d.id, ""), 3); res.StatusCode != http.StatusOK {
+		t.Fatalf("third connect %d", res.StatusCode)
+	}
+	if a := agentRow(t, n, d.id); a.Status != device.StatusOnline || a.ChannelConn() != "conn-c" {
+		t.Fatalf("after the third connect: %s, marker %q", a.Status, a.ChannelUntil)
 	}
 }
 

@@ -4,57 +4,74 @@
 // second. The wire is docs/decisions.md#agent-channel and
 // shared/api/openapi/agent-channel.md.
 //
-// # Rows
+// # Who a connection is
 //
-//	entity              PK / SK                      ttl       what
-//	device connection   AGENT#<device id> / CONN     2 h       the device's live connection id (one per device)
-//	connection          WSCONN#<connection id> / WSCONN  2 h   the device and organization of a connection ($default and $disconnect know only the connection id)
-//
-// Both rows are keyed by ids the caller only learns through the device's
-// agent row (AGENT#<id>, shared/device) or API Gateway's connection id, like
-// the agent row itself; they carry the organization for the logs. Their ttl
-// is the connection's longest life in API Gateway (2 hours), which nothing
-// extends, so a keepalive (ping or heartbeat frame) writes nothing.
+// A Lambda REQUEST authorizer on $connect (Handler.Authorize, identity
+// sources: the Authorization header and the deviceId query string) checks
+// the agent token (the agent row's GetItem, as the HTTP agent routes do) and
+// allows the connection with context {deviceId, orgId}; a refused token is
+// 401 in the handshake (docs/decisions.md#connecting-to-the-channel). API Gateway hands that context to every
+// later event of the connection (requestContext.authorizer of $connect,
+// $default and $disconnect), so the channel keeps no row of its own: the
+// agent row's channel marker (ch = <until>#<connection id>, shared/device)
+// is the record of the device's one live connection. The authorizer runs in
+// the agent-channel function itself (Invoke tells the events apart): it
+// needs the same token check, and a reconnect's two invocations then share
+// one warm function instead of paying two cold starts.
 //
 // # Presence
 //
-// $connect makes the device online (device.online when it was not) and
-// puts the channel marker (the connection's end and id) on the agent row;
-// the connection row keeps the marker, and its $disconnect hands it back,
-// so only the newest connection's close makes the device offline
-// (device.offline). A $connect whose connection row cannot be written takes
-// its marker back. An agent that reconnects before API Gateway's 2-hour
-// limit should open the new connection before closing the old one (the
-// wire's advice): the device then stays online without events.
+// $connect writes the marker in one UpdateItem that answers the marker it
+// replaced (agent.Service.Connect); the replaced connection is closed
+// through the Management API. Only when the device's status moves (offline
+// or pending -> online) does a transaction follow (device row, agent row,
+// device.online's outbox row). A device already online keeps its device row
+// unless its last-seen key (GSI5) leaves less than a connection's life
+// (device.ConnectedFor, 2 hours 5 minutes): the connect then moves it
+// device.ConnectedAhead (24 hours) ahead, so the offline sweep leaves the
+// device alone while its connections live. $disconnect makes the device
+// offline (device.offline) only while the marker names its connection, so a
+// replaced connection's close changes nothing. An agent that reconnects
+// before API Gateway's 2-hour limit should open the new connection before
+// closing the old one (the wire's advice): the device then stays online
+// without events. API Gateway's $disconnect is best effort: a device whose
+// $disconnect is lost stays online until the offline sweep finds its key
+// due, at most ConnectedAhead + device.OfflineAfter after the last connect
+// (or sooner: its first heartbeat over HTTP after the marker's end moves
+// the key back to now).
 //
 // # Invariants
 //
-//   - One live connection per device: $connect records the new connection on
-//     the device row in one UpdateItem that also answers the one it replaced,
-//     which is then closed (Management API DeleteConnection).
-//   - $disconnect deletes the device row only while it still names this
-//     connection (condition), so a late disconnect of a replaced connection
-//     never forgets the new one.
+//   - One live connection per device: the marker names it; the newest
+//     connect wins and closes the one it replaced.
+//   - A frame ($default) is served only while the device's marker names its
+//     connection; otherwise it answers the unauthorized error frame.
 //   - Commands live on the agent row (device.Agent.Commands), written once
 //     with their id by the request that creates them, which then pushes them
 //     (Pusher, best effort: a failed push leaves the command for the next
 //     re-send). The agent acknowledges with {"type":"ack","id"}
 //     (device.AckWrite, idempotent); every unacknowledged, unexpired command
-//     is re-sent with the same id on the connection's first frame (API
-//     Gateway accepts no post before $connect has answered) and on every
-//     heartbeat, over the channel or HTTP.
-//   - A post answered GoneException forgets the stale connection (the
-//     device row only while it names it).
+//     is re-sent with the same id on every ping (the first one follows the
+//     connect: API Gateway accepts no post before $connect has answered)
+//     and on every heartbeat, over the channel or HTTP: at least once,
+//     exactly once in effect.
+//   - A post answered GoneException forgets the stale marker (the agent row
+//     only while it still names that connection).
 //
 // # Budgets
 //
 //	event                 calls   what
-//	$connect              4       agent row GetItem (the token check), presence transaction (agent.Service.MarkOnline: device row, agent row's marker; +1 outbox clear when the device comes online), connection PutItem, device row UpdateItem (answers the replaced connection); +1 when it replaces one (the replaced connection's row; the device row names the new one already)
-//	$disconnect           6       connection GetItem, connection DeleteItem, device row conditional delete, agent row GetItem, presence transaction (MarkOffline, device.offline's outbox row) and the outbox clear; 3 for a connection already replaced, 4 when the agent row names a newer one
-//	$default ping         1       connection GetItem (+2 on the first frame: agent row GetItem and the re-send claim)
-//	$default ack          2       connection GetItem, agent row UpdateItem (conditional)
-//	$default heartbeat    1 + the HTTP heartbeat's (agent row GetItem, PAM settings, device update)
-//	a push                1       device row GetItem (then PostToConnection)
+//	authorizer            1       agent row GetItem (the token check)
+//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (device row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, device.online's outbox row; then the outbox clear); +1 agent row read when either races another change
+//	$disconnect           1       agent row GetItem; +2 when it names this connection (the transaction with device.offline's outbox row, the outbox clear)
+//	$default ping         1       agent row GetItem (then the re-send of what is pending)
+//	$default ack          2       agent row GetItem, agent row UpdateItem (conditional)
+//	$default heartbeat    1 + the HTTP heartbeat's after its token check (PAM settings, device update)
+//	a push                1       agent row GetItem (then PostToConnection)
+//
+// A steady connected device writes only the marker at each reconnect (1 WCU
+// every 2 hours) and the last-seen key's move once a day (5 WCU for a fully
+// described device): about 0.75 WCU an hour (tests/cost).
 package channel
 
 import (
@@ -63,146 +80,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
-	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
-// Lifetimes of the connection rows.
-const (
-	// TTL is API Gateway's longest connection (2 hours), which no
-	// keepalive extends, so a keepalive never writes.
-	TTL = 2 * time.Hour
-)
-
-// DeviceConn is a device's live connection (AGENT#<id> / CONN).
-type DeviceConn struct {
-	store.Keys
-	ConnID      string `dynamodbav:"connId"`
-	DeviceID    string `dynamodbav:"deviceId"`
-	OrgID       string `dynamodbav:"orgId"`
-	ConnectedAt string `dynamodbav:"connectedAt"`
-	// Prev is the connection this one replaced ("" for none), answered by
-	// the connect write itself.
-	Prev string `dynamodbav:"prev"`
+// Rows reads and writes the agent rows; device.Store satisfies it.
+type Rows interface {
+	Agent(ctx context.Context, id string) (*device.Agent, error)
+	Do(ctx context.Context, w *store.Write) error
 }
 
-// Conn is one connection (WSCONN#<id> / WSCONN).
-type Conn struct {
-	store.Keys
-	ConnID   string `dynamodbav:"connId"`
-	DeviceID string `dynamodbav:"deviceId"`
-	OrgID    string `dynamodbav:"orgId"`
-	// Marker is the device's channel marker that $connect set
-	// (agent.Service.MarkOnline), which its $disconnect hands back to
-	// MarkOffline.
-	Marker string `dynamodbav:"marker,omitempty"`
-	// Fresh marks a connection whose pending commands are not re-sent yet
-	// (the first frame does it: nothing can be posted during $connect).
-	Fresh bool `dynamodbav:"fresh,omitempty"`
-}
-
-func deviceKey(deviceID string) store.KeyRef {
-	return store.KeyRef{PK: "AGENT#" + deviceID, SK: "CONN"}
-}
-func connKey(connID string) store.KeyRef { return store.KeyRef{PK: "WSCONN#" + connID, SK: "WSCONN"} }
-
-// Store reads and writes the rows of the package doc.
-type Store struct{ St *store.Store }
-
-// Connect records connection connID of device deviceID (organization orgID)
-// with its presence marker and answers the connection it replaced ("" for none).
-func (s Store) Connect(ctx context.Context, deviceID, orgID, connID, marker string, now time.Time) (string, error) {
-	ttl := store.TTL(now.Add(TTL))
-	k := connKey(connID)
-	c := Conn{Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: ttl}, ConnID: connID, DeviceID: deviceID, OrgID: orgID, Marker: marker, Fresh: true}
-	if err := s.St.Do(ctx, store.Put(c)); err != nil {
-		return "", fmt.Errorf("connect %s: %w", connID, err)
-	}
-	// Every operand of a SET reads the item as it was, so prev is the
-	// connection being replaced; the write has no condition: the newest
-	// connect wins, and learns whom it replaced.
-	dk := deviceKey(deviceID)
-	upd := expression.Set(expression.Name("prev"), expression.IfNotExists(expression.Name("connId"), expression.Value(""))).
-		Set(expression.Name("connId"), expression.Value(connID)).
-		Set(expression.Name("deviceId"), expression.Value(deviceID)).
-		Set(expression.Name("orgId"), expression.Value(orgID)).
-		Set(expression.Name("connectedAt"), expression.Value(clock.Format(now))).
-		Set(expression.Name("ttl"), expression.Value(ttl))
-	var d DeviceConn
-	if err := s.St.UpdateReturn(ctx, store.Change(dk.PK, dk.SK, upd), &d); err != nil {
-		return "", fmt.Errorf("connect device %s: %w", deviceID, err)
-	}
-	if d.Prev == connID {
-		return "", nil
-	}
-	return d.Prev, nil
-}
-
-// Conn reads connection connID (store.ErrNotFound once gone or expired).
-func (s Store) Conn(ctx context.Context, connID string) (*Conn, error) {
-	var c Conn
-	k := connKey(connID)
-	if err := s.St.Get(ctx, k.PK, k.SK, &c); err != nil {
-		return nil, fmt.Errorf("connection %s: %w", connID, err)
-	}
-	return &c, nil
-}
-
-// Device reads device deviceID's live connection (store.ErrNotFound for none).
-func (s Store) Device(ctx context.Context, deviceID string) (*DeviceConn, error) {
-	var d DeviceConn
-	k := deviceKey(deviceID)
-	if err := s.St.Get(ctx, k.PK, k.SK, &d); err != nil {
-		return nil, fmt.Errorf("connection of device %s: %w", deviceID, err)
-	}
-	return &d, nil
-}
-
-// Forget deletes connection connID and the device row while it still names it.
-func (s Store) Forget(ctx context.Context, deviceID, connID string) error {
-	if err := s.ForgetConn(ctx, connID); err != nil {
-		return err
-	}
-	dk := deviceKey(deviceID)
-	err := s.St.Do(ctx, store.Delete(dk.PK, dk.SK).When(store.Is("connId", connID)))
-	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return fmt.Errorf("forget connection of device %s: %w", deviceID, err)
-	}
-	return nil
-}
-
-// ForgetConn deletes connection connID's own row only: the one a $connect
-// replaced, whose device row names the new connection already.
-func (s Store) ForgetConn(ctx context.Context, connID string) error {
-	k := connKey(connID)
-	if err := s.St.Do(ctx, store.Delete(k.PK, k.SK)); err != nil {
-		return fmt.Errorf("forget connection %s: %w", connID, err)
-	}
-	return nil
-}
-
-// Claim takes the first-frame re-send of connection c: true for the one
-// frame that clears Fresh (a concurrent frame finds it cleared).
-func (s Store) Claim(ctx context.Context, c *Conn) (bool, error) {
-	k := connKey(c.ConnID)
-	err := s.St.Do(ctx, store.Change(k.PK, k.SK, expression.Remove(expression.Name("fresh"))).
-		When(expression.Name("fresh").AttributeExists()))
-	if errors.Is(err, store.ErrConditionFailed) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("claim re-send of %s: %w", c.ConnID, err)
-	}
-	return true, nil
-}
-
-// Ack marks command commandID of device deviceID delivered; an unknown or
+// ack marks command commandID of device deviceID delivered; an unknown or
 // already removed id is no error.
-func (s Store) Ack(ctx context.Context, deviceID, commandID string, now time.Time) error {
-	err := s.St.Do(ctx, device.AckWrite(deviceID, commandID, now))
+func ack(ctx context.Context, rows Rows, deviceID, commandID string, now time.Time) error {
+	err := rows.Do(ctx, device.AckWrite(deviceID, commandID, now))
 	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		return fmt.Errorf("ack command %s: %w", commandID, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
-	"github.com/gale-rmm/gale/shared/channel"
 	"github.com/gale-rmm/gale/shared/channel/bridge"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -41,7 +40,8 @@ func newNet(t testing.TB) *net {
 	w.Env.Deps.Cfg.ChannelEndpoint = "http://" + addr
 	w.Env.Deps.Cfg.ChannelURL = "ws://" + addr + bridge.Path
 	w.API = fixture.API(t, w.Env, groups...)
-	srv.Config.Handler = bridge.New(agentchannelgroup.Handler(w.Env.Deps).Handle)
+	h := agentchannelgroup.Handler(w.Env.Deps)
+	srv.Config.Handler = bridge.New(h.Authorize, h.Handle)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &net{World: w, addr: addr}
@@ -301,9 +301,8 @@ func TestSecondConnectionReplacesTheFirst(t *testing.T) {
 	if f := read(t, c2); f["type"] != "elevation.decision" || f["requestId"] != id {
 		t.Fatalf("second connection got %v", f)
 	}
-	conn, err := channel.Store{St: n.Env.Store}.Device(context.Background(), d.id)
-	if err != nil || conn.ConnID == "" {
-		t.Fatalf("device connection %+v %v", conn, err)
+	if a := agentRow(t, n, d.id); a.ChannelConn() == "" {
+		t.Fatalf("device's marker %q", a.ChannelUntil)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/fault"
-	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
@@ -25,24 +24,18 @@ type Agents interface {
 	// ChannelHeartbeat is the HTTP heartbeat for a heartbeat frame (its
 	// JSON); it answers the commands to re-send.
 	ChannelHeartbeat(ctx context.Context, a *device.Agent, frame []byte) ([]device.Command, error)
-	// MarkOnline makes the device online for its channel ($connect) and
-	// answers the channel's marker; MarkOffline ($disconnect) takes it, so
-	// the disconnect of a replaced connection changes nothing.
-	MarkOnline(ctx context.Context, a *device.Agent, connID string) (string, error)
-	MarkOffline(ctx context.Context, a *device.Agent, marker string) (bool, error)
+	// Connect records the device's new connection ($connect) and answers
+	// the one it replaced; Disconnect ($disconnect) makes the device offline
+	// while its marker names the connection.
+	Connect(ctx context.Context, deviceID, connID string) (string, error)
+	Disconnect(ctx context.Context, deviceID, connID string) (bool, error)
 }
 
-// AgentRows reads agent rows; device.Store satisfies it.
-type AgentRows interface {
-	Agent(ctx context.Context, id string) (*device.Agent, error)
-}
-
-// Handler serves the WebSocket API's routes ($connect, $disconnect,
-// $default) as one Lambda function (functions/agent-channel).
+// Handler serves the WebSocket API's authorizer and routes ($connect,
+// $disconnect, $default) as one Lambda function (functions/agent-channel).
 type Handler struct {
 	Agents Agents
-	Rows   AgentRows
-	St     Store
+	Rows   Rows
 	Push   *Pusher
 	Clock  clock.Clock
 	Log    *slog.Logger
@@ -53,12 +46,72 @@ var (
 	ErrFrame       = fault.BadRequest("Invalid frame").WithCode("invalid_frame")
 	ErrUnknownType = fault.BadRequest("Unknown frame type").WithCode("unknown_type")
 	ErrNoConn      = fault.Unauthorized("Connection not found")
-	// ErrToken is every refused handshake's answer (401:
-	// docs/decisions.md#connecting-to-the-channel).
+	// ErrToken is the answer of a $connect whose device was blocked after
+	// the authorizer allowed it (401: docs/decisions.md#connecting-to-the-channel).
 	ErrToken = fault.Unauthorized("Invalid agent token")
 )
 
-// Handle serves one event.
+// ErrUnauthorized is the authorizer's refusal: API Gateway answers the
+// handshake 401 when a Lambda authorizer fails with exactly this message.
+var ErrUnauthorized = errors.New("Unauthorized")
+
+// Authorizer context keys (requestContext.authorizer of every event).
+const (
+	CtxDevice = "deviceId"
+	CtxOrg    = "orgId"
+)
+
+// Invoke is the function's entry point: the authorizer's event (a REQUEST
+// authorizer's, with its methodArn) goes to Authorize, the routes' to Handle.
+func (h *Handler) Invoke(ctx context.Context, raw json.RawMessage) (any, error) {
+	var probe struct {
+		Type      string `json:"type"`
+		MethodArn string `json:"methodArn"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, err
+	}
+	if probe.Type == "REQUEST" && probe.MethodArn != "" {
+		var ev events.APIGatewayCustomAuthorizerRequestTypeRequest
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, err
+		}
+		return h.Authorize(ctx, ev)
+	}
+	var ev events.APIGatewayWebsocketProxyRequest
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, err
+	}
+	return h.Handle(ctx, ev)
+}
+
+// Authorize is $connect's authorizer: the bearer token of the device named
+// by the channel URL's deviceId. A refused one is ErrUnauthorized (401 in
+// the handshake), whatever the reason (wrong, revoked, decommissioned,
+// quarantined: docs/decisions.md#connecting-to-the-channel); an allowed one carries the device and its
+// organization to every event of the connection.
+func (h *Handler) Authorize(ctx context.Context, ev events.APIGatewayCustomAuthorizerRequestTypeRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
+	deviceID := ev.QueryStringParameters["deviceId"]
+	token, ok := strings.CutPrefix(header(ev.Headers, "Authorization"), "Bearer ")
+	if !ok || deviceID == "" {
+		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+	}
+	a, err := h.Agents.Authenticate(ctx, deviceID, token)
+	if err != nil {
+		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
+			return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
+		}
+		return events.APIGatewayCustomAuthorizerResponse{}, err
+	}
+	return events.APIGatewayCustomAuthorizerResponse{
+		PrincipalID: a.DeviceID,
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{Version: "2012-10-17", Statement: []events.IAMPolicyStatement{
+			{Action: []string{"execute-api:Invoke"}, Effect: "Allow", Resource: []string{ev.MethodArn}}}},
+		Context: map[string]any{CtxDevice: a.DeviceID, CtxOrg: a.OrgID},
+	}, nil
+}
+
+// Handle serves one route's event.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
 	switch ev.RequestContext.RouteKey {
 	case "$connect":
@@ -69,59 +122,36 @@ func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayWebsocketProxy
 	return h.frame(ctx, ev)
 }
 
-// connect authenticates the agent (the bearer token of the device named by
-// the channel URL's deviceId) and records the connection; a refused one is
-// 401 in the handshake, whatever the reason (wrong, revoked, decommissioned,
-// quarantined: docs/decisions.md#connecting-to-the-channel).
+// deviceOf is the device the authorizer allowed the connection of ev for
+// ("" without an authorizer's context: never in API Gateway, whose $connect
+// route requires it).
+func deviceOf(ev events.APIGatewayWebsocketProxyRequest) string {
+	m, _ := ev.RequestContext.Authorizer.(map[string]any)
+	id, _ := m[CtxDevice].(string)
+	return id
+}
+
+// connect records the authorized connection as its device's live one and
+// closes the one it replaced.
 func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
-	deviceID := ev.QueryStringParameters["deviceId"]
-	token, ok := strings.CutPrefix(header(ev.Headers, "Authorization"), "Bearer ")
-	if !ok || deviceID == "" {
+	deviceID := deviceOf(ev)
+	if deviceID == "" {
 		return refused(ErrToken), nil
 	}
-	a, err := h.Agents.Authenticate(ctx, deviceID, token)
-	if err != nil {
-		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
-			return refused(ErrToken), nil
-		}
-		return events.APIGatewayProxyResponse{}, err
+	prev, err := h.Agents.Connect(ctx, deviceID, ev.RequestContext.ConnectionID)
+	if prev != "" {
+		// One live connection per device; the replaced one's $disconnect
+		// finds the marker moved on and changes nothing. Closed even when
+		// this connect fails after taking the marker: nothing else would.
+		h.Push.Close(ctx, prev)
 	}
-	connID := ev.RequestContext.ConnectionID
-	marker, err := h.Agents.MarkOnline(ctx, a, connID)
 	if err != nil {
 		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
 			return refused(ErrToken), nil // decommissioned or quarantined since the token check
 		}
 		return events.APIGatewayProxyResponse{}, err
 	}
-	prev, err := h.St.Connect(ctx, a.DeviceID, a.OrgID, connID, marker, h.Clock.Now())
-	if err != nil {
-		// The handshake fails and the agent reconnects or polls; the
-		// device must not stay online on a channel that never opened.
-		h.undoOnline(context.WithoutCancel(ctx), a.DeviceID, marker)
-		return events.APIGatewayProxyResponse{}, err
-	}
-	if prev != "" {
-		// One live connection per device: the replaced one is closed, and
-		// its row goes (its own $disconnect finds the device row moved on).
-		h.Push.Close(ctx, prev)
-		if err := h.St.ForgetConn(ctx, prev); err != nil {
-			h.Log.WarnContext(ctx, "channel: forget replaced connection", "connId", prev, "err", err)
-		}
-	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
-}
-
-// undoOnline takes back MarkOnline's marker for a connection that failed to
-// open, best effort: a device left marked is swept ConnectedFor after.
-func (h *Handler) undoOnline(ctx context.Context, deviceID, marker string) {
-	a, err := h.Rows.Agent(ctx, deviceID)
-	if err == nil {
-		_, err = h.Agents.MarkOffline(ctx, a, marker)
-	}
-	if err != nil {
-		h.Log.WarnContext(ctx, "channel: undo online", "deviceId", deviceID, "err", err)
-	}
 }
 
 func refused(err *fault.Error) events.APIGatewayProxyResponse {
@@ -131,27 +161,11 @@ func refused(err *fault.Error) events.APIGatewayProxyResponse {
 }
 
 func (h *Handler) disconnect(ctx context.Context, ev events.APIGatewayWebsocketProxyRequest) (events.APIGatewayProxyResponse, error) {
-	c, err := h.St.Conn(ctx, ev.RequestContext.ConnectionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil // replaced or forgotten already
+	deviceID := deviceOf(ev)
+	if deviceID == "" {
+		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
 	}
-	if err != nil {
-		return events.APIGatewayProxyResponse{}, err
-	}
-	if err := h.St.Forget(ctx, c.DeviceID, c.ConnID); err != nil {
-		return events.APIGatewayProxyResponse{}, err
-	}
-	if c.Marker == "" {
-		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil // a row from before presence
-	}
-	a, err := h.Rows.Agent(ctx, c.DeviceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil // the device is gone
-	}
-	if err != nil {
-		return events.APIGatewayProxyResponse{}, err
-	}
-	if _, err := h.Agents.MarkOffline(ctx, a, c.Marker); err != nil {
+	if _, err := h.Agents.Disconnect(ctx, deviceID, ev.RequestContext.ConnectionID); err != nil {
 		return events.APIGatewayProxyResponse{}, err
 	}
 	return events.APIGatewayProxyResponse{StatusCode: http.StatusOK}, nil
@@ -180,25 +194,28 @@ func (h *Handler) frame(ctx context.Context, ev events.APIGatewayWebsocketProxyR
 			return reply(errorFrame(ErrFrame)), nil
 		}
 	}
-	c, err := h.St.Conn(ctx, ev.RequestContext.ConnectionID)
-	if errors.Is(err, store.ErrNotFound) {
+	deviceID, connID := deviceOf(ev), ev.RequestContext.ConnectionID
+	if deviceID == "" {
+		return reply(errorFrame(ErrNoConn)), nil
+	}
+	a, err := h.Rows.Agent(ctx, deviceID)
+	if device.IsNotFound(err) {
 		return reply(errorFrame(ErrNoConn)), nil
 	}
 	if err != nil {
 		return events.APIGatewayProxyResponse{}, err
 	}
+	if a.ChannelConn() != connID {
+		return reply(errorFrame(ErrNoConn)), nil // replaced, or forgotten
+	}
 	now := h.Clock.Now()
 	switch in.Type {
 	case TypeAck:
-		if err := h.St.Ack(ctx, c.DeviceID, in.ID, now); err != nil {
+		if err := ack(ctx, h.Rows, deviceID, in.ID, now); err != nil {
 			return events.APIGatewayProxyResponse{}, err
 		}
 		return reply(nil), nil
 	case TypeHeartbeat:
-		a, err := h.Rows.Agent(ctx, c.DeviceID)
-		if err != nil {
-			return events.APIGatewayProxyResponse{}, err
-		}
 		cmds, err := h.Agents.ChannelHeartbeat(ctx, a, []byte(ev.Body))
 		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
 			return reply(errorFrame(fe)), nil
@@ -206,45 +223,19 @@ func (h *Handler) frame(ctx context.Context, ev events.APIGatewayWebsocketProxyR
 		if err != nil {
 			return events.APIGatewayProxyResponse{}, err
 		}
-		// A heartbeat is a poll: every pending command again, same ids (and
-		// the first frame's re-send is done by it).
-		if c.Fresh {
-			if _, err := h.St.Claim(ctx, c); err != nil {
-				return events.APIGatewayProxyResponse{}, err
-			}
-		}
-		h.resend(ctx, c, cmds)
-	case TypePing:
-		if c.Fresh {
-			if err := h.first(ctx, c); err != nil {
-				return events.APIGatewayProxyResponse{}, err
-			}
-		}
+		// A heartbeat is a poll: every pending command again, same ids.
+		h.resend(ctx, a, cmds)
+		return reply(nil), nil
 	}
-	if in.Type == TypePing {
-		return reply(map[string]string{"type": TypePong}), nil
-	}
-	return reply(nil), nil
+	// A ping re-sends what is pending (after a connect, the re-send on
+	// reconnect: nothing can be posted while $connect runs), then pongs.
+	h.resend(ctx, a, a.Pending(now))
+	return reply(map[string]string{"type": TypePong}), nil
 }
 
-// first re-sends the pending commands on a connection's first ping (the
-// re-send on reconnect: nothing can be posted while $connect runs).
-func (h *Handler) first(ctx context.Context, c *Conn) error {
-	ok, err := h.St.Claim(ctx, c)
-	if err != nil || !ok {
-		return err
-	}
-	a, err := h.Rows.Agent(ctx, c.DeviceID)
-	if err != nil {
-		return err
-	}
-	h.resend(ctx, c, a.Pending(h.Clock.Now()))
-	return nil
-}
-
-// resend posts cmds on connection c, best effort: what does not arrive is
-// sent again on the next heartbeat or connection.
-func (h *Handler) resend(ctx context.Context, c *Conn, cmds []device.Command) {
+// resend posts cmds on a's live connection, best effort: what does not
+// arrive is sent again on the next ping, heartbeat or connection.
+func (h *Handler) resend(ctx context.Context, a *device.Agent, cmds []device.Command) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -252,8 +243,8 @@ func (h *Handler) resend(ctx context.Context, c *Conn, cmds []device.Command) {
 	for _, cmd := range cmds {
 		frames = append(frames, NewCommandFrame(cmd))
 	}
-	if err := h.Push.Post(ctx, c.DeviceID, c.ConnID, frames...); err != nil {
-		h.Log.WarnContext(ctx, "channel: re-send", "deviceId", c.DeviceID, "connId", c.ConnID, "err", err)
+	if err := h.Push.Post(ctx, a.DeviceID, a.ChannelUntil, frames...); err != nil {
+		h.Log.WarnContext(ctx, "channel: re-send", "deviceId", a.DeviceID, "connId", a.ChannelConn(), "err", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -86,9 +87,9 @@ const pushTimeout = 2 * time.Second
 // channel configured) pushes nothing. Pushes are best effort: their
 // failures are logged, never answered; what they carry is re-sent.
 type Pusher struct {
-	St  Store
-	API Poster
-	Log *slog.Logger
+	Rows Rows
+	API  Poster
+	Log  *slog.Logger
 }
 
 // NewPusher is the pusher of st through api; nil when api is nil.
@@ -99,7 +100,7 @@ func NewPusher(st *store.Store, api Poster, log *slog.Logger) *Pusher {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Pusher{St: Store{St: st}, API: api, Log: log}
+	return &Pusher{Rows: device.Store{St: st}, API: api, Log: log}
 }
 
 // Command pushes cmd to device deviceID (shared/pam's Channel).
@@ -119,22 +120,23 @@ func (p *Pusher) Decision(ctx context.Context, deviceID, requestID, status strin
 
 // Send posts frames to device deviceID's live connection, if it has one.
 func (p *Pusher) Send(ctx context.Context, deviceID string, frames ...any) {
-	p.withLive(ctx, deviceID, func(ctx context.Context, connID string) {
-		if err := p.Post(ctx, deviceID, connID, frames...); err != nil {
-			p.Log.WarnContext(ctx, "channel push", "deviceId", deviceID, "connId", connID, "err", err)
+	p.withLive(ctx, deviceID, func(ctx context.Context, marker string) {
+		if err := p.Post(ctx, deviceID, marker, frames...); err != nil {
+			p.Log.WarnContext(ctx, "channel push", "deviceId", deviceID, "connId", device.MarkerConn(marker), "err", err)
 		}
 	})
 }
 
-// withLive runs do with device deviceID's live connection, within the push
-// timeout; without a connection (the agent polls) it does nothing.
-func (p *Pusher) withLive(ctx context.Context, deviceID string, do func(ctx context.Context, connID string)) {
+// withLive runs do with device deviceID's channel marker (the agent row's,
+// naming its live connection), within the push timeout; without a
+// connection (the agent polls) it does nothing.
+func (p *Pusher) withLive(ctx context.Context, deviceID string, do func(ctx context.Context, marker string)) {
 	if p == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
 	defer cancel()
-	d, err := p.St.Device(ctx, deviceID)
+	a, err := p.Rows.Agent(ctx, deviceID)
 	if errors.Is(err, store.ErrNotFound) {
 		return
 	}
@@ -142,15 +144,22 @@ func (p *Pusher) withLive(ctx context.Context, deviceID string, do func(ctx cont
 		p.Log.WarnContext(ctx, "channel: read connection", "deviceId", deviceID, "err", err)
 		return
 	}
-	do(ctx, d.ConnID)
+	if a.ChannelConn() == "" {
+		return
+	}
+	do(ctx, a.ChannelUntil)
 }
 
-// Post posts frames to connection connID of device deviceID, in order. A
-// connection API Gateway no longer knows (GoneException) is forgotten.
-func (p *Pusher) Post(ctx context.Context, deviceID, connID string, frames ...any) error {
+// Post posts frames to the connection that channel marker marker of device
+// deviceID names, in order. A connection API Gateway no longer knows
+// (GoneException) is forgotten: the marker goes while it is still this one
+// (device.ForgetChannelWrite), so pushes stop and HTTP heartbeats keep the
+// device's presence again.
+func (p *Pusher) Post(ctx context.Context, deviceID, marker string, frames ...any) error {
 	if p == nil {
 		return nil
 	}
+	connID := device.MarkerConn(marker)
 	for _, f := range frames {
 		data, err := json.Marshal(f)
 		if err != nil {
@@ -159,7 +168,11 @@ func (p *Pusher) Post(ctx context.Context, deviceID, connID string, frames ...an
 		_, err = p.API.PostToConnection(ctx, &apigatewaymanagementapi.PostToConnectionInput{ConnectionId: aws.String(connID), Data: data})
 		var gone *types.GoneException
 		if errors.As(err, &gone) {
-			return p.St.Forget(ctx, deviceID, connID)
+			err := p.Rows.Do(ctx, device.ForgetChannelWrite(deviceID, marker))
+			if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+				return fmt.Errorf("forget connection %s: %w", connID, err)
+			}
+			return nil
 		}
 		if err != nil {
 			return err
@@ -169,10 +182,9 @@ func (p *Pusher) Post(ctx context.Context, deviceID, connID string, frames ...an
 }
 
 // Disconnect closes device deviceID's live connection, if it has one (the
-// device was decommissioned: device.Service's Channel). Its $disconnect
-// forgets the rows.
+// device was decommissioned: device.Service's Channel).
 func (p *Pusher) Disconnect(ctx context.Context, deviceID string) {
-	p.withLive(ctx, deviceID, p.Close)
+	p.withLive(ctx, deviceID, func(ctx context.Context, marker string) { p.Close(ctx, device.MarkerConn(marker)) })
 }
 
 // Close closes connection connID (the one a newer connection replaced, or a

@@ -1,7 +1,8 @@
 // Package device owns the device inventory: the Device record every other part
 // of Gale reads (the filter engine, search, PAM), the agent credential row that
-// maps a device id to its organization, token hash and pending commands, the
-// gzipped software chunks, and the inventory routes (/api/v1/devices).
+// maps a device id to its organization, token hash, pending commands and agent
+// channel marker (the device's live connection: shared/channel), the gzipped
+// software chunks, and the inventory routes (/api/v1/devices).
 //
 // # Invariants
 //
@@ -17,9 +18,10 @@
 //     (no partition is shared by every tenant at the rate of heartbeats), the
 //     bucket a 5-minute window staggered per device (SeenBucket, SeenSK). The
 //     offline sweep queries the shards up to its cutoff and reads only devices
-//     that went stale. A device with an open agent channel carries the bucket
-//     of ConnectedFor ahead (MarkOnline): the sweep never sees it while the
-//     channel can be open. Rows written before GSI5 carry GSI2
+//     that went stale. A device with an open agent channel carries a key at
+//     least ConnectedFor ahead of its last connect (agent.Service.Connect
+//     moves it ConnectedAhead ahead when less is left): the sweep never sees
+//     it while the channel can be open. Rows written before GSI5 carry GSI2
 //     DEVSEEN#<shard> / <minute>#<id>; the sweep still drains those 16 shards
 //     (LegacyStale), and every device write removes the GSI2 keys, so they
 //     empty within OfflineAfter of the deployment.
@@ -132,11 +134,21 @@ const (
 	// than the last heartbeat) plus three jittered intervals and a margin, so
 	// a device is swept 5 to 10 minutes after its last heartbeat.
 	OfflineAfter = 10 * time.Minute
-	// ConnectedFor is how far ahead MarkOnline puts a connected device's
-	// last-seen bucket: API Gateway closes a WebSocket connection after 2
-	// hours, so a lost $disconnect is swept at most ConnectedFor+OfflineAfter
-	// later.
+	// ConnectedFor is a channel connection's longest life with a margin
+	// (API Gateway closes a WebSocket connection after 2 hours): the end the
+	// channel marker names, and how much of its last-seen key a connected
+	// device must have left when a connection opens (SeenDue).
 	ConnectedFor = 2*time.Hour + 5*time.Minute
+	// ConnectedAhead is how far ahead a connect moves a due last-seen key
+	// (ConnectedSK). A move writes the device row and its GSI5 key (4 WCU
+	// for a fully described 2 KB device) and the agent row's copy (1 WCU),
+	// once per ConnectedAhead-ConnectedFor at most, about 0.23 WCU an hour:
+	// with the connect's marker (1 WCU every 2 hours) a steady connected
+	// device stays under 1 WCU an hour. The price: API Gateway's $disconnect
+	// is best effort, and a device whose $disconnect is lost is swept only
+	// when its key comes due, at most ConnectedAhead+OfflineAfter after the
+	// connect.
+	ConnectedAhead = 24 * time.Hour
 	// SeenShards of the last-seen index (GSI5).
 	SeenShards = 64
 	// Shards of the legacy last-seen index (GSI2 DEVSEEN#), drained by the sweep.
@@ -253,14 +265,29 @@ type Agent struct {
 	// Heartbeat writes counted in minute WriteWin.
 	WriteWin string `dynamodbav:"bw,omitempty"`
 	Writes   int    `dynamodbav:"bn,omitempty"`
-	// ChannelUntil is set while the agent's channel is open (MarkOnline): a
+	// ChannelUntil is set while the agent's channel is open (its connect): a
 	// heartbeat before it knows the channel is open without another read.
 	ChannelUntil string `dynamodbav:"ch,omitempty"`
+	// ChannelPrev is the marker the last connect replaced ("" for none),
+	// written by that connect (ConnectMarkerWrite) so that its answer names
+	// the connection to close even when it is a retry's.
+	ChannelPrev string `dynamodbav:"chp,omitempty"`
 }
 
 // Connected reports whether a's channel is open at now.
 func (a *Agent) Connected(now time.Time) bool {
 	return a.ChannelUntil != "" && a.ChannelUntil > clock.Format(now)
+}
+
+// ChannelConn is the connection id of a's channel marker ("" for none): the
+// connection pushes go to.
+func (a *Agent) ChannelConn() string { return MarkerConn(a.ChannelUntil) }
+
+// MarkerConn is the connection id a channel marker (<until>#<connection id>)
+// names.
+func MarkerConn(marker string) string {
+	_, conn, _ := strings.Cut(marker, "#")
+	return conn
 }
 
 // Command is a queued instruction for an agent. It is written once with its
@@ -334,10 +361,19 @@ func seenStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z
 // SeenSK sorts device id by the start of its last-seen bucket at t.
 func SeenSK(id string, t time.Time) string { return seenStamp(SeenBucketStart(id, t)) + "#" + id }
 
-// ConnectedSK is the last-seen sort key of a device whose channel opened at
-// t: ConnectedFor ahead, out of the sweep's reach while the channel can be
-// open.
-func ConnectedSK(id string, t time.Time) string { return seenStamp(t.Add(ConnectedFor)) + "#" + id }
+// ConnectedSK is the last-seen sort key a connect at t gives a device whose
+// key is due (SeenDue): ConnectedAhead ahead, out of the sweep's reach while
+// this connection and the next ones can be open.
+func ConnectedSK(id string, t time.Time) string { return seenStamp(t.Add(ConnectedAhead)) + "#" + id }
+
+// SeenDue reports whether last-seen key sk (the agent row's copy, SeenKey;
+// "" for none) leaves less than a connection's life (ConnectedFor) after a
+// connect at now: the connect then moves it (ConnectedSK), otherwise it
+// leaves the device row alone.
+func SeenDue(sk string, now time.Time) bool {
+	stamp, _, _ := strings.Cut(sk, "#")
+	return stamp < seenStamp(now.Add(ConnectedFor))
+}
 
 // Seen sets the last-seen index keys of an online device seen at at.
 func Seen(d *Device, at time.Time) { d.SeenPK, d.SeenSK = SeenPK(d.ID), SeenSK(d.ID, at) }

@@ -261,7 +261,7 @@ func metricBands(m *Metrics) string {
 
 // BeatWrite is the heartbeat's device update: the facts of b, and the
 // last-seen index keys when seen is not "" (a device with a channel keeps
-// the key MarkOnline set). from is the status the caller saw (the update
+// the key its connect set). from is the status the caller saw (the update
 // requires it, so a concurrent transition is never overwritten). The legacy
 // GSI2 keys and rate-limit attributes are removed (free when absent).
 func BeatWrite(orgID, id, from string, b Beat, seen string) *store.Write {
@@ -650,10 +650,44 @@ func FailedAt(err error, i int) bool {
 
 // ---- presence (the agent channel) ------------------------------------------
 
+// ConnectMarkerWrite is every connect's one write while the device's status
+// does not move: the agent row of device id takes channel marker marker
+// (ChannelUntil) and keeps the one it replaces in chp (ChannelPrev; every
+// operand of a SET reads the item as it was). No condition on the old
+// marker: the newest connect wins and learns whom it replaced. A blocked
+// device (decommissioned, quarantined) takes no marker (condition).
+func ConnectMarkerWrite(id, marker string) *store.Write {
+	k := AgentKey(id)
+	upd := expression.Set(expression.Name("chp"), expression.IfNotExists(expression.Name("ch"), expression.Value(""))).
+		Set(expression.Name("ch"), expression.Value(marker))
+	return store.Change(k.PK, k.SK, upd).
+		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned)).
+			And(expression.Name("status").NotEqual(expression.Value(StatusQuarantined)))).Exists()
+}
+
+// ConnectedSeenWrite moves the last-seen key of online device id of
+// organization orgID to sk (ConnectedSK) when a connect finds it due
+// (SeenDue); a device no longer online keeps its keys (condition).
+func ConnectedSeenWrite(orgID, id, sk string) *store.Write {
+	upd := expression.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(id))).Set(expression.Name("GSI5SK"), expression.Value(sk))
+	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(store.Is("status", StatusOnline)).Exists()
+}
+
+// SeenKeyWrite records on device id's agent row the last-seen key sk that
+// ConnectedSeenWrite wrote, while the device is online (a hint: a lost one
+// makes the next connect move the key again).
+func SeenKeyWrite(id, sk string) *store.Write {
+	k := AgentKey(id)
+	return store.Change(k.PK, k.SK, expression.Set(expression.Name("bs"), expression.Value(sk))).
+		When(store.Is("status", StatusOnline)).Exists()
+}
+
 // ConnectWrites mark the device of agent row a connected at now: status to
-// (BeatStatus of a's), the last-seen key ConnectedFor ahead (out of the
+// (BeatStatus of a's), the last-seen key ConnectedAhead ahead (out of the
 // sweep's reach while the connection can live), and on the agent row the
-// channel marker until (ChannelUntil) and that key. Both require a's status.
+// status and that key, requiring the channel marker until that the connect
+// wrote (ConnectMarkerWrite: a newer connect's marker wins). Both require
+// a's status.
 func ConnectWrites(a *Agent, to string, now time.Time, until string) []*store.Write {
 	ts := clock.Format(now)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
@@ -668,8 +702,8 @@ func ConnectWrites(a *Agent, to string, now time.Time, until string) []*store.Wr
 	return []*store.Write{
 		store.Change(store.OrgPK(a.OrgID), "DEVICE#"+a.DeviceID, upd).When(store.Is("status", a.Status)).Exists(),
 		store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to)).
-			Set(expression.Name("ch"), expression.Value(until)).Set(expression.Name("bs"), expression.Value(sk))).
-			When(store.Is("status", a.Status)).Exists(),
+			Set(expression.Name("bs"), expression.Value(sk))).
+			When(store.Is("status", a.Status).And(store.Is("ch", until))).Exists(),
 	}
 }
 

@@ -141,13 +141,14 @@ var FunctionNeeds = map[string]Needs{
 	// the webhook-worker, from its event (shared/push).
 	"agents": {Table: TableReadWrite, Send: []string{queueEvents},
 		Secrets: []Secret{SecretTokenPublicKeys, SecretEnrollmentPepper}},
-	// The agent channel (WebSocket API $connect, $disconnect, $default):
-	// the agent token check, heartbeat frames (a status transition sends its
-	// event) and the posts of re-sent commands. No access token to verify. It
-	// writes only its connection rows and agent rows (acks, presence), the
-	// device item (heartbeat frames, presence at $connect and $disconnect)
-	// and the outbox (a transition's event: device.online, device.offline).
-	"agent-channel": {Table: TableReadWrite, WriteKeys: []string{"AGENT#", "WSCONN#", tenantkey.Org, "OUTBOX#"},
+	// The agent channel (WebSocket API: the $connect authorizer, $connect,
+	// $disconnect, $default): the agent token check, heartbeat frames (a
+	// status transition sends its event) and the posts of re-sent commands.
+	// No access token to verify. It writes only agent rows (the channel
+	// marker, acks, presence), the device item (heartbeat frames, presence
+	// and the last-seen key at $connect and $disconnect) and the outbox (a
+	// transition's event: device.online, device.offline).
+	"agent-channel": {Table: TableReadWrite, WriteKeys: []string{"AGENT#", tenantkey.Org, "OUTBOX#"},
 		Send: []string{queueEvents}, Channel: true},
 	// Those that create commands or decide elevations push them to the
 	// device's channel (shared/channel).

@@ -48,8 +48,6 @@
 //	                    GSI5 SEEN#<shard of 64> / <5-minute bucket start>#<id> (online only; keys only, provision.go)
 //	                    GSI3 PARTNER#<pid>#DEVICES / <lower hostname>\x01<id>, GSI4 ORG#<oid>#DEVICES / same (list indexes)
 //	agent credential    AGENT#<device id> / AGENT                -                                  -                        device
-//	device connection   AGENT#<device id> / CONN (ttl)           -                                  -                        channel
-//	connection          WSCONN#<connection id> / WSCONN (ttl)    -                                  -                        channel
 //	software chunk      ORG#<oid> / DEVSW#<device id>#<nnn>      -                                  -                        device
 //	command result      ORG#<oid> / CMDRESULT#<device>#<command> -                                  -                        device
 //	alert               ORG#<oid> / ALERT#<id>                   ALERTREF#<id> / ALERT              -                        alert

@@ -10,11 +10,11 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 )
 
-// Handler builds the channel's Lambda handler: the agent token check and
-// heartbeat of the agents group, and the pusher for re-sends.
+// Handler builds the channel's Lambda handler (its authorizer and its
+// routes): the agent token check, presence and heartbeat of the agents
+// group, and the pusher for re-sends.
 func Handler(d *app.Deps) *channel.Handler {
 	svc := agentsgroup.Service(d)
 	svc.PAM = pamgroup.Service(d).UACEnabled
-	return &channel.Handler{Agents: svc, Rows: device.Store{St: d.Store}, St: channel.Store{St: d.Store},
-		Push: pamgroup.Pusher(d), Clock: d.Clock, Log: d.Log}
+	return &channel.Handler{Agents: svc, Rows: device.Store{St: d.Store}, Push: pamgroup.Pusher(d), Clock: d.Clock, Log: d.Log}
 }
