@@ -421,8 +421,3 @@ func SetListKeys(d *Device) {
 }
 
 func softwarePrefix(id string) string { return "DEVSW#" + id + "#" }
-
-// Blocked reports whether a device in status may no longer use its token.
-func Blocked(status string) bool {
-	return status == StatusDecommissioned || status == StatusQuarantined
-}
