@@ -85,7 +85,7 @@ budgets:
 	$(GO) run ./tests/budgetgen -in /tmp/gale-budgets.tsv -out tests/fixture/capacity.go
 
 # The cost model (tests/cost): replays a month of one device and requests of one
-# API key, prices the measured units and rewrites the README's cost section.
+# API key, prices the measured units and rewrites docs/cost.md's cost section.
 cost:
 	GALE_COST_WRITE=1 $(GO) test -count=1 -run '^TestCostModel$$' -v ./tests/cost/ | grep -v '^=== RUN'
 
@@ -134,7 +134,7 @@ build:
 synth: build infra/cdk/node_modules
 	$(CDK) synth --quiet && ls cdk.out/*.template.json
 
-# The issue-19 figures first (the README quotes them): the decoder's cost per
+# The issue-19 figures first (docs/features.md quotes them): the decoder's cost per
 # 1 MiB hostile body, the rate limiter on one hot row, and API-key
 # authentication on one key from 16 and 64 goroutines; then every other
 # benchmark.
