@@ -344,7 +344,7 @@ type objectKeys struct {
 	elem     reflect.Type
 	seenBits uint64
 	seen     map[int]struct{} // struct fields past the 64th, by index
-	mark     int                 // where this object's keys start in c.keys
+	mark     int              // where this object's keys start in c.keys
 }
 
 func newObjectKeys(t reflect.Type) objectKeys {
