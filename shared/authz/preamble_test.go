@@ -1,12 +1,13 @@
 package authz_test
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gale-rmm/gale/tests/fixture"
 )
 
 // preamble is the tenant preamble's test spelled by hand: a tenant context,
@@ -18,39 +19,21 @@ var preamble = regexp.MustCompile(`RequireTenantContext\(\);\s*err != nil && \w+
 // (issue 33: it was written 12 times in 9 packages, and the copies drifted
 // in the order of their checks).
 func TestTenantPreambleIsOneCall(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "_npm" || d.Name() == "authz" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
+	fixture.GoFiles(t, root, 100, func(rel, path string) {
+		if strings.HasPrefix(rel, "authz/") {
+			return
 		}
 		src, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		checked++
 		if loc := preamble.FindIndex(src); loc != nil {
 			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
-			t.Errorf("%s:%d: the tenant preamble by hand: call authz.RequireTenant (or authz.InTenant)", path, line)
+			t.Errorf("%s:%d: the tenant preamble by hand: call authz.RequireTenant (or authz.InTenant)", rel, line)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("checked only %d files: is the walk rooted at shared/?", checked)
-	}
 }
