@@ -9,6 +9,7 @@ import (
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
@@ -47,9 +48,12 @@ func (s *Service) Connect(ctx context.Context, deviceID, connID string) (string,
 	var a device.Agent
 	err := s.Devices.St.UpdateReturn(ctx, device.ConnectMarkerWrite(deviceID, until), &a)
 	if errors.Is(err, store.ErrConditionFailed) {
-		return "", ErrDecommissioned // blocked since the token check, or gone
-	}
-	if err != nil {
+		cur, err := s.settleMarker(ctx, deviceID, until)
+		if err != nil {
+			return "", err
+		}
+		a = *cur
+	} else if err != nil {
 		return "", fmt.Errorf("connect device %s: %w", deviceID, err)
 	}
 	replaced := device.MarkerConn(a.ChannelPrev)
@@ -66,6 +70,30 @@ func (s *Service) Connect(ctx context.Context, deviceID, connID string) (string,
 		err = s.moveSeen(ctx, &a, now)
 	}
 	return replaced, err
+}
+
+// ErrReplaced refuses a connect that a newer connection of the same device
+// overtook (409): the newer one is live.
+var ErrReplaced = fault.Conflict("Connection replaced by a newer one").WithCode(fault.CodeRaceLost)
+
+// settleMarker answers why a connect's marker write failed its condition:
+// the device is blocked or gone (ErrDecommissioned), a newer connection
+// holds the marker (ErrReplaced), or the write had applied, its answer was
+// lost and another write followed (the row as it is now: the connect
+// succeeded).
+func (s *Service) settleMarker(ctx context.Context, deviceID, until string) (*device.Agent, error) {
+	a, err := s.Devices.Agent(ctx, deviceID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrDecommissioned
+	case err != nil:
+		return nil, fmt.Errorf("connect device %s: %w", deviceID, err)
+	case a.Status == device.StatusDecommissioned || a.Status == device.StatusQuarantined:
+		return nil, ErrDecommissioned
+	case a.ChannelUntil != until:
+		return nil, ErrReplaced
+	}
+	return a, nil
 }
 
 // raced settles a connect whose move online lost to a concurrent change:

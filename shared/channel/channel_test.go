@@ -58,6 +58,9 @@ func (n *net) device(t testing.TB, host string) dev {
 
 func (n *net) dial(t testing.TB, d dev, token string) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
+	// A connection newer by the clock replaces the device's live one (a
+	// marker only grows): a reconnect comes at least a millisecond later.
+	n.Env.Clock.Advance(time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return websocket.Dial(ctx, "ws://"+n.addr+bridge.Path+"?deviceId="+d.id,

@@ -146,7 +146,11 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 		h.Push.Close(ctx, prev)
 	}
 	if err != nil {
-		if fe, ok := fault.As(err); ok && fe.Kind != fault.KindInternal {
+		fe, ok := fault.As(err)
+		switch {
+		case ok && fe.Kind == fault.KindConflict:
+			return answer(http.StatusConflict, fe), nil // a newer connection of the device is live
+		case ok && fe.Kind != fault.KindInternal:
 			return refused(ErrToken), nil // decommissioned or quarantined since the token check
 		}
 		return events.APIGatewayProxyResponse{}, err
@@ -155,8 +159,13 @@ func (h *Handler) connect(ctx context.Context, ev events.APIGatewayWebsocketProx
 }
 
 func refused(err *fault.Error) events.APIGatewayProxyResponse {
+	return answer(http.StatusUnauthorized, err)
+}
+
+// answer is a refused handshake's response: status and the error envelope.
+func answer(status int, err *fault.Error) events.APIGatewayProxyResponse {
 	body, _ := json.Marshal(map[string]string{"error": err.Message, "code": err.Code})
-	return events.APIGatewayProxyResponse{StatusCode: http.StatusUnauthorized, Body: string(body),
+	return events.APIGatewayProxyResponse{StatusCode: status, Body: string(body),
 		Headers: map[string]string{"Content-Type": "application/json"}}
 }
 

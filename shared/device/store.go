@@ -660,9 +660,13 @@ func ConnectMarkerWrite(id, marker string) *store.Write {
 	k := AgentKey(id)
 	upd := expression.Set(expression.Name("chp"), expression.IfNotExists(expression.Name("ch"), expression.Value(""))).
 		Set(expression.Name("ch"), expression.Value(marker))
+	// Markers only grow (their end, then the connection id): a connect
+	// retried after its lost answer, once another connect has written,
+	// must not take the marker back from the newer connection.
+	newer := expression.Name("ch").AttributeNotExists().Or(expression.Name("ch").LessThan(expression.Value(marker)))
 	return store.Change(k.PK, k.SK, upd).
 		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned)).
-			And(expression.Name("status").NotEqual(expression.Value(StatusQuarantined)))).Exists()
+			And(expression.Name("status").NotEqual(expression.Value(StatusQuarantined))).And(newer)).Exists()
 }
 
 // ConnectedSeenWrite moves the last-seen key of online device id of

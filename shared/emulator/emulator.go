@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,12 +62,51 @@ func Ensure(ctx context.Context) (*Moto, error) {
 	if os.Getenv("AWS_ENDPOINT_URL") != "" {
 		return nil, nil
 	}
+	if pool := strings.Fields(os.Getenv(PoolEnv)); len(pool) > 0 {
+		os.Setenv("AWS_ENDPOINT_URL", take(pool))
+		return nil, nil
+	}
 	m, err := Start(ctx)
 	if err != nil {
 		return nil, err
 	}
 	os.Setenv("AWS_ENDPOINT_URL", m.URL)
 	return m, nil
+}
+
+// PoolEnv names the emulators a test run shares (space-separated URLs; make
+// test-go starts them). Each DynamoDB request is serialised inside one
+// emulator (atomicLauncher), so one emulator keeps one core busy at most:
+// with a pool, each test process takes an emulator no other process holds
+// (take), and packages run side by side (go test -p) on emulators of their
+// own. Rows never collide: every test provisions its own table and queues.
+const PoolEnv = "GALE_EMULATOR_POOL"
+
+// held keeps the pool locks of this process (released when it exits).
+var held []*os.File
+
+// take answers the first emulator of pool no other process holds, holding
+// its advisory lock for the life of this process; when every one is held, one
+// by this process's id (shared, still correct, only slower).
+func take(pool []string) string {
+	for _, u := range pool {
+		name := strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '-'
+		}, u)
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), "gale-emulator-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			held = append(held, f)
+			return u
+		}
+		f.Close()
+	}
+	return pool[os.Getpid()%len(pool)]
 }
 
 // python returns the interpreter that runs moto_server: its shebang's, or
