@@ -167,9 +167,9 @@ func TestHeartbeatBudgetAndFacts(t *testing.T) {
 	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, beat()), http.StatusOK)
 	// The token check, 1 BatchGetItem of the PAM policy settings
 	// (pam.uacInterceptionEnabled), and, since its facts are new, the device
-	// update and the agent row's digest.
-	if res.DBCalls != 4 {
-		t.Fatalf("first heartbeat made %d calls, documented 4", res.DBCalls)
+	// row update, the live row update and the agent row's digest.
+	if res.DBCalls != 5 {
+		t.Fatalf("first heartbeat made %d calls, documented 5", res.DBCalls)
 	}
 	var reply struct {
 		Commands []any
@@ -223,8 +223,8 @@ func TestHeartbeatWriteLimit(t *testing.T) {
 	}
 	for i := range device.BeatWrites {
 		res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(id), tok, changed(i)), http.StatusOK)
-		if res.DBCalls != 4 {
-			t.Fatalf("changed heartbeat %d made %d calls, want 4", i, res.DBCalls)
+		if res.DBCalls != 5 {
+			t.Fatalf("changed heartbeat %d made %d calls, want 5", i, res.DBCalls)
 		}
 	}
 	// Unchanged: writes nothing, so it is not refused.

@@ -32,10 +32,11 @@ import (
 // answers:
 //
 //   - offline or pending: the device moves online with device.online, as a
-//     heartbeat would (one transaction: device row, agent row, outbox);
+//     heartbeat would (one transaction: device row, agent row, live row,
+//     outbox);
 //   - online: nothing more, unless the last-seen key leaves less than a
 //     connection's life (device.SeenDue): then it moves ConnectedAhead ahead
-//     (device row, then the agent row's copy), so the offline sweep leaves
+//     (live row, then the agent row's copy), so the offline sweep leaves
 //     the device alone while this connection and the next ones can live,
 //     at about 0.2 WCU an hour instead of a transaction per connect;
 //   - maintenance, updating: people's states, kept.
@@ -113,8 +114,8 @@ func (s *Service) raced(ctx context.Context, deviceID, until string) error {
 }
 
 // markOnline moves the device of agent row a (as its connect left it) online
-// with device.online: device row, agent row and the event's outbox row in one
-// transaction that requires a's status.
+// with device.online: device row, agent row, live row and the event's
+// outbox row in one transaction that requires a's status.
 func (s *Service) markOnline(ctx context.Context, a *device.Agent, until string) error {
 	now := s.Clock.Now()
 	to := device.BeatStatus(a.Status)
@@ -139,7 +140,7 @@ func (s *Service) markOnline(ctx context.Context, a *device.Agent, until string)
 // connect moves the key again). A device no longer online keeps its keys.
 func (s *Service) moveSeen(ctx context.Context, a *device.Agent, now time.Time) error {
 	sk := device.ConnectedSK(a.DeviceID, now)
-	err := s.Devices.Do(ctx, device.ConnectedSeenWrite(a.OrgID, a.DeviceID, sk))
+	err := s.Devices.Do(ctx, device.ConnectedSeenWrite(a, sk))
 	if errors.Is(err, store.ErrConditionFailed) {
 		// Moved out of online since the marker's write: by people
 		// (maintenance: no key to keep), or by the offline sweep, which

@@ -36,10 +36,10 @@ func steadyBeat(t *testing.T, w *fixture.World, id, tok string, body map[string]
 	switch res.DBCalls {
 	case 2:
 		return false, r.Config.HeartbeatIntervalSeconds
-	case 4:
+	case 4, 5: // the live row and the digest; the device row before them when a fact changed
 		return true, r.Config.HeartbeatIntervalSeconds
 	}
-	t.Fatalf("heartbeat made %d calls (2 steady, 4 writing)", res.DBCalls)
+	t.Fatalf("heartbeat made %d calls (2 steady, 4-5 writing)", res.DBCalls)
 	return false, 0
 }
 
@@ -83,10 +83,10 @@ func TestSteadyDeviceWritesOnlyTheLastSeenBucket(t *testing.T) {
 		t.Fatalf("%d writes in an hour without a channel, want one per 5-minute bucket (11-13)", writes)
 	}
 	devWRU, agentWRU := rowUnits(t, w, w.A.ID, id)
-	// Each write: the device row, the agent row's digest, and the GSI5 move
+	// Each write: the live row, the agent row's digest, and the GSI5 move
 	// (the old key's delete and the new key's put, keys only: 1 each).
 	perHour := writes * (devWRU + agentWRU + 2)
-	t.Logf("steady device without a channel: %d writes an hour, %d WRU (device row %d WRU, agent row %d WRU, GSI5 move 2); was 60 x 6", writes, perHour, devWRU, agentWRU)
+	t.Logf("steady device without a channel: %d writes an hour, %d WRU (live row %d WRU, agent row %d WRU, GSI5 move 2); was 60 x 6", writes, perHour, devWRU, agentWRU)
 	if len(seen) < 3 {
 		t.Fatalf("intervals told %v: no jitter", seen)
 	}
@@ -317,6 +317,7 @@ func TestLegacyLastSeenRowsAreSwept(t *testing.T) {
 	beating, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "legacy-beating")
 	legacy := func(id string) {
 		t.Helper()
+		beforeLiveRows(t, w, id)
 		h := fnv.New32a()
 		h.Write([]byte(id))
 		k := device.Keys(w.A.ID, id)
@@ -347,15 +348,96 @@ func TestLegacyLastSeenRowsAreSwept(t *testing.T) {
 	}
 }
 
+// beforeLiveRows makes device id of organization A what a device enrolled
+// before live rows existed is: its live row's attributes on its device row,
+// no live row, no lv on its agent row.
+func beforeLiveRows(t *testing.T, w *fixture.World, id string) {
+	t.Helper()
+	ctx := context.Background()
+	lk, k := device.LiveKey(w.A.ID, id), device.Keys(w.A.ID, id)
+	var live device.Live
+	if err := w.Env.Store.Get(ctx, lk.PK, lk.SK, &live); err != nil {
+		t.Fatal(err)
+	}
+	upd := expression.Set(expression.Name("lastSeenAt"), expression.Value(*live.LastSeenAt))
+	if live.SeenPK != "" {
+		upd = upd.Set(expression.Name("GSI5PK"), expression.Value(live.SeenPK)).Set(expression.Name("GSI5SK"), expression.Value(live.SeenSK))
+	}
+	tx := (&store.Tx{}).Add(store.Change(k.PK, k.SK, upd).Exists(), store.Delete(lk.PK, lk.SK),
+		store.Change("AGENT#"+id, "AGENT", expression.Remove(expression.Name("lv"))).Exists())
+	if err := w.Env.Store.Commit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 32, item 3: a device enrolled before live rows existed reads as it
+// is stored, its next heartbeat moves its live state (and its last-seen key)
+// to a live row without an event, and the sweep still finds a silent one by
+// the key on its device row.
+func TestDevicesBeforeLiveRowsMoveToThem(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	silent, _ := w.Device(t, fixture.AAdmin, w.A.ID, "", "old-silent")
+	beating, tok := w.Device(t, fixture.AAdmin, w.A.ID, "", "old-beating")
+	beforeLiveRows(t, w, silent)
+	beforeLiveRows(t, w, beating)
+	events(t, w)
+	res := fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/devices/"+silent, fixture.AAdmin, nil), http.StatusOK)
+	var got struct {
+		LastSeenAt *string `json:"lastSeenAt"`
+		Status     string  `json:"status"`
+	}
+	res.Decode(t, &got)
+	if got.LastSeenAt == nil || got.Status != device.StatusOnline {
+		t.Fatalf("a device without a live row reads %+v", got)
+	}
+
+	w.Env.Clock.Advance(time.Minute)
+	fixture.Expect(t, w.AgentCall(t, http.MethodPost, beatPath(beating), tok, beat()), http.StatusOK)
+	if ev := events(t, w); len(ev) != 0 {
+		t.Fatalf("moving to the live row raised %v", ev)
+	}
+	var row device.Device
+	k := device.Keys(w.A.ID, beating)
+	if err := w.Env.Store.Get(ctx, k.PK, k.SK, &row); err != nil {
+		t.Fatal(err)
+	}
+	var live device.Live
+	lk := device.LiveKey(w.A.ID, beating)
+	if err := w.Env.Store.Get(ctx, lk.PK, lk.SK, &live); err != nil {
+		t.Fatalf("no live row after the heartbeat: %v", err)
+	}
+	if row.SeenPK != "" || live.SeenPK == "" || live.Status != device.StatusOnline || !agentRow(t, w, beating).Live {
+		t.Fatalf("device row key %q, live row %+v", row.SeenPK, live)
+	}
+	// The next steady write goes to the live row alone.
+	w.Env.Clock.Advance(device.SeenBucket)
+	if wrote, _ := steadyBeat(t, w, beating, tok, beat()); !wrote {
+		t.Fatal("the next bucket wrote nothing")
+	}
+
+	w.Env.Clock.Advance(device.OfflineAfter)
+	n, err := sweepergroup.Sweeper(w.Env.Deps).Jobs["device-offline"](ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("swept %d (%v), want both", n, err)
+	}
+	for _, id := range []string{silent, beating} {
+		d := getDevice(t, w, w.A.ID, id)
+		if d.Status != device.StatusOffline || d.SeenPK != "" {
+			t.Fatalf("%s after the sweep: %s, key %q", id, d.Status, d.SeenPK)
+		}
+	}
+}
+
 // rowUnits is the write units of device id's row and its agent row as stored.
 func rowUnits(t *testing.T, w *fixture.World, orgID, id string) (int, int) {
 	t.Helper()
-	dk, ak := device.Keys(orgID, id), device.AgentKey(id)
-	items, err := w.Env.Store.BatchGet(context.Background(), store.KeyRef{PK: dk.PK, SK: dk.SK}, ak)
+	lk, ak := device.LiveKey(orgID, id), device.AgentKey(id)
+	items, err := w.Env.Store.BatchGet(context.Background(), lk, ak)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rowWRU(items[dk.PK+"|"+dk.SK]), rowWRU(items[ak.PK+"|"+ak.SK])
+	return rowWRU(items[lk.PK+"|"+lk.SK]), rowWRU(items[ak.PK+"|"+ak.SK])
 }
 
 // rowWRU is what writing item costs on the table alone (shared/store, "Capacity").

@@ -400,7 +400,7 @@ func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput,
 	to := device.BeatStatus(a.Status)
 	plan := device.PlanBeat(a, b, to, marked)
 	switch {
-	case to != a.Status:
+	case to != a.Status || !a.Live:
 		err = s.transition(ctx, a, b, to, plan)
 	case plan.Write:
 		err = s.beat(ctx, a, b, plan)
@@ -442,14 +442,23 @@ func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat, p de
 	return err
 }
 
-// transition moves the device (and its agent row, with the heartbeat's
-// digest) to status to with the event.
+// transition moves the device (its rows, and its agent row with the
+// heartbeat's digest) to status to with the event; a device written before
+// live rows existed takes its live row the same way, with no event when its
+// status stays.
 func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string, p device.BeatPlan) error {
+	tx := (&store.Tx{}).Add(device.TransitionWrites(a, b, to, p)...)
+	if to == a.Status {
+		err := s.Devices.Commit(ctx, tx)
+		if device.FailedAt(err, 0) || device.FailedAt(err, 1) {
+			return ErrRate
+		}
+		return err
+	}
 	ev, err := event.New(s.Clock, "device."+to, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
 	if err != nil {
 		return err
 	}
-	tx := (&store.Tx{}).Add(device.BeatWrite(a.OrgID, a.DeviceID, a.Status, b, p.Seen), device.TransitionDigestWrite(a, to, p))
 	err = s.Events.Commit(ctx, tx, ev)
 	if device.FailedAt(err, 0) {
 		return ErrRate

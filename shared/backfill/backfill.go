@@ -46,14 +46,7 @@ import (
 // domain's own key function.
 func Kinds() []store.Reindex {
 	ks := []store.Reindex{
-		{Kind: "device", SKPrefix: "DEVICE#", From: []string{"hostname"}, Keys: func(it store.Item) (store.Keys, error) {
-			var d device.Device
-			if err := store.Unmarshal(it, &d); err != nil {
-				return store.Keys{}, err
-			}
-			device.SetListKeys(&d)
-			return d.Keys, nil
-		}},
+		device.Reindex(),
 		{Kind: "alert", SKPrefix: "ALERT#", Keys: alertKeys},
 		{Kind: "script", SKPrefix: "SCRIPT#", From: []string{"name"}, Keys: scriptKeys},
 		{Kind: "saved filter", SKPrefix: "FILTER#", Keys: filterKeys},

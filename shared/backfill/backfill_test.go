@@ -49,7 +49,7 @@ func indexed(t *testing.T, st *store.Store) map[string]map[string]string {
 		}
 		for _, it := range page.Items {
 			pk, sk := store.Str(it["PK"]), store.Str(it["SK"])
-			if !strings.HasPrefix(pk, "ORG#") || !slices.ContainsFunc(backfill.Kinds(), func(k store.Reindex) bool { return strings.HasPrefix(sk, k.SKPrefix) }) {
+			if !strings.HasPrefix(pk, "ORG#") || !slices.ContainsFunc(backfill.Kinds(), func(k store.Reindex) bool { return k.Holds(sk) }) {
 				continue
 			}
 			keys := map[string]string{}

@@ -25,8 +25,8 @@
 // replaced (agent.Service.Connect); the replaced connection is closed
 // through the Management API. Only when the device's status moves (offline
 // or pending -> online) does a transaction follow (device row, agent row,
-// device.online's outbox row). A device already online keeps its device row
-// unless its last-seen key (GSI5) leaves less than a connection's life
+// live row, device.online's outbox row). A device already online keeps its
+// rows unless its last-seen key (GSI5) leaves less than a connection's life
 // (device.ConnectedFor, 2 hours 5 minutes): the connect then moves it
 // device.ConnectedAhead (24 hours) ahead, so the offline sweep leaves the
 // device alone while its connections live. $disconnect makes the device
@@ -62,7 +62,7 @@
 //
 //	event                 calls   what
 //	authorizer            1       agent row GetItem (the token check)
-//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (device row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, device.online's outbox row; then the outbox clear); +1 agent row read when either races another change
+//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (live row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, live row, device.online's outbox row; then the outbox clear); +1 agent row read when either races another change
 //	$disconnect           1       agent row GetItem; +2 when it names this connection (the transaction with device.offline's outbox row, the outbox clear)
 //	$default ping         1       agent row GetItem (then the re-send of what is pending)
 //	$default ack          2       agent row GetItem, agent row UpdateItem (conditional)

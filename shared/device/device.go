@@ -39,8 +39,9 @@
 // hostname, OS version; bm: the metrics' 10-point bands; bb: the 5-minute
 // bucket of that write; bs: the last-seen key written) and the count of
 // heartbeat writes in the current minute (bw, bn). PlanBeat compares a
-// heartbeat with it, without a read: a heartbeat writes the device row (then
-// the agent row's digest) only when
+// heartbeat with it, without a read: a heartbeat writes the live row (then
+// the agent row's digest; the device row before them when a fact changed)
+// only when
 //
 //   - a fact changed (health, agent version, last user, hostname, OS version),
 //     or the status moves (offline -> online, with device.online);
@@ -52,7 +53,7 @@
 //     channel open, only with another change).
 //
 // A steady device with a channel open writes nothing; without one it writes
-// the device row and the agent row once per 5 minutes (and moves its GSI5
+// the live row and the agent row once per 5 minutes (and moves its GSI5
 // key). Heartbeat writes are limited to BeatWrites a minute per device,
 // counted on the agent row by the digest update; a heartbeat that writes
 // nothing costs one GetItem (the token check) and is bounded by the agent
@@ -64,17 +65,32 @@
 // deterministic from the device id and the minute), so beats never
 // synchronise.
 //
-// The device item is kept under 1 KB for a typical device, so a heartbeat costs
-// one write unit on the table: the nested hardware, network and metrics maps are
-// stored under short attribute names (hw, net, mx and their abbreviated keys;
-// see the dynamodbav tags), while JSON keeps the names of the API. Read devices
-// through this package's Store and types, never by raw attribute names.
+// # Live rows
+//
+// A device is two rows: the device row, its described record (identity,
+// hardware, network, tags, custom fields, facts, status: 1-2 KB for a fully
+// described device), and its live row (Live: status mirrored, last seen,
+// metrics, uptime, the last-seen index keys: about 280 bytes, one write
+// unit). Heartbeats and connects write the live row; the device row only
+// when a fact or the status changes, and every status transition writes
+// both in one transaction. Reads lay the live row over the device row: one
+// Query of DEVICE#<id> for one device (the live row's SK sorts right after
+// its device row's), the organization's DEVICE# Query for all of them, and
+// each list page's one BatchGetItem reads both rows of each device
+// (tenant.Listing.Companion). A device enrolled before live rows existed
+// (its agent row has no lv) reads as stored, is swept by the key on its
+// device row, and moves to a live row at its next heartbeat or transition
+// (TestDevicesBeforeLiveRowsMoveToThem). The nested hardware, network and
+// metrics maps are stored under short attribute names (hw, net, mx and their
+// abbreviated keys; see the dynamodbav tags), while JSON keeps the names of
+// the API. Read devices through this package's Store and types, never by raw
+// attribute names.
 //
 // # Rows
 //
 //	entity            PK / SK                          GSI1   GSI2PK / GSI2SK                                 GSI3PK / GSI3SK, GSI4PK / GSI4SK
 //	device            ORG#<oid> / DEVICE#<id>          -      (legacy DEVSEEN#, removed on write)             PARTNER#<pid>#DEVICES, ORG#<oid>#DEVICES / <lower hostname>\x01<id>
-//	                                                           GSI5 SEEN#<shard> / <bucket start>#<id> (online only, KEYS_ONLY)
+//	device live row   ORG#<oid> / DEVICE#<id>#live     -      GSI5 SEEN#<shard> / <bucket start>#<id> (online only, KEYS_ONLY; on the device row before live rows)
 //	agent credential  AGENT#<id> / AGENT               -      -
 //	software chunk    ORG#<oid> / DEVSW#<id>#<nnn>     -      -
 //	command result    ORG#<oid> / CMDRESULT#<id>#<cid> -      -
@@ -92,8 +108,8 @@
 // partition of each organization without a partner side by side, merged by
 // sort key (store.Merge), each only as far as the page needs. The device item carries no
 // GSI1 keys, and the list indexes project nothing a heartbeat changes, so a
-// heartbeat writes only the table and GSI2 (and the list indexes' sort keys on
-// the rare heartbeat that reports a new hostname).
+// heartbeat writes only the live row and GSI5 (and the device row and the
+// list indexes' sort keys on the rare heartbeat that reports a new hostname).
 package device
 
 import (
@@ -140,8 +156,8 @@ const (
 	// device must have left when a connection opens (SeenDue).
 	ConnectedFor = 2*time.Hour + 5*time.Minute
 	// ConnectedAhead is how far ahead a connect moves a due last-seen key
-	// (ConnectedSK). A move writes the device row and its GSI5 key (4 WCU
-	// for a fully described 2 KB device) and the agent row's copy (1 WCU),
+	// (ConnectedSK). A move writes the live row and its GSI5 key (3 WCU)
+	// and the agent row's copy (1 WCU),
 	// once per ConnectedAhead-ConnectedFor at most, about 0.23 WCU an hour:
 	// with the connect's marker (1 WCU every 2 hours) a steady connected
 	// device stays under 1 WCU an hour. The price: API Gateway's $disconnect
@@ -226,7 +242,7 @@ type Device struct {
 	CustomFields  map[string]string `dynamodbav:"customFields" json:"customFields"`
 	Hardware      Hardware          `dynamodbav:"hw" json:"hardware"`
 	Network       Network           `dynamodbav:"net" json:"network"`
-	Metrics       Metrics           `dynamodbav:"mx" json:"metrics"`
+	Metrics       Metrics           `dynamodbav:"mx,omitempty" json:"metrics"`
 	Software      []Software        `dynamodbav:"-" json:"software,omitempty"`
 	// HealthStatus is the agent's own last report (ok, warning, error).
 	HealthStatus     string `dynamodbav:"healthStatus,omitempty" json:"healthStatus,omitempty"`
@@ -262,6 +278,9 @@ type Agent struct {
 	BeatBands  string `dynamodbav:"bm,omitempty"`
 	BeatBucket string `dynamodbav:"bb,omitempty"`
 	SeenKey    string `dynamodbav:"bs,omitempty"`
+	// Live: the device has its live row (Live; rows written before it did
+	// not, and move to it at their next transition or heartbeat).
+	Live bool `dynamodbav:"lv,omitempty"`
 	// Heartbeat writes counted in minute WriteWin.
 	WriteWin string `dynamodbav:"bw,omitempty"`
 	Writes   int    `dynamodbav:"bn,omitempty"`

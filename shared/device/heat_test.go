@@ -41,7 +41,9 @@ type heat struct {
 }
 
 // described is a Windows device as agents describe it, for its row's size.
-func described() (store.Item, store.Item) {
+// described is a fully described Windows device's rows: its device row (the
+// described record), its live row and its agent row.
+func described() (store.Item, store.Item, store.Item) {
 	s := func(v string) *string { return &v }
 	n := func(v int) *int { return &v }
 	f := func(v float64) *float64 { return &v }
@@ -60,11 +62,16 @@ func described() (store.Item, store.Item) {
 		UpdatedAt: "2026-11-01T09:00:00.000Z", GroupID: uuid.NewString(), SeenPK: device.SeenPK(id), SeenSK: device.SeenSK(id, time.Now())}
 	d.Keys = device.Keys(d.OrgID, d.ID)
 	device.SetListKeys(d)
+	live := device.Split(d)
 	a := &device.Agent{Keys: store.Keys{PK: device.AgentKey(id).PK, SK: "AGENT"}, DeviceID: id, OrgID: d.OrgID, PartnerID: d.PartnerID,
 		SiteID: d.SiteID, GroupID: d.GroupID, TokenHash: strings.Repeat("ab", 32), Status: device.StatusOnline, Commands: map[string]device.Command{},
 		BeatFacts: "0123456789abcdef", BeatBands: "1.6.7", BeatBucket: "2026-11-01T09:00:00Z", SeenKey: d.SeenSK,
-		WriteWin: "2026-11-01T09:00Z", Writes: 1}
+		WriteWin: "2026-11-01T09:00Z", Writes: 1, Live: true}
 	di, err := store.Marshal(d)
+	if err != nil {
+		panic(err)
+	}
+	li, err := store.Marshal(live)
 	if err != nil {
 		panic(err)
 	}
@@ -74,13 +81,13 @@ func described() (store.Item, store.Item) {
 	}
 	// The write token every single-item write leaves (shared/store).
 	tok := &types.AttributeValueMemberS{Value: "AAAAAAAAAAAAAAAA"}
-	di[store.TokenAttr], ai[store.TokenAttr] = tok, tok
-	return di, ai
+	di[store.TokenAttr], li[store.TokenAttr], ai[store.TokenAttr] = tok, tok, tok
+	return di, li, ai
 }
 
 func partitionHeat() heat {
-	di, ai := described()
-	devWRU, agentWRU := rowWRU(di), rowWRU(ai)
+	_, li, ai := described()
+	devWRU, agentWRU := rowWRU(li), rowWRU(ai) // a heartbeat writes the live row
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	secs := int(heatMeasure / time.Second)
 	workers := runtime.GOMAXPROCS(0)
@@ -118,7 +125,7 @@ func partitionHeat() heat {
 					org = 1 + (i-heatBigOrg)%(heatOrgs-1)
 				}
 				shard, _ := strconv.Atoi(strings.TrimPrefix(device.SeenPK(id), "SEEN#"))
-				a := &device.Agent{DeviceID: id, Status: device.StatusOnline}
+				a := &device.Agent{DeviceID: id, Status: device.StatusOnline, Live: true}
 				b := device.Beat{Health: "ok", AgentVersion: "1.8.2", Metrics: &mx, LastUser: &user}
 				last := -1
 				// A steady device: the digest holds the bucket of its
@@ -189,11 +196,36 @@ func partitionHeat() heat {
 	return h
 }
 
+// TestTheRowAHeartbeatWritesFitsOneWriteUnit: a fully described Windows
+// device's described record takes two write units, and the live row its
+// heartbeats write (everything a heartbeat moves but the facts) stays under
+// 1 KB, whatever the device describes.
+func TestTheRowAHeartbeatWritesFitsOneWriteUnit(t *testing.T) {
+	di, li, _ := described()
+	t.Logf("device row %d bytes, live row %d bytes", store.ItemSize(di), store.ItemSize(li))
+	if n := store.ItemSize(li); n > 1024 {
+		t.Fatalf("live row of %d bytes: over 1 KB", n)
+	}
+	if rowWRU(di) < 2 {
+		t.Fatalf("the described device is %d bytes: the test no longer describes a device past 1 KB", store.ItemSize(di))
+	}
+	for _, attr := range []string{"lastSeenAt", "mx", "uptimeSeconds", "GSI5PK", "GSI5SK"} {
+		if v, ok := di[attr]; ok {
+			if m, isMap := v.(*types.AttributeValueMemberM); !isMap || len(m.Value) > 0 {
+				t.Errorf("the device row holds %s: the live row's", attr)
+			}
+		}
+		if _, ok := li[attr]; !ok {
+			t.Errorf("the live row lacks %s", attr)
+		}
+	}
+}
+
 // TestPartitionHeat asserts the model's hottest partition stays under
 // DynamoDB's 1,000 WCU/s per partition on the table and on GSI5.
 func TestPartitionHeat(t *testing.T) {
 	h := partitionHeat()
-	t.Logf("device row %d WRU, agent row %d WRU; hottest second: table %.0f WCU/s (the 100,000-device organization's ORG# partition; its mean %.0f), agent row %.0f, GSI5 shard %.0f (mean %.0f)",
+	t.Logf("live row %d WRU, agent row %d WRU; hottest second: table %.0f WCU/s (the 100,000-device organization's ORG# partition; its mean %.0f), agent row %.0f, GSI5 shard %.0f (mean %.0f)",
 		h.deviceWRU, h.agentWRU, h.tableWCU, h.bigOrgMeanWCU, h.agentWCU, h.seenWCU, h.seenMeanWCU)
 	if h.tableWCU >= 1000 || h.seenWCU >= 1000 || h.agentWCU >= 1000 {
 		t.Fatalf("a partition above 1,000 WCU/s: %+v", h)

@@ -106,7 +106,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*ListPage, error) {
 // listing is the device list of the list indexes.
 func (s *Service) listing() tenant.Listing[Device] {
 	return tenant.Listing[Device]{St: s.St.St, Orgs: s.Orgs, Name: "DEVICES", OrgPK: OrgListPK, PartnerPK: PartnerListPK,
-		Counter: func(o *tenant.Organization) int { return o.DeviceCount }}
+		Counter: func(o *tenant.Organization) int { return o.DeviceCount }, Companion: liveCompanion}
 }
 
 // Get returns device id with its software.
@@ -161,6 +161,7 @@ func (s *Service) Decommission(ctx context.Context, id string) (*Device, error) 
 		AgentDecommissionWrite(id),
 		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: d.OrgID, Action: "device.decommission",
 			ResourceType: "device", ResourceID: id, ResourceName: d.Hostname, Details: map[string]any{"previousStatus": d.Status}}),
+		LiveDecommissionWrite(d.OrgID, id),
 	)
 	if err := s.Events.Commit(ctx, tx, ev); err != nil {
 		if FailedAt(err, 0) {
@@ -200,12 +201,16 @@ func (s *Service) SweepOffline(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			tx := (&store.Tx{}).Add(OfflineWrite(k, cutoff, now), AgentOfflineWrite(k.ID))
+			holder, row := OfflineWrites(k, cutoff, now)
+			tx := (&store.Tx{}).Add(holder, AgentOfflineWrite(k.ID))
+			if row != nil {
+				tx.Add(row)
+			}
 			err = s.Events.Commit(ctx, tx, ev)
 			switch {
 			case err == nil:
 				n++
-			case FailedAt(err, 0) || FailedAt(err, 1):
+			case FailedAt(err, 0) || FailedAt(err, 1) || FailedAt(err, 2):
 				// A heartbeat, a connect or decommission won the race: nothing to do.
 			default:
 				return fmt.Errorf("mark device %s offline: %w", k.ID, err)

@@ -25,13 +25,17 @@ import (
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
-// Get reads device id of organization orgID (consistent read).
+// Get reads device id of organization orgID with its live row (one
+// consistent Query of DEVICE#<id>).
 func (s Store) Get(ctx context.Context, orgID, id string) (*Device, error) {
-	var d Device
-	if err := s.St.Get(ctx, store.OrgPK(orgID), "DEVICE#"+id, &d); err != nil {
+	ds, err := s.devices(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DEVICE#" + id})
+	if err != nil {
 		return nil, fmt.Errorf("get device %s: %w", id, err)
 	}
-	return &d, nil
+	if len(ds) == 0 || ds[0].ID != id {
+		return nil, errNoDevice(id)
+	}
+	return &ds[0], nil
 }
 
 // Agent reads device id's credential row.
@@ -44,10 +48,11 @@ func (s Store) Agent(ctx context.Context, id string) (*Agent, error) {
 	return &a, nil
 }
 
-// List reads the devices of organization orgID (without software).
+// List reads the devices of organization orgID with their live rows
+// (without software).
 func (s Store) List(ctx context.Context, orgID string) ([]Device, error) {
-	out := []Device{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DEVICE#"}, &out); err != nil {
+	out, err := s.devices(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DEVICE#"})
+	if err != nil {
 		return nil, fmt.Errorf("devices of %s: %w", orgID, err)
 	}
 	return out, nil
@@ -113,9 +118,11 @@ func (s Store) Software(ctx context.Context, orgID, id string) ([]Software, erro
 // StaleKey is a device the last-seen index found stale: its organization,
 // id and the last-seen sort key the sweep saw (the offline write requires it
 // unchanged; "" for a legacy GSI2 row, whose write requires lastSeenAt older
-// than the cutoff).
+// than the cutoff), and whether its live row holds the key (not a device row
+// written before live rows existed).
 type StaleKey struct {
 	OrgID, ID, SeenSK string
+	Live              bool
 }
 
 // Stale reads the devices of last-seen shard shard (GSI5, keys only) whose
@@ -132,7 +139,7 @@ func (s Store) Stale(ctx context.Context, shard int, cutoff time.Time) ([]StaleK
 	}
 	out := make([]StaleKey, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, StaleKey{OrgID: strings.TrimPrefix(r.PK, store.OrgPK("")), ID: strings.TrimPrefix(r.SK, "DEVICE#"), SeenSK: r.SeenSK})
+		out = append(out, staleKey(r.PK, r.SK, r.SeenSK))
 	}
 	return out, nil
 }
@@ -163,13 +170,16 @@ func (s Store) Commit(ctx context.Context, tx *store.Tx) error { return s.St.Com
 
 // ---- writes ------------------------------------------------------------
 
-// EnrollWrites create device d and its agent row with token hash tokenHash.
+// EnrollWrites create device d (its described record and its live row) and
+// its agent row with token hash tokenHash.
 func EnrollWrites(d *Device, tokenHash string) []*store.Write {
 	SetListKeys(d)
+	row := *d
+	live := Split(&row)
 	k := AgentKey(d.ID)
 	a := &Agent{Keys: store.Keys{PK: k.PK, SK: k.SK}, DeviceID: d.ID, OrgID: d.OrgID, PartnerID: d.PartnerID,
-		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}, SeenKey: d.SeenSK}
-	return []*store.Write{store.PutNew(d), store.PutNew(a)}
+		SiteID: d.SiteID, TokenHash: tokenHash, Status: d.Status, Commands: map[string]Command{}, SeenKey: d.SeenSK, Live: true}
+	return []*store.Write{store.PutNew(&row), store.PutNew(a), store.PutNew(live)}
 }
 
 // Beat is what a heartbeat sets on the device item.
@@ -205,10 +215,15 @@ type BeatPlan struct {
 func PlanBeat(a *Agent, b Beat, to string, connected bool) BeatPlan {
 	p := BeatPlan{Facts: factsDigest(b), Bands: metricBands(b.Metrics), Bucket: seenStamp(SeenBucketStart(a.DeviceID, b.At)),
 		window: b.At.UTC().Format("2006-01-02T15:04Z")}
-	if to == StatusOnline && !connected {
+	switch {
+	case to == StatusOnline && !connected:
 		p.Seen = p.Bucket + "#" + a.DeviceID // SeenSK
+	case to == StatusOnline && (to != a.Status || !a.Live):
+		// A connected device entering the index, or moving its key to its
+		// live row, takes the key a connect would give it.
+		p.Seen = ConnectedSK(a.DeviceID, b.At)
 	}
-	p.Write = to != a.Status || p.Facts != a.BeatFacts || p.Seen != "" && p.Seen != a.SeenKey ||
+	p.Write = to != a.Status || !a.Live || p.Facts != a.BeatFacts || p.Seen != "" && p.Seen != a.SeenKey ||
 		p.Bands != a.BeatBands && p.Bucket != a.BeatBucket
 	return p
 }
@@ -259,33 +274,23 @@ func metricBands(m *Metrics) string {
 	return band(m.CPUPercent) + "." + band(m.RAMPercent) + "." + band(m.DiskPercent)
 }
 
-// BeatWrite is the heartbeat's device update: the facts of b, and the
-// last-seen index keys when seen is not "" (a device with a channel keeps
-// the key its connect set). from is the status the caller saw (the update
-// requires it, so a concurrent transition is never overwritten). The legacy
-// GSI2 keys and rate-limit attributes are removed (free when absent).
-func BeatWrite(orgID, id, from string, b Beat, seen string) *store.Write {
+// BeatWrite is the heartbeat's update of the device row (the described
+// record): the status and the facts of b. from is the status the caller saw
+// (the update requires it, so a concurrent transition is never
+// overwritten). The legacy GSI2 keys, the last-seen keys of a row written
+// before live rows existed (its live row holds them now) and rate-limit
+// attributes are removed (free when absent).
+func BeatWrite(orgID, id, from string, b Beat) *store.Write {
 	to := BeatStatus(from)
-	at := clock.Format(b.At)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
-		Set(expression.Name("lastSeenAt"), expression.Value(at)).
-		Set(expression.Name("updatedAt"), expression.Value(at)).
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(b.At))).
 		Set(expression.Name("healthStatus"), expression.Value(b.Health))
-	if to == StatusOnline && seen != "" {
-		upd = upd.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(id))).Set(expression.Name("GSI5SK"), expression.Value(seen))
-	}
 	opt := func(name string, val any) { upd = upd.Set(expression.Name(name), expression.Value(val)) }
 	if b.AgentVersion != "" {
 		opt("agentVersion", b.AgentVersion)
 	}
-	if b.Metrics != nil {
-		opt("mx", *b.Metrics)
-	}
 	if b.LastUser != nil {
 		opt("lastUser", *b.LastUser)
-	}
-	if b.UptimeSeconds != nil {
-		opt("uptimeSeconds", *b.UptimeSeconds)
 	}
 	if b.Hostname != nil {
 		// The list indexes sort by hostname. DynamoDB writes an index only when
@@ -300,8 +305,19 @@ func BeatWrite(orgID, id, from string, b Beat, seen string) *store.Write {
 	if b.OSVersion != nil {
 		opt("osVersion", *b.OSVersion)
 	}
-	upd = upd.Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).Remove(expression.Name("tat"))
+	upd = upd.Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).Remove(expression.Name("tat")).
+		Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
 	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(store.Is("status", from)).Exists()
+}
+
+// TransitionWrites move the device of agent row a to status to with
+// heartbeat b as planned by p, in one transaction: the device row (0), the
+// agent row's status and digest (1), the live row (2). A device written
+// before live rows existed moves its last-seen key to its live row the same
+// way, to its own status.
+func TransitionWrites(a *Agent, b Beat, to string, p BeatPlan) []*store.Write {
+	return []*store.Write{BeatWrite(a.OrgID, a.DeviceID, a.Status, b), TransitionDigestWrite(a, to, p),
+		liveMove(a.OrgID, a.DeviceID, liveBeat(a.DeviceID, to, b, p.Seen))}
 }
 
 // digest sets p's digest on the agent row update upd.
@@ -334,20 +350,25 @@ func DigestWrite(a *Agent, p BeatPlan) *store.Write {
 // limited).
 func TransitionDigestWrite(a *Agent, to string, p BeatPlan) *store.Write {
 	k := AgentKey(a.DeviceID)
-	upd := p.digest(expression.Set(expression.Name("status"), expression.Value(to)))
+	upd := p.digest(expression.Set(expression.Name("status"), expression.Value(to)).Set(expression.Name("lv"), expression.Value(true)))
 	return store.Change(k.PK, k.SK, upd).When(store.Is("status", a.Status)).Exists()
 }
 
-// Beat writes heartbeat b of the device of agent row a as planned by p: the
-// device update (status unchanged), then the digest with the minute's count.
-// The device is written first, so the digest never claims what the row does
-// not hold; a digest update lost to a concurrent one only costs the next
-// heartbeat a write. ErrBeatsFull when the count refuses it (the device row
-// is written; at most the concurrent heartbeats of one device pass the
-// read-time check, Full), store.ErrConditionFailed when the device is no longer
-// in a's status.
+// Beat writes heartbeat b of the device of agent row a as planned by p
+// (status unchanged): the device row when a fact changed, the live row, then
+// the digest with the minute's count. The rows are written first, so the
+// digest never claims what they do not hold; a digest update lost to a
+// concurrent one only costs the next heartbeat a write. ErrBeatsFull when
+// the count refuses it (the rows are written; at most the concurrent
+// heartbeats of one device pass the read-time check, Full),
+// store.ErrConditionFailed when the device is no longer in a's status.
 func (s Store) Beat(ctx context.Context, a *Agent, b Beat, p BeatPlan) error {
-	if err := s.St.Do(ctx, BeatWrite(a.OrgID, a.DeviceID, a.Status, b, p.Seen)); err != nil {
+	if p.Facts != a.BeatFacts {
+		if err := s.St.Do(ctx, BeatWrite(a.OrgID, a.DeviceID, a.Status, b)); err != nil {
+			return err
+		}
+	}
+	if err := s.St.Do(ctx, LiveBeatWrite(a.OrgID, a.DeviceID, a.Status, b, p.Seen)); err != nil {
 		return err
 	}
 	item, err := s.St.Update(ctx, DigestWrite(a, p))
@@ -375,16 +396,23 @@ func BeatStatus(from string) string {
 	return from
 }
 
-// OfflineWrite moves an online device found stale (k) offline and takes it
-// out of the last-seen indexes. It requires the last-seen key the sweep saw
-// (a heartbeat or a connect since moved it), or for a legacy row a last
-// heartbeat before cutoff.
-func OfflineWrite(k StaleKey, cutoff, now time.Time) *store.Write {
+// OfflineWrites move an online device found stale (k) offline and take it
+// out of the last-seen indexes: the row that holds its key (0; its live row,
+// or a device row written before live rows existed), then with a live row
+// the device row (2, after the caller's agent row write at 1). The first
+// requires the last-seen key the sweep saw (a heartbeat or a connect since
+// moved it), or for a legacy GSI2 row a last heartbeat before cutoff.
+func OfflineWrites(k StaleKey, cutoff, now time.Time) (holder, row *store.Write) {
 	cond := store.Is("status", StatusOnline).And(expression.Name("lastSeenAt").LessThan(expression.Value(clock.Format(cutoff))))
 	if k.SeenSK != "" {
 		cond = store.Is("status", StatusOnline).And(store.Is("GSI5SK", k.SeenSK))
 	}
-	return store.Change(store.OrgPK(k.OrgID), "DEVICE#"+k.ID, offline(now)).When(cond).Exists()
+	if !k.Live {
+		return store.Change(store.OrgPK(k.OrgID), "DEVICE#"+k.ID, offline(now)).When(cond).Exists(), nil
+	}
+	lk := LiveKey(k.OrgID, k.ID)
+	return store.Change(lk.PK, lk.SK, liveStatus(StatusOffline)).When(cond).Exists(),
+		store.Change(store.OrgPK(k.OrgID), "DEVICE#"+k.ID, offline(now)).When(store.Is("status", StatusOnline)).Exists()
 }
 
 // offline is the device update of a move to offline.
@@ -414,6 +442,12 @@ func DecommissionWrite(orgID, id string, now time.Time) *store.Write {
 		Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
 	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).
 		When(expression.Name("status").NotEqual(expression.Value(StatusDecommissioned))).Exists()
+}
+
+// LiveDecommissionWrite mirrors a decommission on device id's live row (in
+// DecommissionWrite's transaction, which guards it).
+func LiveDecommissionWrite(orgID, id string) *store.Write {
+	return liveMove(orgID, id, liveStatus(StatusDecommissioned))
 }
 
 // AgentDecommissionWrite blocks device id's token.
@@ -669,12 +703,17 @@ func ConnectMarkerWrite(id, marker string) *store.Write {
 			And(expression.Name("status").NotEqual(expression.Value(StatusQuarantined))).And(newer)).Exists()
 }
 
-// ConnectedSeenWrite moves the last-seen key of online device id of
-// organization orgID to sk (ConnectedSK) when a connect finds it due
-// (SeenDue); a device no longer online keeps its keys (condition).
-func ConnectedSeenWrite(orgID, id, sk string) *store.Write {
-	upd := expression.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(id))).Set(expression.Name("GSI5SK"), expression.Value(sk))
-	return store.Change(store.OrgPK(orgID), "DEVICE#"+id, upd).When(store.Is("status", StatusOnline)).Exists()
+// ConnectedSeenWrite moves the last-seen key of the online device of agent
+// row a to sk (ConnectedSK) when a connect finds it due (SeenDue), on its
+// live row (or the device row of a device written before live rows
+// existed); a device no longer online keeps its keys (condition).
+func ConnectedSeenWrite(a *Agent, sk string) *store.Write {
+	upd := expression.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(a.DeviceID))).Set(expression.Name("GSI5SK"), expression.Value(sk))
+	k := store.KeyRef{PK: store.OrgPK(a.OrgID), SK: "DEVICE#" + a.DeviceID}
+	if a.Live {
+		k = LiveKey(a.OrgID, a.DeviceID)
+	}
+	return store.Change(k.PK, k.SK, upd).When(store.Is("status", StatusOnline)).Exists()
 }
 
 // SeenKeyWrite records on device id's agent row the last-seen key sk that
@@ -693,21 +732,18 @@ func SeenKeyWrite(id, sk string) *store.Write {
 // wrote (ConnectMarkerWrite: a newer connect's marker wins). Both require
 // a's status.
 func ConnectWrites(a *Agent, to string, now time.Time, until string) []*store.Write {
-	ts := clock.Format(now)
 	upd := expression.Set(expression.Name("status"), expression.Value(to)).
-		Set(expression.Name("lastSeenAt"), expression.Value(ts)).
-		Set(expression.Name("updatedAt"), expression.Value(ts)).
-		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK"))
+		Set(expression.Name("updatedAt"), expression.Value(clock.Format(now))).
+		Remove(expression.Name("GSI2PK")).Remove(expression.Name("GSI2SK")).
+		Remove(expression.Name("GSI5PK")).Remove(expression.Name("GSI5SK"))
 	sk := ConnectedSK(a.DeviceID, now)
-	if to == StatusOnline {
-		upd = upd.Set(expression.Name("GSI5PK"), expression.Value(SeenPK(a.DeviceID))).Set(expression.Name("GSI5SK"), expression.Value(sk))
-	}
 	k := AgentKey(a.DeviceID)
 	return []*store.Write{
 		store.Change(store.OrgPK(a.OrgID), "DEVICE#"+a.DeviceID, upd).When(store.Is("status", a.Status)).Exists(),
 		store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to)).
-			Set(expression.Name("bs"), expression.Value(sk))).
+			Set(expression.Name("bs"), expression.Value(sk)).Set(expression.Name("lv"), expression.Value(true))).
 			When(store.Is("status", a.Status).And(store.Is("ch", until))).Exists(),
+		liveMove(a.OrgID, a.DeviceID, liveConnect(a.DeviceID, to, sk, now)),
 	}
 }
 
@@ -721,8 +757,9 @@ func DisconnectWrites(a *Agent, until string, now time.Time) []*store.Write {
 	return []*store.Write{
 		store.Change(store.OrgPK(a.OrgID), "DEVICE#"+a.DeviceID, offline(now)).When(store.Is("status", StatusOnline)).Exists(),
 		store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(StatusOffline)).
-			Remove(expression.Name("bs")).Remove(expression.Name("ch"))).
+			Remove(expression.Name("bs")).Remove(expression.Name("ch")).Set(expression.Name("lv"), expression.Value(true))).
 			When(store.Is("status", StatusOnline).And(store.Is("ch", until))).Exists(),
+		liveMove(a.OrgID, a.DeviceID, liveStatus(StatusOffline)),
 	}
 }
 

@@ -30,6 +30,14 @@ type Reindex struct {
 	// key in its creator's partition): a row without GSI2PK is backfilled too,
 	// even one that has its list-index keys.
 	Creator bool
+	// Except, when set, tells the rows under SKPrefix that are not of the
+	// kind (a device's live row, DEVICE#<id>#live): they are never given keys.
+	Except func(sk string) bool
+}
+
+// Holds reports whether sort key sk names a row of kind k.
+func (k *Reindex) Holds(sk string) bool {
+	return len(sk) > len(k.SKPrefix) && sk[:len(k.SKPrefix)] == k.SKPrefix && (k.Except == nil || !k.Except(sk))
 }
 
 // missing is the condition "the row lacks an index key k sets".
@@ -132,7 +140,7 @@ func (s *Store) Backfill(ctx context.Context, kinds []Reindex, cursor string, pa
 
 func kindOf(kinds []Reindex, sk string) *Reindex {
 	for i := range kinds {
-		if len(sk) > len(kinds[i].SKPrefix) && sk[:len(kinds[i].SKPrefix)] == kinds[i].SKPrefix {
+		if kinds[i].Holds(sk) {
 			return &kinds[i]
 		}
 	}

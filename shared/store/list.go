@@ -30,6 +30,24 @@ type Window struct {
 	Offset int
 	Limit  int
 	Cursor string
+	// Companion, when set, names each item's companion row (Companion).
+	Companion Companion
+}
+
+// Companion names the row kept beside an item for its often-written part
+// (shared/device's live row): a list page reads it with its item in the same
+// BatchGetItem and lays it over the item (Overlay). A missing companion
+// leaves the item as stored.
+type Companion func(KeyRef) KeyRef
+
+// Overlay lays companion row over item: every attribute of over but its keys
+// replaces item's.
+func Overlay(item, over Item) {
+	for k, v := range over {
+		if k != "PK" && k != "SK" {
+			item[k] = v
+		}
+	}
 }
 
 // WindowPage is what Window read.
@@ -123,33 +141,47 @@ func (s *Store) Window(ctx context.Context, w Window) (WindowPage, error) {
 	if ended && w.Cursor == "" {
 		out.Total = skipped + len(rows)
 	}
-	if out.Items, err = s.items(ctx, rows); err != nil {
+	if out.Items, err = s.items(ctx, rows, w.Companion); err != nil {
 		return WindowPage{}, fmt.Errorf("store: window %s: %w", w.Query.PK, err)
 	}
 	return out, nil
 }
 
-// items reads the table items of index rows, in their order (one BatchGetItem
-// per 100; none for no rows), eventually consistent: the rows come from an
-// index, itself eventually consistent, and a page is a view (its items are
-// never the base of a write).
-func (s *Store) items(ctx context.Context, rows []Item) ([]Item, error) {
+// items reads the table items of index rows, in their order, with their
+// companions when comp is set (one BatchGetItem per 100 keys; none for no
+// rows), eventually consistent: the rows come from an index, itself
+// eventually consistent, and a page is a view (its items are never the base
+// of a write).
+func (s *Store) items(ctx context.Context, rows []Item, comp Companion) ([]Item, error) {
 	if len(rows) == 0 {
 		return []Item{}, nil
 	}
-	refs := make([]KeyRef, 0, len(rows))
+	refs := make([]KeyRef, 0, 2*len(rows))
 	for _, r := range rows {
 		refs = append(refs, KeyRef{PK: str(r["PK"]), SK: str(r["SK"])})
+	}
+	n := len(refs)
+	if comp != nil {
+		for _, r := range refs[:n] {
+			refs = append(refs, comp(r))
+		}
 	}
 	got, err := s.BatchGetWith(ctx, Eventual, refs...)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item, 0, len(refs))
-	for _, r := range refs {
-		if it, ok := got[r.PK+"|"+r.SK]; ok {
-			out = append(out, it)
+	out := make([]Item, 0, n)
+	for i, r := range refs[:n] {
+		it, ok := got[r.PK+"|"+r.SK]
+		if !ok {
+			continue
 		}
+		if comp != nil {
+			if c, ok := got[refs[n+i].PK+"|"+refs[n+i].SK]; ok {
+				Overlay(it, c)
+			}
+		}
+		out = append(out, it)
 	}
 	return out, nil
 }
@@ -224,12 +256,13 @@ func str(v types.AttributeValue) string {
 // page: every partition then starts after it (a key condition, not a start
 // key), so a deep page by cursor costs what page 1 costs.
 type Merge struct {
-	Name    string
-	Queries []Query
-	Keep    func(Item) bool
-	Offset  int
-	Limit   int
-	Cursor  string
+	Name      string
+	Queries   []Query
+	Keep      func(Item) bool
+	Offset    int
+	Limit     int
+	Cursor    string
+	Companion Companion
 }
 
 // mergeCursor is the cursor of a Merge page.
@@ -281,7 +314,7 @@ func (s *Store) Merge(ctx context.Context, m Merge) (WindowPage, error) {
 	if ended && m.Cursor == "" {
 		out.Total = w.skipped + len(rows)
 	}
-	if out.Items, err = s.items(ctx, rows); err != nil {
+	if out.Items, err = s.items(ctx, rows, m.Companion); err != nil {
 		return WindowPage{}, fmt.Errorf("store: merge %s: %w", m.Name, err)
 	}
 	return out, nil

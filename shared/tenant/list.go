@@ -34,6 +34,9 @@ type Listing[T any] struct {
 	// (kept in the transaction of each create and delete); nil when the list
 	// has none and its totals are counted.
 	Counter func(*Organization) int
+	// Companion names each item's companion row (store.Companion), read with
+	// the page and laid over its item; nil for none.
+	Companion store.Companion
 	// OrgWide tells that the rows have no site or device group, so a site-
 	// or device-group-restricted caller sees every row of an organization it
 	// reaches (Keep checks the organization only): its total is counted as
@@ -242,11 +245,12 @@ func (l Listing[T]) partnerParts(ctx context.Context, p *authz.Principal, v auth
 // read reads the page of w from one partition (store.Window) or several
 // merged in order (store.Merge).
 func (l Listing[T]) read(ctx context.Context, w store.Window, parts []store.Query) (store.WindowPage, error) {
+	w.Companion = l.Companion
 	if len(parts) == 1 {
 		w.Query = parts[0]
 		return l.St.Window(ctx, w)
 	}
-	return l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: parts, Keep: w.Keep, Offset: w.Offset, Limit: w.Limit, Cursor: w.Cursor})
+	return l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: parts, Keep: w.Keep, Offset: w.Offset, Limit: w.Limit, Cursor: w.Cursor, Companion: l.Companion})
 }
 
 // merge is the list of a system caller without orgId (store.Merge).
@@ -272,7 +276,7 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	}
 	keep = liveOnly(orgs, keep)
 	pg, err := l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: queries, Keep: keep,
-		Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor})
+		Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor, Companion: l.Companion})
 	if err != nil {
 		return nil, err
 	}
