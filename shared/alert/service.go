@@ -263,14 +263,14 @@ func (s *Service) alert(ctx context.Context, p *authz.Principal, id string) (*Al
 	return a, nil
 }
 
-// visible applies tenancy and restrictions: an organization-wide alert is
+// visible applies the restrictions to an alert of an organization p reaches
+// (tenant.Find and tenant.List decided that): an organization-wide alert is
 // hidden from restricted callers.
 func visible(p *authz.Principal, a *Alert) bool {
-	org := authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}
 	if a.DeviceID == nil {
-		return p.CanAccessOrg(org) && p.RequireUnrestricted() == nil
+		return p.RequireUnrestricted() == nil
 	}
-	return p.CanAccessDevice(org, a.SiteID, a.GroupIDs)
+	return p.CanAccessDevice(a.Owner(), a.SiteID, a.GroupIDs)
 }
 
 func read(ctx context.Context) (*authz.Principal, error) {

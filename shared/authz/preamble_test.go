@@ -37,3 +37,48 @@ func TestTenantPreambleIsOneCall(t *testing.T) {
 		}
 	})
 }
+
+// orgChecks are the files outside authz and tenant that still decide an
+// organization's reach themselves, each with its count; the rest read through
+// tenant.Find, tenant.List (which checks every Owned row) or
+// tenant.Store.Reach. The list only shrinks (issue 33): a new copy fails.
+var orgChecks = map[string]int{
+	"pam/rules.go":       1, // a rule's site, checked with its organization
+	"pam/settings.go":    1,
+	"role/service.go":    1,
+	"sso/service.go":     1,
+	"user/service.go":    1,
+	"webhook/service.go": 1,
+}
+
+// TestOrganizationReachIsDecidedOnce fails on a service that calls
+// CanAccessOrg where tenant.Find, tenant.List or tenant.Store.Reach decide.
+func TestOrganizationReachIsDecidedOnce(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	fixture.GoFiles(t, root, 100, func(rel, path string) {
+		if strings.HasPrefix(rel, "authz/") || strings.HasPrefix(rel, "tenant/") {
+			return
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(src), ".CanAccessOrg("); n > 0 {
+			got[rel] = n
+		}
+	})
+	for rel, n := range got {
+		if n > orgChecks[rel] {
+			t.Errorf("%s calls CanAccessOrg %d times (allowed %d): read through tenant.Find, tenant.List or tenant.Store.Reach", rel, n, orgChecks[rel])
+		}
+	}
+	for rel, n := range orgChecks {
+		if got[rel] < n {
+			t.Errorf("%s calls CanAccessOrg %d times, listed %d: shrink orgChecks", rel, got[rel], n)
+		}
+	}
+}

@@ -120,6 +120,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -257,6 +258,9 @@ type Device struct {
 	SeenPK string `dynamodbav:"GSI5PK,omitempty" json:"-"`
 	SeenSK string `dynamodbav:"GSI5SK,omitempty" json:"-"`
 }
+
+// Owner is the device's organization (tenant.Owned).
+func (d *Device) Owner() authz.Org { return authz.Org{ID: d.OrgID, PartnerID: d.PartnerID} }
 
 // Agent is a device's credential row: what the token check needs in one read.
 type Agent struct {

@@ -22,6 +22,7 @@ type Orgs interface {
 	PartnerOrgs(ctx context.Context, partnerID string) ([]tenant.Organization, error)
 	AllOrgs(ctx context.Context) ([]tenant.Organization, error)
 	OrgsByID(ctx context.Context, ids []string) ([]tenant.Organization, error)
+	Reachable(ctx context.Context, p *authz.Principal) ([]string, error)
 	GroupInReach(ctx context.Context, p *authz.Principal, orgID, id string) (bool, error)
 }
 
@@ -243,30 +244,23 @@ func (s *Service) SweepOffline(ctx context.Context) (int, error) {
 // callers read their own partition; others read the agent row for the
 // organization first.
 func (s *Service) device(ctx context.Context, p *authz.Principal, id string) (*Device, error) {
-	orgID := p.OrgID
-	if p.Scope != authz.ScopeOrg {
-		a, err := s.St.Agent(ctx, id)
-		switch {
-		case IsNotFound(err):
-			return nil, ErrNotFound
-		case err != nil:
-			return nil, err
-		}
-		if !p.CanAccessOrg(authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}) {
-			return nil, ErrNotFound
-		}
-		orgID = a.OrgID
-	}
-	d, err := s.St.Get(ctx, orgID, id)
-	switch {
-	case IsNotFound(err):
-		return nil, ErrNotFound
-	case err != nil:
+	d, err := tenant.Find(ctx, p, id, s.St.Get, s.byID, ErrNotFound)
+	if err != nil {
 		return nil, err
-	case !visible(p, d):
+	}
+	if !visible(p, d) {
 		return nil, ErrNotFound
 	}
 	return d, nil
+}
+
+// byID reads device id by its agent row (which names its organization).
+func (s *Service) byID(ctx context.Context, id string) (*Device, error) {
+	a, err := s.St.Agent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.St.Get(ctx, a.OrgID, id)
 }
 
 func visible(p *authz.Principal, d *Device) bool {
@@ -279,33 +273,6 @@ func visible(p *authz.Principal, d *Device) bool {
 
 func groupRestricted(p *authz.Principal) bool {
 	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
-}
-
-// visibleOrgs lists the organizations a list without orgId covers.
-func (s *Service) visibleOrgs(ctx context.Context, p *authz.Principal) ([]string, error) {
-	v := p.Visible()
-	var orgs []tenant.Organization
-	var err error
-	switch {
-	case p.Scope == authz.ScopeOrg:
-		return v.OrgIDs, nil
-	case v.All:
-		orgs, err = s.Orgs.AllOrgs(ctx)
-	case v.PartnerID != "":
-		orgs, err = s.Orgs.PartnerOrgs(ctx, v.PartnerID)
-	case len(v.OrgIDs) > 0:
-		orgs, err = s.Orgs.OrgsByID(ctx, v.OrgIDs)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ids := []string{}
-	for _, o := range orgs {
-		if p.CanAccessOrg(o.Ref()) {
-			ids = append(ids, o.ID)
-		}
-	}
-	return ids, nil
 }
 
 // controls refuses control characters in a display value.
@@ -323,7 +290,7 @@ func controls(f fault.Fields, path, s string) {
 // software is true: one Query per organization (two with software), plus the
 // organization list for partner and system callers. The caller authorizes.
 func (s *Service) Reachable(ctx context.Context, p *authz.Principal, software bool) ([]Device, error) {
-	orgIDs, err := s.visibleOrgs(ctx, p)
+	orgIDs, err := s.Orgs.Reachable(ctx, p)
 	if err != nil {
 		return nil, err
 	}

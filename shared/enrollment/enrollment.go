@@ -44,6 +44,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -73,6 +74,9 @@ type Key struct {
 	UpdatedAt  string  `dynamodbav:"updatedAt" json:"-"`
 	KeyHash    string  `dynamodbav:"keyHash" json:"-"`
 }
+
+// Owner is the key's organization (tenant.Owned).
+func (k *Key) Owner() authz.Org { return authz.Org{ID: k.OrgID, PartnerID: k.PartnerID} }
 
 // Issued is a key with its raw material: the create and rotate responses.
 type Issued struct {

@@ -72,8 +72,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Key], er
 		OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true},
 		tenant.ListQuery[Key]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Expired != nil,
 			Keep: func(k *Key) bool {
-				return p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) && siteVisible(p, k.SiteID) &&
-					(f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
+				return siteVisible(p, k.SiteID) && (f.Expired == nil || *f.Expired == (k.ExpiresAt <= now))
 			}})
 }
 
@@ -333,21 +332,9 @@ func (s *Service) authorize(ctx context.Context, perm authz.Permission) (*authz.
 
 // key reads key id and checks that the caller can see it.
 func (s *Service) key(ctx context.Context, p *authz.Principal, id string) (*Key, error) {
-	var k *Key
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		k, err = s.St.Key(ctx, p.OrgID, id)
-	} else {
-		k, err = s.St.KeyByID(ctx, id)
-	}
-	switch {
-	case isNotFound(err):
-		return nil, ErrNotFound
-	case err != nil:
+	k, err := tenant.Find(ctx, p, id, s.St.Key, s.St.KeyByID, ErrNotFound)
+	if err != nil {
 		return nil, err
-	}
-	if p.Scope == authz.ScopePartner && !p.CanAccessOrg(authz.Org{ID: k.OrgID, PartnerID: k.PartnerID}) {
-		return nil, ErrNotFound
 	}
 	if !siteVisible(p, k.SiteID) {
 		return nil, ErrNotFound

@@ -110,8 +110,6 @@ func siteExists(pk, sk string) *store.Write {
 	return store.Assert(pk, sk, store.Present())
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
-
 func failedAt(err error, i int) bool {
 	var te *store.TxError
 	if !errors.As(err, &te) {

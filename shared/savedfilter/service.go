@@ -107,8 +107,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Filter],
 	if needle != "" && f.Cursor != "" {
 		return nil, store.ErrBadCursor
 	}
-	q := tenant.ListQuery[Filter]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
-		Keep: func(x *Filter) bool { return p.CanAccessOrg(x.Owner()) }}
+	q := tenant.ListQuery[Filter]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor}
 	if needle != "" || f.Limit < 1 {
 		q.Page, q.Limit = 1, store.MaxOffset
 	}

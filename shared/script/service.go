@@ -80,8 +80,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Script],
 	}
 	return tenant.List(ctx, p, tenant.Listing[Script]{St: s.St.St, Orgs: s.Orgs, Name: "SCRIPTS",
 		OrgPK: OrgListPK, PartnerPK: PartnerListPK, OrgWide: true},
-		tenant.ListQuery[Script]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor,
-			Keep: func(sc *Script) bool { return p.CanAccessOrg(sc.Owner()) }})
+		tenant.ListQuery[Script]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor})
 }
 
 // Visible lists the scripts p may read, for search; nil when it may not.

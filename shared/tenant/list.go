@@ -52,8 +52,10 @@ type ListQuery[T any] struct {
 	Page, Limit int
 	Cursor      string
 	// Keep decides on a row decoded from an index row (keys and
-	// store.ListAttributes only): the caller's reach (its visible rule), and
-	// the request's filters. It is required.
+	// store.ListAttributes only): what the caller's organization reach does
+	// not decide (its site or device-group restriction), and the request's
+	// filters; nil keeps every row. List checks the organization reach of an
+	// Owned T itself.
 	Keep func(*T) bool
 	// Filtered tells that Keep applies request filters besides reach, so no
 	// counter and no Select COUNT gives the total.
@@ -116,14 +118,18 @@ func (p *Page[T]) Envelope() httpapi.List[T] {
 // never counts: its total is the read's own or a lower bound.
 //
 // Keep sees a T decoded from an index row, so what it tests must be projected
-// (store.ListAttributes). A cursor is bound to its partition (or, for the
+// (store.ListAttributes). A T that is Owned is kept only when p reaches its
+// organization, before Keep: the reach of every list is decided here once. A cursor is bound to its partition (or, for the
 // merged list, to Listing.Name); another is 400 naming cursor.
 func List[T any](ctx context.Context, p *authz.Principal, l Listing[T], q ListQuery[T]) (*Page[T], error) {
 	q.Page, q.Limit = max(q.Page, 1), max(q.Limit, 1)
 	keep := func(it store.Item) bool {
 		var v T
 		_ = attributevalue.UnmarshalMap(it, &v) // projected attributes only
-		return q.Keep(&v)
+		if o, ok := any(&v).(Owned); ok && !p.CanAccessOrg(o.Owner()) {
+			return false
+		}
+		return q.Keep == nil || q.Keep(&v)
 	}
 	// every: the partition holds only rows the caller sees and asked for.
 	every := !q.Filtered && (l.OrgWide || p.RequireUnrestricted() == nil)

@@ -1,0 +1,345 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gale-rmm/gale/shared/audit"
+	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/valid"
+)
+
+// GroupInput is the body of POST /device-groups.
+type GroupInput struct {
+	OrgID  string `json:"orgId"`
+	SiteID string `json:"siteId"`
+	Name   string `json:"name"`
+}
+
+// ListGroups returns the device groups of an organization the caller can see.
+func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if orgID, err = listParam(p, orgID); err != nil {
+		return nil, err
+	}
+	if p.Scope != authz.ScopeOrg {
+		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
+			return nil, err
+		}
+	}
+	groups, err := s.St.Groups(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	groups = slices.DeleteFunc(groups, func(g DeviceGroup) bool { return !groupVisible(p, &g) })
+	slices.SortFunc(groups, func(a, b DeviceGroup) int { return byName(a.Name, a.ID, b.Name, b.ID) })
+	return groups, nil
+}
+
+// CreateGroup creates a device group, optionally within a site, counting it on
+// its organization (and site) in one transaction that requires both to exist.
+func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if groupRestricted(p) {
+		return nil, ErrGroupRestricted
+	}
+	if err := orgContext(p, in.OrgID); err != nil {
+		return nil, err
+	}
+	f := fault.Fields{}
+	orgID := orgParam(f, p, in.OrgID)
+	name := strings.TrimSpace(in.Name)
+	valid.Name(f, "name", name, 255)
+	if in.SiteID != "" {
+		valid.UUID(f, "siteId", in.SiteID)
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if p.SiteRestricted() && in.SiteID == "" {
+		return nil, ErrSiteRequired
+	}
+	owner, ok := ownerOf(p, orgID)
+	if !ok {
+		return nil, ErrOrgNotFound
+	}
+	if in.SiteID != "" && !p.CanAccessSite(in.SiteID) {
+		return nil, ErrSiteNotFound
+	}
+	now := clock.Format(s.Clock.Now())
+	g := &DeviceGroup{ID: uuid.NewString(), OrgID: orgID, Name: name, CreatedAt: now}
+	g.Keys = GroupKeys(orgID, g.ID)
+	details := map[string]any{}
+	if in.SiteID != "" {
+		g.SiteID = &in.SiteID
+		details["siteId"] = in.SiteID
+	}
+	tx := &store.Tx{}
+	tx.Add(store.PutNew(g))
+	org := tx.Include(CountOrg(orgID, owner, CountGroups, 1))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}))
+	var site *store.Write
+	if in.SiteID != "" {
+		site = tx.Include(CountSite(orgID, in.SiteID, CountGroups, 1))
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case failedOn(err, org):
+			return nil, ErrOrgNotFound
+		case site != nil && failedOn(err, site):
+			return nil, ErrSiteNotFound
+		}
+		return nil, fmt.Errorf("create device group: %w", err)
+	}
+	return g, nil
+}
+
+// GetGroup returns device group id.
+func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.Scope == authz.ScopePartner { // the item's organization must be their partner's
+		if _, err := s.St.Reach(ctx, p, g.OrgID); err != nil {
+			return nil, notFoundAs(err, ErrGroupNotFound)
+		}
+	}
+	return g, nil
+}
+
+// GroupPatch is a PATCH /device-groups/:id (groupPatchBody checked): nil or
+// absent fields are unchanged; siteId null or "" detaches the group from its
+// site.
+type GroupPatch struct {
+	Name   *string
+	SiteID valid.Opt[string]
+}
+
+// ErrGroupChanged is a lost compare-and-swap on a device group's site.
+var ErrGroupChanged = fault.Conflict("Device group was changed by another request; retry").WithCode(fault.CodeRaceLost)
+
+// UpdateGroup renames a device group or moves it to another site of its
+// organization (or out of any site), with the tenancy of the other
+// device-group routes: devices:write; a group out of reach or invisible to the
+// caller's restrictions is 404; a device-group-restricted caller cannot change
+// groups; a site-restricted caller may only move a group between their sites.
+// The site's groupCount moves with the group in the same transaction, guarded
+// by a compare-and-swap on the group's current site.
+func (s *Service) UpdateGroup(ctx context.Context, id string, in GroupPatch) (*DeviceGroup, error) {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return nil, err
+	}
+	if groupRestricted(p) {
+		return nil, ErrGroupRestricted
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return nil, err
+	}
+	siteID, err := checkGroupPatch(p, &in)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	oldSite := ""
+	if g.SiteID != nil {
+		oldSite = *g.SiteID
+	}
+	newSite := oldSite
+	if in.SiteID.Set {
+		newSite = siteID
+	}
+	changes := map[string]any{}
+	next := *g
+	if in.Name != nil {
+		changes["name"] = map[string]string{"from": g.Name, "to": *in.Name}
+		next.Name = *in.Name
+	}
+	if newSite != oldSite {
+		changes["siteId"] = map[string]string{"from": oldSite, "to": newSite}
+		next.SiteID = nil
+		if newSite != "" {
+			next.SiteID = &newSite
+		}
+	}
+	if err := s.writeGroup(ctx, p, g, &next, oldSite, newSite, changes); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// checkGroupPatch validates a device-group PATCH body (trimming its name) and
+// the caller's site restriction against it, and returns the site it names ("":
+// none, or out of any site).
+func checkGroupPatch(p *authz.Principal, in *GroupPatch) (string, error) {
+	if in.Name == nil && !in.SiteID.Set {
+		return "", ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	siteID := ""
+	switch {
+	case in.SiteID.Wrong(f, "siteId", "a UUID or null"):
+	case in.SiteID.Value != nil && *in.SiteID.Value != "":
+		siteID = *in.SiteID.Value
+		valid.UUID(f, "siteId", siteID)
+	}
+	if err := f.Err(); err != nil {
+		return "", err
+	}
+	if in.SiteID.Set && siteID == "" && p.SiteRestricted() {
+		return "", ErrSiteRequired
+	}
+	if siteID != "" && !p.CanAccessSite(siteID) {
+		return "", ErrSiteNotFound
+	}
+	return siteID, nil
+}
+
+// writeGroup commits group g's change to next (from site oldSite to newSite)
+// with its audit record, the organization's ownership check and both sites'
+// group counts, mapping a lost condition to the request's answer.
+func (s *Service) writeGroup(ctx context.Context, p *authz.Principal, g, next *DeviceGroup, oldSite, newSite string, changes map[string]any) error {
+	owner, _ := ownerOf(p, g.OrgID)
+	tx := &store.Tx{}
+	upd := tx.Include(updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
+		ResourceType: "device_group", ResourceID: g.ID, ResourceName: next.Name, Details: map[string]any{"changes": changes}}))
+	var orgCheck, newCount *store.Write
+	if owner != "" {
+		orgCheck = tx.Include(CheckOrg(g.OrgID, owner))
+	}
+	if newSite != oldSite {
+		if newSite != "" {
+			newCount = tx.Include(CountSite(g.OrgID, newSite, CountGroups, 1))
+		}
+		if oldSite != "" {
+			tx.Add(CountSite(g.OrgID, oldSite, CountGroups, -1))
+		}
+	}
+	err := s.St.Commit(ctx, tx)
+	switch {
+	case err == nil:
+		return nil
+	case orgCheck != nil && failedOn(err, orgCheck):
+		return ErrGroupNotFound
+	case newCount != nil && failedOn(err, newCount) && !failedOn(err, upd):
+		return ErrSiteNotFound // a site of another organization, or gone
+	case !failedOn(err, upd):
+		return fmt.Errorf("update device group %s: %w", g.ID, err)
+	}
+	if _, rerr := s.St.Group(ctx, g.OrgID, g.ID); isNotFound(rerr) {
+		return ErrGroupNotFound
+	}
+	return ErrGroupChanged
+}
+
+// DeleteGroup deletes a device group with no devices and uncounts it.
+func (s *Service) DeleteGroup(ctx context.Context, id string) error {
+	p, err := authz.Require(ctx, authz.DevicesWrite)
+	if err != nil {
+		return err
+	}
+	if groupRestricted(p) {
+		return ErrGroupRestricted
+	}
+	if err := valid.PathID("id", id); err != nil {
+		return err
+	}
+	g, err := s.group(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if g.DeviceCount > 0 {
+		return groupNotEmpty(g)
+	}
+	owner, _ := ownerOf(p, g.OrgID)
+	tx := &store.Tx{}
+	del := tx.Include(deleteGroup(g.OrgID, g.ID))
+	org := tx.Include(CountOrg(g.OrgID, owner, CountGroups, -1))
+	tx.Add(
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.delete",
+			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name}),
+	)
+	if g.SiteID != nil {
+		tx.Add(CountSite(g.OrgID, *g.SiteID, CountGroups, -1))
+	}
+	if err := s.St.Commit(ctx, tx); err != nil {
+		switch {
+		case failedOn(err, org):
+			return ErrGroupNotFound
+		case !failedOn(err, del):
+			return fmt.Errorf("delete device group %s: %w", id, err)
+		}
+		now, rerr := s.St.Group(ctx, g.OrgID, g.ID)
+		switch {
+		case isNotFound(rerr):
+			return ErrGroupNotFound
+		case rerr != nil:
+			return rerr
+		}
+		return groupNotEmpty(now)
+	}
+	return nil
+}
+
+func groupNotEmpty(g *DeviceGroup) error {
+	return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": g.DeviceCount})
+}
+
+// group finds device group id and applies the caller's reach and restrictions.
+func (s *Service) group(ctx context.Context, p *authz.Principal, id string) (*DeviceGroup, error) {
+	g, err := s.St.GroupByID(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil, ErrGroupNotFound
+	case err != nil:
+		return nil, err
+	}
+	if _, ok := ownerOf(p, g.OrgID); !ok || !groupVisible(p, g) {
+		return nil, ErrGroupNotFound
+	}
+	return g, nil
+}
+
+// groupVisible applies site and device-group restrictions: a group without a
+// site is visible only to callers without a site restriction.
+func groupVisible(p *authz.Principal, g *DeviceGroup) bool {
+	site := ""
+	if g.SiteID != nil {
+		site = *g.SiteID
+	}
+	return p.CanAccessSite(site) && p.CanAccessDeviceGroups([]string{g.ID})
+}
+
+func groupRestricted(p *authz.Principal) bool {
+	return p.Scope == authz.ScopeOrg && len(p.DeviceGroupIDs) > 0
+}
