@@ -24,72 +24,47 @@ type Handler struct{ Svc *Service }
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"alerts:read"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts", Access: httpapi.User, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/acknowledge", Access: httpapi.User, Handle: h.acknowledge},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/resolve", Access: httpapi.User, Handle: h.resolve},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/alerts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/acknowledge", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.acknowledge)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/alerts/{id}/resolve", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.resolve)},
 	)
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Alert], error) {
 	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Alert]{}, err
 	}
 	q := r.URL.Query()
 	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Severity: q.Get("severity"),
 		Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
-		return err
+		return httpapi.List[Alert]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Alert]{Data: pg.Alerts,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
-	return nil
+	return httpapi.List[Alert]{Data: pg.Alerts,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}}, nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	a, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, a)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Alert, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, a)
-	return nil
+func (h *Handler) get(r *http.Request) (*Alert, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) acknowledge(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) acknowledge(r *http.Request) (*Alert, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	a, err := h.Svc.Acknowledge(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return h.Svc.Acknowledge(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) resolve(r *http.Request) (*Alert, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	a, err := h.Svc.Resolve(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return h.Svc.Resolve(r.Context(), r.PathValue("id"))
 }

@@ -29,26 +29,25 @@ type Handler struct{ Svc *Service }
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.list},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/devices/{id}", Access: httpapi.User, Handle: h.patch},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/devices/{id}/decommission", Access: httpapi.User, MFA: true, Handle: h.decommission},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/devices/{id}", Access: httpapi.UserOrKey, Scopes: []string{"devices:read"}, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/devices/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/devices/{id}/decommission", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.decommission)},
 	)
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Device], error) {
 	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Device]{}, err
 	}
 	q := r.URL.Query()
 	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), SiteID: q.Get("siteId"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
-		return err
+		return httpapi.List[Device]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Device]{Data: pg.Devices,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}})
-	return nil
+	return httpapi.List[Device]{Data: pg.Devices,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: pg.Total, NextCursor: pg.Next}}, nil
 }
 
 // detail is GET /devices/:id's answer: the device with its software list
@@ -58,33 +57,18 @@ type detail struct {
 	Software []Software `json:"software"`
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) get(r *http.Request) (*detail, error) {
 	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, detail{Device: d, Software: d.Software})
-	return nil
+	return &detail{Device: d, Software: d.Software}, nil
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	var in PatchInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	d, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, d)
-	return nil
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Device, error) {
+	return h.Svc.Update(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) decommission(w http.ResponseWriter, r *http.Request) error {
-	d, err := h.Svc.Decommission(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, d)
-	return nil
+func (h *Handler) decommission(r *http.Request) (*Device, error) {
+	return h.Svc.Decommission(r.Context(), r.PathValue("id"))
 }

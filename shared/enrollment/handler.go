@@ -24,18 +24,18 @@ type Handler struct{ Svc *Service }
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/enrollment-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.rotate)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/enrollment-keys/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
 	)
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Key], error) {
 	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Key]{}, err
 	}
 	q := r.URL.Query()
 	f := ListFilter{OrgID: q.Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor}
@@ -48,52 +48,36 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 			b := false
 			f.Expired = &b
 		default:
-			return invalid("expired", "must be true or false")
+			return httpapi.List[Key]{}, invalid("expired", "must be true or false")
 		}
 	}
 	pg, err := h.Svc.List(r.Context(), f)
 	if err != nil {
-		return err
+		return httpapi.List[Key]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
-	return nil
+	return pg.Envelope(), nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	k, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, k)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Issued, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	k, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+func (h *Handler) get(r *http.Request) (*Key, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) rotate(r *http.Request) (*Issued, error) {
 	var in RotateInput
 	if r.ContentLength != 0 {
 		if err := httpapi.Decode(r, &in); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	k, err := h.Svc.Rotate(r.Context(), r.PathValue("id"), in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+	return k, nil
 }
 
 // deleted is the DELETE answer.
@@ -102,10 +86,9 @@ type deleted struct {
 	Message string `json:"message"`
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) delete(r *http.Request) (deleted, error) {
 	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
+		return deleted{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true, Message: "Enrollment key deleted successfully"})
-	return nil
+	return deleted{Success: true, Message: "Enrollment key deleted successfully"}, nil
 }

@@ -34,13 +34,13 @@ type Handler struct{ Svc *Service }
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.preview},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: h.previewSaved},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.CallBody(http.StatusOK, h.preview)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/{id}/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.previewSaved)},
 	)
 }
 
@@ -56,10 +56,10 @@ type list struct {
 // limit; a list that names none of them is every filter (the spec's answer).
 const DefaultLimit = 50
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (list, error) {
 	page, err := httpapi.ParseWindow(r, 0, 100)
 	if err != nil {
-		return err
+		return list{}, err
 	}
 	q := r.URL.Query()
 	if page.Limit == 0 && (q.Has("page") || page.Cursor != "") {
@@ -67,54 +67,25 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	pg, err := h.Svc.List(r.Context(), ListFilter{Search: q.Get("search"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
-		return err
+		return list{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, list{Data: pg.Items, Total: pg.Total, NextCursor: pg.Next})
-	return nil
+	return list{Data: pg.Items, Total: pg.Total, NextCursor: pg.Next}, nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	f, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, f)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Filter, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	f, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, f)
-	return nil
+func (h *Handler) get(r *http.Request) (*Filter, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	var in PatchInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	f, err := h.Svc.Patch(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, f)
-	return nil
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Filter, error) {
+	return h.Svc.Patch(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	f, err := h.Svc.Delete(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, f)
-	return nil
+func (h *Handler) delete(r *http.Request) (*Filter, error) {
+	return h.Svc.Delete(r.Context(), r.PathValue("id"))
 }
 
 // previewAnswer wraps a preview: {data: {...}}.
@@ -122,35 +93,29 @@ type previewAnswer struct {
 	Data *Preview `json:"data"`
 }
 
-func (h *Handler) preview(w http.ResponseWriter, r *http.Request) error {
-	var in PreviewInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
+func (h *Handler) preview(r *http.Request, in PreviewInput) (previewAnswer, error) {
 	p, err := h.Svc.Preview(r.Context(), in)
 	if err != nil {
-		return err
+		return previewAnswer{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, previewAnswer{Data: p})
-	return nil
+	return previewAnswer{Data: p}, nil
 }
 
-func (h *Handler) previewSaved(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) previewSaved(r *http.Request) (previewAnswer, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return previewAnswer{}, err
 	}
 	limit := DefaultPreview
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return fault.Invalid("limit", "must be an integer")
+			return previewAnswer{}, fault.Invalid("limit", "must be an integer")
 		}
 		limit = n
 	}
 	p, err := h.Svc.PreviewSaved(r.Context(), r.PathValue("id"), limit)
 	if err != nil {
-		return err
+		return previewAnswer{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, previewAnswer{Data: p})
-	return nil
+	return previewAnswer{Data: p}, nil
 }

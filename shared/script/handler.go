@@ -25,60 +25,36 @@ type Handler struct{ Svc *Service }
 func (h *Handler) Routes(rt *httpapi.Router) {
 	read := []string{"scripts:read"}
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts", Access: httpapi.UserOrKey, Scopes: read, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/scripts", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/scripts", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/scripts/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/scripts/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
 	)
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Script], error) {
 	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Script]{}, err
 	}
 	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
-		return err
+		return httpapi.List[Script]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
-	return nil
+	return pg.Envelope(), nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	sc, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, sc)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Script, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	sc, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sc)
-	return nil
+func (h *Handler) get(r *http.Request) (*Script, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	var in PatchInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	sc, err := h.Svc.Patch(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sc)
-	return nil
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Script, error) {
+	return h.Svc.Patch(r.Context(), r.PathValue("id"), in)
 }
 
 type deleted struct {
@@ -86,10 +62,9 @@ type deleted struct {
 	Message string `json:"message"`
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) delete(r *http.Request) (deleted, error) {
 	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
+		return deleted{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true, Message: "Script deleted successfully"})
-	return nil
+	return deleted{Success: true, Message: "Script deleted successfully"}, nil
 }

@@ -15,27 +15,26 @@ type Handler struct{ Svc *Service }
 
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
-	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/search", Access: httpapi.UserOrKey, Handle: h.search})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/search", Access: httpapi.UserOrKey, Handle: httpapi.Call(http.StatusOK, h.search)})
 }
 
 type answer struct {
 	Results []Result `json:"results"`
 }
 
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) search(r *http.Request) (answer, error) {
 	q := r.URL.Query()
 	limit := DefaultLimit
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return fault.Invalid("limit", "must be an integer")
+			return answer{}, fault.Invalid("limit", "must be an integer")
 		}
 		limit = n
 	}
 	res, err := h.Svc.Search(r.Context(), q.Get("q"), limit)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, answer{Results: res})
-	return nil
+	return answer{Results: res}, nil
 }

@@ -85,29 +85,29 @@ func NewHandler(svc *Service) *Handler { return &Handler{Svc: svc} }
 // OrgRoutes registers the organizations group.
 func (h *Handler) OrgRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations", Access: httpapi.User, Handle: h.listOrgs},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/organizations", Access: httpapi.User, MFA: true, Handle: h.createOrg},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: h.getOrg},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: h.updateOrg},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/organizations/{id}", Access: httpapi.User, MFA: true, Handle: h.deleteOrg},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, Handle: h.getSecurity},
-		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, MFA: true, Handle: h.putSecurity},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.listOrgs)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/organizations", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createOrg)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getOrg)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/organizations/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.updateOrg)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/organizations/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.deleteOrg)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getSecurity)},
+		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/organizations/{id}/security-settings", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.putSecurity)},
 	)
 }
 
 // SiteRoutes registers the sites group (sites and device groups).
 func (h *Handler) SiteRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites", Access: httpapi.User, Handle: h.listSites},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sites", Access: httpapi.User, Handle: h.createSite},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.getSite},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.updateSite},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: h.deleteSite},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: h.listGroups},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: h.createGroup},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.getGroup},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.updateGroup},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: h.deleteGroup},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.listSites)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/sites", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.createSite)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getSite)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.updateSite)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/sites/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.deleteSite)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.listGroups)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/device-groups", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.createGroup)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getGroup)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.updateGroup)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/device-groups/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.deleteGroup)},
 	)
 }
 
@@ -122,204 +122,99 @@ const (
 	pageMax     = 100
 )
 
-func (h *Handler) listOrgs(w http.ResponseWriter, r *http.Request) error {
+// inPages answers one page of list (a list without an index: each is
+// bounded by design, an organization's sites and groups, a partner's
+// organizations).
+func inPages[T any](r *http.Request, list func(r *http.Request) ([]T, error)) (httpapi.List[T], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
-		return err
+		return httpapi.List[T]{}, err
 	}
-	orgs, err := h.Svc.ListOrgs(r.Context())
+	all, err := list(r)
 	if err != nil {
-		return err
+		return httpapi.List[T]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(orgs, pg))
-	return nil
+	return httpapi.NewList(all, pg), nil
 }
 
-func (h *Handler) createOrg(w http.ResponseWriter, r *http.Request) error {
-	var in OrgInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	o, err := h.Svc.CreateOrg(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, o)
-	return nil
+func (h *Handler) listOrgs(r *http.Request) (httpapi.List[Organization], error) {
+	return inPages(r, func(r *http.Request) ([]Organization, error) { return h.Svc.ListOrgs(r.Context()) })
 }
 
-func (h *Handler) getOrg(w http.ResponseWriter, r *http.Request) error {
-	o, err := h.Svc.GetOrg(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, o)
-	return nil
+func (h *Handler) createOrg(r *http.Request, in OrgInput) (*Organization, error) {
+	return h.Svc.CreateOrg(r.Context(), in)
 }
 
-func (h *Handler) updateOrg(w http.ResponseWriter, r *http.Request) error {
-	var b orgPatchBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) getOrg(r *http.Request) (*Organization, error) {
+	return h.Svc.GetOrg(r.Context(), r.PathValue("id"))
+}
+
+func (h *Handler) updateOrg(r *http.Request, b orgPatchBody) (*Organization, error) {
 	in, err := b.input()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o, err := h.Svc.UpdateOrg(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, o)
-	return nil
+	return h.Svc.UpdateOrg(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) deleteOrg(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Svc.DeleteOrg(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
-	return nil
+func (h *Handler) deleteOrg(r *http.Request) (deleted, error) {
+	return deleted{Success: true}, h.Svc.DeleteOrg(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) getSecurity(w http.ResponseWriter, r *http.Request) error {
-	sec, err := h.Svc.GetSecurity(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sec)
-	return nil
+func (h *Handler) getSecurity(r *http.Request) (*SecuritySettings, error) {
+	return h.Svc.GetSecurity(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) putSecurity(w http.ResponseWriter, r *http.Request) error {
-	var in SecurityInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	sec, err := h.Svc.PutSecurity(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sec)
-	return nil
+func (h *Handler) putSecurity(r *http.Request, in SecurityInput) (*SecuritySettings, error) {
+	return h.Svc.PutSecurity(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) listSites(w http.ResponseWriter, r *http.Request) error {
-	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
-	if err != nil {
-		return err
-	}
-	sites, err := h.Svc.ListSites(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(sites, pg))
-	return nil
+func (h *Handler) listSites(r *http.Request) (httpapi.List[Site], error) {
+	return inPages(r, func(r *http.Request) ([]Site, error) { return h.Svc.ListSites(r.Context(), r.URL.Query().Get("orgId")) })
 }
 
-func (h *Handler) createSite(w http.ResponseWriter, r *http.Request) error {
-	var in SiteInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	st, err := h.Svc.CreateSite(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, st)
-	return nil
+func (h *Handler) createSite(r *http.Request, in SiteInput) (*Site, error) {
+	return h.Svc.CreateSite(r.Context(), in)
 }
 
-func (h *Handler) getSite(w http.ResponseWriter, r *http.Request) error {
-	st, err := h.Svc.GetSite(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, st)
-	return nil
+func (h *Handler) getSite(r *http.Request) (*Site, error) {
+	return h.Svc.GetSite(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) updateSite(w http.ResponseWriter, r *http.Request) error {
-	var b sitePatchBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) updateSite(r *http.Request, b sitePatchBody) (*Site, error) {
 	in, err := b.input()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	st, err := h.Svc.UpdateSite(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, st)
-	return nil
+	return h.Svc.UpdateSite(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) deleteSite(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Svc.DeleteSite(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
-	return nil
+func (h *Handler) deleteSite(r *http.Request) (deleted, error) {
+	return deleted{Success: true}, h.Svc.DeleteSite(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) listGroups(w http.ResponseWriter, r *http.Request) error {
-	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
-	if err != nil {
-		return err
-	}
-	groups, err := h.Svc.ListGroups(r.Context(), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(groups, pg))
-	return nil
+func (h *Handler) listGroups(r *http.Request) (httpapi.List[DeviceGroup], error) {
+	return inPages(r, func(r *http.Request) ([]DeviceGroup, error) {
+		return h.Svc.ListGroups(r.Context(), r.URL.Query().Get("orgId"))
+	})
 }
 
-func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
-	var in GroupInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	g, err := h.Svc.CreateGroup(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, g)
-	return nil
+func (h *Handler) createGroup(r *http.Request, in GroupInput) (*DeviceGroup, error) {
+	return h.Svc.CreateGroup(r.Context(), in)
 }
 
-func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
-	g, err := h.Svc.GetGroup(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, g)
-	return nil
+func (h *Handler) getGroup(r *http.Request) (*DeviceGroup, error) {
+	return h.Svc.GetGroup(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) updateGroup(w http.ResponseWriter, r *http.Request) error {
-	var b groupPatchBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) updateGroup(r *http.Request, b groupPatchBody) (*DeviceGroup, error) {
 	in, err := b.input()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g, err := h.Svc.UpdateGroup(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, g)
-	return nil
+	return h.Svc.UpdateGroup(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) deleteGroup(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Svc.DeleteGroup(r.Context(), r.PathValue("id")); err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
-	return nil
+func (h *Handler) deleteGroup(r *http.Request) (deleted, error) {
+	return deleted{Success: true}, h.Svc.DeleteGroup(r.Context(), r.PathValue("id"))
 }
