@@ -2,7 +2,9 @@
 // logout, the caller's own account view, registration and password reset/change.
 // Every sign-in ends in Complete, which starts a session, records user.login and
 // raises the user.login event in one transaction, so MFA verification and SSO
-// exchange finish sign-in exactly the same way.
+// exchange finish sign-in exactly the same way. Switching to another
+// membership of a signed-in account (switch.go, "Scope switching") is not a
+// sign-in: it records auth.switch and starts a session without a new factor.
 //
 // Rows it owns:
 //
@@ -10,6 +12,7 @@
 //	                                              factor idp and the membership it served}
 //	attempt count    ATTEMPT#login#<hash(e-mail)> / ATTEMPT (shared/attempt, rule Lockout)
 //	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
+//	last membership  USER#<uid> / PROFILE         lastMembership (the user's profile, owned by shared/user): the membership password sign-in resumes
 //
 // Login answers the same 401 `Invalid email or password` for every failure and
 // always runs one Argon2id verification, so neither the text nor the time tells
