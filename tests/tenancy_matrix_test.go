@@ -39,7 +39,7 @@ func TestTenancyMatrix(t *testing.T) {
 	// Operations not walked, with the reason.
 	skip := map[string]string{
 		"/api/v1/agents/":                          "agent-token routes: each agent reaches only its own device (shared/agent tests)",
-		"/api/v1/auth/":                            "self-service: acts on the caller's own account",
+		"/api/v1/auth/":                            "self-service: acts on the caller's own account (switching: TestTenancyMatrixSwitch)",
 		"/api/v1/users/me":                         "self-service: acts on the caller's own account",
 		"/api/v1/users/me/push-targets":            "self-service: the caller's own push targets (shared/push: another user's target is 404)",
 		"/api/v1/health":                           "public",

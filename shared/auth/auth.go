@@ -48,15 +48,17 @@ type Authenticator struct {
 
 // Errors of authentication.
 var (
-	ErrMissingToken    = fault.Unauthorized("Authentication required")
-	ErrInvalidToken    = fault.Unauthorized("Invalid or expired token")
-	ErrDisabled        = fault.Unauthorized("Account is disabled")
-	ErrSessionRevoked  = fault.Unauthorized("Session expired or revoked")
-	ErrKeyNotAccepted  = fault.Unauthorized("API keys cannot call this route; sign in with a user session")
-	ErrMissingKey      = fault.Unauthorized("Missing X-API-Key header")
-	ErrInvalidKey      = fault.Unauthorized("Invalid API key")
-	ErrAgentToken      = fault.Unauthorized("Invalid agent token")
-	errEnrolmentNeeded = &fault.Error{Kind: fault.KindPreconditionRequired, Code: fault.CodeMFAEnrollmentRequired,
+	ErrMissingToken   = fault.Unauthorized("Authentication required")
+	ErrInvalidToken   = fault.Unauthorized("Invalid or expired token")
+	ErrDisabled       = fault.Unauthorized("Account is disabled")
+	ErrSessionRevoked = fault.Unauthorized("Session expired or revoked")
+	ErrKeyNotAccepted = fault.Unauthorized("API keys cannot call this route; sign in with a user session")
+	ErrMissingKey     = fault.Unauthorized("Missing X-API-Key header")
+	ErrInvalidKey     = fault.Unauthorized("Invalid API key")
+	ErrAgentToken     = fault.Unauthorized("Invalid agent token")
+	// ErrEnrolmentNeeded is Force MFA's 428: the role forces MFA and the
+	// account has no TOTP authenticator (also POST /auth/switch's answer).
+	ErrEnrolmentNeeded = &fault.Error{Kind: fault.KindPreconditionRequired, Code: fault.CodeMFAEnrollmentRequired,
 		Message: "mfa_enrollment_required", Extra: map[string]any{"enrollUrl": "/api/v1/auth/mfa/setup"}}
 )
 
@@ -137,7 +139,7 @@ func (a *Authenticator) user(ctx context.Context, r *http.Request, rt httpapi.Ro
 	}
 	// ENABLE_2FA=false waives Force MFA too: no authenticator can be enrolled then.
 	if a.Enable2FA && force && !totp && !rt.Enrol {
-		return nil, errEnrolmentNeeded
+		return nil, ErrEnrolmentNeeded
 	}
 	if rt.MFA && a.Enable2FA && !p.MFA {
 		return nil, authz.ErrMFARequired

@@ -66,6 +66,13 @@ func keys(owner, id string) store.Keys {
 	return store.Keys{PK: "ROLES#" + owner, SK: "ROLE#" + id, GSI1PK: "ROLEREF#" + id, GSI1SK: "ROLE"}
 }
 
+// Key is the primary key of role id of owner (for a batch read of role
+// names; system roles are never stored).
+func Key(owner, id string) store.KeyRef {
+	k := keys(owner, id)
+	return store.KeyRef{PK: k.PK, SK: k.SK}
+}
+
 // PermissionList returns the direct permissions as pairs.
 func (r *Role) PermissionList() []authz.Permission {
 	out := make([]authz.Permission, 0, len(r.Permissions))

@@ -228,6 +228,15 @@ func (m *Manager) RevokeWrite(s *Session) *store.Write {
 	return store.Change(s.PK, s.SK, upd).Exists()
 }
 
+// EndLiveWrite ends session sessionID of userID if it is still live (not
+// revoked): a switch ends the session it came from this way, so of two
+// concurrent switches from one session only one starts a new session.
+func (m *Manager) EndLiveWrite(userID, sessionID string) *store.Write {
+	k := Key(userID, sessionID)
+	upd := expression.Set(expression.Name("revokedAt"), expression.Value(clock.Stamp(m.Clock.Now())))
+	return store.Change(k.PK, k.SK, upd).When(expression.Name("revokedAt").AttributeNotExists()).Exists()
+}
+
 // RevokeOneWrite is RevokeWrite for the session sessionID of userID, unread.
 func (m *Manager) RevokeOneWrite(userID, sessionID string) *store.Write {
 	k := Key(userID, sessionID)

@@ -20,7 +20,7 @@ const (
 // Handler serves the sign-in routes of /api/v1/auth.
 type Handler struct{ Svc *Service }
 
-// Routes registers login, refresh, logout, me, registration and password reset
+// Routes registers login, refresh, logout, me, scope switching, registration and password reset
 // and change.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
@@ -31,6 +31,9 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/logout", Access: httpapi.User, Enrol: true, Handle: h.logout},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/sessions/revoke-others", Access: httpapi.User, Enrol: true, Handle: h.revokeOthers},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/auth/me", Access: httpapi.User, Enrol: true, Handle: h.me},
+		// Enrol: a session held by Force MFA's 428 may still leave for a
+		// membership that does not force it (Switch checks the target's).
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/switch", Access: httpapi.User, Enrol: true, Handle: h.switchScope},
 		// Public by the spec (only with ENABLE_REGISTRATION=true); per-IP limits guard them.
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/register", Access: httpapi.Public, Handle: h.register},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/auth/register-partner", Access: httpapi.Public, Handle: h.registerPartner},
@@ -152,11 +155,29 @@ func (h *Handler) revokeOthers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.Svc.Me(r.Context())
+	a, ms, err := h.Svc.Me(r.Context())
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"user": a})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"user": a, "memberships": ms})
+	return nil
+}
+
+func (h *Handler) switchScope(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		MembershipID string `json:"membershipId"`
+	}
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.MembershipID) == "" {
+		return fault.Invalid("membershipId", "is required")
+	}
+	res, err := h.Svc.Switch(r.Context(), in.MembershipID, ClientOf(r))
+	if err != nil {
+		return err
+	}
+	WriteResult(w, http.StatusOK, res)
 	return nil
 }
 

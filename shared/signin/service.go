@@ -2,7 +2,9 @@
 // logout, the caller's own account view, registration and password reset/change.
 // Every sign-in ends in Complete, which starts a session, records user.login and
 // raises the user.login event in one transaction, so MFA verification and SSO
-// exchange finish sign-in exactly the same way.
+// exchange finish sign-in exactly the same way. Switching to another
+// membership of a signed-in account (switch.go, "Scope switching") is not a
+// sign-in: it records auth.switch and starts a session without a new factor.
 //
 // Rows it owns:
 //
@@ -10,6 +12,7 @@
 //	                                              factor idp and the membership it served}
 //	attempt count    ATTEMPT#login#<hash(e-mail)> / ATTEMPT (shared/attempt, rule Lockout)
 //	reset token      USER#<uid> / PWRESET         {tokenHash (SHA-256), expiresAt, ttl 1 h} one per user
+//	last membership  USER#<uid> / PROFILE         lastMembership (the user's profile, owned by shared/user): the membership password sign-in resumes
 //
 // Login answers the same 401 `Invalid email or password` for every failure and
 // always runs one Argon2id verification, so neither the text nor the time tells
@@ -234,11 +237,11 @@ func (s *Service) Login(ctx context.Context, email, password string, c Client) (
 	if !ok || u == nil || u.Status != user.StatusActive {
 		return Result{}, ErrInvalidCredentials // the count stays
 	}
-	m, err := s.primaryMembership(ctx, u.ID)
+	ms, err := s.Users.Memberships(ctx, u.ID)
 	if err != nil {
 		return Result{}, err
 	}
-	return s.AfterPassword(ctx, u, m, c, try.Refund())
+	return s.AfterPassword(ctx, u, resume(u, ms), c, try.Refund())
 }
 
 // Lockout is the login lock: 5 failed attempts, each within 15 minutes of
@@ -459,7 +462,7 @@ func (s *Service) FinishPending(ctx context.Context, pd *Pending, c Client, pc P
 	}
 	var m *user.Membership
 	if pd.t.IdP == "" {
-		m = primary(ms)
+		m = resume(pd.User, ms)
 	} else {
 		i := slices.IndexFunc(ms, func(m user.Membership) bool {
 			return m.Scope == pd.t.Scope && m.PartnerID == pd.t.PartnerID && m.OrgID == pd.t.OrgID && m.State(pd.User) == user.MemberActive
@@ -593,6 +596,10 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	if u.Status != user.StatusActive || !sess.Live(s.Clock.Now(), u.TokensValidAfter) {
 		return Result{}, session.ErrRefreshInvalid
 	}
+	m, err := s.sessionMembership(ctx, &u, &sess)
+	if err != nil {
+		return Result{}, err
+	}
 	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil, session.Fingerprint(c.SourceIP, c.UserAgent))
 	if errors.Is(err, session.ErrRefreshRace) || errors.Is(err, session.ErrRefreshReused) {
 		// A spent token came back: a suspicious event either way.
@@ -606,12 +613,29 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	var m *user.Membership
-	if sess.Scope != authz.ScopeNone {
-		m = &user.Membership{Scope: sess.Scope, PartnerID: sess.PartnerID, OrgID: sess.OrgID}
-	}
 	return Result{User: NewAccount(&u, m), Tokens: &Tokens{AccessToken: pair.AccessToken, ExpiresInSeconds: pair.ExpiresInSeconds},
 		Refresh: &pair}, nil
+}
+
+// sessionMembership reads the membership session sess of u acts in (nil for
+// a session without one): a refresh token stays bound to it, and is refused
+// (ErrRefreshInvalid) once its tenant suspended or removed it, before the
+// token is spent. One GetItem, after the session names the membership.
+func (s *Service) sessionMembership(ctx context.Context, u *user.User, sess *session.Session) (*user.Membership, error) {
+	if sess.Scope == authz.ScopeNone {
+		return nil, nil
+	}
+	m, err := s.Users.Membership(ctx, u.ID, sess.Scope, sess.PartnerID, sess.OrgID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, session.ErrRefreshInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.State(u) != user.MemberActive {
+		return nil, session.ErrRefreshInvalid
+	}
+	return m, nil
 }
 
 // RevokeOthers ends every session of the caller but the current one: their
@@ -668,21 +692,4 @@ func (s *Service) Logout(ctx context.Context) error {
 		return err
 	}
 	return s.Events.Commit(ctx, tx, ev)
-}
-
-// Me returns the caller's account with MFA and phone status.
-func (s *Service) Me(ctx context.Context) (*Account, error) {
-	p, err := authz.Authenticated(ctx)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.Users.Get(ctx, p.UserID)
-	if err != nil {
-		return nil, err
-	}
-	var m *user.Membership
-	if p.Scope != authz.ScopeNone {
-		m = &user.Membership{Scope: p.Scope, PartnerID: p.PartnerID, OrgID: p.OrgID, RoleID: p.RoleID, OrgAccess: p.OrgAccess}
-	}
-	return NewAccount(u, m), nil
 }

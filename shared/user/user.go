@@ -69,6 +69,10 @@ type User struct {
 	PasswordChangedAt string   `dynamodbav:"passwordChangedAt,omitempty" json:"passwordChangedAt,omitempty"`
 	// TokensValidAfter revokes every session and token issued before it in one write.
 	TokensValidAfter string `dynamodbav:"tokensValidAfter,omitempty" json:"-"`
+	// LastMembership is the id of the membership the account last switched to
+	// (POST /auth/switch, shared/signin): password sign-in resumes it while it
+	// stays active.
+	LastMembership string `dynamodbav:"lastMembership,omitempty" json:"-"`
 	// Version increments on every change of the profile, for compare-and-swap.
 	Version   int    `dynamodbav:"version" json:"-"`
 	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
