@@ -33,6 +33,10 @@ type Gale struct {
 	base string
 	doer HttpRequestDoer
 
+	// refreshing serialises refreshes: requests refused together refresh once
+	// (a second refresh with the spent token would be refused as a race).
+	refreshing sync.Mutex
+
 	mu      sync.Mutex
 	apiKey  string
 	access  string
@@ -109,7 +113,7 @@ func (d authDoer) Do(req *http.Request) (*http.Response, error) {
 	// The request is sent again: the generated code builds bodies from a
 	// bytes.Reader, so GetBody replays them.
 	drain(res)
-	if err := g.Refresh(req.Context()); err != nil {
+	if err := g.refreshAfter(req.Context(), access); err != nil {
 		return nil, err
 	}
 	again := req.Clone(req.Context())
@@ -183,9 +187,26 @@ func (g *Gale) SignIn(ctx context.Context, email, password string, code func(ctx
 	return nil
 }
 
+// refreshAfter refreshes unless another request already replaced the refused
+// access token while this one waited.
+func (g *Gale) refreshAfter(ctx context.Context, refused string) error {
+	g.refreshing.Lock()
+	defer g.refreshing.Unlock()
+	if access, _ := g.Tokens(); access != refused {
+		return nil
+	}
+	return g.rotate(ctx)
+}
+
 // Refresh trades the refresh token for a new access token (the refresh token
 // rotates: the new one replaces it).
 func (g *Gale) Refresh(ctx context.Context) error {
+	g.refreshing.Lock()
+	defer g.refreshing.Unlock()
+	return g.rotate(ctx)
+}
+
+func (g *Gale) rotate(ctx context.Context) error {
 	_, refresh := g.Tokens()
 	if refresh == "" {
 		return errors.New("client: no refresh token (sign in first)")

@@ -133,6 +133,7 @@ func TestLoginStoresTheTokensForTheUserOnly(t *testing.T) {
 		t.Fatal("the rotated tokens were not stored")
 	}
 	ok(t, s.gale("", "keys", "list"))
+	refused(t, s.gale("", "keys", "list", "--api-url", "http://attacker.example"), "signed in to "+s.url+", not http://attacker.example")
 }
 
 func TestKeys(t *testing.T) {

@@ -206,8 +206,13 @@ func (a *app) client() (*client.Gale, error) {
 	if c.AccessToken == "" {
 		return nil, errors.New("not signed in: run `gale login` (or pass --api-key)")
 	}
+	// The tokens go only to the API that issued them: another address
+	// (a typo, a hostile link) needs its own login.
+	if u := a.url(c.APIURL); u != c.APIURL {
+		return nil, fmt.Errorf("signed in to %s, not %s: run `gale login --api-url %s`", c.APIURL, u, u)
+	}
 	a.saved = c
-	a.gale, err = client.New(a.url(c.APIURL), client.WithTokens(c.AccessToken, c.RefreshToken))
+	a.gale, err = client.New(c.APIURL, client.WithTokens(c.AccessToken, c.RefreshToken))
 	return a.gale, err
 }
 
