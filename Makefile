@@ -9,7 +9,7 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: deadcode-check budgets cost backfill run test build synth bench freeze-test deps moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: deadcode-check budgets cost backfill run test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 run: moto-check
 	$(GO) run ./infra/local
@@ -179,6 +179,11 @@ build run: docs
 
 $(DOCS_BUNDLE): $(API_NPM)/node_modules
 	gzip -9 -n -c $(API_NPM)/node_modules/@scalar/api-reference/dist/browser/standalone.js > $@.tmp && mv $@.tmp $@
+
+## client: regenerate the Go client (client/client.gen.go) from the assembled document;
+## client's TestGeneratedClientIsCurrent fails when this was forgotten.
+client:
+	$(GO) generate ./client/
 
 ## lint-openapi: Redocly lints the assembled document (what /api/v1/openapi.json serves); any error or warning fails.
 lint-openapi: $(API_NPM)/node_modules
