@@ -612,6 +612,27 @@ func (e AuthLoginResponseMfaMethod) Valid() bool {
 	}
 }
 
+// Defines values for AuthMembershipScope.
+const (
+	AuthMembershipScopeOrganization AuthMembershipScope = "organization"
+	AuthMembershipScopePartner      AuthMembershipScope = "partner"
+	AuthMembershipScopeSystem       AuthMembershipScope = "system"
+)
+
+// Valid indicates whether the value is a known member of the AuthMembershipScope enum.
+func (e AuthMembershipScope) Valid() bool {
+	switch e {
+	case AuthMembershipScopeOrganization:
+		return true
+	case AuthMembershipScopePartner:
+		return true
+	case AuthMembershipScopeSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeletionRequestStatus.
 const (
 	DeletionRequestStatusCancelled  DeletionRequestStatus = "cancelled"
@@ -3336,6 +3357,22 @@ type AuthMFAStatus struct {
 	MfaMethod  *string `json:"mfaMethod,omitempty"`
 }
 
+// AuthMembership An active, accepted membership of the account.
+type AuthMembership struct {
+	Id openapi_types.UUID `json:"id"`
+
+	// Name The organization's or partner's name; `System` for the system scope.
+	Name      string              `json:"name"`
+	OrgId     *openapi_types.UUID `json:"orgId,omitempty"`
+	PartnerId *openapi_types.UUID `json:"partnerId,omitempty"`
+	RoleId    openapi_types.UUID  `json:"roleId"`
+	RoleName  string              `json:"roleName"`
+	Scope     AuthMembershipScope `json:"scope"`
+}
+
+// AuthMembershipScope defines model for AuthMembership.Scope.
+type AuthMembershipScope string
+
 // AuthPhone defines model for AuthPhone.
 type AuthPhone struct {
 	PhoneNumber   string `json:"phoneNumber"`
@@ -5634,6 +5671,11 @@ type AuthResetPasswordJSONBody struct {
 	Token    string `json:"token"`
 }
 
+// AuthSwitchJSONBody defines parameters for AuthSwitch.
+type AuthSwitchJSONBody struct {
+	MembershipId string `json:"membershipId"`
+}
+
 // DeviceGroupListParams defines parameters for DeviceGroupList.
 type DeviceGroupListParams struct {
 	// OrgId The organization a partner- or system-scope caller acts in. An organization the caller cannot access is 404.
@@ -6072,6 +6114,9 @@ type AuthRegisterPartnerJSONRequestBody = AuthRegisterPartnerRequest
 
 // AuthResetPasswordJSONRequestBody defines body for AuthResetPassword for application/json ContentType.
 type AuthResetPasswordJSONRequestBody AuthResetPasswordJSONBody
+
+// AuthSwitchJSONRequestBody defines body for AuthSwitch for application/json ContentType.
+type AuthSwitchJSONRequestBody AuthSwitchJSONBody
 
 // DeviceGroupCreateJSONRequestBody defines body for DeviceGroupCreate for application/json ContentType.
 type DeviceGroupCreateJSONRequestBody = DeviceGroupCreateRequest
@@ -7387,6 +7432,10 @@ type ClientInterface interface {
 
 	// AuthMe The signed-in user
 	//
+	// The user with the session's membership, and the account's active, accepted memberships (pending invitations and
+	// suspended memberships are not listed), each with its organization's or partner's name (`System` for the system
+	// scope) and its role's name: the choices of `POST /auth/switch`.
+	//
 	// Corresponds with GET /api/v1/auth/me (the `AuthMe` operationId).
 	AuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -7773,6 +7822,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/sessions/revoke-others (the `AuthRevokeOtherSessions` operationId).
 	AuthRevokeOtherSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthSwitchWithBody Switch to another membership of the account
+	//
+	// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+	// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+	// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+	// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+	// membership its session is in). Needs a user session (API keys: 401).
+	//
+	// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+	// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+	// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+	// session would. A refresh of the new session's token stays in the switched membership; the next password login
+	// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+	// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+	AuthSwitchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthSwitch Switch to another membership of the account
+	//
+	// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+	// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+	// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+	// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+	// membership its session is in). Needs a user session (API keys: 401).
+	//
+	// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+	// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+	// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+	// session would. A refresh of the new session's token stays in the switched membership; the next password login
+	// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+	// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+	AuthSwitch(ctx context.Context, body AuthSwitchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeviceGroupList Device groups of an organization
 	//
@@ -10511,6 +10600,10 @@ func (c *Client) AuthLogout(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // AuthMe The signed-in user
 //
+// The user with the session's membership, and the account's active, accepted memberships (pending invitations and
+// suspended memberships are not listed), each with its organization's or partner's name (`System` for the system
+// scope) and its role's name: the choices of `POST /auth/switch`.
+//
 // Corresponds with GET /api/v1/auth/me (the `AuthMe` operationId).
 func (c *Client) AuthMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthMeRequest(c.Server)
@@ -11278,6 +11371,66 @@ func (c *Client) AuthResetPassword(ctx context.Context, body AuthResetPasswordJS
 // Corresponds with POST /api/v1/auth/sessions/revoke-others (the `AuthRevokeOtherSessions` operationId).
 func (c *Client) AuthRevokeOtherSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthRevokeOtherSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthSwitchWithBody Switch to another membership of the account
+//
+// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+// membership its session is in). Needs a user session (API keys: 401).
+//
+// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+// session would. A refresh of the new session's token stays in the switched membership; the next password login
+// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+func (c *Client) AuthSwitchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthSwitchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthSwitch Switch to another membership of the account
+//
+// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+// membership its session is in). Needs a user session (API keys: 401).
+//
+// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+// session would. A refresh of the new session's token stays in the switched membership; the next password login
+// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+func (c *Client) AuthSwitch(ctx context.Context, body AuthSwitchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthSwitchRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17227,6 +17380,46 @@ func NewAuthRevokeOtherSessionsRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAuthSwitchRequest calls the generic AuthSwitch builder with application/json body
+func NewAuthSwitchRequest(server string, body AuthSwitchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthSwitchRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthSwitchRequestWithBody constructs an http.Request for the AuthSwitch method, with any body, and a specified content type
+func NewAuthSwitchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/switch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -23465,6 +23658,10 @@ type ClientWithResponsesInterface interface {
 
 	// AuthMeWithResponse The signed-in user
 	//
+	// The user with the session's membership, and the account's active, accepted memberships (pending invitations and
+	// suspended memberships are not listed), each with its organization's or partner's name (`System` for the system
+	// scope) and its role's name: the choices of `POST /auth/switch`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/auth/me (the `AuthMe` operationId).
@@ -23861,6 +24058,46 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/sessions/revoke-others (the `AuthRevokeOtherSessions` operationId).
 	AuthRevokeOtherSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthRevokeOtherSessionsResult, error)
+
+	// AuthSwitchWithBodyWithResponse Switch to another membership of the account
+	//
+	// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+	// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+	// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+	// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+	// membership its session is in). Needs a user session (API keys: 401).
+	//
+	// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+	// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+	// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+	// session would. A refresh of the new session's token stays in the switched membership; the next password login
+	// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+	// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+	AuthSwitchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthSwitchResult, error)
+
+	// AuthSwitchWithResponse Switch to another membership of the account
+	//
+	// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+	// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+	// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+	// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+	// membership its session is in). Needs a user session (API keys: 401).
+	//
+	// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+	// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+	// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+	// session would. A refresh of the new session's token stays in the switched membership; the next password login
+	// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+	// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+	AuthSwitchWithResponse(ctx context.Context, body AuthSwitchJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthSwitchResult, error)
 
 	// DeviceGroupListWithResponse Device groups of an organization
 	//
@@ -31316,6 +31553,8 @@ type AuthMeResult struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
+		Memberships []AuthMembership `json:"memberships"`
+
 		// User The signed-in user with their active membership (scope, partnerId/orgId, roleId); no scope for a user without membership.
 		User AuthAccount `json:"user"`
 	}
@@ -31335,6 +31574,8 @@ type AuthMeResult struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r AuthMeResult) GetJSON200() *struct {
+	Memberships []AuthMembership `json:"memberships"`
+
 	// User The signed-in user with their active membership (scope, partnerId/orgId, roleId); no scope for a user without membership.
 	User AuthAccount `json:"user"`
 } {
@@ -34009,6 +34250,146 @@ func (r AuthRevokeOtherSessionsResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AuthRevokeOtherSessionsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthSwitchResult400Headers the declared response headers of an HTTP 400 response for AuthSwitch
+type AuthSwitchResult400Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult401Headers the declared response headers of an HTTP 401 response for AuthSwitch
+type AuthSwitchResult401Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult403Headers the declared response headers of an HTTP 403 response for AuthSwitch
+type AuthSwitchResult403Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult404Headers the declared response headers of an HTTP 404 response for AuthSwitch
+type AuthSwitchResult404Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult413Headers the declared response headers of an HTTP 413 response for AuthSwitch
+type AuthSwitchResult413Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult428Headers the declared response headers of an HTTP 428 response for AuthSwitch
+type AuthSwitchResult428Headers struct {
+	XRequestId *string
+}
+
+// AuthSwitchResult503Headers the declared response headers of an HTTP 503 response for AuthSwitch
+type AuthSwitchResult503Headers struct {
+	RetryAfter *int
+	XRequestId *string
+}
+
+type AuthSwitchResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthLoginResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthSwitchResult400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthSwitchResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthSwitchResult403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AuthSwitchResult404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AuthSwitchResult413Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *AuthSwitchResult428Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthSwitchResult503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthSwitchResult) GetJSON200() *AuthLoginResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthSwitchResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthSwitchResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthSwitchResult) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthSwitchResult) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AuthSwitchResult) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r AuthSwitchResult) GetJSON428() *PreconditionRequired {
+	return r.JSON428
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthSwitchResult) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthSwitchResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthSwitchResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthSwitchResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthSwitchResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -51277,6 +51658,10 @@ func (c *ClientWithResponses) AuthLogoutWithResponse(ctx context.Context, reqEdi
 
 // AuthMeWithResponse The signed-in user
 //
+// The user with the session's membership, and the account's active, accepted memberships (pending invitations and
+// suspended memberships are not listed), each with its organization's or partner's name (`System` for the system
+// scope) and its role's name: the choices of `POST /auth/switch`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/auth/me (the `AuthMe` operationId).
@@ -51906,6 +52291,58 @@ func (c *ClientWithResponses) AuthRevokeOtherSessionsWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseAuthRevokeOtherSessionsResult(rsp)
+}
+
+// AuthSwitchWithBodyWithResponse Switch to another membership of the account
+//
+// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+// membership its session is in). Needs a user session (API keys: 401).
+//
+// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+// session would. A refresh of the new session's token stays in the switched membership; the next password login
+// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+func (c *ClientWithResponses) AuthSwitchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthSwitchResult, error) {
+	rsp, err := c.AuthSwitchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthSwitchResult(rsp)
+}
+
+// AuthSwitchWithResponse Switch to another membership of the account
+//
+// Answers the login response (tokens, the refresh cookie) for another active, accepted membership of the signed-in
+// account (an `id` of `GET /auth/me`'s `memberships`), and ends the current session. Anything else is 404
+// `Membership not found`: another account's membership, a suspended one, a pending invitation, a removed or unknown
+// one, the session's own, and every membership for a session an SSO provider opened (a provider serves only the
+// membership its session is in). Needs a user session (API keys: 401).
+//
+// The new session keeps the current one's MFA assurance. Without a second factor in this session (with 2FA on):
+// an account that has one gets 403 `MFA required` (`mfa_required`: sign in again), and a membership whose role
+// forces MFA on an account without TOTP gets 428 `mfa_enrollment_required` with `enrollUrl`, as that login's
+// session would. A refresh of the new session's token stays in the switched membership; the next password login
+// resumes it while it is active. Audited as `auth.switch` in the target tenant. A concurrent switch from the same
+// session, or a sign-out everywhere, that lands first: 401 `Session expired or revoked`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/switch (the `AuthSwitch` operationId).
+func (c *ClientWithResponses) AuthSwitchWithResponse(ctx context.Context, body AuthSwitchJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthSwitchResult, error) {
+	rsp, err := c.AuthSwitch(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthSwitchResult(rsp)
 }
 
 // DeviceGroupListWithResponse Device groups of an organization
@@ -61894,6 +62331,8 @@ func ParseAuthMeResult(rsp *http.Response) (*AuthMeResult, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
+			Memberships []AuthMembership `json:"memberships"`
+
 			// User The signed-in user with their active membership (scope, partnerId/orgId, roleId); no scope for a user without membership.
 			User AuthAccount `json:"user"`
 		}
@@ -64886,6 +65325,161 @@ func ParseAuthRevokeOtherSessionsResult(rsp *http.Response) (*AuthRevokeOtherSes
 		response.Headers428 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthRevokeOtherSessionsResult503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthSwitchResult parses an HTTP response from a AuthSwitchWithResponse call
+func ParseAuthSwitchResult(rsp *http.Response) (*AuthSwitchResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthSwitchResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthLoginResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers AuthSwitchResult400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthSwitchResult401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthSwitchResult403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AuthSwitchResult404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers AuthSwitchResult413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 428:
+		var headers AuthSwitchResult428Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthSwitchResult503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
