@@ -114,7 +114,11 @@ type Membership struct {
 	// InvitedName is the name the inviter gave; until acceptance the inviter
 	// sees it instead of the account's own.
 	InvitedName string `dynamodbav:"invitedName,omitempty" json:"-"`
-	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+	// Version moves with every change of the role or the restriction
+	// (siteIds, deviceGroupIds, orgAccess, orgIds), for compare-and-swap:
+	// absent on rows no such change has written yet.
+	Version   int    `dynamodbav:"version,omitempty" json:"-"`
+	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
 }
 
 // Active reports whether the membership grants its role.
