@@ -119,16 +119,11 @@ func replaceMembershipWrite(next, prev *Membership) *store.Write {
 	return store.Put(next).When(store.Is("id", prev.ID).And(store.Is("roleId", prev.RoleID)).And(statusIs(prev)).And(versionIs(prev)))
 }
 
-// memberStatusWrite moves membership m to state to if it is still m in the
-// state it was read in.
-func memberStatusWrite(m *Membership, to MemberStatus) *store.Write {
-	return memberChangeWrite(m, to, nil)
-}
-
-// memberChangeWrite moves membership m to state to ("" leaves the state) and,
-// with rs, to restriction rs at the next version: conditioned on the state
-// it moves from and on the version it edits, so of two concurrent edits of a
-// restriction one wins and the other is a lost race (never a lost update).
+// memberChangeWrite moves membership m to state to ("" leaves the state) if
+// it is still m in the state it was read in and, with rs, to restriction rs
+// at the next version if it is still at m's: of two concurrent edits of a
+// restriction one wins and the other is a lost race (never a lost update). A
+// state change alone leaves the version (it writes no restriction).
 func memberChangeWrite(m *Membership, to MemberStatus, rs *Restriction) *store.Write {
 	cond := store.Is("id", m.ID)
 	var upd expression.UpdateBuilder
