@@ -159,6 +159,18 @@ func TestMembershipEditAttacks(t *testing.T) {
 	if !slices.Equal(m.SiteIDs, []string{w.A1.ID}) || !slices.Equal(m.DeviceGroupIDs, []string{w.GA}) {
 		t.Fatalf("narrowed inside the restriction: %+v", m)
 	}
+	// A pending invitation's restriction is edited the same way and stays
+	// pending.
+	pending := member(fixture.Member{Status: user.StatusInvited})
+	fixture.Expect(t, patchMember(t, w, fixture.AAdmin, pending, map[string]any{"siteIds": []string{w.A2.ID}}), http.StatusOK)
+	var pv struct {
+		Status  string   `json:"status"`
+		SiteIDs []string `json:"siteIds"`
+	}
+	fixture.Expect(t, w.Call(t, http.MethodGet, "/api/v1/users/"+pending, fixture.AAdmin, nil), http.StatusOK).Decode(t, &pv)
+	if pv.Status != "invited" || !slices.Equal(pv.SiteIDs, []string{w.A2.ID}) {
+		t.Fatalf("pending member after the edit: %+v", pv)
+	}
 	// Input: ids of another organization, unknown, malformed, null, wrong
 	// types, partner fields on an organization membership.
 	otherGroup := uuid.NewString()
