@@ -88,6 +88,7 @@ type createBody struct {
 	Permissions  []authz.Permission `json:"permissions"`
 	ParentRoleID *string            `json:"parentRoleId"`
 	OrgID        string             `json:"orgId"`
+	ForceMFA     bool               `json:"forceMfa"`
 }
 
 // updateBody is the body of PATCH /roles/:id; absent fields are unchanged,
@@ -97,13 +98,14 @@ type updateBody struct {
 	Description  valid.Opt[string]             `json:"description"`
 	Permissions  valid.Opt[[]authz.Permission] `json:"permissions"`
 	ParentRoleID valid.Opt[string]             `json:"parentRoleId"`
+	ForceMFA     valid.Opt[bool]               `json:"forceMfa"`
 }
 
 // input checks the body's types and nulls into the service's UpdateInput.
 func (b updateBody) input() (UpdateInput, error) {
 	f := fault.Fields{}
 	in := UpdateInput{Name: b.Name.NotNull(f, "name", "a string"), Description: b.Description.NotNull(f, "description", "a string"),
-		Permissions: b.Permissions.NotNull(f, "permissions", "an array")}
+		Permissions: b.Permissions.NotNull(f, "permissions", "an array"), ForceMFA: b.ForceMFA.NotNull(f, "forceMfa", "a boolean")}
 	switch {
 	case b.ParentRoleID.Wrong(f, "parentRoleId", "a UUID or null"):
 	case b.ParentRoleID.Set:
@@ -152,7 +154,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, err := h.Svc.Create(r.Context(), CreateInput{OrgID: b.OrgID, Name: b.Name, Description: b.Description,
-		Permissions: b.Permissions, ParentRoleID: b.ParentRoleID})
+		Permissions: b.Permissions, ParentRoleID: b.ParentRoleID, ForceMFA: b.ForceMFA})
 	if err != nil {
 		return err
 	}

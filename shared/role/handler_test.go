@@ -1,11 +1,14 @@
 package role_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -554,5 +557,89 @@ func TestHTTPPatchNullAndWrongTypes(t *testing.T) {
 		{map[string]any{"permissions": []any{map[string]any{"resource": "devices", "action": "read", "scope": "x"}}}, "permissions.0.scope"},
 	} {
 		wantInvalid(t, w.do(t, hAAdmin, http.MethodPatch, byID, c.body, 0), c.field)
+	}
+}
+
+// TestHTTPCustomRoleForceMFA: a custom role created with forceMfa sends its
+// holders without an authenticator to enrolment (428 with enrollUrl) as the
+// built-in roles do, a role inheriting from it does too, and a PATCH turning
+// it off or on is felt on the holder's next request with the token it holds.
+func TestHTTPCustomRoleForceMFA(t *testing.T) {
+	t.Parallel()
+	w := newHTTPWorld(t)
+	locked := w.create(t, hAAdmin, map[string]any{"name": "Locked", "forceMfa": true,
+		"permissions": []any{perm("users", "read")}})
+	if !locked.ForceMFA {
+		t.Fatalf("created role forceMfa false: %+v", locked)
+	}
+	child := w.create(t, hAAdmin, map[string]any{"name": "Locked child", "parentRoleId": locked.ID})
+	if child.ForceMFA {
+		t.Fatalf("child's own forceMfa: %+v", child)
+	}
+	holder := func(roleID string, totp bool) string {
+		return fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.p1.ID, OrgID: w.a.ID,
+			RoleID: roleID, RoleOwner: role.OrgOwner(w.a.ID), TOTP: totp}).Token
+	}
+	bare, inherits, enrolled := holder(locked.ID, false), holder(child.ID, false), holder(locked.ID, true)
+	wantEnrol := func(tok string) {
+		t.Helper()
+		res := fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: rolesURL, Token: tok})
+		body := wantError(t, res, http.StatusPreconditionRequired, "mfa_enrollment_required")
+		if body["enrollUrl"] != "/api/v1/auth/mfa/setup" {
+			t.Fatalf("428 without enrollUrl: %s", res.Body)
+		}
+	}
+	wantOK := func(tok string) {
+		t.Helper()
+		fixture.Expect(t, fixture.Do(t, w.api, fixture.Request{Method: http.MethodGet, Path: rolesURL, Token: tok}), http.StatusOK)
+	}
+	wantEnrol(bare)
+	wantEnrol(inherits)
+	wantOK(enrolled)
+
+	byID := rolesURL + "/" + locked.ID
+	var upd roleJSON
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"forceMfa": false}, 5), http.StatusOK).Decode(t, &upd)
+	if upd.ForceMFA {
+		t.Fatalf("PATCH forceMfa false answered %+v", upd)
+	}
+	wantOK(bare)
+	// A holder of a child role costs one more read at authentication (its
+	// chain) than the route's budget counts: served without the budget check.
+	if res := fixture.Serve(t, w.api, fixture.Request{Method: http.MethodGet, Path: rolesURL, Token: inherits}); res.Status != http.StatusOK {
+		t.Fatalf("child role's holder after forceMfa off: %d %s", res.Status, res.Body)
+	}
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"forceMfa": true}, 5), http.StatusOK).Decode(t, &upd)
+	if !upd.ForceMFA {
+		t.Fatalf("PATCH forceMfa true answered %+v", upd)
+	}
+	wantEnrol(bare)
+	wantEnrol(inherits)
+	wantOK(enrolled)
+
+	// GET shows it; wrong types and null are refused by name.
+	var got roleJSON
+	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID, nil, 0), http.StatusOK).Decode(t, &got)
+	if !got.ForceMFA {
+		t.Fatalf("GET forceMfa false: %+v", got)
+	}
+	wantInvalid(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"forceMfa": nil}, 0), "forceMfa")
+	wantInvalid(t, w.do(t, hAAdmin, http.MethodPatch, byID, map[string]any{"forceMfa": "yes"}, 0), "forceMfa")
+	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "Typed", "forceMfa": 1}, 0), "forceMfa")
+
+	// Both changes are audited with the value they set.
+	recs, err := audit.List(context.Background(), w.env.Store, audit.Tenant(w.a.ID, ""), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, rec := range recs {
+		if rec.Action == "role.update" && rec.ResourceID == locked.ID {
+			fm, _ := rec.Details["forceMfa"].(map[string]any)
+			seen[fmt.Sprint(fm["from"], "->", fm["to"])]++
+		}
+	}
+	if len(seen) != 2 || seen["true->false"] != 1 || seen["false->true"] != 1 {
+		t.Fatalf("role.update forceMfa audit %v, want one true->false and one false->true", seen)
 	}
 }

@@ -67,6 +67,10 @@ type CreateInput struct {
 	Description  string
 	Permissions  []authz.Permission
 	ParentRoleID *string
+	// ForceMFA makes every holder (and every holder of a role inheriting
+	// from it) enrol an authenticator before anything else, as the built-in
+	// roles that force it do (auth.Authenticator.Load reads it each request).
+	ForceMFA bool
 }
 
 // UpdateInput is the body of PATCH /roles/:id; nil fields are left unchanged.
@@ -77,6 +81,8 @@ type UpdateInput struct {
 	Permissions *[]authz.Permission
 	// ParentRoleID sets the parent; a pointer to "" removes it.
 	ParentRoleID *string
+	// ForceMFA turns Force MFA on or off; holders feel it on their next request.
+	ForceMFA *bool
 }
 
 // owner is where a custom role lives: a partner or an organization.
@@ -488,7 +494,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	}
 	now := clock.Format(s.St.Clock.Now())
 	r := &Role{ID: uuid.NewString(), Name: name, Description: in.Description, Permissions: perms,
-		Version: 1, CreatedAt: now, UpdatedAt: now}
+		ForceMFA: in.ForceMFA, Version: 1, CreatedAt: now, UpdatedAt: now}
 	o.stamp(r)
 	tx := &store.Tx{}
 	wildcard := slices.Contains(perms, authz.AdminAll.String())
@@ -516,7 +522,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
 	}
 	guard := tx.Len() + 1
 	tx.Add(store.PutNew(r), putName(o.key, name, r.ID),
-		s.record(p, o, "role.create", r, map[string]any{"permissions": perms, "parentRoleId": parentID}))
+		s.record(p, o, "role.create", r, map[string]any{"permissions": perms, "parentRoleId": parentID, "forceMfa": r.ForceMFA}))
 	if err := s.commit(ctx, tx, guard); err != nil {
 		return nil, fmt.Errorf("create role %q: %w", name, err)
 	}
@@ -538,7 +544,7 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 	if err := s.withinLevel(ctx, p, r); err != nil {
 		return nil, err
 	}
-	if in.Name == nil && in.Description == nil && in.Permissions == nil && in.ParentRoleID == nil {
+	if in.Name == nil && in.Description == nil && in.Permissions == nil && in.ParentRoleID == nil && in.ForceMFA == nil {
 		return nil, ErrNoUpdates
 	}
 	c, err := checkUpdate(r, in)
@@ -562,7 +568,11 @@ func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*View,
 		guard = tx.Len() + 1
 		tx.Add(deleteName(o.key, r.Name), putName(o.key, next.Name, r.ID))
 	}
-	tx.Add(s.record(p, o, "role.update", next, map[string]any{"changes": c.changed}))
+	details := map[string]any{"changes": c.changed}
+	if in.ForceMFA != nil {
+		details["forceMfa"] = map[string]any{"from": r.ForceMFA, "to": next.ForceMFA}
+	}
+	tx.Add(s.record(p, o, "role.update", next, details))
 	if err := s.commit(ctx, tx, guard); err != nil {
 		return nil, fmt.Errorf("update role %s: %w", r.ID, err)
 	}
@@ -612,6 +622,10 @@ func checkUpdate(r *Role, in UpdateInput) (*roleChange, error) {
 			valid.UUID(f, "parentRoleId", c.parent)
 		}
 		c.changed = append(c.changed, "parentRoleId")
+	}
+	if in.ForceMFA != nil {
+		c.next.ForceMFA = *in.ForceMFA
+		c.changed = append(c.changed, "forceMfa")
 	}
 	return c, f.Err()
 }

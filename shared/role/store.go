@@ -203,6 +203,7 @@ func replaceWrite(next *Role, prev int) *store.Write {
 		Set(expression.Name("permissions"), expression.Value(next.Permissions)).
 		Set(expression.Name("parentRoleId"), expression.Value(next.ParentRoleID)).
 		Set(expression.Name("parentOwner"), expression.Value(next.ParentOwner)).
+		Set(expression.Name("forceMfa"), expression.Value(next.ForceMFA)).
 		Set(expression.Name("updatedAt"), expression.Value(next.UpdatedAt)).
 		Set(expression.Name("version"), expression.Value(next.Version))
 	return store.Change(next.PK, next.SK, upd).When(store.Is("version", prev)).Exists()

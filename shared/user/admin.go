@@ -165,8 +165,9 @@ func (s *Service) ResendInvite(ctx context.Context, in ResendInput) (*Resent, er
 	return &Resent{ID: u.ID, Email: u.Email, InviteEmailSent: s.sendInvite(ctx, p, t, u.Email, name, token)}, nil
 }
 
-// Update changes the name or status (active, disabled) of a member of the
-// caller's scope, under the rules above. Disabling an account ends every
+// Update changes the name, status (active, disabled) or restriction
+// (restrict.go) of a member of the caller's scope, under the rules above, in
+// one transaction. Disabling an account ends every
 // session and token of it in the same write; suspending a membership takes
 // effect on the member's next request (authentication reads the membership).
 func (s *Service) Update(ctx context.Context, id string, in UpdateInput) (*Member, error) {
@@ -193,7 +194,7 @@ func (s *Service) update(ctx context.Context, id string, in UpdateInput) (*Membe
 	if err != nil {
 		return nil, err
 	}
-	if in.Name == nil && in.Status == nil {
+	if in.Name == nil && in.Status == nil && !in.restricts() {
 		return nil, ErrNoUpdates
 	}
 	f := fault.Fields{}
@@ -219,8 +220,12 @@ func (s *Service) update(ctx context.Context, id string, in UpdateInput) (*Membe
 	if disable && u.ID == p.UserID {
 		return nil, ErrDisableSelf
 	}
+	rs, rsDetails, err := s.restriction(ctx, p, t, m, in)
+	if err != nil {
+		return nil, err
+	}
 	if !m.Accepted(u) {
-		return s.updatePending(ctx, p, t, u, m, in)
+		return s.updatePending(ctx, p, t, u, m, in, rs, rsDetails)
 	}
 	owner, err := s.holdsAccount(ctx, p, u.ID)
 	if err != nil {
@@ -230,13 +235,21 @@ func (s *Service) update(ctx context.Context, id string, in UpdateInput) (*Membe
 		if in.Name != nil && *in.Name != u.Name {
 			return nil, ErrAccountWide
 		}
-		if in.Status == nil {
+		if in.Status == nil && rs == nil {
 			v := NewMember(u, m)
 			return &v, nil
 		}
-		return s.setMemberStatus(ctx, p, t, u, m, disable)
+		return s.setMemberStatus(ctx, p, t, u, m, in.Status, rs, rsDetails)
 	}
-	return s.updateAccount(ctx, p, t, u, m, in)
+	return s.updateAccount(ctx, p, t, u, m, in, rs, rsDetails)
+}
+
+// withRestriction adds the restriction's audit fields to details.
+func withRestriction(details, rsDetails map[string]any) map[string]any {
+	if len(rsDetails) > 0 {
+		details["restriction"] = rsDetails
+	}
+	return details
 }
 
 // updatePending edits a membership the account has not accepted (invited or
@@ -244,9 +257,11 @@ func (s *Service) update(ctx context.Context, id string, in UpdateInput) (*Membe
 // stays), disabling it suspends the invitation (its token stops working) and
 // restoring it returns it to invited, never to active (the transition table
 // of membership.go).
-func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput) (*Member, error) {
+func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput,
+	rs *Restriction, rsDetails map[string]any) (*Member, error) {
 	from := m.State(u)
 	next := *m
+	rs.apply(&next)
 	if in.Name != nil {
 		next.InvitedName = *in.Name
 	}
@@ -261,14 +276,14 @@ func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Targe
 		}
 		next.Status = to
 	}
-	if next.Status == m.Status && next.InvitedName == m.InvitedName {
+	if next.Status == m.Status && next.InvitedName == m.InvitedName && rs == nil {
 		v := NewMember(u, m)
 		return &v, nil
 	}
 	tx := (&store.Tx{}).Add(
 		replaceMembershipWrite(&next, m),
-		s.record(p, t, "user.update", &User{ID: u.ID, Email: u.Email}, map[string]any{"pending": true,
-			"from": from, "to": next.State(u)}))
+		s.record(p, t, "user.update", &User{ID: u.ID, Email: u.Email}, withRestriction(map[string]any{"pending": true,
+			"from": from, "to": next.State(u)}, rsDetails)))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("update invitation of %s: %w", u.ID, err)
 	}
@@ -276,40 +291,56 @@ func (s *Service) updatePending(ctx context.Context, p *authz.Principal, t Targe
 	return &v, nil
 }
 
-// setMemberStatus suspends or restores the membership in t only.
-func (s *Service) setMemberStatus(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, disable bool) (*Member, error) {
-	from, op := m.State(u), OpRestore
-	if disable {
-		op = OpSuspend
+// setMemberStatus suspends or restores (status, when given) the membership in
+// t only, and changes its restriction (rs, when given).
+func (s *Service) setMemberStatus(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, status *string,
+	rs *Restriction, rsDetails map[string]any) (*Member, error) {
+	from, to := m.State(u), MemberStatus("")
+	disable := status != nil && Status(*status) == StatusDisabled
+	if status != nil {
+		op := OpRestore
+		if disable {
+			op = OpSuspend
+		}
+		next, ok := Next(from, op)
+		if !ok {
+			return nil, ErrActivateGuest
+		}
+		if next != from {
+			to = next
+		}
 	}
-	to, ok := Next(from, op)
-	if !ok {
-		return nil, ErrActivateGuest
-	}
-	if from == to {
+	if to == "" && rs == nil {
 		v := NewMember(u, m)
 		return &v, nil
 	}
 	tx := &store.Tx{}
-	if disable {
+	if to != "" && disable {
 		if err := s.keepAnAdmin(ctx, t, m, tx); err != nil {
 			return nil, err
 		}
 	}
-	tx.Add(memberStatusWrite(m, to), s.record(p, t, "user.membership."+map[bool]string{true: "suspend", false: "restore"}[disable],
-		u, map[string]any{"scope": t.Scope}))
+	action := "user.membership.update"
+	if to != "" {
+		action = "user.membership." + map[bool]string{true: "suspend", false: "restore"}[disable]
+	}
+	tx.Add(memberChangeWrite(m, to, rs), s.record(p, t, action, u, withRestriction(map[string]any{"scope": t.Scope}, rsDetails)))
 	if err := s.commit(ctx, tx); err != nil {
-		return nil, fmt.Errorf("set membership status of %s: %w", u.ID, err)
+		return nil, fmt.Errorf("set membership of %s: %w", u.ID, err)
 	}
 	next := *m
-	next.Status = to
+	if to != "" {
+		next.Status = to
+	}
+	rs.apply(&next)
 	v := NewMember(u, &next)
 	return &v, nil
 }
 
 // updateAccount changes the account itself: the caller's tenant holds every
 // membership of it (or the caller is system scope).
-func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput) (*Member, error) {
+func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Target, u *User, m *Membership, in UpdateInput,
+	rs *Restriction, rsDetails map[string]any) (*Member, error) {
 	var changed []string
 	details := map[string]any{}
 	now := s.Clock.Now()
@@ -336,30 +367,40 @@ func (s *Service) updateAccount(ctx context.Context, p *authz.Principal, t Targe
 		u.Status = next
 		changed = append(changed, "status")
 	}
-	if len(changed) == 0 && !restore {
+	if len(changed) == 0 && !restore && rs == nil {
 		v := NewMember(u, m)
 		return &v, nil
 	}
-	u.UpdatedAt = clock.Format(now)
-	if revokeAt != "" && len(changed) == 1 {
-		// A disable alone is a kill switch: it writes whatever else changed
-		// the profile meanwhile (the account's own edits, which it stops).
-		tx.Add(disableAccountWrite(u, revokeAt))
-	} else {
-		tx.Add(accountWrite(u, revokeAt))
+	// A restriction alone leaves the account alone.
+	account := len(changed) > 0 || restore
+	if account {
+		u.UpdatedAt = clock.Format(now)
+		if revokeAt != "" && len(changed) == 1 {
+			// A disable alone is a kill switch: it writes whatever else changed
+			// the profile meanwhile (the account's own edits, which it stops).
+			tx.Add(disableAccountWrite(u, revokeAt))
+		} else {
+			tx.Add(accountWrite(u, revokeAt))
+		}
 	}
 	next := *m
+	to := MemberStatus("")
 	if restore {
-		next.Status = MemberActive
-		tx.Add(memberStatusWrite(m, MemberActive))
+		to, next.Status = MemberActive, MemberActive
 		details["membershipRestored"] = true
 	}
+	if to != "" || rs != nil {
+		tx.Add(memberChangeWrite(m, to, rs))
+	}
+	rs.apply(&next)
 	details["changes"] = changed
-	tx.Add(s.record(p, t, "user.update", u, details))
+	tx.Add(s.record(p, t, "user.update", u, withRestriction(details, rsDetails)))
 	if err := s.commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("update user %s: %w", u.ID, err)
 	}
-	u.Version++
+	if account {
+		u.Version++
+	}
 	v := NewMember(u, &next)
 	return &v, nil
 }

@@ -16,9 +16,13 @@ type (
 		AvatarURL valid.Opt[string] `json:"avatarUrl"`
 	}
 	updateBody struct {
-		OrgID  string            `json:"orgId"`
-		Name   valid.Opt[string] `json:"name"`
-		Status valid.Opt[string] `json:"status"`
+		OrgID          string              `json:"orgId"`
+		Name           valid.Opt[string]   `json:"name"`
+		Status         valid.Opt[string]   `json:"status"`
+		SiteIDs        valid.Opt[[]string] `json:"siteIds"`
+		DeviceGroupIDs valid.Opt[[]string] `json:"deviceGroupIds"`
+		OrgAccess      valid.Opt[string]   `json:"orgAccess"`
+		OrgIDs         valid.Opt[[]string] `json:"orgIds"`
 	}
 )
 
@@ -137,7 +141,9 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := fault.Fields{}
-	in := UpdateInput{OrgID: b.OrgID, Name: b.Name.NotNull(f, "name", "a string"), Status: b.Status.NotNull(f, "status", "a string")}
+	in := UpdateInput{OrgID: b.OrgID, Name: b.Name.NotNull(f, "name", "a string"), Status: b.Status.NotNull(f, "status", "a string"),
+		SiteIDs: b.SiteIDs.NotNull(f, "siteIds", "an array"), DeviceGroupIDs: b.DeviceGroupIDs.NotNull(f, "deviceGroupIds", "an array"),
+		OrgAccess: b.OrgAccess.NotNull(f, "orgAccess", "a string"), OrgIDs: b.OrgIDs.NotNull(f, "orgIds", "an array")}
 	if err := f.Err(); err != nil {
 		return err
 	}

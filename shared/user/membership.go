@@ -1,6 +1,10 @@
 package user
 
-import "github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+import (
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/gale-rmm/gale/shared/store"
+)
 
 // # Membership states
 //
@@ -116,4 +120,12 @@ func statusIs(m *Membership) expression.ConditionBuilder {
 		return expression.Name("status").AttributeNotExists()
 	}
 	return expression.Name("status").Equal(expression.Value(m.Status))
+}
+
+// versionIs is the condition "m's stored version is still what was read".
+func versionIs(m *Membership) expression.ConditionBuilder {
+	if m.Version == 0 {
+		return expression.Name("version").AttributeNotExists()
+	}
+	return store.Is("version", m.Version)
 }

@@ -691,4 +691,11 @@ type UpdateInput struct {
 	OrgID  string
 	Name   *string
 	Status *string
+	// SiteIDs and DeviceGroupIDs (organization memberships), OrgAccess and
+	// OrgIDs (partner memberships) change the member's restriction
+	// (restrict.go); an empty list lifts it.
+	SiteIDs        *[]string
+	DeviceGroupIDs *[]string
+	OrgAccess      *string
+	OrgIDs         *[]string
 }

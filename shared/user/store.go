@@ -110,18 +110,44 @@ func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 // Writes of the user service. Each names its condition: the compare-and-swap
 // that makes concurrent changes of one record have one winner.
 
-// replaceMembershipWrite overwrites membership prev with next if the stored
-// one is still prev: same id, role and state (so a stale copy never writes
-// back a state another request moved it from).
+// replaceMembershipWrite overwrites membership prev with next (at the next
+// version) if the stored one is still prev: same id, role, state and version
+// (so a stale copy never writes back a state, role or restriction another
+// request moved it from).
 func replaceMembershipWrite(next, prev *Membership) *store.Write {
-	return store.Put(next).When(store.Is("id", prev.ID).And(store.Is("roleId", prev.RoleID)).And(statusIs(prev)))
+	next.Version = prev.Version + 1
+	return store.Put(next).When(store.Is("id", prev.ID).And(store.Is("roleId", prev.RoleID)).And(statusIs(prev)).And(versionIs(prev)))
 }
 
-// memberStatusWrite moves membership m to state to if it is still m in the
-// state it was read in.
-func memberStatusWrite(m *Membership, to MemberStatus) *store.Write {
-	return store.Change(m.PK, m.SK, expression.Set(expression.Name("status"), expression.Value(to))).
-		When(store.Is("id", m.ID).And(statusIs(m)))
+// memberChangeWrite moves membership m to state to ("" leaves the state) if
+// it is still m in the state it was read in and, with rs, to restriction rs
+// at the next version if it is still at m's: of two concurrent edits of a
+// restriction one wins and the other is a lost race (never a lost update). A
+// state change alone leaves the version (it writes no restriction).
+func memberChangeWrite(m *Membership, to MemberStatus, rs *Restriction) *store.Write {
+	cond := store.Is("id", m.ID)
+	var upd expression.UpdateBuilder
+	if to != "" {
+		upd = upd.Set(expression.Name("status"), expression.Value(to))
+		cond = cond.And(statusIs(m))
+	}
+	if rs != nil {
+		for attr, v := range map[string][]string{"siteIds": rs.SiteIDs, "deviceGroupIds": rs.GroupIDs, "orgIds": rs.OrgIDs} {
+			if len(v) == 0 {
+				upd = upd.Remove(expression.Name(attr))
+			} else {
+				upd = upd.Set(expression.Name(attr), expression.Value(v))
+			}
+		}
+		if rs.OrgAccess == "" {
+			upd = upd.Remove(expression.Name("orgAccess"))
+		} else {
+			upd = upd.Set(expression.Name("orgAccess"), expression.Value(rs.OrgAccess))
+		}
+		upd = upd.Add(expression.Name("version"), expression.Value(1))
+		cond = cond.And(versionIs(m))
+	}
+	return store.Change(m.PK, m.SK, upd).When(cond)
 }
 
 // deleteMembershipWrite deletes membership m if it is still m.

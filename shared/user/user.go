@@ -27,8 +27,10 @@
 // The Service (service.go, handler.go) administers users under /api/v1/users:
 // own profile, listing, invitation (invite.go: one token per user and scope,
 // stored as its SHA-256, so re-inviting into a scope revokes that scope's
-// previous token and no other tenant's), status, removal from a scope and role
-// assignment. Roles and organizations come through narrow
+// previous token and no other tenant's), status, restriction edits
+// (restrict.go: sites, device groups, partner organization access), removal
+// from a scope and role assignment. Role and restriction edits move the
+// membership's version (compare-and-swap). Roles and organizations come through narrow
 // interfaces (role.Store, tenant.Store satisfy them), since role imports user.
 // Accepting an invitation ends in a sign-in and lives in shared/invite.
 package user
@@ -118,7 +120,11 @@ type Membership struct {
 	// InvitedName is the name the inviter gave; until acceptance the inviter
 	// sees it instead of the account's own.
 	InvitedName string `dynamodbav:"invitedName,omitempty" json:"-"`
-	CreatedAt   string `dynamodbav:"createdAt" json:"createdAt"`
+	// Version moves with every change of the role or the restriction
+	// (siteIds, deviceGroupIds, orgAccess, orgIds), for compare-and-swap:
+	// absent on rows no such change has written yet.
+	Version   int    `dynamodbav:"version,omitempty" json:"-"`
+	CreatedAt string `dynamodbav:"createdAt" json:"createdAt"`
 }
 
 // Active reports whether the membership grants its role.
