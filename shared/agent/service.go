@@ -443,9 +443,14 @@ func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat, p de
 }
 
 // transition moves the device (and its agent row, with the heartbeat's
-// digest) to status to with the event.
+// digest) to status to with the event. A heartbeat only ever moves a device
+// online (device.BeatStatus); the type is spelled as the catalogue's constant,
+// which is how shared/webhook/eventtype/raised_test.go finds what is raised.
 func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string, p device.BeatPlan) error {
-	ev, err := event.New(s.Clock, "device."+to, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
+	if to != device.StatusOnline {
+		return fmt.Errorf("device %s: a heartbeat cannot move it to %q", a.DeviceID, to)
+	}
+	ev, err := event.New(s.Clock, eventtype.DeviceOnline, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
 	if err != nil {
 		return err
 	}
