@@ -40,7 +40,11 @@ type Doer interface {
 // SendMessageBatch per ten jobs. An attempt costs three: the claim (UpdateItem
 // returning the delivery), the webhook (GetItem) and the outcome (a
 // transaction of the delivery and the webhook's counters), plus one
-// SendMessage when it schedules a retry or dead-letters the job.
+// SendMessage when it schedules a retry or dead-letters the job. A delivery
+// that ends failed while its webhook's failure run is older than the window
+// may add a GetItem (the run as it is now) and the transition's transaction;
+// the one transition that wins also reads the organization's members and
+// their roles and accounts, and enqueues their e-mails (failing.go).
 type Worker struct {
 	St    Store
 	Box   *secret.Box
