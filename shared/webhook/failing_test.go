@@ -187,3 +187,27 @@ func TestReenabledWebhookResumesWithNewEventsOnly(t *testing.T) {
 		t.Errorf("%d webhook.failed rows, want 1", n)
 	}
 }
+
+// A delivery that fails because its webhook was not active (a test delivery
+// of a paused webhook) is not the receiver's failure: the run does not grow.
+func TestNotActiveFailuresAreNotCounted(t *testing.T) {
+	rc := newReceiver(t, 500)
+	w, wh, _ := failingWorld(t, rc)
+	w.raiseN(t, 2)
+	w.pump(t)
+	run, since, err := webhook.FailRun(t.Context(), w.worker.St, w.a.ID, wh.ID)
+	if err != nil || run != 2 || since == "" {
+		t.Fatalf("run %d since %q (%v), want 2", run, since, err)
+	}
+	fixture.Expect(t, w.call(t, http.MethodPatch, base+"/"+wh.ID, aAdmin, map[string]any{"status": "paused"}), http.StatusOK)
+	w.env.Clock.Advance(time.Second) // the test delivery sorts first
+	fixture.Expect(t, w.call(t, http.MethodPost, base+"/"+wh.ID+"/test", aAdmin, nil), http.StatusAccepted)
+	w.pump(t)
+	l := w.deliveries(t, wh.ID, "?limit=1")
+	if len(l.Data) != 1 || l.Data[0].ErrorMessage == nil || *l.Data[0].ErrorMessage != "Webhook is not active" {
+		t.Fatalf("test delivery of a paused webhook: %+v", l.Data)
+	}
+	if run2, since2, err := webhook.FailRun(t.Context(), w.worker.St, w.a.ID, wh.ID); err != nil || run2 != 2 || since2 != since {
+		t.Errorf("run %d since %q after a not-active failure, want 2 since %q (%v)", run2, since2, since, err)
+	}
+}
