@@ -445,7 +445,9 @@ func (s *Service) beat(ctx context.Context, a *device.Agent, b device.Beat, p de
 // transition moves the device (its rows, and its agent row with the
 // heartbeat's digest) to status to with the event; a device written before
 // live rows existed takes its live row the same way, with no event when its
-// status stays.
+// status stays. A heartbeat only ever moves a device online
+// (device.BeatStatus); the type is spelled as the catalogue's constant,
+// which is how shared/webhook/eventtype/raised_test.go finds what is raised.
 func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat, to string, p device.BeatPlan) error {
 	tx := (&store.Tx{}).Add(device.TransitionWrites(a, b, to, p)...)
 	if to == a.Status {
@@ -455,7 +457,10 @@ func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat
 		}
 		return err
 	}
-	ev, err := event.New(s.Clock, "device."+to, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
+	if to != device.StatusOnline {
+		return fmt.Errorf("device %s: a heartbeat cannot move it to %q", a.DeviceID, to)
+	}
+	ev, err := event.New(s.Clock, eventtype.DeviceOnline, a.OrgID, map[string]any{"deviceId": a.DeviceID, "previousStatus": a.Status})
 	if err != nil {
 		return err
 	}

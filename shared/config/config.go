@@ -67,6 +67,11 @@ type Config struct {
 	// them (README, "Retention").
 	AuditRetention           time.Duration // AUDIT_RETENTION_DAYS, default 400
 	WebhookDeliveryRetention time.Duration // WEBHOOK_DELIVERY_RETENTION_DAYS, default 30
+	// A webhook becomes failed (and stops receiving) after at least
+	// WebhookFailureThreshold consecutive failed deliveries, the first of them
+	// at least WebhookFailureWindow ago (shared/webhook, FailurePolicy).
+	WebhookFailureThreshold int           // WEBHOOK_FAILURE_THRESHOLD, default 50
+	WebhookFailureWindow    time.Duration // WEBHOOK_FAILURE_WINDOW_HOURS, default 24
 	// PAMRequestRetention is PAM_REQUEST_RETENTION_DAYS (default 400): how
 	// long an elevation request is kept once final (its ttl).
 	PAMRequestRetention time.Duration
@@ -210,6 +215,12 @@ func (c *Config) loadDurations(get Getenv) error {
 	if c.PAMRequestRetention, err = days(get, "PAM_REQUEST_RETENTION_DAYS", 400); err != nil {
 		return err
 	}
+	if c.WebhookFailureThreshold, err = count(get, "WEBHOOK_FAILURE_THRESHOLD", 50); err != nil {
+		return err
+	}
+	if c.WebhookFailureWindow, err = hours(get, "WEBHOOK_FAILURE_WINDOW_HOURS", 24); err != nil {
+		return err
+	}
 
 	if c.RequestTimeout, err = millis(get, "REQUEST_TIMEOUT_MS", 10_000); err != nil {
 		return err
@@ -266,6 +277,14 @@ func days(get Getenv, key string, d int) (time.Duration, error) {
 		return 0, fmt.Errorf("config: %s must be a positive whole number of days, got %q", key, get(key))
 	}
 	return time.Duration(n) * 24 * time.Hour, nil
+}
+
+func hours(get Getenv, key string, d int) (time.Duration, error) {
+	n, err := count(get, key, d)
+	if err != nil {
+		return 0, fmt.Errorf("config: %s must be a positive whole number of hours, got %q", key, get(key))
+	}
+	return time.Duration(n) * time.Hour, nil
 }
 
 func millis(get Getenv, key string, d int) (time.Duration, error) {

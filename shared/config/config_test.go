@@ -185,3 +185,24 @@ func TestRetentionDays(t *testing.T) {
 		}
 	}
 }
+
+// The webhook failure policy defaults to 50 failed deliveries over 24 hours;
+// a value that is not a positive whole number stops the start.
+func TestWebhookFailurePolicy(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil || c.WebhookFailureThreshold != 50 || c.WebhookFailureWindow != 24*time.Hour {
+		t.Fatalf("defaults: %d, %v (%v)", c.WebhookFailureThreshold, c.WebhookFailureWindow, err)
+	}
+	c, err = load(t, map[string]string{"WEBHOOK_FAILURE_THRESHOLD": "3", "WEBHOOK_FAILURE_WINDOW_HOURS": "72"})
+	if err != nil || c.WebhookFailureThreshold != 3 || c.WebhookFailureWindow != 72*time.Hour {
+		t.Fatalf("overrides: %d, %v (%v)", c.WebhookFailureThreshold, c.WebhookFailureWindow, err)
+	}
+	for key, want := range map[string]string{"WEBHOOK_FAILURE_THRESHOLD": "must be a positive whole number,",
+		"WEBHOOK_FAILURE_WINDOW_HOURS": "must be a positive whole number of hours"} {
+		for _, v := range []string{"0", "-5", "ten", "1.5", "24h"} {
+			if _, err := load(t, map[string]string{key: v}); err == nil || !strings.Contains(err.Error(), key+" "+want) {
+				t.Errorf("%s=%q: %v", key, v, err)
+			}
+		}
+	}
+}

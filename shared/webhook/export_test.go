@@ -21,3 +21,12 @@ func Open(box *secret.Box, r *record) (url string, sec []byte, headers []Header,
 func Claim(ctx context.Context, st Store, j Job, now time.Time) (*Delivery, error) {
 	return st.claim(ctx, j, newClaimID(), now.UnixMilli(), now.Add(claimFor).UnixMilli())
 }
+
+// FailRun reads a webhook's failure run (failRun, failRunSince).
+func FailRun(ctx context.Context, st Store, orgID, id string) (int64, string, error) {
+	r, err := st.Get(ctx, orgID, id)
+	if err != nil {
+		return 0, "", err
+	}
+	return r.FailRun, r.FailRunSince, nil
+}

@@ -14,6 +14,7 @@ import (
 //
 //	route                                     MFA  calls              what
 //	GET    /webhooks                               org 1; others 2    others: organization GetItem; webhooks Query
+//	GET    /webhooks/event-types                   0                  the catalogue (shared/webhook/eventtype), from code
 //	POST   /webhooks                          yes  2                  organization GetItem; transaction (webhook, audit)
 //	GET    /webhooks/:id                           1                  webhook GetItem (organization callers) or GSI1 Query
 //	PATCH  /webhooks/:id                      yes  2                  webhook read; transaction (CAS on updatedAt, audit)
@@ -28,6 +29,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks", Access: httpapi.User, Handle: h.list},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/event-types", Access: httpapi.User, Handle: h.eventTypes},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, Handle: h.get},
 		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
 		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
@@ -48,6 +50,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(hooks, page))
+	return nil
+}
+
+func (h *Handler) eventTypes(w http.ResponseWriter, r *http.Request) error {
+	page, err := httpapi.ParsePage(r, 50, 100)
+	if err != nil {
+		return err
+	}
+	types, err := h.Svc.EventTypes(r.Context())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(types, page))
 	return nil
 }
 

@@ -104,6 +104,14 @@ func (s *Service) patchWrite(r *record, c *change) (*record, *store.Write, error
 	if c.status != nil {
 		set["status"], next.Status = *c.status, *c.status
 	}
+	now := clock.Format(s.Clock.Now())
+	if c.status != nil && *c.status == StatusActive && r.Status != StatusActive {
+		// Made active again: a new failure run, and only events from now on
+		// (failing.go).
+		set["activeSince"], next.ActiveSince = now, now
+		set[attrFailRun], next.FailRun = 0, 0
+		remove, next.FailRunSince, next.FailedAt = append(remove, attrFailRunSince, "failedAt"), "", ""
+	}
 	if c.events != nil {
 		set["events"], next.Events = c.events, c.events
 	}
@@ -139,7 +147,7 @@ func (s *Service) patchWrite(r *record, c *change) (*record, *store.Write, error
 			set["headersSealed"] = next.Headers
 		}
 	}
-	next.UpdatedAt = clock.Format(s.Clock.Now())
+	next.UpdatedAt = now
 	set["updatedAt"] = next.UpdatedAt
 	w := changeWrite(r.OrgID, r.ID, set, remove)
 	w.When(live().And(store.Is("updatedAt", r.UpdatedAt)))

@@ -133,6 +133,16 @@ func (s *Service) webhook(ctx context.Context, p *authz.Principal, id string, wi
 	return r, nil
 }
 
+// EventTypes lists the catalogue: every type a webhook may subscribe to, with
+// what it means and whether anything raises it yet. It holds no tenant's data,
+// so any caller who may read webhooks sees the same list.
+func (s *Service) EventTypes(ctx context.Context) ([]eventtype.Type, error) {
+	if _, err := s.authorize(ctx, authz.OrgsRead); err != nil {
+		return nil, err
+	}
+	return eventtype.Types(), nil
+}
+
 // List returns the webhooks of the organization the caller names (or their
 // own), newest first.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]Webhook, error) {

@@ -207,8 +207,8 @@ type result struct {
 }
 
 // outcomeWrites record an attempt while claimID holds it, and count it on the
-// webhook: successCount or failureCount, lastDeliveryAt (lastSuccessAt) and
-// the status counts, all by ADD and SET.
+// webhook: successCount or failureCount, lastDeliveryAt (lastSuccessAt), the
+// status counts and the failure run (runUpdate), all by ADD and SET.
 func outcomeWrites(d *Delivery, claimID string, r result) (dw, ww *store.Write) {
 	u := expression.Set(expression.Name("status"), expression.Value(r.to)).
 		Set(expression.Name("attempts"), expression.Value(r.attempts)).
@@ -241,6 +241,7 @@ func outcomeWrites(d *Delivery, claimID string, r result) (dw, ww *store.Write) 
 	if r.from != r.to {
 		wu = wu.Add(expression.Name(count(r.from)), expression.Value(-1)).Add(expression.Name(count(r.to)), expression.Value(1))
 	}
+	wu = runUpdate(wu, r)
 	ww = store.Change(wk.PK, wk.SK, wu).When(store.Present())
 	return dw, ww
 }

@@ -31,6 +31,12 @@
 //   - The next attempt's job is enqueued (with its delay) before the outcome is
 //     written, and a job that outlives an attempt it lost finds its claim
 //     refused: at least once, never a lost retry.
+//   - A webhook whose deliveries keep failing stops (status failed) after
+//     FailurePolicy's run of consecutive failed deliveries over its window:
+//     the run is counted by ADD in the outcome transactions, the transition is
+//     one conditional transaction with exactly one winner, which alone
+//     e-mails the organization's administrators (failing.go). Re-enabled, it
+//     receives only events that happen from then on (activeSince).
 //
 // # Rows
 //
@@ -148,6 +154,11 @@ type record struct {
 	// Deleting hides a webhook whose deliveries are being removed; a repeated
 	// DELETE resumes.
 	Deleting bool `dynamodbav:"deleting,omitempty"`
+	// FailedAt is when the failure policy stopped the webhook (failing.go);
+	// ActiveSince when a PATCH last made it active again: events that happened
+	// before it are not delivered.
+	FailedAt    string `dynamodbav:"failedAt,omitempty"`
+	ActiveSince string `dynamodbav:"activeSince,omitempty"`
 	counters
 }
 
@@ -162,6 +173,10 @@ type counters struct {
 	NDelivered     int64  `dynamodbav:"nDelivered"`
 	NFailed        int64  `dynamodbav:"nFailed"`
 	NRetrying      int64  `dynamodbav:"nRetrying"`
+	// FailRun counts the consecutive failed deliveries since the last
+	// delivered one, FailRunSince is the first of them (failing.go).
+	FailRun      int64  `dynamodbav:"failRun"`
+	FailRunSince string `dynamodbav:"failRunSince,omitempty"`
 }
 
 // count is the counter attribute of a delivery status.

@@ -40,7 +40,11 @@ type Doer interface {
 // SendMessageBatch per ten jobs. An attempt costs three: the claim (UpdateItem
 // returning the delivery), the webhook (GetItem) and the outcome (a
 // transaction of the delivery and the webhook's counters), plus one
-// SendMessage when it schedules a retry or dead-letters the job.
+// SendMessage when it schedules a retry or dead-letters the job. A delivery
+// that ends failed while its webhook's failure run is older than the window
+// may add a GetItem (the run as it is now) and the transition's transaction;
+// the one transition that wins also reads the organization's members and
+// their roles and accounts, and enqueues their e-mails (failing.go).
 type Worker struct {
 	St    Store
 	Box   *secret.Box
@@ -59,6 +63,13 @@ type Worker struct {
 	// webhook fan-out; nil runs none. Both are idempotent: an error of
 	// either fails the message, which the queue redelivers.
 	React func(ctx context.Context, typ, orgID string, data json.RawMessage) error
+	// Failure is when a failing webhook stops (zero fields: DefaultFailure);
+	// Users, Roles and Mail find and e-mail the organization's administrators
+	// when one does (failing.go).
+	Failure FailurePolicy
+	Users   Users
+	Roles   Roles
+	Mail    Mailer
 }
 
 // Handle processes an SQS batch, its records concurrently, and reports each
@@ -198,11 +209,17 @@ func (w *Worker) fanOut(ctx context.Context, body string) error {
 	return w.Queue.Send(ctx, w.DeliveryQueueURL, jobs...)
 }
 
-// createdAfter reports whether webhook h was created after instant at. A
-// webhook whose createdAt cannot be read is taken as older than every event.
+// createdAfter reports whether webhook h was created, or last made active
+// again, after instant at: an event that happened while it did not exist, or
+// while it was stopped, is not its to receive. A webhook whose times cannot be
+// read is taken as older than every event.
 func createdAfter(h record, at time.Time) bool {
-	c, err := time.Parse(time.RFC3339Nano, h.CreatedAt)
-	return err == nil && c.After(at)
+	for _, t := range []string{h.CreatedAt, h.ActiveSince} {
+		if c, err := time.Parse(time.RFC3339Nano, t); err == nil && c.After(at) {
+			return true
+		}
+	}
+	return false
 }
 
 func jobMessage(j Job, delay int32) Message {
@@ -287,7 +304,10 @@ func (w *Worker) attempt(ctx context.Context, j Job) error {
 			return err
 		}
 	}
-	return w.record(ctx, d, claimID, r)
+	if err := w.record(ctx, d, claimID, r); err != nil {
+		return err
+	}
+	return w.stopIfFailing(ctx, h, d, r)
 }
 
 // record writes an attempt's outcome while the claim holds.

@@ -26,6 +26,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/webhook"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -173,16 +174,25 @@ type world struct {
 	a, b   tenant.Organization
 	c      tenant.Organization
 	tokens map[string]string
+	emails map[string]string // by caller
+	ids    map[string]string // user ids by caller
+	claims map[string]fixture.Member
 }
 
 func newWorld(t testing.TB, rcs ...*receiver) *world {
 	t.Helper()
-	vars := []string{"WEBHOOK_ALLOW_CIDRS", "127.0.0.1/32"}
+	return newWorldWith(t, nil, rcs...)
+}
+
+// newWorldWith is newWorld with more environment settings (name, value, ...).
+func newWorldWith(t testing.TB, settings []string, rcs ...*receiver) *world {
+	t.Helper()
+	vars := append([]string{"WEBHOOK_ALLOW_CIDRS", "127.0.0.1/32"}, settings...)
 	if len(rcs) > 0 {
 		vars = append(vars, "WEBHOOK_CA_FILE", caFile(t, rcs...))
 	}
 	env := testenv.New(t, vars...)
-	w := &world{env: env, tokens: map[string]string{}, dns: &dns{m: map[string][]string{
+	w := &world{env: env, tokens: map[string]string{}, emails: map[string]string{}, ids: map[string]string{}, claims: map[string]fixture.Member{}, dns: &dns{m: map[string][]string{
 		"hooks.example.com": {"93.184.216.34"}, "example.com": {"127.0.0.1"}}}}
 	svc, err := webhooksgroup.Service(env.Deps)
 	if err != nil {
@@ -230,9 +240,26 @@ func newWorld(t testing.TB, rcs ...*receiver) *world {
 		cAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgAdminID, MFA: true},
 	}
 	for name, m := range users {
-		w.tokens[name] = fixture.User(t, env, m).Token
+		c := fixture.User(t, env, m)
+		w.tokens[name], w.emails[name], w.ids[name], w.claims[name] = c.Token, c.Email, c.UserID, m
 	}
 	return w
+}
+
+// signIn gives caller a new session at the fake clock's time (a test that
+// moves the clock past the access token's lifetime calls it).
+func (w *world) signIn(t testing.TB, caller string) {
+	t.Helper()
+	m := w.claims[caller]
+	pair, sw, err := w.env.Sessions.Start(w.ids[caller], session.Claims{Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, MFA: m.MFA},
+		"127.0.0.1", "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.env.Store.Do(context.Background(), sw); err != nil {
+		t.Fatal(err)
+	}
+	w.tokens[caller] = pair.AccessToken
 }
 
 // call serves one request as caller.

@@ -15,8 +15,10 @@ import (
 )
 
 // Worker builds the queue consumer (webhook deliveries, and the mobile
-// approval fan-out of pending elevation requests, shared/push): the guard (OUTBOUND_ALLOW_CIDRS) and the
-// delivery client (OUTBOUND_CA_FILE). Building it does no I/O beyond reading the
+// approval fan-out of pending elevation requests, shared/push): the guard (OUTBOUND_ALLOW_CIDRS), the
+// delivery client (OUTBOUND_CA_FILE) and the failure policy
+// (WEBHOOK_FAILURE_THRESHOLD, WEBHOOK_FAILURE_WINDOW_HOURS) with the mail
+// queue that tells a failed webhook's administrators. Building it does no I/O beyond reading the
 // CA file when one is set.
 func Worker(d *app.Deps) (*webhook.Worker, error) {
 	b, err := webhooksgroup.Box(d)
@@ -33,7 +35,9 @@ func Worker(d *app.Deps) (*webhook.Worker, error) {
 	}
 	return &webhook.Worker{St: webhook.Store{St: d.Store, DeliveryRetention: d.Cfg.WebhookDeliveryRetention}, Box: b, Guard: g, HTTP: client, Queue: webhook.SQSQueue{SQS: d.SQS},
 		Clock: d.Clock, EventsQueueName: app.QueueName(d.Cfg.EventsQueueURL), DeliveryQueueURL: d.Cfg.DeliveryQueueURL,
-		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log, React: pushgroup.Mobile(d).OnEvent}, nil
+		DLQURL: d.Cfg.DeliveryDLQURL, Log: d.Log, React: pushgroup.Mobile(d).OnEvent,
+		Failure: webhook.FailurePolicy{Threshold: d.Cfg.WebhookFailureThreshold, Window: d.Cfg.WebhookFailureWindow},
+		Users:   d.Users, Roles: d.Roles, Mail: d.Notify}, nil
 }
 
 // RunWorker starts the webhook-worker Lambda.

@@ -83,30 +83,95 @@ const (
 // Test is the type of test deliveries (POST /webhooks/:id/test).
 const Test = "webhook.test"
 
+// Type is one subscribable type: its name, what it means, and whether some
+// operation of Gale raises it yet (a type can be subscribed to before anything
+// raises it; the spec's catalogue is larger than what Gale does today).
+// raised_test.go walks the source and fails when Raised disagrees with the
+// calls of shared/event.New.
+type Type struct {
+	Name        string `json:"type"`
+	Description string `json:"description"`
+	Raised      bool   `json:"raised"`
+}
+
 // Group is one row of the catalogue.
 type Group struct {
 	Name  string
-	Types []string
+	Types []Type
 }
 
 // Catalogue lists every subscribable type by group, in the document's order.
 var Catalogue = []Group{
-	{"Device", []string{DeviceEnrolled, DeviceOnline, DeviceOffline, DeviceUpdated, DeviceDecommissioned}},
-	{"Alert", []string{AlertTriggered, AlertAcknowledged, AlertResolved, AlertEscalated}},
-	{"Script", []string{ScriptStarted, ScriptCompleted, ScriptFailed}},
-	{"Automation", []string{AutomationStarted, AutomationCompleted, AutomationFailed}},
-	{"Policy", []string{PolicyEvaluated, PolicyViolation, PolicyCompliant}},
-	{"Patch", []string{PatchAvailable, PatchApproved, PatchInstalled, PatchFailed, PatchRollback}},
-	{"Other", []string{SecurityScoreChanged, RemoteSessionStarted, RemoteSessionEnded, UserLogin, UserLogout, SessionLogin, SessionLogout}},
-	{"Elevation", []string{ElevationRequested, ElevationAutoApproved, ElevationApproved, ElevationDenied,
-		ElevationActuating, ElevationExpired, ElevationRevoked}},
+	{"Device", []Type{
+		{DeviceEnrolled, "A device enrolled with an enrollment key.", true},
+		{DeviceOnline, "A device came online (a heartbeat or its channel after it was offline or pending).", true},
+		{DeviceOffline, "A device stopped reporting and was marked offline.", true},
+		{DeviceUpdated, "A device's details or inventory changed.", true},
+		{DeviceDecommissioned, "A device was decommissioned.", true},
+	}},
+	{"Alert", []Type{
+		{AlertTriggered, "An alert was raised on a device.", true},
+		{AlertAcknowledged, "An alert was acknowledged.", true},
+		{AlertResolved, "An alert was resolved.", true},
+		{AlertEscalated, "An alert was escalated.", false},
+	}},
+	{"Script", []Type{
+		{ScriptStarted, "A script started on a device.", false},
+		{ScriptCompleted, "A script completed on a device.", false},
+		{ScriptFailed, "A script failed on a device.", false},
+	}},
+	{"Automation", []Type{
+		{AutomationStarted, "An automation started.", false},
+		{AutomationCompleted, "An automation completed.", false},
+		{AutomationFailed, "An automation failed.", false},
+	}},
+	{"Policy", []Type{
+		{PolicyEvaluated, "A policy was evaluated on a device.", false},
+		{PolicyViolation, "A device violates a policy.", false},
+		{PolicyCompliant, "A device complies with a policy again.", false},
+	}},
+	{"Patch", []Type{
+		{PatchAvailable, "A patch is available for a device.", false},
+		{PatchApproved, "A patch was approved.", false},
+		{PatchInstalled, "A patch was installed on a device.", false},
+		{PatchFailed, "A patch failed to install on a device.", false},
+		{PatchRollback, "A patch was rolled back on a device.", false},
+	}},
+	{"Other", []Type{
+		{SecurityScoreChanged, "A device's security score changed.", false},
+		{RemoteSessionStarted, "A remote session to a device started.", false},
+		{RemoteSessionEnded, "A remote session to a device ended.", false},
+		{UserLogin, "A user signed in to the platform.", true},
+		{UserLogout, "A user signed out of the platform.", true},
+		{SessionLogin, "A user signed in on a device.", false},
+		{SessionLogout, "A user signed out on a device.", false},
+	}},
+	{"Elevation", []Type{
+		{ElevationRequested, "An elevation request awaits a decision.", true},
+		{ElevationAutoApproved, "An elevation request was approved by a rule.", true},
+		{ElevationApproved, "An elevation request was approved by a person.", true},
+		{ElevationDenied, "An elevation request was denied (by a person, a rule or the default verdict).", true},
+		{ElevationActuating, "An approved elevation is being carried out on the device.", true},
+		{ElevationExpired, "An elevation request or grant expired.", true},
+		{ElevationRevoked, "An elevation grant was revoked.", true},
+	}},
 }
 
-// All returns every subscribable type.
-func All() []string {
-	var out []string
+// Types returns every subscribable type with its description, in the
+// catalogue's order.
+func Types() []Type {
+	var out []Type
 	for _, g := range Catalogue {
 		out = append(out, g.Types...)
+	}
+	return out
+}
+
+// All returns every subscribable type's name.
+func All() []string {
+	var out []string
+	for _, t := range Types() {
+		out = append(out, t.Name)
 	}
 	return out
 }
@@ -114,7 +179,7 @@ func All() []string {
 // Known reports whether t is a subscribable type.
 func Known(t string) bool {
 	for _, g := range Catalogue {
-		if slices.Contains(g.Types, t) {
+		if slices.ContainsFunc(g.Types, func(x Type) bool { return x.Name == t }) {
 			return true
 		}
 	}
