@@ -180,7 +180,7 @@ func TestAuthenticationErrorsInOrder(t *testing.T) {
 
 // TestPastExpiresAtCannotBeUpdated: a key past its expiresAt that nothing
 // has marked expired yet (no authentication attempt, no sweep) is refused
-// PATCH and rotate with 400 `Cannot update expired API key` (DECISIONS), and
+// PATCH and rotate with 400 `Cannot update expired API key` (docs/decisions.md#api-keys), and
 // neither changes it: a rotation would hand out material dead on arrival.
 func TestPastExpiresAtCannotBeUpdated(t *testing.T) {
 	t.Parallel()

@@ -441,7 +441,7 @@ func revokeWrites(k *Key, now string) []*store.Write {
 // updatable refuses changes to keys that are not active, and to a key past
 // its expiresAt that no sweep or authentication has marked expired yet: its
 // status is a lagging record of the time, and rotating it would hand out
-// material that is dead on arrival (DECISIONS: 400 `Cannot update expired API key`).
+// material that is dead on arrival (docs/decisions.md#api-keys).
 func updatable(k *Key, now time.Time) error {
 	switch {
 	case k.Status == StatusRevoked:

@@ -258,7 +258,7 @@ func TestRespondStatuses(t *testing.T) {
 
 // TestRespondDefaultsToTheSpecsFifteenMinutes: a request a rule with its
 // own approvalDurationMinutes sent to a human is approved for the spec's 15
-// minutes when respond names no duration (DECISIONS: the spec's default, not
+// minutes when respond names no duration (docs/decisions.md#where-gale-follows-the-documents: the spec's default, not
 // the rule's; the rule's window stays its auto-approvals').
 func TestRespondDefaultsToTheSpecsFifteenMinutes(t *testing.T) {
 	t.Parallel()

@@ -140,8 +140,7 @@ func (h *Handler) deleteSignerGroup(r *http.Request) (SignerGroupList, error) {
 }
 
 // oneSignerGroup is the spec's answer to a signer-group write: the list shape
-// `{success, signerGroups: [<the group>]}` (DECISIONS, "Where the spec
-// documents and Gale differ").
+// `{success, signerGroups: [<the group>]}` (docs/decisions.md#where-gale-follows-the-documents).
 func oneSignerGroup(g *SignerGroup, err error) (SignerGroupList, error) {
 	if err != nil {
 		return SignerGroupList{}, err

@@ -370,8 +370,7 @@ func (s *Service) Respond(ctx context.Context, id string, in RespondInput) (*Dec
 	minutes := DefaultDuration
 	if to == StatusApproved {
 		// The spec's default (15), not the deciding rule's approvalDurationMinutes:
-		// that window is the rule's own auto-approval (DECISIONS, "Where the spec
-		// documents and Gale differ").
+		// that window is the rule's own auto-approval (docs/decisions.md#where-gale-follows-the-documents).
 		if in.DurationMinutes != nil {
 			minutes = *in.DurationMinutes
 		}
