@@ -82,7 +82,7 @@ func (pw *propWorld) pamSetup(t *testing.T) *pamState {
 		ps.emails[name] = u.Email
 	}
 	g := fixture.Expect(t, pw.Call(t, http.MethodPost, "/api/v1/pam/signer-groups", fixture.AAdmin,
-		map[string]any{"name": pamGroupName, "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroup"].(map[string]any)
+		map[string]any{"name": pamGroupName, "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroups"].([]any)[0].(map[string]any)
 	ps.groupID = g["id"].(string)
 	r := fixture.Expect(t, pw.Call(t, http.MethodPost, "/api/v1/pam/rules", fixture.AAdmin,
 		map[string]any{"name": pamRuleName, "verdict": "auto_approve", "matchSignerGroupId": ps.groupID}), http.StatusCreated).JSON(t)["rule"].(map[string]any)
@@ -150,7 +150,7 @@ func (s *seq) playPAM(op string) bool {
 		switch op {
 		case "sgEdit":
 			signers := rapid.SampledFrom(signerSets).Draw(s.rt, "signers")
-			path, field, body = "/api/v1/pam/signer-groups/"+ps.groupID, "signerGroup", map[string]any{"signers": signers}
+			path, field, body = "/api/v1/pam/signer-groups/"+ps.groupID, "signerGroups", map[string]any{"signers": signers}
 			apply, probe = func() { ps.groupSigners, ps.group.updated = signers, name }, &ps.groupSigners
 		case "swEdit":
 			signers := rapid.SampledFrom(signerSets).Draw(s.rt, "signers")
@@ -167,7 +167,11 @@ func (s *seq) playPAM(op string) bool {
 		if ok(res) {
 			apply()
 			// The record is the test's own; the answer must agree with it.
-			got, _ := res.JSON(s.t)[field].(map[string]any)
+			body := res.JSON(s.t)
+			got, _ := body[field].(map[string]any)
+			if groups, isList := body["signerGroups"].([]any); isList && len(groups) == 1 {
+				got, _ = groups[0].(map[string]any) // the spec's list-shaped signer-group answer
+			}
 			if got["updatedBy"] != s.pw.Users[name] || got["createdBy"] != s.pw.Users[fixture.AAdmin] {
 				s.fail("%s answered authors created %v updated %v after %s's edit", op, got["createdBy"], got["updatedBy"], name)
 			}

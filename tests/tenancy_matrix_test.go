@@ -278,7 +278,7 @@ func victims(t *testing.T, w *fixture.World) victimSet {
 	if sg.Status != http.StatusCreated {
 		t.Fatalf("signer group: %d %s", sg.Status, sg.Body)
 	}
-	v.signerGroup, _ = sg.JSON(t)["signerGroup"].(map[string]any)["id"].(string)
+	v.signerGroup, _ = sg.JSON(t)["signerGroups"].([]any)[0].(map[string]any)["id"].(string)
 	rule := w.Call(t, http.MethodPost, "/api/v1/pam/rules", fixture.AAdmin, map[string]any{"name": v.names[12], "verdict": "require_approval",
 		"matchSignerGroupId": v.signerGroup, "siteId": w.A2.ID})
 	if rule.Status != http.StatusCreated {

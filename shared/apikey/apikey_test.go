@@ -178,6 +178,40 @@ func TestAuthenticationErrorsInOrder(t *testing.T) {
 	}
 }
 
+// TestPastExpiresAtCannotBeUpdated: a key past its expiresAt that nothing
+// has marked expired yet (no authentication attempt, no sweep) is refused
+// PATCH and rotate with 400 `Cannot update expired API key` (docs/decisions.md#api-keys), and
+// neither changes it: a rotation would hand out material dead on arrival.
+func TestPastExpiresAtCannotBeUpdated(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	soon := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
+		"expiresAt": testenv.Start.Add(time.Minute).Format(time.RFC3339)})
+	w.Env.Clock.Advance(time.Minute + time.Second)
+	before := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+soon.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if before["status"] != "active" {
+		t.Fatalf("the key is already marked %v: the case is a key not yet swept", before["status"])
+	}
+	for _, c := range []struct{ method, path string }{
+		{http.MethodPatch, keysURL + "/" + soon.ID},
+		{http.MethodPost, keysURL + "/" + soon.ID + "/rotate"},
+	} {
+		var body any
+		if c.method == http.MethodPatch {
+			body = map[string]any{"name": "renamed"}
+		}
+		res := w.Call(t, c.method, c.path, fixture.AAdmin, body)
+		fixture.Expect(t, res, http.StatusBadRequest)
+		if got := errText(t, res); got != "Cannot update expired API key" {
+			t.Fatalf("%s %s: %q", c.method, c.path, got)
+		}
+	}
+	after := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+soon.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+	if after["name"] != "soon" || after["keyPrefix"] != before["keyPrefix"] {
+		t.Fatalf("a refused update changed the key: %v", after)
+	}
+}
+
 func flip(s string) string {
 	if s[0] == 'A' {
 		return "B" + s[1:]

@@ -205,7 +205,7 @@ func (s *Service) Patch(ctx context.Context, id string, in PatchInput) (*Key, er
 	if err != nil {
 		return nil, err
 	}
-	if err := updatable(k); err != nil {
+	if err := updatable(k, s.Clock.Now()); err != nil {
 		return nil, err
 	}
 	sp, err := s.patchPrincipal(ctx, k, c)
@@ -367,7 +367,7 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := updatable(k); err != nil {
+	if err := updatable(k, s.Clock.Now()); err != nil {
 		return nil, err
 	}
 	// The key keeps its owner: a principal's key stays the principal's, a user's
@@ -438,12 +438,15 @@ func revokeWrites(k *Key, now string) []*store.Write {
 	return ws
 }
 
-// updatable refuses changes to keys that are not active.
-func updatable(k *Key) error {
-	switch k.Status {
-	case StatusRevoked:
+// updatable refuses changes to keys that are not active, and to a key past
+// its expiresAt that no sweep or authentication has marked expired yet: its
+// status is a lagging record of the time, and rotating it would hand out
+// material that is dead on arrival (docs/decisions.md#api-keys).
+func updatable(k *Key, now time.Time) error {
+	switch {
+	case k.Status == StatusRevoked:
 		return ErrRevokedUpdate
-	case StatusExpired:
+	case k.Status == StatusExpired, expired(k.ExpiresAt, now):
 		return ErrExpiredUpdate
 	}
 	return nil

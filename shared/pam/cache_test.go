@@ -39,7 +39,7 @@ func TestChainFollowsEveryChange(t *testing.T) {
 	call(http.MethodPatch, "/rules/"+r1, map[string]any{"matchPathGlob": `C:/Tools/**`}, http.StatusOK)
 	expect("the rule edited to match", "denied")
 
-	g := call(http.MethodPost, "/signer-groups", map[string]any{"name": "vendors", "signers": []string{"Fabrikam"}}, http.StatusCreated)["signerGroup"].(map[string]any)["id"].(string)
+	g := call(http.MethodPost, "/signer-groups", map[string]any{"name": "vendors", "signers": []string{"Fabrikam"}}, http.StatusCreated)["signerGroups"].([]any)[0].(map[string]any)["id"].(string)
 	r2 := rule(t, w, fixture.AAdmin, map[string]any{"name": "vendors", "verdict": "auto_approve", "priority": 1, "matchSignerGroupId": g})["id"].(string)
 	expect("a signer group without the signer", "denied")
 	call(http.MethodPatch, "/signer-groups/"+g, map[string]any{"signers": []string{"Fabrikam", "Contoso Ltd"}}, http.StatusOK)

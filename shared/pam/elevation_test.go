@@ -256,6 +256,28 @@ func TestRespondStatuses(t *testing.T) {
 	fixture.Expect(t, respond(t, w, fixture.PXAdmin, id3, map[string]any{"decision": "deny"}), http.StatusOK)
 }
 
+// TestRespondDefaultsToTheSpecsFifteenMinutes: a request a rule with its
+// own approvalDurationMinutes sent to a human is approved for the spec's 15
+// minutes when respond names no duration (docs/decisions.md#where-gale-follows-the-documents: the spec's default, not
+// the rule's; the rule's window stays its auto-approvals').
+func TestRespondDefaultsToTheSpecsFifteenMinutes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := newDevice(t, w, w.A.ID, w.A1.ID, "ws-1")
+	rule(t, w, fixture.AAdmin, map[string]any{"name": "ask", "verdict": "require_approval", "matchSigner": "contoso ltd", "approvalDurationMinutes": 120})
+	id, status := submit(t, w, d, "CORP\\carol")
+	if status != "pending" {
+		t.Fatalf("status %s", status)
+	}
+	if r := stored(t, w, w.A.ID, id); r.PamRuleName == nil || *r.PamRuleName != "ask" {
+		t.Fatalf("the rule did not decide: %+v", r)
+	}
+	fixture.Expect(t, respond(t, w, fixture.ATech, id, map[string]any{"decision": "approve"}), http.StatusOK)
+	if r := stored(t, w, w.A.ID, id); r.ExpiresAt == nil || *r.ExpiresAt != "2026-11-01T09:15:00.000Z" {
+		t.Fatalf("approved without durationMinutes: %+v, want 15 minutes", r)
+	}
+}
+
 // TestConcurrentDecisionsHaveOneWinner: 50 concurrent approve/deny calls on
 // one request: exactly one 200, the rest 409.
 func TestConcurrentDecisionsHaveOneWinner(t *testing.T) {

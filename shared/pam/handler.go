@@ -127,19 +127,25 @@ func (h *Handler) signerGroups(r *http.Request) (SignerGroupList, error) {
 	return SignerGroupList{Success: true, SignerGroups: out}, err
 }
 
-func (h *Handler) createSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupReply, error) {
-	out, err := h.Svc.CreateSignerGroup(r.Context(), in)
-	return SignerGroupReply{Success: true, SignerGroup: out}, err
+func (h *Handler) createSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupList, error) {
+	return oneSignerGroup(h.Svc.CreateSignerGroup(r.Context(), in))
 }
 
-func (h *Handler) updateSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupReply, error) {
-	out, err := h.Svc.UpdateSignerGroup(r.Context(), r.PathValue("id"), in)
-	return SignerGroupReply{Success: true, SignerGroup: out}, err
+func (h *Handler) updateSignerGroup(r *http.Request, in SignerGroupInput) (SignerGroupList, error) {
+	return oneSignerGroup(h.Svc.UpdateSignerGroup(r.Context(), r.PathValue("id"), in))
 }
 
-func (h *Handler) deleteSignerGroup(r *http.Request) (SignerGroupReply, error) {
-	out, err := h.Svc.DeleteSignerGroup(r.Context(), r.PathValue("id"))
-	return SignerGroupReply{Success: true, SignerGroup: out}, err
+func (h *Handler) deleteSignerGroup(r *http.Request) (SignerGroupList, error) {
+	return oneSignerGroup(h.Svc.DeleteSignerGroup(r.Context(), r.PathValue("id")))
+}
+
+// oneSignerGroup is the spec's answer to a signer-group write: the list shape
+// `{success, signerGroups: [<the group>]}` (docs/decisions.md#where-gale-follows-the-documents).
+func oneSignerGroup(g *SignerGroup, err error) (SignerGroupList, error) {
+	if err != nil {
+		return SignerGroupList{}, err
+	}
+	return SignerGroupList{Success: true, SignerGroups: []SignerGroup{*g}}, nil
 }
 
 func (h *Handler) config(r *http.Request) (ConfigReply, error) {

@@ -232,7 +232,6 @@ func (s *Service) newRequest(a *device.Agent, obs Observation, pid *int64, d dec
 	if minutes < 1 || minutes > MaxDuration {
 		minutes = DefaultDuration
 	}
-	r.ApprovalMinutes = &minutes
 	if d.RuleID != "" {
 		r.PamRuleID, r.PamRuleName = &d.RuleID, &d.RuleName
 	}

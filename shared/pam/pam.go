@@ -193,14 +193,11 @@ type Request struct {
 	PamRuleID              *string  `dynamodbav:"pamRuleId" json:"pamRuleId"`
 	PamRuleName            *string  `dynamodbav:"pamRuleName" json:"pamRuleName"`
 	DecisionSource         *string  `dynamodbav:"decisionSource" json:"decisionSource"`
-	// ApprovalMinutes is the deciding rule's approvalDurationMinutes, copied
-	// at ingest: the default window of a human approval.
-	ApprovalMinutes *int    `dynamodbav:"approvalMinutes,omitempty" json:"-"`
-	ToolName        *string `dynamodbav:"toolName,omitempty" json:"toolName,omitempty"`
-	RiskTier        *int    `dynamodbav:"riskTier,omitempty" json:"riskTier,omitempty"`
-	ActionDigest    *string `dynamodbav:"actionDigest,omitempty" json:"actionDigest,omitempty"`
-	CommandID       *string `dynamodbav:"commandId,omitempty" json:"commandId,omitempty"`
-	UpdatedAt       string  `dynamodbav:"updatedAt" json:"updatedAt"`
+	ToolName               *string  `dynamodbav:"toolName,omitempty" json:"toolName,omitempty"`
+	RiskTier               *int     `dynamodbav:"riskTier,omitempty" json:"riskTier,omitempty"`
+	ActionDigest           *string  `dynamodbav:"actionDigest,omitempty" json:"actionDigest,omitempty"`
+	CommandID              *string  `dynamodbav:"commandId,omitempty" json:"commandId,omitempty"`
+	UpdatedAt              string   `dynamodbav:"updatedAt" json:"updatedAt"`
 	// MobileApprovals counts the mobile approval requests sent for it
 	// (shared/push adds them in the transaction of their rows), so that a
 	// decision looks for them only when there are some.

@@ -18,7 +18,7 @@ func TestPatchRefusesNullAndWrongTypeByField(t *testing.T) {
 	r := rule(t, w, fixture.AAdmin, map[string]any{"name": "r", "verdict": "auto_deny", "matchUser": "u", "matchPathGlob": "C:/Temp/**"})
 	ruleURL := base + "/rules/" + r["id"].(string)
 	g := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin, map[string]any{"name": "vendors",
-		"description": "d", "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroup"].(map[string]any)
+		"description": "d", "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroups"].([]any)[0].(map[string]any)
 	groupURL := base + "/signer-groups/" + g["id"].(string)
 	sp := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/software-policies", fixture.AAdmin, map[string]any{"name": "tools", "mode": "allowlist",
 		"executables": []map[string]any{{"signer": "Fabrikam"}}}), http.StatusCreated).JSON(t)["softwarePolicy"].(map[string]any)
@@ -44,7 +44,7 @@ func TestPatchRefusesNullAndWrongTypeByField(t *testing.T) {
 	if got["matchPathGlob"] != nil || got["matchUser"] != "u" || got["name"] != "r" || got["enabled"] != true {
 		t.Fatalf("rule after clearing matchPathGlob: %v", got)
 	}
-	cleared := fixture.Expect(t, w.Call(t, http.MethodPatch, groupURL, fixture.AAdmin, map[string]any{"description": nil}), http.StatusOK).JSON(t)["signerGroup"].(map[string]any)
+	cleared := fixture.Expect(t, w.Call(t, http.MethodPatch, groupURL, fixture.AAdmin, map[string]any{"description": nil}), http.StatusOK).JSON(t)["signerGroups"].([]any)[0].(map[string]any)
 	if cleared["description"] != nil || cleared["name"] != "vendors" {
 		t.Fatalf("signer group after clearing description: %v", cleared)
 	}

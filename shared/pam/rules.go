@@ -368,16 +368,11 @@ func NormalizeSigners(f fault.Fields, in []string) []string {
 	return out
 }
 
-// SignerGroupList is the signer-group answer of list.
+// SignerGroupList is the signer-group answer of list, and of create, PATCH
+// and delete with the one group written.
 type SignerGroupList struct {
 	Success      bool          `json:"success"`
 	SignerGroups []SignerGroup `json:"signerGroups"`
-}
-
-// SignerGroupReply is the signer-group answer of create, PATCH and delete.
-type SignerGroupReply struct {
-	Success     bool         `json:"success"`
-	SignerGroup *SignerGroup `json:"signerGroup"`
 }
 
 // SignerGroups lists the signer groups the caller reaches, by name.

@@ -99,7 +99,7 @@ func TestSignerGroupsAndConfig(t *testing.T) {
 	w := newWorld(t)
 	res := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin,
 		map[string]any{"name": "Vendors", "signers": []string{" Contoso Ltd ", "contoso ltd", "Fabrikam"}}), http.StatusCreated)
-	g := res.JSON(t)["signerGroup"].(map[string]any)
+	g := res.JSON(t)["signerGroups"].([]any)[0].(map[string]any)
 	if s := g["signers"].([]any); len(s) != 2 || s[0] != "Contoso Ltd" {
 		t.Fatalf("signers %v", s)
 	}
@@ -131,10 +131,10 @@ func TestSignerGroupsAndConfig(t *testing.T) {
 	}
 	fixture.NotFound(t, w.Call(t, http.MethodDelete, base+"/signer-groups/"+gid, fixture.CAdmin, nil))
 	res = fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/signer-groups/"+gid, fixture.AAdmin, map[string]any{"description": "v"}), http.StatusOK)
-	if res.JSON(t)["signerGroup"].(map[string]any)["description"] != "v" {
+	if res.JSON(t)["signerGroups"].([]any)[0].(map[string]any)["description"] != "v" {
 		t.Fatalf("patch %s", res.Body)
 	}
-	other := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin, map[string]any{"name": "Empty"}), http.StatusCreated).JSON(t)["signerGroup"].(map[string]any)["id"].(string)
+	other := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin, map[string]any{"name": "Empty"}), http.StatusCreated).JSON(t)["signerGroups"].([]any)[0].(map[string]any)["id"].(string)
 	fixture.Expect(t, w.Call(t, http.MethodDelete, base+"/signer-groups/"+other, fixture.AAdmin, nil), http.StatusOK)
 	if ids := fixture.Expect(t, w.Call(t, http.MethodGet, base+"/signer-groups", fixture.BAdmin, nil), http.StatusOK).JSON(t)["signerGroups"].([]any); len(ids) != 0 {
 		t.Fatalf("B sees %v", ids)
@@ -222,7 +222,7 @@ func TestSeparationOfDutiesCoversWhatARuleRestsOn(t *testing.T) {
 		return out.Status
 	}
 	g := fixture.Expect(t, w.Call(t, http.MethodPost, base+"/signer-groups", fixture.AAdmin,
-		map[string]any{"name": "Vendors", "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroup"].(map[string]any)
+		map[string]any{"name": "Vendors", "signers": []string{"Fabrikam"}}), http.StatusCreated).JSON(t)["signerGroups"].([]any)[0].(map[string]any)
 	gid := g["id"].(string)
 	if g["createdBy"] != w.Users[fixture.AAdmin] || g["updatedBy"] != w.Users[fixture.AAdmin] {
 		t.Fatalf("authors of a new group %v", g)
@@ -230,7 +230,7 @@ func TestSeparationOfDutiesCoversWhatARuleRestsOn(t *testing.T) {
 	rule(t, w, fixture.AAdmin, map[string]any{"name": "vendors", "verdict": "auto_approve", "matchSignerGroupId": gid})
 	res := fixture.Expect(t, w.Call(t, http.MethodPatch, base+"/signer-groups/"+gid, fixture.ATech,
 		map[string]any{"signers": []string{"Fabrikam", "Evil Signer"}}), http.StatusOK)
-	if g := res.JSON(t)["signerGroup"].(map[string]any); g["createdBy"] != w.Users[fixture.AAdmin] || g["updatedBy"] != w.Users[fixture.ATech] {
+	if g := res.JSON(t)["signerGroups"].([]any)[0].(map[string]any); g["createdBy"] != w.Users[fixture.AAdmin] || g["updatedBy"] != w.Users[fixture.ATech] {
 		t.Fatalf("authors after the technician's edit %v", g)
 	}
 	for _, subject := range []string{`CORP\` + tech, "CORP/" + tech, tech + "@corp.local", strings.ToUpper(tech)} {

@@ -369,10 +369,10 @@ func (s *Service) Respond(ctx context.Context, id string, in RespondInput) (*Dec
 	var expiresAt *string
 	minutes := DefaultDuration
 	if to == StatusApproved {
+		// The spec's default (15), not the deciding rule's approvalDurationMinutes:
+		// that window is the rule's own auto-approval (docs/decisions.md#where-gale-follows-the-documents).
 		if in.DurationMinutes != nil {
 			minutes = *in.DurationMinutes
-		} else if r.ApprovalMinutes != nil {
-			minutes = *r.ApprovalMinutes
 		}
 		e := clock.Format(now.Add(time.Duration(minutes) * time.Minute))
 		expiresAt = &e

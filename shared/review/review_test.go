@@ -138,7 +138,9 @@ func TestReviewLifecycle(t *testing.T) {
 		t.Fatalf("status %s after the first decision", d.Status)
 	}
 	// Completion is refused while an item is pending.
-	fixture.ExpectError(t, w.Call(t, http.MethodPost, base+"/"+id+"/complete", fixture.AAdmin, nil), http.StatusBadRequest, "bad_request")
+	if e := fixture.ExpectError(t, w.Call(t, http.MethodPost, base+"/"+id+"/complete", fixture.AAdmin, nil), http.StatusBadRequest, "bad_request"); e["error"] != "Cannot complete review with pending items" {
+		t.Fatalf("complete with a pending item: %v", e)
+	}
 	// Every transition of an item: pending -> approved -> pending -> approved.
 	for _, it := range d.Items {
 		if it.ID == leaverItem {
@@ -417,8 +419,12 @@ func TestReviewBadInput(t *testing.T) {
 	} {
 		fixture.Invalid(t, w.Call(t, c.method, c.path, fixture.AAdmin, c.body), c.field)
 	}
-	fixture.NotFound(t, w.Call(t, http.MethodGet, base+"/"+uuid.NewString(), fixture.AAdmin, nil))
-	fixture.NotFound(t, w.Call(t, http.MethodPatch, base+"/"+id+"/items/"+uuid.NewString(), fixture.AAdmin, map[string]any{"decision": "approved"}))
+	for _, res := range []fixture.Response{w.Call(t, http.MethodGet, base+"/"+uuid.NewString(), fixture.AAdmin, nil),
+		w.Call(t, http.MethodPatch, base+"/"+id+"/items/"+uuid.NewString(), fixture.AAdmin, map[string]any{"decision": "approved"})} {
+		if e := fixture.ExpectError(t, res, http.StatusNotFound, "not_found"); e["error"] != "Access review not found" {
+			t.Fatalf("unknown review or item: %v", e)
+		}
+	}
 	if after := fixture.Scan(t, w.Env); stripAudit(after) != stripAudit(before) {
 		t.Fatal("bad input changed the table")
 	}

@@ -180,13 +180,20 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Filter, error) {
 }
 
 // targetOrg decides a create's organization: an organization caller's own; a
-// partner or system caller's orgId, or its only organization when it has one.
+// partner or system caller's orgId, or a partner's only organization when it
+// has one.
 func (s *Service) targetOrg(ctx context.Context, p *authz.Principal, orgID string) (string, error) {
 	if p.Scope == authz.ScopeOrg {
 		return p.OrgID, nil
 	}
 	if orgID != "" {
 		return orgID, nil
+	}
+	if p.Scope == authz.ScopeSystem {
+		// A system caller has no organization of its own to fall back on: the
+		// keys document's 403 `Organization context required` (the 400 below
+		// is the partner scope's own row).
+		return "", authz.ErrOrgContextRequired
 	}
 	if p.Scope == authz.ScopePartner {
 		ids, err := s.Orgs.Reachable(ctx, p)

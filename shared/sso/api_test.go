@@ -19,7 +19,7 @@ const base = "/api/v1/sso/providers"
 func TestProviderLifecycle(t *testing.T) {
 	w := newWorld(t)
 	body := map[string]any{"name": "Alpha IdP", "issuer": w.idpA.Issuer(), "clientId": w.idpA.ClientID,
-		"clientSecret": w.idpA.ClientSecret, "scopes": []string{"openid", "email"}, "allowedDomains": []string{"Alpha.Example"},
+		"clientSecret": w.idpA.ClientSecret, "scopes": []string{"openid", "email"}, "allowedDomains": " Alpha.Example, ,beta.example",
 		"attributeMapping": map[string]any{"name": "preferred_username"}}
 	res := fixture.Expect(t, w.call(t, http.MethodPost, base, aAdmin, body), http.StatusCreated)
 	fixture.Budget(t, res, 4)
@@ -29,7 +29,7 @@ func TestProviderLifecycle(t *testing.T) {
 	var pr sso.Provider
 	res.Decode(t, &pr)
 	if pr.OrgID != w.a.ID || pr.Status != sso.StatusInactive || !pr.HasClientSecret || pr.Type != sso.TypeOIDC ||
-		pr.AllowedDomains[0] != "alpha.example" || pr.AttributeMapping.Name != "preferred_username" || pr.AttributeMapping.Email != "email" ||
+		pr.AllowedDomains != "alpha.example,beta.example" || pr.AttributeMapping.Name != "preferred_username" || pr.AttributeMapping.Email != "email" ||
 		pr.DefaultRoleID != nil {
 		t.Fatalf("created %+v", pr)
 	}
@@ -67,6 +67,17 @@ func TestProviderLifecycle(t *testing.T) {
 	res.Decode(t, &pr)
 	if pr.Name != "Renamed" || pr.HasClientSecret || pr.Issuer != w.idpB.Issuer() {
 		t.Fatalf("patched %+v", pr)
+	}
+	// allowedDomains: the spec's comma-separated string in and out; an array
+	// in is accepted too, and the empty string allows every domain.
+	for _, c := range []struct {
+		in   any
+		want string
+	}{{[]string{"Gamma.Example", "alpha.example"}, "gamma.example,alpha.example"}, {"delta.example", "delta.example"}, {"", ""}} {
+		res = fixture.Expect(t, w.call(t, http.MethodPatch, path, aAdmin, map[string]any{"allowedDomains": c.in}), http.StatusOK)
+		if got := res.JSON(t)["allowedDomains"]; got != c.want {
+			t.Fatalf("allowedDomains %v answered %#v, want %q", c.in, got, c.want)
+		}
 	}
 	// The old pair is free again, the new one taken.
 	fixture.Expect(t, w.call(t, http.MethodPost, base, bAdmin, map[string]any{"name": "B", "issuer": w.idpA.Issuer(),
@@ -192,7 +203,8 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{http.MethodPost, base, with("scopes", []string{"openid", "a b"}), "scopes.1"},
 		{http.MethodPost, base, with("scopes", make([]string, 21)), "scopes"},
 		{http.MethodPost, base, with("allowedDomains", []string{"not a domain"}), "allowedDomains.0"},
-		{http.MethodPost, base, with("allowedDomains", "example.com"), "allowedDomains"},
+		{http.MethodPost, base, with("allowedDomains", 5), "allowedDomains"},
+		{http.MethodPost, base, with("allowedDomains", "example.com, not a domain"), "allowedDomains.1"},
 		{http.MethodPost, base, with("attributeMapping", map[string]any{"emial": "x"}), "attributeMapping.emial"},
 		{http.MethodPost, base, with("autoProvision", "yes"), "autoProvision"},
 		{http.MethodPost, base, with("defaultRoleId", "not-a-uuid"), "defaultRoleId"},

@@ -23,7 +23,7 @@ type PatchInput struct {
 	AttributeMapping valid.Opt[Mapping] `json:"attributeMapping"`
 	AutoProvision    valid.Opt[bool]    `json:"autoProvision"`
 	DefaultRoleID    valid.Opt[string]  `json:"defaultRoleId"`
-	AllowedDomains   valid.Opt[[]item]  `json:"allowedDomains"`
+	AllowedDomains   valid.Opt[domains] `json:"allowedDomains"`
 	EnforceSSO       valid.Opt[bool]    `json:"enforceSSO"`
 }
 
@@ -101,8 +101,8 @@ func (s *Service) checkPatch(ctx context.Context, in PatchInput, r *record) (*ch
 	if sc := in.Scopes.NotNull(f, "scopes", "an array"); sc != nil {
 		c.scopes = checkScopes(f, texts(f, "scopes", *sc))
 	}
-	if ds := in.AllowedDomains.NotNull(f, "allowedDomains", "an array"); ds != nil {
-		c.domains = checkDomains(f, texts(f, "allowedDomains", *ds))
+	if ds := in.AllowedDomains.NotNull(f, "allowedDomains", "a comma-separated string or an array"); ds != nil {
+		c.domains = ds.check(f)
 	}
 	if m := in.AttributeMapping.NotNull(f, "attributeMapping", "an object"); m != nil {
 		mapping := checkMapping(f, m)

@@ -35,7 +35,7 @@ func TestPatchWrongTypesAndNullsNameTheField(t *testing.T) {
 		{map[string]any{"defaultRoleId": map[string]any{}}, map[string]string{"defaultRoleId": "must be a string or null"}},
 		{map[string]any{"scopes": "openid"}, map[string]string{"scopes": "must be an array"}},
 		{map[string]any{"scopes": []any{"openid", 5}}, map[string]string{"scopes.1": "must be a string"}},
-		{map[string]any{"allowedDomains": "example.com"}, map[string]string{"allowedDomains": "must be an array"}},
+		{map[string]any{"allowedDomains": 5}, map[string]string{"allowedDomains": "must be a comma-separated string or an array of strings"}},
 		{map[string]any{"allowedDomains": []any{"example.com", false}}, map[string]string{"allowedDomains.1": "must be a string"}},
 		{map[string]any{"attributeMapping": "email"}, map[string]string{"attributeMapping": "must be an object"}},
 		{map[string]any{"autoProvision": "yes"}, map[string]string{"autoProvision": "must be a boolean"}},

@@ -2,6 +2,7 @@ package sso
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -100,7 +101,7 @@ type Settings struct {
 	AttributeMapping *Mapping `json:"attributeMapping"`
 	AutoProvision    *bool    `json:"autoProvision"`
 	DefaultRoleID    *string  `json:"defaultRoleId"`
-	AllowedDomains   []string `json:"allowedDomains"`
+	AllowedDomains   domains  `json:"allowedDomains"`
 	EnforceSSO       *bool    `json:"enforceSSO"`
 }
 
@@ -382,6 +383,50 @@ func checkScopes(f fault.Fields, scopes []string) []string {
 	return scopes
 }
 
+// domains is allowedDomains in a body: the spec's comma-separated string
+// ("a.example, b.example"; blank parts dropped) or, as Gale also accepts, an
+// array of strings. An element of another type is kept as bad, so the check
+// names its index (allowedDomains.0); any other value is bad as a whole.
+type domains struct {
+	items []item
+	bad   bool
+}
+
+// UnmarshalJSON reads the string or the array; null is an empty list (a
+// PATCH's valid.Opt refuses null before this runs).
+func (d *domains) UnmarshalJSON(b []byte) error {
+	var s *string
+	if json.Unmarshal(b, &s) == nil {
+		d.items = []item{}
+		if s != nil {
+			for _, part := range strings.Split(*s, ",") {
+				if part = strings.TrimSpace(part); part != "" {
+					d.items = append(d.items, item{s: part})
+				}
+			}
+		}
+		return nil
+	}
+	d.bad = json.Unmarshal(b, &d.items) != nil
+	return nil
+}
+
+// check validates the list (checkDomains); a value neither a string nor an
+// array is refused as allowedDomains.
+func (d domains) check(f fault.Fields) []string {
+	if d.bad {
+		f.Add("allowedDomains", "must be a comma-separated string or an array of strings")
+		return nil
+	}
+	if d.items == nil {
+		return checkDomains(f, nil)
+	}
+	return checkDomains(f, texts(f, "allowedDomains", d.items))
+}
+
+// joinDomains is allowedDomains in an answer: the spec's comma-separated string.
+func joinDomains(ds []string) string { return strings.Join(ds, ",") }
+
 // checkDomains validates allowedDomains (lower-cased, unique DNS names).
 func checkDomains(f fault.Fields, ds []string) []string {
 	if ds == nil {
@@ -541,7 +586,7 @@ func (s *Service) validateCreate(ctx context.Context, o owner, in CreateInput) (
 		checkText(f, "clientSecret", *in.ClientSecret, MaxSecret)
 	}
 	r.Scopes = checkScopes(f, in.Scopes)
-	r.AllowedDomains = checkDomains(f, in.AllowedDomains)
+	r.AllowedDomains = in.AllowedDomains.check(f)
 	r.Mapping = checkMapping(f, in.AttributeMapping)
 	r.AutoProvision = in.AutoProvision != nil && *in.AutoProvision
 	r.EnforceSSO = in.EnforceSSO != nil && *in.EnforceSSO

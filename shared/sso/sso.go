@@ -269,7 +269,7 @@ type Provider struct {
 	AttributeMapping Mapping  `json:"attributeMapping"`
 	AutoProvision    bool     `json:"autoProvision"`
 	DefaultRoleID    *string  `json:"defaultRoleId"`
-	AllowedDomains   []string `json:"allowedDomains"`
+	AllowedDomains   string   `json:"allowedDomains"` // comma-separated, as the spec
 	EnforceSSO       bool     `json:"enforceSSO"`
 	Status           string   `json:"status"`
 	CreatedAt        string   `json:"createdAt"`
@@ -279,16 +279,13 @@ type Provider struct {
 func (r *record) view() *Provider {
 	v := &Provider{ID: r.ID, OrgID: r.OrgID, Name: r.Name, Type: r.Type, Issuer: r.Issuer, ClientID: r.ClientID,
 		HasClientSecret: r.ClientSecret != "", Scopes: r.Scopes, AttributeMapping: r.Mapping.withDefaults(),
-		AutoProvision: r.AutoProvision, AllowedDomains: r.AllowedDomains, EnforceSSO: r.EnforceSSO, Status: r.Status,
+		AutoProvision: r.AutoProvision, AllowedDomains: joinDomains(r.AllowedDomains), EnforceSSO: r.EnforceSSO, Status: r.Status,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.owner().isPartner() {
 		v.PartnerID = r.PartnerID
 	}
 	if v.Scopes == nil {
 		v.Scopes = []string{}
-	}
-	if v.AllowedDomains == nil {
-		v.AllowedDomains = []string{}
 	}
 	if r.DefaultRoleID != "" {
 		id := r.DefaultRoleID

@@ -286,10 +286,10 @@ type Decision struct {
 	// PolicyID and PolicyName are set when Source is SourcePolicy (matchedPolicyName).
 	PolicyID   string
 	PolicyName string
-	// ApprovalDurationMinutes is the approval window this request gets: for
-	// an auto-approval its window, for a pending request the default of a
-	// human approval (the deciding rule's approvalDurationMinutes, else
-	// DefaultApprovalMinutes). Always 1-1440.
+	// ApprovalDurationMinutes is an auto-approval's window (the deciding
+	// rule's approvalDurationMinutes, else DefaultApprovalMinutes). Always
+	// 1-1440. A human approval does not inherit it: respond without
+	// durationMinutes approves for the spec's default, 15.
 	ApprovalDurationMinutes int
 	// Skipped lists what separation of duties passed over, in chain order.
 	Skipped []Skipped
