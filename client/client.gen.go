@@ -2406,6 +2406,27 @@ func (e UserRoleInfoScope) Valid() bool {
 	}
 }
 
+// Defines values for UserUpdateRequestOrgAccess.
+const (
+	UserUpdateRequestOrgAccessAll      UserUpdateRequestOrgAccess = "all"
+	UserUpdateRequestOrgAccessNone     UserUpdateRequestOrgAccess = "none"
+	UserUpdateRequestOrgAccessSelected UserUpdateRequestOrgAccess = "selected"
+)
+
+// Valid indicates whether the value is a known member of the UserUpdateRequestOrgAccess enum.
+func (e UserUpdateRequestOrgAccess) Valid() bool {
+	switch e {
+	case UserUpdateRequestOrgAccessAll:
+		return true
+	case UserUpdateRequestOrgAccessNone:
+		return true
+	case UserUpdateRequestOrgAccessSelected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UserUpdateRequestStatus.
 const (
 	UserUpdateRequestStatusActive   UserUpdateRequestStatus = "active"
@@ -4038,7 +4059,7 @@ type PamElevationRequest struct {
 	CommandId   *openapi_types.UUID `json:"commandId,omitempty"`
 	CommandLine *string             `json:"commandLine,omitempty"`
 
-	// DecisionSource What decided; null while pending. `default` is the organization default verdict (auto_deny).
+	// DecisionSource What decided; null while pending. `default` (Gale adds it to the spec's values) is the organization default verdict (auto_deny).
 	DecisionSource *PamElevationRequestDecisionSource `json:"decisionSource"`
 	DeniedByName   *string                            `json:"deniedByName"`
 	DeviceHostname string                             `json:"deviceHostname"`
@@ -4073,7 +4094,7 @@ type PamElevationRequest struct {
 	UpdatedAt              time.Time           `json:"updatedAt"`
 }
 
-// PamElevationRequestDecisionSource What decided; null while pending. `default` is the organization default verdict (auto_deny).
+// PamElevationRequestDecisionSource What decided; null while pending. `default` (Gale adds it to the spec's values) is the organization default verdict (auto_deny).
 type PamElevationRequestDecisionSource string
 
 // PamElevationRequestList defines model for PamElevationRequestList.
@@ -4328,10 +4349,10 @@ type PamSignerGroupPatch struct {
 	Signers     *[]string `json:"signers,omitempty"`
 }
 
-// PamSignerGroupReply defines model for PamSignerGroupReply.
+// PamSignerGroupReply The spec's answer to a signer-group write, the list shape with the one group written.
 type PamSignerGroupReply struct {
-	SignerGroup PamSignerGroup             `json:"signerGroup"`
-	Success     PamSignerGroupReplySuccess `json:"success"`
+	SignerGroups []PamSignerGroup           `json:"signerGroups"`
+	Success      PamSignerGroupReplySuccess `json:"success"`
 }
 
 // PamSignerGroupReplySuccess defines model for PamSignerGroupReply.Success.
@@ -4579,7 +4600,10 @@ type RoleCloneRequest struct {
 // RoleCreateRequest defines model for RoleCreateRequest.
 type RoleCreateRequest struct {
 	Description *string `json:"description,omitempty"`
-	Name        string  `json:"name"`
+
+	// ForceMfa Holders (and holders of roles inheriting from it) must enrol an authenticator before anything else (428 `mfa_enrollment_required` with `enrollUrl`), as with the built-in roles that force MFA.
+	ForceMfa *bool  `json:"forceMfa,omitempty"`
+	Name     string `json:"name"`
 
 	// OrgId Partner and system callers: create the role in this organization.
 	OrgId *string `json:"orgId,omitempty"`
@@ -4623,7 +4647,10 @@ type RolePermission struct {
 // RoleUpdateRequest Absent fields are unchanged.
 type RoleUpdateRequest struct {
 	Description *string `json:"description,omitempty"`
-	Name        *string `json:"name,omitempty"`
+
+	// ForceMfa Turn Force MFA on or off; holders without an authenticator get 428 `mfa_enrollment_required` on their next request.
+	ForceMfa *bool   `json:"forceMfa,omitempty"`
+	Name     *string `json:"name,omitempty"`
 
 	// ParentRoleId null or "" removes the parent.
 	ParentRoleId *string           `json:"parentRoleId,omitempty"`
@@ -4676,7 +4703,10 @@ type SSOPresetList struct {
 
 // SSOProvider Exactly one of orgId (an organization's provider) and partnerId (a partner's own provider).
 type SSOProvider struct {
-	AllowedDomains []string `json:"allowedDomains"`
+	// AllowedDomains Comma-separated e-mail domains allowed to sign in (the spec's form); empty allows every domain.
+	//
+	// Examples: alpha.example,beta.example
+	AllowedDomains string `json:"allowedDomains"`
 
 	// AttributeMapping Claim names the attributes come from; omitted ones take the standard claims (email, name, given_name, family_name, groups).
 	AttributeMapping SSOAttributeMapping `json:"attributeMapping"`
@@ -4706,7 +4736,8 @@ type SSOProvider1 = interface{}
 
 // SSOProviderCreateRequest defines model for SSOProviderCreateRequest.
 type SSOProviderCreateRequest struct {
-	AllowedDomains *[]string `json:"allowedDomains,omitempty"`
+	// AllowedDomains The spec's comma-separated e-mail domains (`alpha.example, beta.example`; blank parts are dropped); an array of domain strings is also accepted.
+	AllowedDomains *SSOProviderCreateRequest_AllowedDomains `json:"allowedDomains,omitempty"`
 
 	// AttributeMapping Claim names the attributes come from; omitted ones take the standard claims (email, name, given_name, family_name, groups).
 	AttributeMapping *SSOAttributeMapping `json:"attributeMapping,omitempty"`
@@ -4725,6 +4756,17 @@ type SSOProviderCreateRequest struct {
 	PartnerId *string          `json:"partnerId,omitempty"`
 	Scopes    *[]string        `json:"scopes,omitempty"`
 	Type      *SSOProviderType `json:"type,omitempty"`
+}
+
+// SSOProviderCreateRequestAllowedDomains0 defines model for SSOProviderCreateRequest.AllowedDomains.0.
+type SSOProviderCreateRequestAllowedDomains0 = string
+
+// SSOProviderCreateRequestAllowedDomains1 defines model for SSOProviderCreateRequest.AllowedDomains.1.
+type SSOProviderCreateRequestAllowedDomains1 = []string
+
+// SSOProviderCreateRequest_AllowedDomains The spec's comma-separated e-mail domains (`alpha.example, beta.example`; blank parts are dropped); an array of domain strings is also accepted.
+type SSOProviderCreateRequest_AllowedDomains struct {
+	union json.RawMessage
 }
 
 // SSOProviderList defines model for SSOProviderList.
@@ -4746,7 +4788,8 @@ type SSOProviderType string
 
 // SSOProviderUpdateRequest defines model for SSOProviderUpdateRequest.
 type SSOProviderUpdateRequest struct {
-	AllowedDomains *[]string `json:"allowedDomains,omitempty"`
+	// AllowedDomains The spec's comma-separated e-mail domains (`alpha.example, beta.example`; blank parts are dropped); an array of domain strings is also accepted.
+	AllowedDomains *SSOProviderUpdateRequest_AllowedDomains `json:"allowedDomains,omitempty"`
 
 	// AttributeMapping Claim names the attributes come from; omitted ones take the standard claims (email, name, given_name, family_name, groups).
 	AttributeMapping *SSOAttributeMapping `json:"attributeMapping,omitempty"`
@@ -4758,6 +4801,17 @@ type SSOProviderUpdateRequest struct {
 	Issuer           *string              `json:"issuer,omitempty"`
 	Name             *string              `json:"name,omitempty"`
 	Scopes           *[]string            `json:"scopes,omitempty"`
+}
+
+// SSOProviderUpdateRequestAllowedDomains0 defines model for SSOProviderUpdateRequest.AllowedDomains.0.
+type SSOProviderUpdateRequestAllowedDomains0 = string
+
+// SSOProviderUpdateRequestAllowedDomains1 defines model for SSOProviderUpdateRequest.AllowedDomains.1.
+type SSOProviderUpdateRequestAllowedDomains1 = []string
+
+// SSOProviderUpdateRequest_AllowedDomains The spec's comma-separated e-mail domains (`alpha.example, beta.example`; blank parts are dropped); an array of domain strings is also accepted.
+type SSOProviderUpdateRequest_AllowedDomains struct {
+	union json.RawMessage
 }
 
 // SSOTestResult defines model for SSOTestResult.
@@ -5126,12 +5180,26 @@ type UserRoleInfoScope string
 
 // UserUpdateRequest defines model for UserUpdateRequest.
 type UserUpdateRequest struct {
-	Name *string `json:"name,omitempty"`
+	// DeviceGroupIds Organization membership: restrict to these device groups (`[]` lifts it).
+	DeviceGroupIds *[]string `json:"deviceGroupIds,omitempty"`
+	Name           *string   `json:"name,omitempty"`
+
+	// OrgAccess Partner membership: which organizations the member reaches. Absent keeps the current one.
+	OrgAccess *UserUpdateRequestOrgAccess `json:"orgAccess,omitempty"`
 
 	// OrgId Partner and system callers: the organization of the membership.
-	OrgId  *string                  `json:"orgId,omitempty"`
-	Status *UserUpdateRequestStatus `json:"status,omitempty"`
+	OrgId *string `json:"orgId,omitempty"`
+
+	// OrgIds Partner membership: the organizations of `selected` access (required when orgAccess becomes `selected`; alone, it replaces the list of a `selected` membership).
+	OrgIds *[]string `json:"orgIds,omitempty"`
+
+	// SiteIds Organization membership: restrict to these sites (`[]` lifts the site restriction).
+	SiteIds *[]string                `json:"siteIds,omitempty"`
+	Status  *UserUpdateRequestStatus `json:"status,omitempty"`
 }
+
+// UserUpdateRequestOrgAccess Partner membership: which organizations the member reaches. Absent keeps the current one.
+type UserUpdateRequestOrgAccess string
 
 // UserUpdateRequestStatus defines model for UserUpdateRequest.Status.
 type UserUpdateRequestStatus string
@@ -5156,7 +5224,9 @@ type Webhook struct {
 
 	// RetryPolicy The override, or null for the default.
 	RetryPolicy *WebhookRetryPolicy `json:"retryPolicy"`
-	Status      WebhookStatus       `json:"status"`
+
+	// Status active receives events; paused and failed do not. The platform sets failed when a webhook's deliveries keep failing: after WEBHOOK_FAILURE_THRESHOLD (default 50) consecutive deliveries that ended failed (retries exhausted), the first at least WEBHOOK_FAILURE_WINDOW_HOURS (default 24) ago; a delivered delivery resets the count. The change is audited as webhook.failed (actor system) and the organization's administrators are e-mailed; deliveries already queued end failed with errorMessage `Webhook is not active`.
+	Status WebhookStatus `json:"status"`
 
 	// SuccessCount Successful deliveries.
 	SuccessCount int       `json:"successCount"`
@@ -5254,7 +5324,9 @@ type WebhookDetail struct {
 
 	// RetryPolicy The override, or null for the default.
 	RetryPolicy *WebhookRetryPolicy `json:"retryPolicy"`
-	Status      WebhookStatus       `json:"status"`
+
+	// Status active receives events; paused and failed do not. The platform sets failed when a webhook's deliveries keep failing: after WEBHOOK_FAILURE_THRESHOLD (default 50) consecutive deliveries that ended failed (retries exhausted), the first at least WEBHOOK_FAILURE_WINDOW_HOURS (default 24) ago; a delivered delivery resets the count. The change is audited as webhook.failed (actor system) and the organization's administrators are e-mailed; deliveries already queued end failed with errorMessage `Webhook is not active`.
+	Status WebhookStatus `json:"status"`
 
 	// SuccessCount Successful deliveries.
 	SuccessCount int       `json:"successCount"`
@@ -5303,6 +5375,23 @@ type WebhookDlqRedriveResult struct {
 // WebhookEventType The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after min(initialDelayMs * backoffMultiplier^n, maxDelayMs) for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
 type WebhookEventType string
 
+// WebhookEventTypeInfo defines model for WebhookEventTypeInfo.
+type WebhookEventTypeInfo struct {
+	Description string `json:"description"`
+
+	// Raised Whether some operation of Gale raises this type yet.
+	Raised bool `json:"raised"`
+
+	// Type The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after min(initialDelayMs * backoffMultiplier^n, maxDelayMs) for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
+	Type WebhookEventType `json:"type"`
+}
+
+// WebhookEventTypeList defines model for WebhookEventTypeList.
+type WebhookEventTypeList struct {
+	Data       []WebhookEventTypeInfo `json:"data"`
+	Pagination Pagination             `json:"pagination"`
+}
+
 // WebhookHeader defines model for WebhookHeader.
 type WebhookHeader struct {
 	Key string `json:"key"`
@@ -5349,7 +5438,7 @@ type WebhookRetryQueuedDeliveryAttempt int
 // WebhookRetryQueuedDeliveryStatus defines model for WebhookRetryQueued.Delivery.Status.
 type WebhookRetryQueuedDeliveryStatus string
 
-// WebhookStatus defines model for WebhookStatus.
+// WebhookStatus active receives events; paused and failed do not. The platform sets failed when a webhook's deliveries keep failing: after WEBHOOK_FAILURE_THRESHOLD (default 50) consecutive deliveries that ended failed (retries exhausted), the first at least WEBHOOK_FAILURE_WINDOW_HOURS (default 24) ago; a delivered delivery resets the count. The change is audited as webhook.failed (actor system) and the organization's administrators are e-mailed; deliveries already queued end failed with errorMessage `Webhook is not active`.
 type WebhookStatus string
 
 // WebhookTestQueued defines model for WebhookTestQueued.
@@ -5397,7 +5486,9 @@ type WebhookUpdateRequest struct {
 	RetryPolicy *WebhookRetryPolicyInput `json:"retryPolicy,omitempty"`
 
 	// Secret null removes the secret.
-	Secret *string        `json:"secret,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+
+	// Status active receives events; paused and failed do not. The platform sets failed when a webhook's deliveries keep failing: after WEBHOOK_FAILURE_THRESHOLD (default 50) consecutive deliveries that ended failed (retries exhausted), the first at least WEBHOOK_FAILURE_WINDOW_HOURS (default 24) ago; a delivered delivery resets the count. The change is audited as webhook.failed (actor system) and the organization's administrators are e-mailed; deliveries already queued end failed with errorMessage `Webhook is not active`.
 	Status *WebhookStatus `json:"status,omitempty"`
 	Url    *string        `json:"url,omitempty"`
 }
@@ -5985,6 +6076,15 @@ type ListWebhooksParams struct {
 	Status *WebhookStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
+// ListWebhookEventTypesParams defines parameters for ListWebhookEventTypes.
+type ListWebhookEventTypesParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Page size, default 50, max 100.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Page Page number, from 1.
@@ -6380,11 +6480,9 @@ func (t SSOProvider) MarshalJSON() ([]byte, error) {
 		}
 	}
 
-	if t.AllowedDomains != nil {
-		object["allowedDomains"], err = json.Marshal(t.AllowedDomains)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'allowedDomains': %w", err)
-		}
+	object["allowedDomains"], err = json.Marshal(t.AllowedDomains)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowedDomains': %w", err)
 	}
 
 	object["attributeMapping"], err = json.Marshal(t.AttributeMapping)
@@ -6607,6 +6705,130 @@ func (t *SSOProvider) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	return err
+}
+
+// AsSSOProviderCreateRequestAllowedDomains0 returns the union data inside the SSOProviderCreateRequest_AllowedDomains as a SSOProviderCreateRequestAllowedDomains0
+func (t SSOProviderCreateRequest_AllowedDomains) AsSSOProviderCreateRequestAllowedDomains0() (SSOProviderCreateRequestAllowedDomains0, error) {
+	var body SSOProviderCreateRequestAllowedDomains0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSSOProviderCreateRequestAllowedDomains0 overwrites any union data inside the SSOProviderCreateRequest_AllowedDomains as the provided SSOProviderCreateRequestAllowedDomains0
+func (t *SSOProviderCreateRequest_AllowedDomains) FromSSOProviderCreateRequestAllowedDomains0(v SSOProviderCreateRequestAllowedDomains0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSSOProviderCreateRequestAllowedDomains0 performs a merge with any union data inside the SSOProviderCreateRequest_AllowedDomains, using the provided SSOProviderCreateRequestAllowedDomains0
+func (t *SSOProviderCreateRequest_AllowedDomains) MergeSSOProviderCreateRequestAllowedDomains0(v SSOProviderCreateRequestAllowedDomains0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSSOProviderCreateRequestAllowedDomains1 returns the union data inside the SSOProviderCreateRequest_AllowedDomains as a SSOProviderCreateRequestAllowedDomains1
+func (t SSOProviderCreateRequest_AllowedDomains) AsSSOProviderCreateRequestAllowedDomains1() (SSOProviderCreateRequestAllowedDomains1, error) {
+	var body SSOProviderCreateRequestAllowedDomains1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSSOProviderCreateRequestAllowedDomains1 overwrites any union data inside the SSOProviderCreateRequest_AllowedDomains as the provided SSOProviderCreateRequestAllowedDomains1
+func (t *SSOProviderCreateRequest_AllowedDomains) FromSSOProviderCreateRequestAllowedDomains1(v SSOProviderCreateRequestAllowedDomains1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSSOProviderCreateRequestAllowedDomains1 performs a merge with any union data inside the SSOProviderCreateRequest_AllowedDomains, using the provided SSOProviderCreateRequestAllowedDomains1
+func (t *SSOProviderCreateRequest_AllowedDomains) MergeSSOProviderCreateRequestAllowedDomains1(v SSOProviderCreateRequestAllowedDomains1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SSOProviderCreateRequest_AllowedDomains) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SSOProviderCreateRequest_AllowedDomains) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSSOProviderUpdateRequestAllowedDomains0 returns the union data inside the SSOProviderUpdateRequest_AllowedDomains as a SSOProviderUpdateRequestAllowedDomains0
+func (t SSOProviderUpdateRequest_AllowedDomains) AsSSOProviderUpdateRequestAllowedDomains0() (SSOProviderUpdateRequestAllowedDomains0, error) {
+	var body SSOProviderUpdateRequestAllowedDomains0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSSOProviderUpdateRequestAllowedDomains0 overwrites any union data inside the SSOProviderUpdateRequest_AllowedDomains as the provided SSOProviderUpdateRequestAllowedDomains0
+func (t *SSOProviderUpdateRequest_AllowedDomains) FromSSOProviderUpdateRequestAllowedDomains0(v SSOProviderUpdateRequestAllowedDomains0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSSOProviderUpdateRequestAllowedDomains0 performs a merge with any union data inside the SSOProviderUpdateRequest_AllowedDomains, using the provided SSOProviderUpdateRequestAllowedDomains0
+func (t *SSOProviderUpdateRequest_AllowedDomains) MergeSSOProviderUpdateRequestAllowedDomains0(v SSOProviderUpdateRequestAllowedDomains0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSSOProviderUpdateRequestAllowedDomains1 returns the union data inside the SSOProviderUpdateRequest_AllowedDomains as a SSOProviderUpdateRequestAllowedDomains1
+func (t SSOProviderUpdateRequest_AllowedDomains) AsSSOProviderUpdateRequestAllowedDomains1() (SSOProviderUpdateRequestAllowedDomains1, error) {
+	var body SSOProviderUpdateRequestAllowedDomains1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSSOProviderUpdateRequestAllowedDomains1 overwrites any union data inside the SSOProviderUpdateRequest_AllowedDomains as the provided SSOProviderUpdateRequestAllowedDomains1
+func (t *SSOProviderUpdateRequest_AllowedDomains) FromSSOProviderUpdateRequestAllowedDomains1(v SSOProviderUpdateRequestAllowedDomains1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSSOProviderUpdateRequestAllowedDomains1 performs a merge with any union data inside the SSOProviderUpdateRequest_AllowedDomains, using the provided SSOProviderUpdateRequestAllowedDomains1
+func (t *SSOProviderUpdateRequest_AllowedDomains) MergeSSOProviderUpdateRequestAllowedDomains1(v SSOProviderUpdateRequestAllowedDomains1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SSOProviderUpdateRequest_AllowedDomains) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SSOProviderUpdateRequest_AllowedDomains) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
@@ -8065,7 +8287,7 @@ type ClientInterface interface {
 
 	// CreateFilterWithBody Save a filter
 	//
-	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8074,7 +8296,7 @@ type ClientInterface interface {
 
 	// CreateFilter Save a filter
 	//
-	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8291,7 +8513,7 @@ type ClientInterface interface {
 
 	// RespondElevationRequestWithBody Approve or deny a pending request
 	//
-	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8300,7 +8522,7 @@ type ClientInterface interface {
 
 	// RespondElevationRequest Approve or deny a pending request
 	//
-	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8874,7 +9096,7 @@ type ClientInterface interface {
 
 	// CreateSsoProviderWithBody Create an SSO provider
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8883,7 +9105,7 @@ type ClientInterface interface {
 
 	// CreateSsoProvider Create an SSO provider
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9116,7 +9338,7 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/users/{id} (the `UserGet` operationId).
 	UserGet(ctx context.Context, id IdPath, params *UserGetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UserUpdateWithBody Change a member's name or status
+	// UserUpdateWithBody Change a member's name, status or restriction
 	//
 	// users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 	// change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -9141,13 +9363,22 @@ type ClientInterface interface {
 	// permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 	// administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 	// becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+	//
+	// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+	// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+	// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+	// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+	// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+	// widens no one, itself included). The change is one conditional write of the membership with its audit record
+	// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+	// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /api/v1/users/{id} (the `UserUpdate` operationId).
 	UserUpdateWithBody(ctx context.Context, id IdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UserUpdate Change a member's name or status
+	// UserUpdate Change a member's name, status or restriction
 	//
 	// users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 	// change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -9172,6 +9403,15 @@ type ClientInterface interface {
 	// permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 	// administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 	// becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+	//
+	// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+	// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+	// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+	// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+	// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+	// widens no one, itself included). The change is one conditional write of the membership with its audit record
+	// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+	// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9221,6 +9461,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
 	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListWebhookEventTypes The event catalogue
+	//
+	// Needs organizations:read and a user session; partner callers need no orgId (the catalogue holds no tenant's data, and is the same for every caller). Every type a webhook may subscribe to, in the catalogue's order, with what it means and whether some operation of Gale raises it yet (raised false: it can be subscribed to, and nothing sends it today). webhook.test (test deliveries) is not listed: it cannot be subscribed.
+	//
+	// Corresponds with GET /api/v1/webhooks/event-types (the `ListWebhookEventTypes` operationId).
+	ListWebhookEventTypes(ctx context.Context, params *ListWebhookEventTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteWebhook Delete a webhook and all its deliveries
 	//
 	// Needs organizations:write and MFA. The webhook is hidden at once (no new delivery is created for it), then its deliveries and the webhook are removed; a DELETE interrupted midway is resumed by repeating it. Audited as webhook.delete.
@@ -9237,7 +9484,7 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Update a webhook
 	//
-	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9246,7 +9493,7 @@ type ClientInterface interface {
 
 	// UpdateWebhook Update a webhook
 	//
-	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11883,7 +12130,7 @@ func (c *Client) ListFilters(ctx context.Context, params *ListFiltersParams, req
 
 // CreateFilterWithBody Save a filter
 //
-// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 //
 // Takes any type of body and a specified content type.
 //
@@ -11902,7 +12149,7 @@ func (c *Client) CreateFilterWithBody(ctx context.Context, contentType string, b
 
 // CreateFilter Save a filter
 //
-// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12369,7 +12616,7 @@ func (c *Client) ListElevationRequests(ctx context.Context, params *ListElevatio
 
 // RespondElevationRequestWithBody Approve or deny a pending request
 //
-// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -12388,7 +12635,7 @@ func (c *Client) RespondElevationRequestWithBody(ctx context.Context, id IdPath,
 
 // RespondElevationRequest Approve or deny a pending request
 //
-// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13652,7 +13899,7 @@ func (c *Client) ListSsoProviders(ctx context.Context, params *ListSsoProvidersP
 
 // CreateSsoProviderWithBody Create an SSO provider
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13671,7 +13918,7 @@ func (c *Client) CreateSsoProviderWithBody(ctx context.Context, contentType stri
 
 // CreateSsoProvider Create an SSO provider
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14134,7 +14381,7 @@ func (c *Client) UserGet(ctx context.Context, id IdPath, params *UserGetParams, 
 	return c.Client.Do(req)
 }
 
-// UserUpdateWithBody Change a member's name or status
+// UserUpdateWithBody Change a member's name, status or restriction
 //
 // users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 // change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -14159,6 +14406,15 @@ func (c *Client) UserGet(ctx context.Context, id IdPath, params *UserGetParams, 
 // permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 // administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 // becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+//
+// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+// widens no one, itself included). The change is one conditional write of the membership with its audit record
+// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14175,7 +14431,7 @@ func (c *Client) UserUpdateWithBody(ctx context.Context, id IdPath, contentType 
 	return c.Client.Do(req)
 }
 
-// UserUpdate Change a member's name or status
+// UserUpdate Change a member's name, status or restriction
 //
 // users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 // change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -14200,6 +14456,15 @@ func (c *Client) UserUpdateWithBody(ctx context.Context, id IdPath, contentType 
 // permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 // administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 // becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+//
+// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+// widens no one, itself included). The change is one conditional write of the membership with its audit record
+// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14309,6 +14574,23 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 	return c.Client.Do(req)
 }
 
+// ListWebhookEventTypes The event catalogue
+//
+// Needs organizations:read and a user session; partner callers need no orgId (the catalogue holds no tenant's data, and is the same for every caller). Every type a webhook may subscribe to, in the catalogue's order, with what it means and whether some operation of Gale raises it yet (raised false: it can be subscribed to, and nothing sends it today). webhook.test (test deliveries) is not listed: it cannot be subscribed.
+//
+// Corresponds with GET /api/v1/webhooks/event-types (the `ListWebhookEventTypes` operationId).
+func (c *Client) ListWebhookEventTypes(ctx context.Context, params *ListWebhookEventTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookEventTypesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteWebhook Delete a webhook and all its deliveries
 //
 // Needs organizations:write and MFA. The webhook is hidden at once (no new delivery is created for it), then its deliveries and the webhook are removed; a DELETE interrupted midway is resumed by repeating it. Audited as webhook.delete.
@@ -14345,7 +14627,7 @@ func (c *Client) GetWebhook(ctx context.Context, id string, reqEditors ...Reques
 
 // UpdateWebhookWithBody Update a webhook
 //
-// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14364,7 +14646,7 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, id string, contentTy
 
 // UpdateWebhook Update a webhook
 //
-// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -22656,6 +22938,72 @@ func NewCreateWebhookRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewListWebhookEventTypesRequest constructs an http.Request for the ListWebhookEventTypes method
+func NewListWebhookEventTypesRequest(server string, params *ListWebhookEventTypesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/event-types")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
 func NewDeleteWebhookRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -24325,7 +24673,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateFilterWithBodyWithResponse Save a filter
 	//
-	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24334,7 +24682,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateFilterWithResponse Save a filter
 	//
-	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+	// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24575,7 +24923,7 @@ type ClientWithResponsesInterface interface {
 
 	// RespondElevationRequestWithBodyWithResponse Approve or deny a pending request
 	//
-	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24584,7 +24932,7 @@ type ClientWithResponsesInterface interface {
 
 	// RespondElevationRequestWithResponse Approve or deny a pending request
 	//
-	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+	// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25218,7 +25566,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSsoProviderWithBodyWithResponse Create an SSO provider
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25227,7 +25575,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSsoProviderWithResponse Create an SSO provider
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25480,7 +25828,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/users/{id} (the `UserGet` operationId).
 	UserGetWithResponse(ctx context.Context, id IdPath, params *UserGetParams, reqEditors ...RequestEditorFn) (*UserGetResult, error)
 
-	// UserUpdateWithBodyWithResponse Change a member's name or status
+	// UserUpdateWithBodyWithResponse Change a member's name, status or restriction
 	//
 	// users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 	// change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -25505,13 +25853,22 @@ type ClientWithResponsesInterface interface {
 	// permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 	// administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 	// becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+	//
+	// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+	// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+	// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+	// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+	// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+	// widens no one, itself included). The change is one conditional write of the membership with its audit record
+	// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+	// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /api/v1/users/{id} (the `UserUpdate` operationId).
 	UserUpdateWithBodyWithResponse(ctx context.Context, id IdPath, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UserUpdateResult, error)
 
-	// UserUpdateWithResponse Change a member's name or status
+	// UserUpdateWithResponse Change a member's name, status or restriction
 	//
 	// users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 	// change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -25536,6 +25893,15 @@ type ClientWithResponsesInterface interface {
 	// permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 	// administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 	// becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+	//
+	// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+	// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+	// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+	// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+	// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+	// widens no one, itself included). The change is one conditional write of the membership with its audit record
+	// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+	// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25587,6 +25953,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/webhooks (the `CreateWebhook` operationId).
 	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResult, error)
 
+	// ListWebhookEventTypesWithResponse The event catalogue
+	//
+	// Needs organizations:read and a user session; partner callers need no orgId (the catalogue holds no tenant's data, and is the same for every caller). Every type a webhook may subscribe to, in the catalogue's order, with what it means and whether some operation of Gale raises it yet (raised false: it can be subscribed to, and nothing sends it today). webhook.test (test deliveries) is not listed: it cannot be subscribed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhooks/event-types (the `ListWebhookEventTypes` operationId).
+	ListWebhookEventTypesWithResponse(ctx context.Context, params *ListWebhookEventTypesParams, reqEditors ...RequestEditorFn) (*ListWebhookEventTypesResult, error)
+
 	// DeleteWebhookWithResponse Delete a webhook and all its deliveries
 	//
 	// Needs organizations:write and MFA. The webhook is hidden at once (no new delivery is created for it), then its deliveries and the webhook are removed; a DELETE interrupted midway is resumed by repeating it. Audited as webhook.delete.
@@ -25607,7 +25982,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Update a webhook
 	//
-	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25616,7 +25991,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Update a webhook
 	//
-	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+	// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -49776,6 +50151,118 @@ func (r CreateWebhookResult) ContentType() string {
 	return ""
 }
 
+// ListWebhookEventTypesResult400Headers the declared response headers of an HTTP 400 response for ListWebhookEventTypes
+type ListWebhookEventTypesResult400Headers struct {
+	XRequestId *string
+}
+
+// ListWebhookEventTypesResult401Headers the declared response headers of an HTTP 401 response for ListWebhookEventTypes
+type ListWebhookEventTypesResult401Headers struct {
+	XRequestId *string
+}
+
+// ListWebhookEventTypesResult403Headers the declared response headers of an HTTP 403 response for ListWebhookEventTypes
+type ListWebhookEventTypesResult403Headers struct {
+	XRequestId *string
+}
+
+// ListWebhookEventTypesResult428Headers the declared response headers of an HTTP 428 response for ListWebhookEventTypes
+type ListWebhookEventTypesResult428Headers struct {
+	XRequestId *string
+}
+
+// ListWebhookEventTypesResult503Headers the declared response headers of an HTTP 503 response for ListWebhookEventTypes
+type ListWebhookEventTypesResult503Headers struct {
+	RetryAfter *int
+	XRequestId *string
+}
+
+type ListWebhookEventTypesResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEventTypeList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequired
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhookEventTypesResult400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookEventTypesResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookEventTypesResult403Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ListWebhookEventTypesResult428Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEventTypesResult503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON200() *WebhookEventTypeList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON428() *PreconditionRequired {
+	return r.JSON428
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookEventTypesResult) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookEventTypesResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookEventTypesResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookEventTypesResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookEventTypesResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteWebhookResult400Headers the declared response headers of an HTTP 400 response for DeleteWebhook
 type DeleteWebhookResult400Headers struct {
 	XRequestId *string
@@ -52715,7 +53202,7 @@ func (c *ClientWithResponses) ListFiltersWithResponse(ctx context.Context, param
 
 // CreateFilterWithBodyWithResponse Save a filter
 //
-// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52730,7 +53217,7 @@ func (c *ClientWithResponses) CreateFilterWithBodyWithResponse(ctx context.Conte
 
 // CreateFilterWithResponse Save a filter
 //
-// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
+// Needs devices:write, a user session and MFA; site- or device-group-restricted callers are refused (403: filters are organization-wide). The route accepts an X-API-Key like every filter route, but a key never satisfies MFA, so a key is refused 403 `MFA required` (MFA_REQUIRED) here and on PATCH and DELETE. Organization callers save into their own organization (orgId is ignored); partner and system callers name orgId (400 `orgId is required for partner scope`, code validation_failed with `details.fieldErrors.orgId`, without it, unless a partner caller reaches exactly one organization; a system caller without it is 403 `Organization context required`; an organization out of reach is 404). The conditions are validated by the filter engine: an unknown field, an operator the field's type does not take, or a bad value is 400 `Invalid filter` with `details.fieldErrors` naming each path (e.g. `conditions.0.operator`). Audited as filter.create.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53121,7 +53608,7 @@ func (c *ClientWithResponses) ListElevationRequestsWithResponse(ctx context.Cont
 
 // RespondElevationRequestWithBodyWithResponse Approve or deny a pending request
 //
-// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53136,7 +53623,7 @@ func (c *ClientWithResponses) RespondElevationRequestWithBodyWithResponse(ctx co
 
 // RespondElevationRequestWithResponse Approve or deny a pending request
 //
-// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default: the deciding rule's approvalDurationMinutes, else 15). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
+// Needs devices:execute and MFA (an API key, which never satisfies MFA, is 403 `MFA required`). Only a pending request: compare-and-swap on its status, so of concurrent decisions exactly one wins and the others get 409 wrong_status `Request is not pending (current status: <status>)`. An approver whose e-mail is the request's subject (subject_username equal to the e-mail, or to its local part once a `DOMAIN\` prefix is removed) is 403 `Requester cannot approve their own elevation request`. A request of the caller's organization outside its sites or groups is 403 `Site access denied`; another tenant's is 404. durationMinutes 1-1440 sets the approval window (default 15, the spec's, whatever the deciding rule's approvalDurationMinutes: that is its auto-approvals' window). Raises elevation.approved or elevation.denied; audited as pam.elevation_request.approve or .deny. The decision closes the request's mobile approval requests (the decider's decided, the others expired; see `POST /users/me/push-targets`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54184,7 +54671,7 @@ func (c *ClientWithResponses) ListSsoProvidersWithResponse(ctx context.Context, 
 
 // CreateSsoProviderWithBodyWithResponse Create an SSO provider
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54199,7 +54686,7 @@ func (c *ClientWithResponses) CreateSsoProviderWithBodyWithResponse(ctx context.
 
 // CreateSsoProviderWithResponse Create an SSO provider
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains are DNS names (lower-cased; empty allows every domain). defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). The owner is an organization or a partner. orgId names an organization (the organization caller's own; one a partner or system caller reaches, 404 otherwise). Without orgId, an organization caller creates for its organization and a partner caller a partner provider of its own partner; a system caller names orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId; an unknown partner 404). Partner providers need a partner caller with access to every organization of the partner (orgAccess all; 403 `Full partner organization access required` otherwise) and sign in only that partner's own partner-scope members (see ssoLogin); their defaultRoleId is a partner system role or a custom role of the partner; enforceSSO true is 400 (organization providers only). type oidc (the default); saml is 400 `SAML is not implemented` (code bad_request). The issuer must pass the outbound guard of webhooks (public HTTPS: see createWebhook for the blocked ranges, names and notations, and every IPv6 form embedding a blocked IPv4 address: mapped, translated, NAT64, 6to4, Teredo), have no userinfo, query or fragment, and resolve to public addresses; otherwise 400 naming issuer. scopes default to openid profile email and must include openid. allowedDomains, the spec's comma-separated string (an array is also accepted), are DNS names (lower-cased; empty allows every domain); answers carry the comma-separated string. defaultRoleId is required when autoProvision is on; it must be an organization system role or a custom role of the organization (400 naming defaultRoleId), and the caller must hold every permission of it (403 `Cannot grant permissions you do not hold`). The client secret is encrypted at rest and never returned. The issuer and client id pair is unique across the platform: 409 `An SSO provider with this issuer and client ID already exists`. New providers are inactive. The provider's ceiling becomes the caller's permissions: it never signs anyone into a membership whose role holds a permission beyond its ceiling (no_org_access). Audited as sso.provider.create.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54590,7 +55077,7 @@ func (c *ClientWithResponses) UserGetWithResponse(ctx context.Context, id IdPath
 	return ParseUserGetResult(rsp)
 }
 
-// UserUpdateWithBodyWithResponse Change a member's name or status
+// UserUpdateWithBodyWithResponse Change a member's name, status or restriction
 //
 // users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 // change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -54615,6 +55102,15 @@ func (c *ClientWithResponses) UserGetWithResponse(ctx context.Context, id IdPath
 // permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 // administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 // becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+//
+// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+// widens no one, itself included). The change is one conditional write of the membership with its audit record
+// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54627,7 +55123,7 @@ func (c *ClientWithResponses) UserUpdateWithBodyWithResponse(ctx context.Context
 	return ParseUserUpdateResult(rsp)
 }
 
-// UserUpdateWithResponse Change a member's name or status
+// UserUpdateWithResponse Change a member's name, status or restriction
 //
 // users:write. Account-wide fields belong to the account's own tenant: the name and status of the account
 // change only when every membership of the account lies within the caller's authority (the usual case: a
@@ -54652,6 +55148,15 @@ func (c *ClientWithResponses) UserUpdateWithBodyWithResponse(ctx context.Context
 // permission) cannot be disabled or suspended: 409 `Cannot remove the last administrator` (race-safe: two
 // administrators disabling each other at once, one wins). You cannot disable yourself (400); an invited user
 // becomes active only by accepting (400); an empty change is 400 `No updates provided`.
+//
+// Restriction: `siteIds` and `deviceGroupIds` (organization memberships), `orgAccess` and `orgIds` (partner
+// memberships) are checked as `POST /users/invite` checks them, with the same messages (400 naming the field:
+// a site or device group not of the organization, an organization not of the partner, `orgIds` required iff
+// `orgAccess` is `selected`, a field of the other membership kind). The result must lie inside the caller's own
+// restriction: 403 `Cannot give a user wider site or device group access than your own` (so a restricted caller
+// widens no one, itself included). The change is one conditional write of the membership with its audit record
+// (`details.restriction` holds each changed field's from and to) and is in force on the member's next request,
+// with the tokens it already holds; a concurrent edit of the same member is 409 `race_lost`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54739,6 +55244,21 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 	return ParseCreateWebhookResult(rsp)
 }
 
+// ListWebhookEventTypesWithResponse The event catalogue
+//
+// Needs organizations:read and a user session; partner callers need no orgId (the catalogue holds no tenant's data, and is the same for every caller). Every type a webhook may subscribe to, in the catalogue's order, with what it means and whether some operation of Gale raises it yet (raised false: it can be subscribed to, and nothing sends it today). webhook.test (test deliveries) is not listed: it cannot be subscribed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhooks/event-types (the `ListWebhookEventTypes` operationId).
+func (c *ClientWithResponses) ListWebhookEventTypesWithResponse(ctx context.Context, params *ListWebhookEventTypesParams, reqEditors ...RequestEditorFn) (*ListWebhookEventTypesResult, error) {
+	rsp, err := c.ListWebhookEventTypes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookEventTypesResult(rsp)
+}
+
 // DeleteWebhookWithResponse Delete a webhook and all its deliveries
 //
 // Needs organizations:write and MFA. The webhook is hidden at once (no new delivery is created for it), then its deliveries and the webhook are removed; a DELETE interrupted midway is resumed by repeating it. Audited as webhook.delete.
@@ -54771,7 +55291,7 @@ func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, id str
 
 // UpdateWebhookWithBodyWithResponse Update a webhook
 //
-// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54786,7 +55306,7 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Update a webhook
 //
-// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
+// Needs organizations:write and MFA. Any of name, url, secret, events, headers, status and retryPolicy; an empty body is 400 `No updates provided`. The URL is validated again as on create; a url equal to the masked URL the API shows keeps the stored URL (with its credentials and query). headers replaces the list; a value sent back as `********` keeps the stored value of that header. secret null removes the secret; retryPolicy null restores the default. status is stored as given (active, paused, failed); only active webhooks receive deliveries. Setting status active on a paused or failed webhook starts a new failure run and delivers only events that happen from then on (events raised while it was not active are never delivered). A PATCH that loses to a concurrent change of the same webhook is 409 race_lost. Audited as webhook.update.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -87265,6 +87785,127 @@ func ParseCreateWebhookResult(rsp *http.Response) (*CreateWebhookResult, error) 
 		response.Headers428 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateWebhookResult503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookEventTypesResult parses an HTTP response from a ListWebhookEventTypesWithResponse call
+func ParseListWebhookEventTypesResult(rsp *http.Response) (*ListWebhookEventTypesResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookEventTypesResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEventTypeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers ListWebhookEventTypesResult400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookEventTypesResult401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookEventTypesResult403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 428:
+		var headers ListWebhookEventTypesResult428Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEventTypesResult503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
