@@ -10,12 +10,14 @@
 package audit
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -47,6 +49,7 @@ type Actor struct {
 	Type      string `dynamodbav:"actorType" json:"actorType"` // user, api_key, agent, system
 	IP        string `dynamodbav:"ip,omitempty" json:"ip,omitempty"`
 	UserAgent string `dynamodbav:"userAgent,omitempty" json:"userAgent,omitempty"`
+	RequestID string `dynamodbav:"requestId,omitempty" json:"requestId,omitempty"`
 }
 
 // SystemActor is the platform itself (sweeper, bootstrap).
@@ -67,6 +70,24 @@ type Record struct {
 	Result       string         `dynamodbav:"result" json:"result"` // success or denied
 	At           string         `dynamodbav:"at" json:"at"`
 	Actor
+}
+
+// InContext completes the record with the request it is written in (the store
+// calls it when it marshals the write): the request id, and the client address
+// and user agent when the writer did not set them. Writes are built without a
+// context (Put), so this is the one place every record gets them.
+func (r Record) InContext(ctx context.Context) any {
+	ip, ua := httpapi.Client(ctx)
+	if r.IP == "" {
+		r.IP = ip
+	}
+	if r.UserAgent == "" {
+		r.UserAgent = ua
+	}
+	if r.RequestID == "" {
+		r.RequestID = httpapi.RequestID(ctx)
+	}
+	return r
 }
 
 // Tenant keys: exactly one of org, partner, or the system log.
