@@ -66,9 +66,9 @@ func (f Filter) query(tenant string, limit int32) store.Query {
 		q.SKTo = clock.Format(f.To) + "#~"
 	}
 	var conds []expression.ConditionBuilder
-	for attr, v := range map[string]string{"actorId": f.ActorID, "resourceType": f.ResourceType, "resourceId": f.ResourceID} {
-		if v != "" {
-			conds = append(conds, store.Is(attr, v))
+	for _, c := range [][2]string{{"actorId", f.ActorID}, {"resourceType", f.ResourceType}, {"resourceId", f.ResourceID}} {
+		if c[1] != "" {
+			conds = append(conds, store.Is(c[0], c[1]))
 		}
 	}
 	switch a, prefix := strings.CutSuffix(f.Action, "*"); {

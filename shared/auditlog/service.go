@@ -89,8 +89,7 @@ func (s *Service) Export(ctx context.Context, q Query, format string) (*Page, er
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	q.Limit = ExportLimit
-	pg, err := s.read(ctx, p, q)
+	pg, err := s.exportRows(ctx, p, q)
 	if err != nil {
 		return nil, err
 	}
@@ -109,31 +108,77 @@ func (s *Service) Export(ctx context.Context, q Query, format string) (*Page, er
 	return pg, nil
 }
 
-// read validates q, picks the tenant and reads one page.
-func (s *Service) read(ctx context.Context, p *authz.Principal, q Query) (*Page, error) {
-	f, err := parse(q)
+// ExportReads bounds the queries of one export response: a query returns at
+// most 1 MB, which holds fewer than 5,000 rows, so a response reads on until
+// it has ExportLimit rows, the log ends, or ExportReads queries were made.
+const ExportReads = 5
+
+// exportRows reads up to ExportLimit entries in at most ExportReads queries,
+// each reading at most the rows still wanted.
+func (s *Service) exportRows(ctx context.Context, p *authz.Principal, q Query) (*Page, error) {
+	sc, err := s.scope(ctx, p, q)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.reach(ctx, p, q); err != nil {
+	out := &Page{Entries: []Entry{}, Limit: ExportLimit}
+	for cursor, reads := q.Cursor, 0; !sc.none && reads < ExportReads && len(out.Entries) < ExportLimit; reads++ {
+		recs, next, err := audit.Read(ctx, s.St, sc.tenant, sc.filter, int32(ExportLimit-len(out.Entries)), cursor)
+		if err != nil {
+			return nil, err
+		}
+		out.Entries, out.Next, cursor = appendView(out.Entries, recs), next, next
+		if next == "" {
+			break
+		}
+	}
+	return out, nil
+}
+
+// read reads one page of q for p.
+func (s *Service) read(ctx context.Context, p *authz.Principal, q Query) (*Page, error) {
+	sc, err := s.scope(ctx, p, q)
+	if err != nil || sc.none {
+		return &Page{Entries: []Entry{}, Limit: q.Limit}, err
+	}
+	recs, next, err := audit.Read(ctx, s.St, sc.tenant, sc.filter, int32(q.Limit), q.Cursor)
+	if err != nil {
 		return nil, err
+	}
+	return &Page{Entries: appendView([]Entry{}, recs), Limit: q.Limit, Next: next}, nil
+}
+
+// scope is what a request reads: a tenant's log through a filter (none: a
+// restricted caller asking for someone else's entries).
+type scope struct {
+	tenant string
+	filter audit.Filter
+	none   bool
+}
+
+// scope validates q and picks the tenant and filter p may read.
+func (s *Service) scope(ctx context.Context, p *authz.Principal, q Query) (scope, error) {
+	f, err := parse(q)
+	if err != nil {
+		return scope{}, err
+	}
+	if err := s.reach(ctx, p, q); err != nil {
+		return scope{}, err
 	}
 	if restricted(p) {
 		if f.ActorID != "" && f.ActorID != p.UserID {
-			return &Page{Entries: []Entry{}, Limit: q.Limit}, nil
+			return scope{none: true}, nil
 		}
 		f.ActorID = p.UserID
 	}
 	orgID, partnerID := s.owner(p, q)
-	recs, next, err := audit.Read(ctx, s.St, audit.Tenant(orgID, partnerID), f, int32(q.Limit), q.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, len(recs))
+	return scope{tenant: audit.Tenant(orgID, partnerID), filter: f}, nil
+}
+
+func appendView(out []Entry, recs []audit.Record) []Entry {
 	for _, r := range recs {
 		out = append(out, view(r))
 	}
-	return &Page{Entries: out, Limit: q.Limit, Next: next}, nil
+	return out
 }
 
 // restricted callers see their own entries only (package doc).
