@@ -270,3 +270,49 @@ func TestAuditLogExport(t *testing.T) {
 		t.Fatalf("audit.export entries %v", exports)
 	}
 }
+
+// TestAuditRowsHoldNoSecrets drives the operations that issue or take a
+// secret (API key create and rotate, service principal create and rotate,
+// enrollment key create, webhook create with a signing secret) and finds none
+// of the secrets in any audit row.
+func TestAuditRowsHoldNoSecrets(t *testing.T) {
+	w := fixture.NewWorld(t, "audit-logs", "api-keys", "service-principals", "enrollment-keys", "webhooks")
+	secret := func(res fixture.Response, field string) string {
+		t.Helper()
+		if res.Status >= 300 {
+			t.Fatalf("%d %s", res.Status, res.Body)
+		}
+		s, _ := res.JSON(t)[field].(string)
+		if len(s) < 16 {
+			t.Fatalf("no %s in %s", field, res.Body)
+		}
+		return s
+	}
+	key := w.Call(t, http.MethodPost, "/api/v1/api-keys", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scan-key", "scopes": []string{"devices:read"}})
+	secrets := []string{secret(key, "key")}
+	secrets = append(secrets, secret(w.Call(t, http.MethodPost, "/api/v1/api-keys/"+key.JSON(t)["id"].(string)+"/rotate", fixture.AAdmin, nil), "key"))
+	sp := w.Call(t, http.MethodPost, "/api/v1/service-principals", fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scan-sp", "scopes": []string{"devices:read"}})
+	secrets = append(secrets, secret(sp, "key"))
+	secrets = append(secrets, secret(w.Call(t, http.MethodPost, "/api/v1/service-principals/"+sp.JSON(t)["id"].(string)+"/rotate", fixture.AAdmin, nil), "key"))
+	secrets = append(secrets, secret(w.Call(t, http.MethodPost, "/api/v1/enrollment-keys", fixture.AAdmin, map[string]any{"name": "scan-ekey", "siteId": w.A1.ID, "maxUsage": 5}), "key"))
+	hookSecret := "whsec-audit-scan-5e1d9c0b7a"
+	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/webhooks", fixture.AAdmin, map[string]any{"name": "scan-hook",
+		"url": "https://93.184.216.34/in", "secret": hookSecret, "events": []string{"device.offline"}}), http.StatusCreated)
+	secrets = append(secrets, hookSecret)
+
+	recs, err := audit.List(context.Background(), w.Env.Store, audit.Tenant(w.A.ID, ""), 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 6 {
+		t.Fatalf("%d audit rows for six operations", len(recs))
+	}
+	for _, r := range recs {
+		raw, _ := json.Marshal(r)
+		for _, s := range secrets {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("audit row %s holds a secret: %s", r.Action, raw)
+			}
+		}
+	}
+}
