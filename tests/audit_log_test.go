@@ -46,7 +46,7 @@ func actions(entries []map[string]any) []string {
 }
 
 // TestAuditLogTenancyAndFilters: each caller reads its own tenant's log and
-// no other (DECISIONS "Audit log"): an organization admin its organization,
+// no other (docs/decisions.md#audit-log): an organization admin its organization,
 // a partner admin its partner's rows and, with orgId, its organizations'; a
 // system admin orgId or partnerId; another partner's or organization's caller
 // is 404; a restricted admin sees only what it did; a cursor is bound to its

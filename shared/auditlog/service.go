@@ -1,6 +1,6 @@
 // Package auditlog serves the audit log (GET /audit-logs and
-// /audit-logs/export, DECISIONS "Audit log, scope switching, membership
-// edits"). The rows are shared/audit's; this package reads them for a caller.
+// /audit-logs/export, docs/decisions.md#audit-log). The rows are
+// shared/audit's; this package reads them for a caller.
 //
 // Whose log: one tenant's partition (AUDIT#<tenant>) per request.
 //
