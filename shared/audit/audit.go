@@ -7,15 +7,43 @@
 // only a key's prefix. Every row carries a ttl Retention after its time
 // (AUDIT_RETENTION_DAYS, default 400), so DynamoDB removes history past it and
 // no sweep ever reads it.
+//
+// Request metadata: a record written in a request carries its request id, and
+// the client address and user agent unless its actor names them (Record is a
+// store.Contextual: the store completes it from the context of the write), so
+// the writes built without a context still carry them.
+//
+// Reads (Read, for GET /audit-logs and its export): every read is of one
+// tenant's partition, newest first, and the table's own key serves it; no
+// index holds audit rows, so an audit write costs what it did. Which part of
+// a request is served how:
+//
+//   - the tenant (orgId, partnerId, the caller's own): the partition key;
+//   - from and to: the sort key (time first), a key condition;
+//   - actorId, action (exact, or a prefix through begins_with), resourceType
+//     and resourceId, in any combination: a filter expression over the rows
+//     the page reads. A page reads at most limit rows (at most 200; an export
+//     response at most 5,000 rows in at most 5 queries of 1 MB) and answers
+//     those that match with the cursor after the last row read, so a filtered
+//     page may hold fewer than limit rows, or none, with a next cursor. A
+//     page's calls and units are those of limit rows whatever the log's size
+//     (tests.TestAuditLogPageCostIsFlat: 10 entries and 10,000 alike).
+//
+// An index per filter (actor, resource, action) would answer a selective
+// filter in fewer pages, at a write of each index on every audited change;
+// the retention bounds a partition, and a client walking the cursor reads at
+// most the window it asked for (from/to), so none is kept for now.
 package audit
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -47,6 +75,7 @@ type Actor struct {
 	Type      string `dynamodbav:"actorType" json:"actorType"` // user, api_key, agent, system
 	IP        string `dynamodbav:"ip,omitempty" json:"ip,omitempty"`
 	UserAgent string `dynamodbav:"userAgent,omitempty" json:"userAgent,omitempty"`
+	RequestID string `dynamodbav:"requestId,omitempty" json:"requestId,omitempty"`
 }
 
 // SystemActor is the platform itself (sweeper, bootstrap).
@@ -67,6 +96,24 @@ type Record struct {
 	Result       string         `dynamodbav:"result" json:"result"` // success or denied
 	At           string         `dynamodbav:"at" json:"at"`
 	Actor
+}
+
+// InContext completes the record with the request it is written in (the store
+// calls it when it marshals the write): the request id, and the client address
+// and user agent when the writer did not set them. Writes are built without a
+// context (Put), so this is the one place every record gets them.
+func (r Record) InContext(ctx context.Context) any {
+	ip, ua := httpapi.Client(ctx)
+	if r.IP == "" {
+		r.IP = ip
+	}
+	if r.UserAgent == "" {
+		r.UserAgent = ua
+	}
+	if r.RequestID == "" {
+		r.RequestID = httpapi.RequestID(ctx)
+	}
+	return r
 }
 
 // Tenant keys: exactly one of org, partner, or the system log.

@@ -23,6 +23,7 @@ const stateKey ctxKey = iota
 type state struct {
 	mu        sync.Mutex
 	requestID string
+	ip, agent string
 	caller    string
 	tenant    string
 }
@@ -33,6 +34,15 @@ func RequestID(ctx context.Context) string {
 		return s.requestID
 	}
 	return ""
+}
+
+// Client returns the request's client address and user agent as audit
+// records hold them (ClientIP, UserAgent; "" outside a request).
+func Client(ctx context.Context) (ip, userAgent string) {
+	if s, ok := ctx.Value(stateKey).(*state); ok {
+		return s.ip, s.agent
+	}
+	return "", ""
 }
 
 // SetCaller records who the caller is and their tenant, for the access log.
@@ -88,7 +98,7 @@ func Edge(next http.Handler, log *slog.Logger) http.Handler { return EdgeCountin
 func EdgeCounting(next http.Handler, log *slog.Logger, calls CallCounter) http.Handler {
 	return edge{inner: next, HandlerFunc: func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &state{requestID: r.Header.Get("X-Request-Id")}
+		st := &state{requestID: r.Header.Get("X-Request-Id"), ip: ClientIP(r), agent: UserAgent(r)}
 		if !validRequestID.MatchString(st.requestID) {
 			st.requestID = newRequestID()
 		}

@@ -47,6 +47,7 @@ var Groups = []Group{
 	{Function: "sites", Prefixes: []string{"/api/v1/sites", "/api/v1/device-groups"}},
 	{Function: "scripts", Prefixes: []string{"/api/v1/scripts"}},
 	{Function: "alerts", Prefixes: []string{"/api/v1/alerts"}},
+	{Function: "audit-logs", Prefixes: []string{"/api/v1/audit-logs"}},
 }
 
 // Queue names a logical SQS queue; each has a redrive dead-letter queue.

@@ -299,6 +299,20 @@ type Write struct {
 	when   *expression.ConditionBuilder
 }
 
+// Contextual is a record that takes something of the request it is written in
+// (the audit record: the request id, address and user agent), so the writes
+// built without a context (audit.Put, ninety of them) still carry it.
+type Contextual interface {
+	InContext(ctx context.Context) any
+}
+
+func inContext(ctx context.Context, record any) any {
+	if c, ok := record.(Contextual); ok {
+		return c.InContext(ctx)
+	}
+	return record
+}
+
 // Put writes a whole record, optionally under a condition.
 func Put(record any) *Write { return &Write{put: record} }
 
@@ -436,7 +450,7 @@ func (s *Store) write(ctx context.Context, w *Write, returnNew bool) (Item, erro
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case w.put != nil:
-		item, err := Marshal(w.put)
+		item, err := Marshal(inContext(ctx, w.put))
 		if err != nil {
 			return nil, err
 		}
@@ -625,7 +639,7 @@ func (s *Store) Commit(ctx context.Context, t *Tx) error {
 		var ti types.TransactWriteItem
 		switch {
 		case w.put != nil:
-			item, err := Marshal(w.put)
+			item, err := Marshal(inContext(ctx, w.put))
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/agentsgroup"
 	"github.com/gale-rmm/gale/shared/app/alertsgroup"
 	"github.com/gale-rmm/gale/shared/app/apikeysgroup"
+	"github.com/gale-rmm/gale/shared/app/auditlogsgroup"
 	"github.com/gale-rmm/gale/shared/app/authgroup"
 	"github.com/gale-rmm/gale/shared/app/authpasskeysgroup"
 	"github.com/gale-rmm/gale/shared/app/devicesgroup"
@@ -37,6 +38,7 @@ func Builders() map[string]app.Builder {
 		"enrollment-keys":    enrollmentkeysgroup.EnrollmentKeys,
 		"service-principals": serviceprincipalsgroup.ServicePrincipals,
 		"filters":            filtersgroup.Filters,
+		"audit-logs":         auditlogsgroup.AuditLogs,
 		"search":             searchgroup.Search,
 		"users":              usersgroup.Users,
 		"roles":              rolesgroup.Roles,
