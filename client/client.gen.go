@@ -2820,6 +2820,24 @@ func (e ListApiKeysParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ExportAuditLogsParamsFormat.
+const (
+	Csv    ExportAuditLogsParamsFormat = "csv"
+	Ndjson ExportAuditLogsParamsFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ExportAuditLogsParamsFormat enum.
+func (e ExportAuditLogsParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Ndjson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListEnrollmentKeysParamsExpired.
 const (
 	ListEnrollmentKeysParamsExpiredFalse ListEnrollmentKeysParamsExpired = "false"
@@ -3277,6 +3295,40 @@ type ApiKeyUpdateRequest struct {
 	Name      *string   `json:"name,omitempty"`
 	RateLimit *int      `json:"rateLimit,omitempty"`
 	Scopes    *[]string `json:"scopes,omitempty"`
+}
+
+// AuditLogEntry defines model for AuditLogEntry.
+type AuditLogEntry struct {
+	Action string `json:"action"`
+	Actor  struct {
+		Email *string `json:"email,omitempty"`
+		Id    string  `json:"id"`
+
+		// Type user, api_key, agent or system
+		Type string `json:"type"`
+	} `json:"actor"`
+	Details      *map[string]interface{} `json:"details,omitempty"`
+	Id           openapi_types.UUID      `json:"id"`
+	Ip           *string                 `json:"ip,omitempty"`
+	OrgId        *openapi_types.UUID     `json:"orgId,omitempty"`
+	PartnerId    *openapi_types.UUID     `json:"partnerId,omitempty"`
+	RequestId    *string                 `json:"requestId,omitempty"`
+	ResourceId   *string                 `json:"resourceId,omitempty"`
+	ResourceName *string                 `json:"resourceName,omitempty"`
+	ResourceType *string                 `json:"resourceType,omitempty"`
+	Timestamp    time.Time               `json:"timestamp"`
+	UserAgent    *string                 `json:"userAgent,omitempty"`
+}
+
+// AuditLogList defines model for AuditLogList.
+type AuditLogList struct {
+	Data       []AuditLogEntry `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor The cursor of the following page; null on the last page.
+		NextCursor *string `json:"nextCursor,omitempty"`
+	} `json:"pagination"`
 }
 
 // AuthAccount The signed-in user with their active membership (scope, partnerId/orgId, roleId); no scope for a user without membership.
@@ -5496,6 +5548,30 @@ type WebhookUpdateRequest struct {
 // AgentDeviceId defines model for AgentDeviceId.
 type AgentDeviceId = openapi_types.UUID
 
+// AuditAction defines model for AuditAction.
+type AuditAction = string
+
+// AuditActorId defines model for AuditActorId.
+type AuditActorId = string
+
+// AuditFrom defines model for AuditFrom.
+type AuditFrom = time.Time
+
+// AuditLimit defines model for AuditLimit.
+type AuditLimit = int
+
+// AuditPartnerId defines model for AuditPartnerId.
+type AuditPartnerId = openapi_types.UUID
+
+// AuditResourceId defines model for AuditResourceId.
+type AuditResourceId = string
+
+// AuditResourceType defines model for AuditResourceType.
+type AuditResourceType = string
+
+// AuditTo defines model for AuditTo.
+type AuditTo = time.Time
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -5650,6 +5726,66 @@ type ListApiKeysParams struct {
 
 // ListApiKeysParamsStatus defines parameters for ListApiKeys.
 type ListApiKeysParamsStatus string
+
+// ListAuditLogsParams defines parameters for ListAuditLogs.
+type ListAuditLogsParams struct {
+	// Limit Entries read for the page (default 50, at most 200; 400 naming limit otherwise).
+	Limit *AuditLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// OrgId The organization a partner- or system-scope caller acts in. An organization the caller cannot access is 404.
+	OrgId *OrgIdQuery `form:"orgId,omitempty" json:"orgId,omitempty"`
+
+	// PartnerId A partner's own log (system callers; a partner caller its own partner).
+	PartnerId *AuditPartnerId `form:"partnerId,omitempty" json:"partnerId,omitempty"`
+
+	// ActorId Entries by this actor (a user, API key, service principal or device id).
+	ActorId *AuditActorId `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// Action An action (`user.update`), or a prefix ending in `*` (`user.*`).
+	Action       *AuditAction       `form:"action,omitempty" json:"action,omitempty"`
+	ResourceType *AuditResourceType `form:"resourceType,omitempty" json:"resourceType,omitempty"`
+	ResourceId   *AuditResourceId   `form:"resourceId,omitempty" json:"resourceId,omitempty"`
+
+	// From Earliest entry time (RFC 3339, inclusive).
+	From *AuditFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Latest entry time (RFC 3339, inclusive).
+	To *AuditTo `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// ExportAuditLogsParams defines parameters for ExportAuditLogs.
+type ExportAuditLogsParams struct {
+	Format *ExportAuditLogsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// OrgId The organization a partner- or system-scope caller acts in. An organization the caller cannot access is 404.
+	OrgId *OrgIdQuery `form:"orgId,omitempty" json:"orgId,omitempty"`
+
+	// PartnerId A partner's own log (system callers; a partner caller its own partner).
+	PartnerId *AuditPartnerId `form:"partnerId,omitempty" json:"partnerId,omitempty"`
+
+	// ActorId Entries by this actor (a user, API key, service principal or device id).
+	ActorId *AuditActorId `form:"actorId,omitempty" json:"actorId,omitempty"`
+
+	// Action An action (`user.update`), or a prefix ending in `*` (`user.*`).
+	Action       *AuditAction       `form:"action,omitempty" json:"action,omitempty"`
+	ResourceType *AuditResourceType `form:"resourceType,omitempty" json:"resourceType,omitempty"`
+	ResourceId   *AuditResourceId   `form:"resourceId,omitempty" json:"resourceId,omitempty"`
+
+	// From Earliest entry time (RFC 3339, inclusive).
+	From *AuditFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// To Latest entry time (RFC 3339, inclusive).
+	To *AuditTo `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// ExportAuditLogsParamsFormat defines parameters for ExportAuditLogs.
+type ExportAuditLogsParamsFormat string
 
 // AuthAcceptInviteJSONBody defines parameters for AuthAcceptInvite.
 type AuthAcceptInviteJSONBody struct {
@@ -7468,6 +7604,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/api-keys/{id}/rotate (the `RotateApiKey` operationId).
 	RotateApiKey(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAuditLogs List audit log entries
+	//
+	// Needs audit:read and a user session. One tenant's log, newest first: an organization caller's organization; a partner caller's own partner rows, or with `orgId` one of the organizations it reaches (404 `Organization not found` otherwise); a system caller's `orgId` or `partnerId`, or without either the platform's own (system) log. `partnerId` names the caller's own partner only (404 `Partner not found`); `orgId` and `partnerId` together are 400 naming partnerId. A site- or device-group-restricted caller sees only the entries it acted itself (audit entries carry no site). `action` is exact, or a prefix when it ends in `*` (`user.*`). `from` and `to` (RFC 3339) bound the entry time inclusively (400 naming the field when malformed, or `from` after `to`). A page reads at most `limit` entries of the log and keeps those matching `actorId`, `action`, `resourceType` and `resourceId`, so a filtered page may hold fewer than `limit` entries with a `nextCursor`; its cost does not depend on the log's size. The cursor is bound to the tenant read (another tenant's is 400 naming cursor).
+	//
+	// Corresponds with GET /api/v1/audit-logs (the `ListAuditLogs` operationId).
+	ListAuditLogs(ctx context.Context, params *ListAuditLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportAuditLogs Export audit log entries
+	//
+	// Needs audit:export and a user session with MFA (403 `MFA required` otherwise). The filters and tenancy of GET /audit-logs; `format` is `ndjson` (default: one entry per line, the list's entry object) or `csv` (a header row, then one quoted row per entry; `details` as JSON; a text starting with `=`, `+`, `-` or `@` is prefixed with `'`). A response holds the entries of one read of at most 5,000 entries (and 1 MB); the next response's URL is in `Link: <...>; rel="next"` (absent on the last). Each response is audited as `audit.export` with its filters and row count.
+	//
+	// Corresponds with GET /api/v1/audit-logs/export (the `ExportAuditLogs` operationId).
+	ExportAuditLogs(ctx context.Context, params *ExportAuditLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthAcceptInviteWithBody Accept an invitation
 	//
@@ -10492,6 +10642,40 @@ func (c *Client) UpdateApiKey(ctx context.Context, id openapi_types.UUID, body U
 // Corresponds with POST /api/v1/api-keys/{id}/rotate (the `RotateApiKey` operationId).
 func (c *Client) RotateApiKey(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateApiKeyRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAuditLogs List audit log entries
+//
+// Needs audit:read and a user session. One tenant's log, newest first: an organization caller's organization; a partner caller's own partner rows, or with `orgId` one of the organizations it reaches (404 `Organization not found` otherwise); a system caller's `orgId` or `partnerId`, or without either the platform's own (system) log. `partnerId` names the caller's own partner only (404 `Partner not found`); `orgId` and `partnerId` together are 400 naming partnerId. A site- or device-group-restricted caller sees only the entries it acted itself (audit entries carry no site). `action` is exact, or a prefix when it ends in `*` (`user.*`). `from` and `to` (RFC 3339) bound the entry time inclusively (400 naming the field when malformed, or `from` after `to`). A page reads at most `limit` entries of the log and keeps those matching `actorId`, `action`, `resourceType` and `resourceId`, so a filtered page may hold fewer than `limit` entries with a `nextCursor`; its cost does not depend on the log's size. The cursor is bound to the tenant read (another tenant's is 400 naming cursor).
+//
+// Corresponds with GET /api/v1/audit-logs (the `ListAuditLogs` operationId).
+func (c *Client) ListAuditLogs(ctx context.Context, params *ListAuditLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuditLogsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportAuditLogs Export audit log entries
+//
+// Needs audit:export and a user session with MFA (403 `MFA required` otherwise). The filters and tenancy of GET /audit-logs; `format` is `ndjson` (default: one entry per line, the list's entry object) or `csv` (a header row, then one quoted row per entry; `details` as JSON; a text starting with `=`, `+`, `-` or `@` is prefixed with `'`). A response holds the entries of one read of at most 5,000 entries (and 1 MB); the next response's URL is in `Link: <...>; rel="next"` (absent on the last). Each response is audited as `audit.export` with its filters and row count.
+//
+// Corresponds with GET /api/v1/audit-logs/export (the `ExportAuditLogs` operationId).
+func (c *Client) ExportAuditLogs(ctx context.Context, params *ExportAuditLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportAuditLogsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -16421,6 +16605,330 @@ func NewRotateApiKeyRequest(server string, id openapi_types.UUID) (*http.Request
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAuditLogsRequest constructs an http.Request for the ListAuditLogs method
+func NewListAuditLogsRequest(server string, params *ListAuditLogsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/audit-logs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrgId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orgId", *params.OrgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PartnerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "partnerId", *params.PartnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ActorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actorId", *params.ActorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceType", *params.ResourceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceId", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportAuditLogsRequest constructs an http.Request for the ExportAuditLogs method
+func NewExportAuditLogsRequest(server string, params *ExportAuditLogsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/audit-logs/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrgId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orgId", *params.OrgId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PartnerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "partnerId", *params.PartnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ActorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actorId", *params.ActorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Action != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "action", *params.Action, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceType", *params.ResourceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResourceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resourceId", *params.ResourceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -23817,6 +24325,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/api-keys/{id}/rotate (the `RotateApiKey` operationId).
 	RotateApiKeyWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*RotateApiKeyResult, error)
 
+	// ListAuditLogsWithResponse List audit log entries
+	//
+	// Needs audit:read and a user session. One tenant's log, newest first: an organization caller's organization; a partner caller's own partner rows, or with `orgId` one of the organizations it reaches (404 `Organization not found` otherwise); a system caller's `orgId` or `partnerId`, or without either the platform's own (system) log. `partnerId` names the caller's own partner only (404 `Partner not found`); `orgId` and `partnerId` together are 400 naming partnerId. A site- or device-group-restricted caller sees only the entries it acted itself (audit entries carry no site). `action` is exact, or a prefix when it ends in `*` (`user.*`). `from` and `to` (RFC 3339) bound the entry time inclusively (400 naming the field when malformed, or `from` after `to`). A page reads at most `limit` entries of the log and keeps those matching `actorId`, `action`, `resourceType` and `resourceId`, so a filtered page may hold fewer than `limit` entries with a `nextCursor`; its cost does not depend on the log's size. The cursor is bound to the tenant read (another tenant's is 400 naming cursor).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/audit-logs (the `ListAuditLogs` operationId).
+	ListAuditLogsWithResponse(ctx context.Context, params *ListAuditLogsParams, reqEditors ...RequestEditorFn) (*ListAuditLogsResult, error)
+
+	// ExportAuditLogsWithResponse Export audit log entries
+	//
+	// Needs audit:export and a user session with MFA (403 `MFA required` otherwise). The filters and tenancy of GET /audit-logs; `format` is `ndjson` (default: one entry per line, the list's entry object) or `csv` (a header row, then one quoted row per entry; `details` as JSON; a text starting with `=`, `+`, `-` or `@` is prefixed with `'`). A response holds the entries of one read of at most 5,000 entries (and 1 MB); the next response's URL is in `Link: <...>; rel="next"` (absent on the last). Each response is audited as `audit.export` with its filters and row count.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/audit-logs/export (the `ExportAuditLogs` operationId).
+	ExportAuditLogsWithResponse(ctx context.Context, params *ExportAuditLogsParams, reqEditors ...RequestEditorFn) (*ExportAuditLogsResult, error)
+
 	// AuthAcceptInviteWithBodyWithResponse Accept an invitation
 	//
 	// Accepts an invitation into one scope, spends the token and signs the person in to that membership (the login
@@ -30818,6 +31344,228 @@ func (r RotateApiKeyResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateApiKeyResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAuditLogsResult400Headers the declared response headers of an HTTP 400 response for ListAuditLogs
+type ListAuditLogsResult400Headers struct {
+	XRequestId *string
+}
+
+// ListAuditLogsResult401Headers the declared response headers of an HTTP 401 response for ListAuditLogs
+type ListAuditLogsResult401Headers struct {
+	XRequestId *string
+}
+
+// ListAuditLogsResult403Headers the declared response headers of an HTTP 403 response for ListAuditLogs
+type ListAuditLogsResult403Headers struct {
+	XRequestId *string
+}
+
+// ListAuditLogsResult404Headers the declared response headers of an HTTP 404 response for ListAuditLogs
+type ListAuditLogsResult404Headers struct {
+	XRequestId *string
+}
+
+// ListAuditLogsResult428Headers the declared response headers of an HTTP 428 response for ListAuditLogs
+type ListAuditLogsResult428Headers struct {
+	XRequestId *string
+}
+
+type ListAuditLogsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditLogList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequired
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAuditLogsResult400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAuditLogsResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListAuditLogsResult403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListAuditLogsResult404Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ListAuditLogsResult428Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAuditLogsResult) GetJSON200() *AuditLogList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAuditLogsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAuditLogsResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAuditLogsResult) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAuditLogsResult) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ListAuditLogsResult) GetJSON428() *PreconditionRequired {
+	return r.JSON428
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAuditLogsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAuditLogsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAuditLogsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAuditLogsResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportAuditLogsResult200Headers the declared response headers of an HTTP 200 response for ExportAuditLogs
+type ExportAuditLogsResult200Headers struct {
+	Link *string
+}
+
+// ExportAuditLogsResult400Headers the declared response headers of an HTTP 400 response for ExportAuditLogs
+type ExportAuditLogsResult400Headers struct {
+	XRequestId *string
+}
+
+// ExportAuditLogsResult401Headers the declared response headers of an HTTP 401 response for ExportAuditLogs
+type ExportAuditLogsResult401Headers struct {
+	XRequestId *string
+}
+
+// ExportAuditLogsResult403Headers the declared response headers of an HTTP 403 response for ExportAuditLogs
+type ExportAuditLogsResult403Headers struct {
+	XRequestId *string
+}
+
+// ExportAuditLogsResult404Headers the declared response headers of an HTTP 404 response for ExportAuditLogs
+type ExportAuditLogsResult404Headers struct {
+	XRequestId *string
+}
+
+// ExportAuditLogsResult428Headers the declared response headers of an HTTP 428 response for ExportAuditLogs
+type ExportAuditLogsResult428Headers struct {
+	XRequestId *string
+}
+
+type ExportAuditLogsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *PreconditionRequired
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportAuditLogsResult200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportAuditLogsResult400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportAuditLogsResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportAuditLogsResult403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExportAuditLogsResult404Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ExportAuditLogsResult428Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportAuditLogsResult) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportAuditLogsResult) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportAuditLogsResult) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportAuditLogsResult) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ExportAuditLogsResult) GetJSON428() *PreconditionRequired {
+	return r.JSON428
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportAuditLogsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportAuditLogsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportAuditLogsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportAuditLogsResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -51860,6 +52608,36 @@ func (c *ClientWithResponses) RotateApiKeyWithResponse(ctx context.Context, id o
 	return ParseRotateApiKeyResult(rsp)
 }
 
+// ListAuditLogsWithResponse List audit log entries
+//
+// Needs audit:read and a user session. One tenant's log, newest first: an organization caller's organization; a partner caller's own partner rows, or with `orgId` one of the organizations it reaches (404 `Organization not found` otherwise); a system caller's `orgId` or `partnerId`, or without either the platform's own (system) log. `partnerId` names the caller's own partner only (404 `Partner not found`); `orgId` and `partnerId` together are 400 naming partnerId. A site- or device-group-restricted caller sees only the entries it acted itself (audit entries carry no site). `action` is exact, or a prefix when it ends in `*` (`user.*`). `from` and `to` (RFC 3339) bound the entry time inclusively (400 naming the field when malformed, or `from` after `to`). A page reads at most `limit` entries of the log and keeps those matching `actorId`, `action`, `resourceType` and `resourceId`, so a filtered page may hold fewer than `limit` entries with a `nextCursor`; its cost does not depend on the log's size. The cursor is bound to the tenant read (another tenant's is 400 naming cursor).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/audit-logs (the `ListAuditLogs` operationId).
+func (c *ClientWithResponses) ListAuditLogsWithResponse(ctx context.Context, params *ListAuditLogsParams, reqEditors ...RequestEditorFn) (*ListAuditLogsResult, error) {
+	rsp, err := c.ListAuditLogs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAuditLogsResult(rsp)
+}
+
+// ExportAuditLogsWithResponse Export audit log entries
+//
+// Needs audit:export and a user session with MFA (403 `MFA required` otherwise). The filters and tenancy of GET /audit-logs; `format` is `ndjson` (default: one entry per line, the list's entry object) or `csv` (a header row, then one quoted row per entry; `details` as JSON; a text starting with `=`, `+`, `-` or `@` is prefixed with `'`). A response holds the entries of one read of at most 5,000 entries (and 1 MB); the next response's URL is in `Link: <...>; rel="next"` (absent on the last). Each response is audited as `audit.export` with its filters and row count.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/audit-logs/export (the `ExportAuditLogs` operationId).
+func (c *ClientWithResponses) ExportAuditLogsWithResponse(ctx context.Context, params *ExportAuditLogsParams, reqEditors ...RequestEditorFn) (*ExportAuditLogsResult, error) {
+	rsp, err := c.ExportAuditLogs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportAuditLogsResult(rsp)
+}
+
 // AuthAcceptInviteWithBodyWithResponse Accept an invitation
 //
 // Accepts an invitation into one scope, spends the token and signs the person in to that membership (the login
@@ -61613,6 +62391,237 @@ func ParseRotateApiKeyResult(rsp *http.Response) (*RotateApiKeyResult, error) {
 		response.Headers409 = &headers
 	case rsp.StatusCode == 428:
 		var headers RotateApiKeyResult428Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAuditLogsResult parses an HTTP response from a ListAuditLogsWithResponse call
+func ParseListAuditLogsResult(rsp *http.Response) (*ListAuditLogsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAuditLogsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditLogList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers ListAuditLogsResult400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAuditLogsResult401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListAuditLogsResult403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListAuditLogsResult404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 428:
+		var headers ListAuditLogsResult428Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportAuditLogsResult parses an HTTP response from a ExportAuditLogsWithResponse call
+func ParseExportAuditLogsResult(rsp *http.Response) (*ExportAuditLogsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportAuditLogsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest PreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportAuditLogsResult200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportAuditLogsResult400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportAuditLogsResult401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportAuditLogsResult403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExportAuditLogsResult404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 428:
+		var headers ExportAuditLogsResult428Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
