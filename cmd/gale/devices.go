@@ -71,15 +71,7 @@ func (a *app) devicesGet() *cobra.Command {
 		Use:   "get ID",
 		Short: "Show one device",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			r, err := client.OK(g.GetDeviceWithResponse(cmd.Context(), id))
 			if err != nil {
 				return err
@@ -90,6 +82,6 @@ func (a *app) devicesGet() *cobra.Command {
 				{"status", string(d.Status)}, {"agent", d.AgentVersion}, {"site", uuidStr(d.SiteId)},
 				{"last seen", when(d.LastSeenAt)}, {"last user", str(d.LastUser)}, {"tags", strings.Join(d.Tags, ",")},
 			})
-		},
+		}),
 	}
 }

@@ -24,6 +24,22 @@ func orgOf(s string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
+// withID is the RunE of a command whose one argument is an id: the id
+// parsed, then run with the signed-in client.
+func (a *app) withID(run func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		id, err := idArg(args[0])
+		if err != nil {
+			return err
+		}
+		g, err := a.client()
+		if err != nil {
+			return err
+		}
+		return run(cmd, g, id)
+	}
+}
+
 func idArg(s string) (uuid.UUID, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
@@ -148,22 +164,14 @@ func (a *app) keysRotate() *cobra.Command {
 		Use:   "rotate ID",
 		Short: "Rotate an API key: new secret (shown once), the old one stops working",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			r, err := client.OK(g.RotateApiKeyWithResponse(cmd.Context(), id))
 			if err != nil {
 				return err
 			}
 			k := r.JSON200
 			return a.show(k, []string{"ID", "NAME", "KEY"}, [][]string{{k.Id.String(), k.Name, k.Key}})
-		},
+		}),
 	}
 }
 
@@ -172,21 +180,13 @@ func (a *app) keysRevoke() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke an API key",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			r, err := client.OK(g.RevokeApiKeyWithResponse(cmd.Context(), id))
 			if err != nil {
 				return err
 			}
 			k := r.JSON200.ApiKey
 			return a.show(r.JSON200, []string{"ID", "NAME", "STATUS"}, [][]string{{k.Id.String(), k.Name, string(k.Status)}})
-		},
+		}),
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/gale-rmm/gale/client"
@@ -68,15 +69,7 @@ func (a *app) pamRespond(decision string) *cobra.Command {
 		Use:   decision + " ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			body := client.PamRespondRequest{Decision: client.PamRespondRequestDecision(decision)}
 			if reason != "" {
 				body.Reason = &reason
@@ -89,7 +82,7 @@ func (a *app) pamRespond(decision string) *cobra.Command {
 				return err
 			}
 			return a.show(r.JSON200, []string{"ID", "STATUS"}, [][]string{{r.JSON200.Id.String(), string(r.JSON200.Status)}})
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "the reason recorded with the decision")
 	if decision == "approve" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/gale-rmm/gale/client"
@@ -67,22 +68,14 @@ func (a *app) webhooksTest() *cobra.Command {
 		Use:   "test ID",
 		Short: "Queue a test delivery (event webhook.test)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			r, err := client.OK(g.TestWebhookWithResponse(cmd.Context(), id.String(), client.TestWebhookJSONRequestBody{}))
 			if err != nil {
 				return err
 			}
 			d := r.JSON202.Delivery
 			return a.show(r.JSON202, []string{"DELIVERY", "EVENT", "STATUS"}, [][]string{{d.Id.String(), d.Event, string(d.Status)}})
-		},
+		}),
 	}
 }
 
@@ -92,15 +85,7 @@ func (a *app) webhooksDeliveries() *cobra.Command {
 		Use:   "deliveries ID",
 		Short: "List a webhook's deliveries",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := idArg(args[0])
-			if err != nil {
-				return err
-			}
-			g, err := a.client()
-			if err != nil {
-				return err
-			}
+		RunE: a.withID(func(cmd *cobra.Command, g *client.Gale, id uuid.UUID) error {
 			params := client.ListWebhookDeliveriesParams{}
 			if status != "" {
 				s := client.WebhookDeliveryStatus(status)
@@ -126,7 +111,7 @@ func (a *app) webhooksDeliveries() *cobra.Command {
 				rows = append(rows, []string{d.Id.String(), d.Event, string(d.Status), fmt.Sprint(d.Attempt), num(d.ResponseStatus), d.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")})
 			}
 			return a.show(list, []string{"ID", "EVENT", "STATUS", "ATTEMPTS", "HTTP", "CREATED"}, rows)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only deliveries with this status")
 	return cmd

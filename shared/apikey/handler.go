@@ -34,24 +34,24 @@ type Handler struct{ Svc *Service }
 // KeyRoutes registers /api-keys.
 func (h *Handler) KeyRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys", Access: httpapi.User, MFA: true, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: h.revoke},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotate},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/api-keys/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.revoke)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/api-keys/{id}/rotate", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.rotate)},
 	)
 }
 
 // PrincipalRoutes registers /service-principals.
 func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals", Access: httpapi.User, Handle: h.listSP},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals", Access: httpapi.User, MFA: true, Handle: h.createSP},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals/{id}", Access: httpapi.User, Handle: h.getSP},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/rotate", Access: httpapi.User, MFA: true, Handle: h.rotateSP},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/disable", Access: httpapi.User, MFA: true, Handle: h.disableSP},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: h.migrateSP},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.listSP)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createSP)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getSP)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/rotate", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.rotateSP)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/disable", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.disableSP)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.migrateSP)},
 	)
 }
 
@@ -65,52 +65,28 @@ func listFilter(r *http.Request) (ListFilter, error) {
 	return ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"), Page: page.Page, Limit: page.Limit, Cursor: page.Cursor}, nil
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Key], error) {
 	f, err := listFilter(r)
 	if err != nil {
-		return err
+		return httpapi.List[Key]{}, err
 	}
 	pg, err := h.Svc.List(r.Context(), f)
 	if err != nil {
-		return err
+		return httpapi.List[Key]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
-	return nil
+	return pg.Envelope(), nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	k, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, k)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Issued, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	k, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+func (h *Handler) get(r *http.Request) (*Key, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	var in PatchInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	k, err := h.Svc.Patch(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Key, error) {
+	return h.Svc.Patch(r.Context(), r.PathValue("id"), in)
 }
 
 // revoked is the DELETE answer.
@@ -128,96 +104,56 @@ type revokedKey struct {
 	UpdatedAt string `json:"updatedAt"`
 }
 
-func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) revoke(r *http.Request) (revoked, error) {
 	k, err := h.Svc.Revoke(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return revoked{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, revoked{Success: true, Message: "API key revoked successfully",
-		APIKey: revokedKey{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Status: k.Status, UpdatedAt: k.UpdatedAt}})
-	return nil
+	return revoked{Success: true, Message: "API key revoked successfully",
+		APIKey: revokedKey{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Status: k.Status, UpdatedAt: k.UpdatedAt}}, nil
 }
 
-func (h *Handler) rotate(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) rotate(r *http.Request) (*Issued, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	k, err := h.Svc.Rotate(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+	return h.Svc.Rotate(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) listSP(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) listSP(r *http.Request) (httpapi.List[Principal], error) {
 	f, err := listFilter(r)
 	if err != nil {
-		return err
+		return httpapi.List[Principal]{}, err
 	}
 	pg, err := h.Svc.Principals(r.Context(), f)
 	if err != nil {
-		return err
+		return httpapi.List[Principal]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pg.Envelope())
-	return nil
+	return pg.Envelope(), nil
 }
 
-func (h *Handler) createSP(w http.ResponseWriter, r *http.Request) error {
-	var in PrincipalInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	sp, err := h.Svc.CreatePrincipal(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, sp)
-	return nil
+func (h *Handler) createSP(r *http.Request, in PrincipalInput) (*PrincipalIssued, error) {
+	return h.Svc.CreatePrincipal(r.Context(), in)
 }
 
-func (h *Handler) getSP(w http.ResponseWriter, r *http.Request) error {
-	sp, err := h.Svc.GetPrincipal(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sp)
-	return nil
+func (h *Handler) getSP(r *http.Request) (*Principal, error) {
+	return h.Svc.GetPrincipal(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) rotateSP(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) rotateSP(r *http.Request) (*Rotated, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	k, err := h.Svc.RotatePrincipal(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+	return h.Svc.RotatePrincipal(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) disableSP(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) disableSP(r *http.Request) (*Principal, error) {
 	if err := httpapi.EmptyBody(r); err != nil {
-		return err
+		return nil, err
 	}
-	sp, err := h.Svc.DisablePrincipal(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, sp)
-	return nil
+	return h.Svc.DisablePrincipal(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) migrateSP(w http.ResponseWriter, r *http.Request) error {
-	var in MigrateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	k, err := h.Svc.MigrateKey(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, k)
-	return nil
+func (h *Handler) migrateSP(r *http.Request, in MigrateInput) (*Key, error) {
+	return h.Svc.MigrateKey(r.Context(), r.PathValue("id"), in)
 }

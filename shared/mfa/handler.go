@@ -21,13 +21,13 @@ type Handler struct{ Svc *Service }
 func (h *Handler) Routes(rt *httpapi.Router) {
 	post, user, optional := http.MethodPost, httpapi.User, httpapi.Optional
 	rt.Add(
-		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/setup", Access: user, Enrol: true, Handle: h.setup},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/setup", Access: user, Enrol: true, Handle: httpapi.Call(http.StatusOK, h.setup)},
 		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/verify", Access: optional, Enrol: true, NoAuthz: true, Handle: h.verify},
-		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/enable", Access: user, Enrol: true, Handle: h.enable},
-		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/disable", Access: user, Enrol: true, Handle: h.disable},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/enable", Access: user, Enrol: true, Handle: httpapi.CallBody(http.StatusOK, h.enable)},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/disable", Access: user, Enrol: true, Handle: httpapi.CallBody(http.StatusOK, h.disable)},
 		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/recovery-codes", Access: user, Enrol: true, Handle: h.recoveryCodes},
 		httpapi.Route{Method: post, Path: "/api/v1/auth/phone/verify", Access: user, Enrol: true, Handle: h.phoneVerify},
-		httpapi.Route{Method: post, Path: "/api/v1/auth/phone/confirm", Access: user, Enrol: true, Handle: h.phoneConfirm},
+		httpapi.Route{Method: post, Path: "/api/v1/auth/phone/confirm", Access: user, Enrol: true, Handle: httpapi.CallBody(http.StatusOK, h.phoneConfirm)},
 		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/sms/enable", Access: user, Enrol: true, Handle: h.smsEnable},
 		httpapi.Route{Method: post, Path: "/api/v1/auth/mfa/sms/send", Access: optional, Enrol: true, NoAuthz: true, Handle: h.smsSend},
 	)
@@ -45,13 +45,8 @@ func decodeOptional(r *http.Request, v any) error {
 	return httpapi.Decode(r, v)
 }
 
-func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
-	res, err := h.Svc.Setup(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) setup(r *http.Request) (*SetupResult, error) {
+	return h.Svc.Setup(r.Context())
 }
 
 // verify is /auth/mfa/verify: {code, tempToken} finishes a sign-in; {code} with
@@ -86,30 +81,12 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) enable(w http.ResponseWriter, r *http.Request) error {
-	var in codeBody
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	res, err := h.Svc.Enable(r.Context(), in.Code)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) enable(r *http.Request, in codeBody) (*Enabled, error) {
+	return h.Svc.Enable(r.Context(), in.Code)
 }
 
-func (h *Handler) disable(w http.ResponseWriter, r *http.Request) error {
-	var in codeBody
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	res, err := h.Svc.Disable(r.Context(), in.Code)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) disable(r *http.Request, in codeBody) (*Status, error) {
+	return h.Svc.Disable(r.Context(), in.Code)
 }
 
 func (h *Handler) recoveryCodes(w http.ResponseWriter, r *http.Request) error {
@@ -140,17 +117,8 @@ func (h *Handler) phoneVerify(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) phoneConfirm(w http.ResponseWriter, r *http.Request) error {
-	var in codeBody
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	res, err := h.Svc.ConfirmPhone(r.Context(), in.Code)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) phoneConfirm(r *http.Request, in codeBody) (*Phone, error) {
+	return h.Svc.ConfirmPhone(r.Context(), in.Code)
 }
 
 func (h *Handler) smsEnable(w http.ResponseWriter, r *http.Request) error {

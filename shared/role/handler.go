@@ -68,16 +68,16 @@ const (
 // it (a GET of /roles/permissions is /roles/{id} with a malformed id: 400).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles", Access: httpapi.User, Handle: h.create},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/permissions/available", Access: httpapi.User, Handle: h.available},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/permissions/catalog", Access: httpapi.User, Handle: h.catalog},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.update},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: h.delete},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles/{id}/clone", Access: httpapi.User, Handle: h.clone},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/users", Access: httpapi.User, Handle: h.users},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/effective-permissions", Access: httpapi.User, Handle: h.effective},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/permissions/available", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.available)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/permissions/catalog", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.catalog)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.update)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/roles/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.delete)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/roles/{id}/clone", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.clone)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/users", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.users)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/roles/{id}/effective-permissions", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.effective)},
 	)
 }
 
@@ -135,121 +135,95 @@ type deleted struct {
 	Success bool `json:"success"`
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[View], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
-		return err
+		return httpapi.List[View]{}, err
 	}
 	views, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
 	if err != nil {
-		return err
+		return httpapi.List[View]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(views, pg))
-	return nil
+	return httpapi.NewList(views, pg), nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var b createBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) create(r *http.Request, b createBody) (*View, error) {
 	v, err := h.Svc.Create(r.Context(), CreateInput{OrgID: b.OrgID, Name: b.Name, Description: b.Description,
 		Permissions: b.Permissions, ParentRoleID: b.ParentRoleID, ForceMFA: b.ForceMFA})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, v)
-	return nil
+	return v, nil
 }
 
-func (h *Handler) available(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) available(r *http.Request) (available, error) {
 	res, acts, err := h.Svc.Available(r.Context())
 	if err != nil {
-		return err
+		return available{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, available{Resources: res, Actions: acts})
-	return nil
+	return available{Resources: res, Actions: acts}, nil
 }
 
-func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) catalog(r *http.Request) (catalog, error) {
 	ps, err := h.Svc.Catalog(r.Context())
 	if err != nil {
-		return err
+		return catalog{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, catalog{Permissions: ps})
-	return nil
+	return catalog{Permissions: ps}, nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
+func (h *Handler) get(r *http.Request) (*View, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
-	var b updateBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) update(r *http.Request, b updateBody) (*View, error) {
 	in, err := b.input()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	v, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
+	return v, nil
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) delete(r *http.Request) (deleted, error) {
 	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
+		return deleted{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, deleted{Success: true})
-	return nil
+	return deleted{Success: true}, nil
 }
 
-func (h *Handler) clone(w http.ResponseWriter, r *http.Request) error {
-	var b cloneBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) clone(r *http.Request, b cloneBody) (*View, error) {
 	v, err := h.Svc.Clone(r.Context(), r.PathValue("id"), b.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, v)
-	return nil
+	return v, nil
 }
 
-func (h *Handler) users(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) users(r *http.Request) (httpapi.List[Holder], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
-		return err
+		return httpapi.List[Holder]{}, err
 	}
 	hs, total, err := h.Svc.Holders(r.Context(), r.PathValue("id"), pg.Page, pg.Limit)
 	if err != nil {
-		return err
+		return httpapi.List[Holder]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Holder]{Data: hs,
-		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: total}})
-	return nil
+	return httpapi.List[Holder]{Data: hs,
+		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: total}}, nil
 }
 
-func (h *Handler) effective(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) effective(r *http.Request) (httpapi.List[Grant], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
-		return err
+		return httpapi.List[Grant]{}, err
 	}
 	gs, err := h.Svc.Effective(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return httpapi.List[Grant]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(gs, pg))
-	return nil
+	return httpapi.NewList(gs, pg), nil
 }

@@ -34,57 +34,46 @@ type Handler struct{ Svc *Service }
 // the OpenAPI document's conventions).
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: h.me},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: h.updateMe},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users", Access: httpapi.User, Handle: h.list},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: httpapi.Call(http.StatusOK, h.me)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: httpapi.CallBody(http.StatusOK, h.updateMe)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/roles", Access: httpapi.User, Handle: h.roles},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/invite", Access: httpapi.User, Handle: h.invite},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/resend-invite", Access: httpapi.User, Handle: h.resend},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.get},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/invite", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.invite)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/resend-invite", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.resend)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
 		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.update},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.remove},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.remove)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/{id}/role", Access: httpapi.User, Handle: h.assignRole},
 	)
 }
 
-func (h *Handler) me(w http.ResponseWriter, r *http.Request) error {
-	u, err := h.Svc.Me(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, u)
-	return nil
+func (h *Handler) me(r *http.Request) (*User, error) {
+	return h.Svc.Me(r.Context())
 }
 
-func (h *Handler) updateMe(w http.ResponseWriter, r *http.Request) error {
-	var b profileBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) updateMe(r *http.Request, b profileBody) (*User, error) {
 	f := fault.Fields{}
 	in := ProfileInput{Name: b.Name.NotNull(f, "name", "a string"), AvatarURL: b.AvatarURL.NotNull(f, "avatarUrl", "a string")}
 	if err := f.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	u, err := h.Svc.UpdateMe(r.Context(), in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, u)
-	return nil
+	return u, nil
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Member], error) {
 	pg, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Member]{}, err
 	}
 	ms, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"))
 	if err != nil {
-		return err
+		return httpapi.List[Member]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(ms, pg))
-	return nil
+	return httpapi.NewList(ms, pg), nil
 }
 
 func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
@@ -100,39 +89,16 @@ func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.Svc.Get(r.Context(), r.PathValue("id"), r.URL.Query().Get("orgId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, m)
-	return nil
+func (h *Handler) get(r *http.Request) (*Member, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"), r.URL.Query().Get("orgId"))
 }
 
-func (h *Handler) invite(w http.ResponseWriter, r *http.Request) error {
-	var in InviteInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	res, err := h.Svc.Invite(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, res)
-	return nil
+func (h *Handler) invite(r *http.Request, in InviteInput) (*Invited, error) {
+	return h.Svc.Invite(r.Context(), in)
 }
 
-func (h *Handler) resend(w http.ResponseWriter, r *http.Request) error {
-	var in ResendInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	res, err := h.Svc.ResendInvite(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) resend(r *http.Request, in ResendInput) (*Resent, error) {
+	return h.Svc.ResendInvite(r.Context(), in)
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
@@ -155,12 +121,11 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) remove(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) remove(r *http.Request) (map[string]any, error) {
 	if err := h.Svc.Remove(r.Context(), r.PathValue("id"), r.URL.Query().Get("orgId")); err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"success": true})
-	return nil
+	return map[string]any{"success": true}, nil
 }
 
 func (h *Handler) assignRole(w http.ResponseWriter, r *http.Request) error {

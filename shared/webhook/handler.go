@@ -27,30 +27,29 @@ type Handler struct{ Svc *Service }
 // Routes registers the group.
 func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks", Access: httpapi.User, Handle: h.list},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks", Access: httpapi.User, MFA: true, Handle: h.create},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/event-types", Access: httpapi.User, Handle: h.eventTypes},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, Handle: h.get},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.patch},
-		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: h.delete},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}/deliveries", Access: httpapi.User, Handle: h.deliveries},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
+		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/webhooks/{id}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.delete)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/webhooks/{id}/deliveries", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.deliveries)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks/{id}/test", Access: httpapi.User, MFA: true, Handle: h.test},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks/{id}/retry/{deliveryId}", Access: httpapi.User, MFA: true, Handle: h.retry},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/webhooks/{id}/retry/{deliveryId}", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusAccepted, h.retry)},
 	)
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) list(r *http.Request) (httpapi.List[Webhook], error) {
 	page, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Webhook]{}, err
 	}
 	q := r.URL.Query()
 	hooks, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status")})
 	if err != nil {
-		return err
+		return httpapi.List[Webhook]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(hooks, page))
-	return nil
+	return httpapi.NewList(hooks, page), nil
 }
 
 func (h *Handler) eventTypes(w http.ResponseWriter, r *http.Request) error {
@@ -66,61 +65,36 @@ func (h *Handler) eventTypes(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in CreateInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	wh, err := h.Svc.Create(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusCreated, wh)
-	return nil
+func (h *Handler) create(r *http.Request, in CreateInput) (*Webhook, error) {
+	return h.Svc.Create(r.Context(), in)
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	d, err := h.Svc.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, d)
-	return nil
+func (h *Handler) get(r *http.Request) (*Detail, error) {
+	return h.Svc.Get(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) patch(w http.ResponseWriter, r *http.Request) error {
-	var in PatchInput
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	wh, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, wh)
-	return nil
+func (h *Handler) patch(r *http.Request, in PatchInput) (*Webhook, error) {
+	return h.Svc.Update(r.Context(), r.PathValue("id"), in)
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) delete(r *http.Request) (map[string]bool, error) {
 	if err := h.Svc.Delete(r.Context(), r.PathValue("id")); err != nil {
-		return err
+		return nil, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"success": true})
-	return nil
+	return map[string]bool{"success": true}, nil
 }
 
-func (h *Handler) deliveries(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) deliveries(r *http.Request) (httpapi.List[Delivery], error) {
 	page, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[Delivery]{}, err
 	}
 	l, err := h.Svc.Deliveries(r.Context(), r.PathValue("id"), r.URL.Query().Get("status"), page.Page, page.Limit)
 	if err != nil {
-		return err
+		return httpapi.List[Delivery]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.List[Delivery]{Data: l.Data,
-		Pagination: httpapi.Pagination{Page: page.Page, Limit: page.Limit, Total: l.Total}})
-	return nil
+	return httpapi.List[Delivery]{Data: l.Data,
+		Pagination: httpapi.Pagination{Page: page.Page, Limit: page.Limit, Total: l.Total}}, nil
 }
 
 func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
@@ -142,11 +116,6 @@ func (h *Handler) test(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) retry(w http.ResponseWriter, r *http.Request) error {
-	q, err := h.Svc.Retry(r.Context(), r.PathValue("id"), r.PathValue("deliveryId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusAccepted, q)
-	return nil
+func (h *Handler) retry(r *http.Request) (*Queued, error) {
+	return h.Svc.Retry(r.Context(), r.PathValue("id"), r.PathValue("deliveryId"))
 }
