@@ -18,8 +18,7 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// Membership edits (issue 34 item 3, DECISIONS "Audit log, scope switching,
-// membership edits"): PATCH /users/:id changes a member's sites, device
+// Membership edits (issue 34 item 3, docs/decisions.md#membership-edits): PATCH /users/:id changes a member's sites, device
 // groups and partner organization access, within the caller's level and
 // restriction, audited, in force on the member's next request.
 
