@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,5 +151,60 @@ func TestLocalSettingsFile(t *testing.T) {
 	}
 	if _, err := loadSettings(path); err == nil || !strings.Contains(err.Error(), "gale.env:1") {
 		t.Errorf("a line without = : %v, want an error naming gale.env:1", err)
+	}
+}
+
+// Issue 35 item 6: Ctrl-C on `make run` ended with "make: *** Error 1". The
+// runtime answers SIGINT by stopping cleanly (run returns nil: exit status 0)
+// after the emulator saved the data in the local directory.
+func TestInterruptStopsCleanlyAndSaves(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	// run sets these (setDefault, Ensure): restored when the test ends.
+	for _, k := range []string{"APP_ENV", "PAM_ACTUATOR_ENABLED", "SYSTEM_ADMIN_EMAIL", "SYSTEM_ADMIN_PASSWORD",
+		"TABLE_NAME", "APP_URL", "CHANNEL_URL", "CHANNEL_ENDPOINT", "AWS_ENDPOINT_URL", emulator.PoolEnv} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("PORT", port)
+	t.Setenv(localDirEnv, dir)
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	for { // serving: run's signal handler is installed
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/api/v1/health", nil)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			break
+		}
+		select {
+		case err := <-done:
+			t.Skipf("the local runtime did not start: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the local runtime did not serve")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run after SIGINT: %v, want nil (exit status 0)", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("run did not return after SIGINT")
+	}
+	if _, err := os.Stat(filepath.Join(dir, stateFile)); err != nil {
+		t.Errorf("no saved state after SIGINT: %v", err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, stateFile+".log")); !strings.Contains(string(log), "saved the emulator's state") {
+		t.Errorf("the emulator did not report a save:\n%s", log)
 	}
 }
