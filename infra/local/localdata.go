@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // The local runtime's data lives in one directory, .local/ under the
@@ -40,7 +41,8 @@ const settingsTemplate = `# Gale's local settings, read by ` + "`make run`" + ` 
 # ENABLE_REGISTRATION=true
 `
 
-// localDir is where the local runtime keeps its data, created when missing.
+// localDir is where the local runtime keeps its data, created when missing
+// and held by this process (holdDir).
 func localDir() (string, error) {
 	dir := os.Getenv(localDirEnv)
 	if dir == "" {
@@ -49,7 +51,31 @@ func localDir() (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("local data directory: %w", err)
 	}
+	f, err := holdDir(dir)
+	if err != nil {
+		return "", err
+	}
+	held = f
 	return dir, nil
+}
+
+// held keeps the data directory's lock file open (and so locked) while the
+// process runs.
+var held *os.File
+
+// holdDir takes the directory's lock for the life of the process (the file
+// stays open). Two runtimes on one directory would each save the state they
+// loaded over the other's: the second is refused instead.
+func holdDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("local data directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another local runtime uses %s (stop it, or set %s to another directory)", dir, localDirEnv)
+	}
+	return f, nil
 }
 
 // loadSettings sets each KEY=VALUE of the file at path that the environment

@@ -208,3 +208,23 @@ func TestInterruptStopsCleanlyAndSaves(t *testing.T) {
 		t.Errorf("the emulator did not report a save:\n%s", log)
 	}
 }
+
+// A second runtime on the same data directory is refused: each would save
+// the state it loaded over the other's.
+func TestOneRuntimePerDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	first, err := holdDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holdDir(dir); err == nil || !strings.Contains(err.Error(), "another local runtime uses") {
+		t.Errorf("second holder: %v, want refused", err)
+	}
+	first.Close()
+	again, err := holdDir(dir)
+	if err != nil {
+		t.Errorf("after the first stopped: %v", err)
+	} else {
+		again.Close()
+	}
+}

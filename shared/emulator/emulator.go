@@ -103,7 +103,13 @@ func ensure(ctx context.Context, state string) (*Moto, error) {
 		os.Setenv("AWS_ENDPOINT_URL", take(pool))
 		return nil, nil
 	}
-	m, err := start(ctx, state)
+	var m *Moto
+	var err error
+	if state == "" {
+		m, err = Start(ctx)
+	} else {
+		m, err = start(ctx, state)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -204,12 +210,19 @@ func launch(ctx context.Context, spec launchSpec) (*Moto, error) {
 	go func() { _ = cmd.Wait(); close(m.done) }()
 	if err := m.wait(ctx, 30*time.Second); err != nil {
 		m.Stop()
-		if m.Log != "" {
-			err = fmt.Errorf("%w (see %s)", err, m.Log)
+		if spec.state != "" {
+			err = fmt.Errorf("%w (its log: %s)", err, def(m.Log, "stderr"))
 		}
 		return nil, err
 	}
 	return m, nil
+}
+
+func def(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
 }
 
 func withoutEnv(env []string, name string) []string {
@@ -272,7 +285,7 @@ func (m *Moto) Shutdown() error {
 		<-m.done
 	}
 	if m.State != "" && !m.cmd.ProcessState.Success() {
-		return fmt.Errorf("emulator: it did not save its state to %s (%s; see %s)", m.State, m.cmd.ProcessState, m.Log)
+		return fmt.Errorf("emulator: it did not save its state to %s (%s; its log: %s)", m.State, m.cmd.ProcessState, def(m.Log, "stderr"))
 	}
 	return nil
 }
