@@ -729,16 +729,29 @@ def _collections():
     return [("dynamodb", _dynamodb_backends, "tables"), ("sqs", _sqs_backends, "queues")]
 
 
+def _pickled(state):
+    # SQS requests are not serialised: one that changes a queue while it is
+    # pickled makes pickle fail ("changed size during iteration"); the next
+    # attempt finds it done.
+    for attempt in range(20):
+        try:
+            for service, backends, attr in _collections():
+                state[service] = {acct: {region: dict(getattr(b, attr)) for region, b in list(regional.items())}
+                                  for acct, regional in list(backends.items())}
+            return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        except RuntimeError:
+            if attempt == 19:
+                raise
+            time.sleep(0.01)
+
+
 def save_state(path):
     import moto
 
     state = {"version": _STATE_VERSION, "moto": moto.__version__}
     with _save_lock:
         with _lock:  # no DynamoDB request runs while the tables are copied
-            for service, backends, attr in _collections():
-                state[service] = {acct: {region: dict(getattr(b, attr)) for region, b in list(regional.items())}
-                                  for acct, regional in list(backends.items())}
-            data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+            data = _pickled(state)
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:
             f.write(data)
