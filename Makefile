@@ -9,10 +9,19 @@ CDK := infra/cdk/node_modules/.bin/cdk
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: deadcode-check budgets cost backfill run test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
+## run: serve the whole API locally (infra/local). Data is kept in .local/ across
+## restarts (the emulator saves its state on Ctrl-C); .local/gale.env holds settings.
+## The runtime is built and exec'd rather than `go run`: go run answers Ctrl-C
+## with exit status 1 even when the program stops cleanly (make: *** Error 1).
 run: moto-check
-	$(GO) run ./infra/local
+	@$(GO) build -o bin/gale-local ./infra/local && exec bin/gale-local
+
+## reset: delete the saved local data (keeping .local/gale.env), then run.
+reset:
+	d=$${GALE_LOCAL_DIR:-.local}; rm -f $$d/emulator.state $$d/emulator.state.tmp
+	@$(MAKE) --no-print-directory run
 
 ## backfill: the sweeper's list-index-backfill job (shared/backfill) through its real handler,
 ## against AWS_ENDPOINT_URL (or a fresh emulator) and TABLE_NAME; see infra/cdk/README.md.

@@ -1,6 +1,8 @@
 // Command local is Gale's local runtime, the stand-in for what the CDK app wires in
-// AWS: it starts moto_server unless AWS_ENDPOINT_URL names a running emulator,
-// provisions the table and queues, seeds demo data, serves the whole API on
+// AWS: it reads the local settings file, starts moto_server unless
+// AWS_ENDPOINT_URL names a running emulator (loading the state it saved when
+// last stopped: localdata.go), provisions the table and queues (idempotent),
+// seeds demo data when the table has none, serves the whole API on
 // loopback by invoking each function's Lambda handler in-process, feeds the queues
 // to the workers and fires the sweeper on the declared schedules.
 package main
@@ -14,6 +16,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +48,17 @@ func run() error {
 	log := httpapi.NewLogger(os.Stderr, slog.LevelInfo)
 	slog.SetDefault(log)
 
+	dir, err := localDir()
+	if err != nil {
+		return err
+	}
+	settings, err := loadSettings(filepath.Join(dir, settingsFile))
+	if err != nil {
+		return fmt.Errorf("local settings: %w", err)
+	}
+	if len(settings) > 0 {
+		log.Info("local settings read", "file", filepath.Join(dir, settingsFile), "keys", strings.Join(settings, ","))
+	}
 	setDefault("APP_ENV", "development")
 	setDefault("PAM_ACTUATOR_ENABLED", "true")
 	setDefault("SYSTEM_ADMIN_EMAIL", "admin@gale.local")
@@ -59,13 +74,19 @@ func run() error {
 	setDefault("CHANNEL_URL", "ws://127.0.0.1:"+port+bridge.Path)
 	setDefault("CHANNEL_ENDPOINT", "http://127.0.0.1:"+port)
 
-	moto, err := emulator.Ensure(ctx)
+	moto, err := emulator.EnsureSaving(ctx, filepath.Join(dir, stateFile))
 	if err != nil {
 		return err
 	}
-	defer moto.Stop()
+	defer func() {
+		if err := moto.Shutdown(); err != nil {
+			log.Error("local data not saved", "err", err)
+		}
+	}()
 	if moto != nil {
-		log.Info("moto_server started", "url", moto.URL, "pid", moto.PID())
+		log.Info("moto_server started", "url", moto.URL, "pid", moto.PID(), "state", moto.State)
+	} else {
+		log.Info("using the emulator at AWS_ENDPOINT_URL: it keeps (or loses) the data itself")
 	}
 
 	cfg, res, err := emulator.Configure(ctx)

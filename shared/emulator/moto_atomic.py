@@ -695,5 +695,140 @@ def _metered_call_action(self):
 
 DynamoHandler.call_action = _metered_call_action
 
+
+# Saved state (the local runtime's, never the tests': shared/emulator starts
+# the launcher with GALE_MOTO_STATE only for `make run`). moto keeps
+# everything in memory, so each restart of `make run` lost every user, key
+# and TOTP secret. With GALE_MOTO_STATE naming a file, the launcher loads the
+# DynamoDB tables and SQS queues (with their messages) from it at start, and
+# writes them back on SIGTERM or SIGINT (the way shared/emulator's Stop ends
+# it) and, while writes keep coming, every GALE_MOTO_SAVE_EVERY seconds
+# (default 10): a launcher killed outright loses at most those seconds. The
+# file is written whole beside its place and renamed over it, so a crash mid
+# save leaves the previous state. A file that cannot be loaded (another moto
+# version, a damaged file) stops the launcher with exit status 3 rather than
+# serving empty tables that a later save would write over it.
+import copyreg  # noqa: E402
+import pickle  # noqa: E402
+
+import moto.server as _server  # noqa: E402
+from moto.dynamodb.models import dynamodb_backends as _dynamodb_backends  # noqa: E402
+from moto.sqs.models import sqs_backends as _sqs_backends  # noqa: E402
+
+_STATE = os.environ.get("GALE_MOTO_STATE") or ""
+_STATE_VERSION = 1
+_dirty = threading.Event()  # a DynamoDB write since the last save
+_save_lock = threading.Lock()  # one save at a time: they share the temporary file
+# A queue's lock is rebuilt on load: a lock cannot be pickled, and none is
+# held once the state is being saved.
+copyreg.pickle(threading.Condition, lambda c: (threading.Condition, ()))
+
+
+def _collections():
+    """(service, backend dict, attribute holding what is saved) per service."""
+    return [("dynamodb", _dynamodb_backends, "tables"), ("sqs", _sqs_backends, "queues")]
+
+
+def _pickled(state):
+    # SQS requests are not serialised: one that changes a queue while it is
+    # pickled makes pickle fail ("changed size during iteration"); the next
+    # attempt finds it done.
+    for attempt in range(20):
+        try:
+            for service, backends, attr in _collections():
+                state[service] = {acct: {region: dict(getattr(b, attr)) for region, b in list(regional.items())}
+                                  for acct, regional in list(backends.items())}
+            return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        except RuntimeError:
+            if attempt == 19:
+                raise
+            time.sleep(0.01)
+
+
+def save_state(path):
+    import moto
+
+    state = {"version": _STATE_VERSION, "moto": moto.__version__}
+    with _save_lock:
+        with _lock:  # no DynamoDB request runs while the tables are copied
+            data = _pickled(state)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+
+def load_state(path):
+    import moto
+
+    with open(path, "rb") as f:
+        state = pickle.load(f)
+    if state.get("version") != _STATE_VERSION or state.get("moto") != moto.__version__:
+        raise ValueError("saved by moto %s (format %s); this is moto %s" % (
+            state.get("moto"), state.get("version"), moto.__version__))
+    for service, backends, attr in _collections():
+        for acct, regional in (state.get(service) or {}).items():
+            for region, saved in regional.items():
+                getattr(backends[acct][region], attr).update(saved)
+
+
+_written_call_action = DynamoHandler.call_action
+
+
+def _marking_call_action(self):
+    try:
+        write = self._get_action() in _WRITES
+    except Exception:  # noqa: BLE001 - not an operation
+        write = False
+    response = _written_call_action(self)
+    if write:
+        _dirty.set()
+    return response
+
+
+def _save_while_dirty(path, every):
+    while True:
+        time.sleep(every)
+        if _dirty.is_set():
+            _dirty.clear()
+            try:
+                save_state(path)
+            except Exception as e:  # noqa: BLE001 - the next round or the stop saves again
+                _dirty.set()
+                print("gale: saving %s failed: %s" % (path, e), file=sys.stderr)
+
+
+def _save_and_exit(signum, frame):
+    # The DynamoDB lock is held to the exit: a write answered after the save
+    # would be lost without its client knowing.
+    _lock.acquire()
+    try:
+        save_state(_STATE)
+        print("gale: saved the emulator's state to %s" % _STATE, file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - reported; the exit status tells the caller
+        print("gale: saving %s failed: %s" % (_STATE, e), file=sys.stderr)
+        os._exit(4)
+    os._exit(0)
+
+
+def _persist():
+    if os.path.exists(_STATE):
+        try:
+            load_state(_STATE)
+        except Exception as e:  # noqa: BLE001 - any failure: refuse to start
+            print("gale: cannot load the saved state %s: %s; `make reset` starts clean" % (_STATE, e), file=sys.stderr)
+            sys.exit(3)
+        print("gale: loaded the emulator's state from %s" % _STATE, file=sys.stderr)
+    DynamoHandler.call_action = _marking_call_action
+    # moto.server installs its handler for both signals when main starts.
+    _server.signal_handler = _save_and_exit
+    every = float(os.environ.get("GALE_MOTO_SAVE_EVERY") or 10)
+    threading.Thread(target=_save_while_dirty, args=(_STATE, every), daemon=True).start()
+
+
 if __name__ == "__main__":
+    if _STATE:
+        _persist()
     sys.exit(main(sys.argv[1:]))
