@@ -170,6 +170,10 @@ func testsMatch(root string, args []string) error {
 	return nil
 }
 
+// inlineCommand is a command quoted in the README's prose or tables
+// (`make bench`), held like a block's.
+var inlineCommand = regexp.MustCompile("`((?:make|go run|go test) [^`]+)`")
+
 func readme(t *testing.T) (root string, blocks []shBlock) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -180,11 +184,17 @@ func readme(t *testing.T) (root string, blocks []shBlock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root, shBlocks(string(md))
+	blocks = shBlocks(string(md))
+	for i, l := range strings.Split(string(md), "\n") {
+		for _, m := range inlineCommand.FindAllStringSubmatch(l, -1) {
+			blocks = append(blocks, shBlock{line: i + 1, body: m[1] + "\n"})
+		}
+	}
+	return root, blocks
 }
 
 // TestReadmeCommandsExist: every make target, go run path and go test name in
-// README.md's shell blocks exists.
+// README.md's shell blocks and inline commands exists.
 func TestReadmeCommandsExist(t *testing.T) {
 	t.Parallel()
 	root, blocks := readme(t)
