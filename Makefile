@@ -179,8 +179,11 @@ clean:
 API_NPM := shared/api/_npm
 DOCS_BUNDLE := shared/api/docs/scalar.js.gz
 
+# --loglevel=error: @scalar/api-reference declares Node 22 and this project's machines
+# run Node 20, on which the pinned bundle builds and is served as is; npm otherwise
+# prints one EBADENGINE warning per package (about 190). Errors still print and fail.
 $(API_NPM)/node_modules: $(API_NPM)/package.json $(API_NPM)/package-lock.json
-	cd $(API_NPM) && npm ci --no-audit --no-fund && touch node_modules
+	cd $(API_NPM) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules
 
 ## docs: the bundle GET /api/v1/docs serves (embedded in the health function; not committed).
 docs: $(DOCS_BUNDLE)

@@ -35,7 +35,11 @@ func BenchmarkColdStart(b *testing.B) {
 	//     reviews.
 	//   - health embeds the API reference page's bundle (@scalar/api-reference,
 	//     about 1.3 MiB gzipped, served as is): data, not code run at init.
-	exceptions := map[string]float64{"auth-passkeys": 12, "health": 12}
+	//   - pam, at most 10.5 MiB: the zone database (time/tzdata, about 450 KB of
+	//     data, for rules' time windows; Lambda's image has none) beside the
+	//     whole PAM route group; without the zones it is 9.81 MiB. Measured
+	//     10.19 MiB (docs/maintainers.md).
+	exceptions := map[string]float64{"auth-passkeys": 12, "health": 12, "pam": 10.5}
 	const maxXHello = 3
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -91,7 +95,7 @@ func BenchmarkColdStart(b *testing.B) {
 				budget = maxMiB
 			}
 			if mib := size(f.deployed); mib > budget {
-				b.Errorf("%s is %.2f MiB for linux/arm64, over its %.0f MiB budget", f.name, mib, budget)
+				b.Errorf("%s is %.2f MiB for linux/arm64, over its %.1f MiB budget", f.name, mib, budget)
 			}
 			if hello > 0 {
 				b.ReportMetric(ms/hello, "x-hello")

@@ -38,6 +38,18 @@ var links = map[string][]string{
 	"github.com/coder/websocket":                                   {},
 	"github.com/gale-rmm/gale/shared/channel/bridge":               {},
 	"github.com/aws/aws-sdk-go-v2/service/apigatewaymanagementapi": {"agent-channel", "agents", "devices", "pam", "sweeper", "filters", "search"},
+	// The zone database (about 450 KB of data): site timezones (organizations,
+	// sites) and PAM rules' time windows, wherever the PAM service is wired
+	// (shared/app/pamgroup; filters and search through devicesgroup). Not auth
+	// or users, which reach shared/pam's types through shared/push only.
+	"time/tzdata": {"organizations", "sites", "agent-channel", "agents", "devices", "pam", "sweeper", "filters", "search"},
+}
+
+// needs names, for a package, what every function linking it must link too.
+// The PAM service loads time-window zones with time.LoadLocation and Lambda's
+// provided.al2023 image has no zoneinfo.
+var needs = map[string]string{
+	"github.com/gale-rmm/gale/shared/app/pamgroup": "time/tzdata",
 }
 
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -62,6 +74,11 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		for pkg, allowed := range links {
 			if slices.Contains(deps, pkg) && !slices.Contains(allowed, fn) {
 				t.Errorf("%s links %s (only %v may)", fn, pkg, allowed)
+			}
+		}
+		for pkg, need := range needs {
+			if slices.Contains(deps, pkg) && !slices.Contains(deps, need) {
+				t.Errorf("%s links %s without %s", fn, pkg, need)
 			}
 		}
 	}

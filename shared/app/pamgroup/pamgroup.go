@@ -4,6 +4,12 @@ package pamgroup
 
 import (
 	"net/http"
+	// Lambda's provided.al2023 image has no zoneinfo and the PAM service loads
+	// rules' time-window zones (shared/pam/policy) with time.LoadLocation, so the
+	// database (about 450 KB) is embedded here, where the service is wired, and
+	// not in shared/pam/policy: functions that only use PAM types (auth and users
+	// through shared/push) do not carry it. tests/coldstart holds the split.
+	_ "time/tzdata"
 
 	"github.com/gale-rmm/gale/shared/app"
 	"github.com/gale-rmm/gale/shared/app/pushgroup"

@@ -2,8 +2,6 @@ package policy
 
 import (
 	"time"
-	// Zone data is embedded: Lambda's runtime image may have none.
-	_ "time/tzdata"
 )
 
 // window is a compiled TimeWindow.
