@@ -1089,6 +1089,42 @@ func (e FilterConditionGroupOperator) Valid() bool {
 	}
 }
 
+// Defines values for FilterFieldType.
+const (
+	Array     FilterFieldType = "array"
+	Boolean   FilterFieldType = "boolean"
+	Datetime  FilterFieldType = "datetime"
+	Enum      FilterFieldType = "enum"
+	Hierarchy FilterFieldType = "hierarchy"
+	Number    FilterFieldType = "number"
+	Software  FilterFieldType = "software"
+	String    FilterFieldType = "string"
+)
+
+// Valid indicates whether the value is a known member of the FilterFieldType enum.
+func (e FilterFieldType) Valid() bool {
+	switch e {
+	case Array:
+		return true
+	case Boolean:
+		return true
+	case Datetime:
+		return true
+	case Enum:
+		return true
+	case Hierarchy:
+		return true
+	case Number:
+		return true
+	case Software:
+		return true
+	case String:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthChecks.
 const (
 	HealthChecksOk          HealthChecks = "ok"
@@ -3864,7 +3900,7 @@ type ErrorCode string
 
 // Filter defines model for Filter.
 type Filter struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  FilterConditionGroup `json:"conditions"`
 	CreatedAt   time.Time            `json:"createdAt"`
 	CreatedBy   string               `json:"createdBy"`
@@ -3875,7 +3911,7 @@ type Filter struct {
 	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
-// FilterConditionGroup AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+// FilterConditionGroup AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 type FilterConditionGroup struct {
 	Conditions []map[string]interface{}     `json:"conditions"`
 	Operator   FilterConditionGroupOperator `json:"operator"`
@@ -3886,11 +3922,32 @@ type FilterConditionGroupOperator string
 
 // FilterCreateRequest defines model for FilterCreateRequest.
 type FilterCreateRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  FilterConditionGroup `json:"conditions"`
 	Description *string              `json:"description,omitempty"`
 	Name        string               `json:"name"`
 	OrgId       *openapi_types.UUID  `json:"orgId,omitempty"`
+}
+
+// FilterField One field of the filter engine's catalogue.
+type FilterField struct {
+	// Key The condition's field, e.g. hostname or hardware.cpuCores.
+	Key       string          `json:"key"`
+	Operators []string        `json:"operators"`
+	Type      FilterFieldType `json:"type"`
+
+	// Values The allowed values of an enum field (absent for other types).
+	Values *[]string `json:"values,omitempty"`
+}
+
+// FilterFieldType defines model for FilterField.Type.
+type FilterFieldType string
+
+// FilterFieldList defines model for FilterFieldList.
+type FilterFieldList struct {
+	// Custom One field of the filter engine's catalogue.
+	Custom FilterField   `json:"custom"`
+	Data   []FilterField `json:"data"`
 }
 
 // FilterList defines model for FilterList.
@@ -3920,14 +3977,14 @@ type FilterPreviewAnswer struct {
 
 // FilterPreviewRequest defines model for FilterPreviewRequest.
 type FilterPreviewRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions FilterConditionGroup `json:"conditions"`
 	Limit      *int                 `json:"limit,omitempty"`
 }
 
 // FilterUpdateRequest defines model for FilterUpdateRequest.
 type FilterUpdateRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  *FilterConditionGroup `json:"conditions,omitempty"`
 	Description *string               `json:"description,omitempty"`
 	Name        *string               `json:"name,omitempty"`
@@ -8453,6 +8510,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 	CreateFilter(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFilterFields List the fields a filter can test
+	//
+	// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+	//
+	// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+	ListFilterFields(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PreviewFilterWithBody Preview ad-hoc conditions
 	//
 	// Needs devices:read (JWT or API key). Evaluates the conditions over every device the caller can see, across all its organizations (site and device-group restrictions apply). totalCount counts every match; devices holds the first `limit` (1-100, default 10) by hostname. Audited as filter.preview.
@@ -12340,6 +12404,23 @@ func (c *Client) CreateFilterWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 func (c *Client) CreateFilter(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateFilterRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFilterFields List the fields a filter can test
+//
+// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+//
+// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+func (c *Client) ListFilterFields(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFilterFieldsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -19152,6 +19233,33 @@ func NewCreateFilterRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewListFilterFieldsRequest constructs an http.Request for the ListFilterFields method
+func NewListFilterFieldsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/filters/fields")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPreviewFilterRequest calls the generic PreviewFilter builder with application/json body
 func NewPreviewFilterRequest(server string, body PreviewFilterJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -25214,6 +25322,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 	CreateFilterWithResponse(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFilterResult, error)
+
+	// ListFilterFieldsWithResponse List the fields a filter can test
+	//
+	// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+	ListFilterFieldsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFilterFieldsResult, error)
 
 	// PreviewFilterWithBodyWithResponse Preview ad-hoc conditions
 	//
@@ -37987,6 +38104,143 @@ func (r CreateFilterResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateFilterResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFilterFieldsResult200Headers the declared response headers of an HTTP 200 response for ListFilterFields
+type ListFilterFieldsResult200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListFilterFieldsResult401Headers the declared response headers of an HTTP 401 response for ListFilterFields
+type ListFilterFieldsResult401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult403Headers the declared response headers of an HTTP 403 response for ListFilterFields
+type ListFilterFieldsResult403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult428Headers the declared response headers of an HTTP 428 response for ListFilterFields
+type ListFilterFieldsResult428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult429Headers the declared response headers of an HTTP 429 response for ListFilterFields
+type ListFilterFieldsResult429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult503Headers the declared response headers of an HTTP 503 response for ListFilterFields
+type ListFilterFieldsResult503Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type ListFilterFieldsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FilterFieldList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *KeyedUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *KeyedForbidden
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *KeyedPreconditionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *KeyedTooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *KeyedUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFilterFieldsResult200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListFilterFieldsResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListFilterFieldsResult403Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ListFilterFieldsResult428Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFilterFieldsResult429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFilterFieldsResult503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFilterFieldsResult) GetJSON200() *FilterFieldList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFilterFieldsResult) GetJSON401() *KeyedUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFilterFieldsResult) GetJSON403() *KeyedForbidden {
+	return r.JSON403
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ListFilterFieldsResult) GetJSON428() *KeyedPreconditionRequired {
+	return r.JSON428
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFilterFieldsResult) GetJSON429() *KeyedTooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFilterFieldsResult) GetJSON503() *KeyedUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFilterFieldsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFilterFieldsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFilterFieldsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFilterFieldsResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -54006,6 +54260,21 @@ func (c *ClientWithResponses) CreateFilterWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParseCreateFilterResult(rsp)
+}
+
+// ListFilterFieldsWithResponse List the fields a filter can test
+//
+// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+func (c *ClientWithResponses) ListFilterFieldsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFilterFieldsResult, error) {
+	rsp, err := c.ListFilterFields(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFilterFieldsResult(rsp)
 }
 
 // PreviewFilterWithBodyWithResponse Preview ad-hoc conditions
@@ -70218,6 +70487,263 @@ func ParseCreateFilterResult(rsp *http.Response) (*CreateFilterResult, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateFilterResult503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFilterFieldsResult parses an HTTP response from a ListFilterFieldsWithResponse call
+func ParseListFilterFieldsResult(rsp *http.Response) (*ListFilterFieldsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFilterFieldsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FilterFieldList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest KeyedUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest KeyedForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest KeyedPreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest KeyedTooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest KeyedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFilterFieldsResult200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListFilterFieldsResult401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListFilterFieldsResult403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 428:
+		var headers ListFilterFieldsResult428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFilterFieldsResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFilterFieldsResult503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
