@@ -241,7 +241,7 @@ func TestReferencePageRendersOffline(t *testing.T) {
 		t.Fatalf("open the page: %v", err)
 	}
 	// The document is rendered once the sidebar lists its tags.
-	if err := waitFor(ctx, `[...document.querySelectorAll('button')].some(b => (b.innerText||'').includes('Group - health'))`); err != nil {
+	if err := waitFor(ctx, `[...document.querySelectorAll('button')].some(b => (b.innerText||'').includes('Group - Health'))`); err != nil {
 		mu.Lock()
 		defer mu.Unlock()
 		var text string
