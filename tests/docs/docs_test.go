@@ -251,11 +251,6 @@ func TestReferencePageRendersOffline(t *testing.T) {
 	if !slices.Equal(shown, want) {
 		t.Errorf("sidebar groups %v, want the document's tags in order %v", groups, want)
 	}
-	// The /admin root aliases are hidden: the Admin section shows each
-	// operation once, under /api/v1.
-	if err := aliasesHidden(ctx); err != nil {
-		t.Error(err)
-	}
 
 	shot := filepath.Join(t.TempDir(), "api-reference.png")
 	var png []byte
@@ -288,6 +283,12 @@ func TestReferencePageRendersOffline(t *testing.T) {
 		if dir := os.Getenv("GALE_DOCS_SCREENSHOT_DIR"); dir != "" {
 			_ = os.WriteFile(filepath.Join(dir, "try-it.png"), png, 0o644)
 		}
+	}
+
+	// The /admin root aliases are hidden: the Admin section shows each
+	// operation once, under /api/v1. (Last: it moves the page off health.)
+	if err := aliasesHidden(ctx); err != nil {
+		t.Error(err)
 	}
 
 	mu.Lock()
