@@ -1089,6 +1089,42 @@ func (e FilterConditionGroupOperator) Valid() bool {
 	}
 }
 
+// Defines values for FilterFieldType.
+const (
+	Array     FilterFieldType = "array"
+	Boolean   FilterFieldType = "boolean"
+	Datetime  FilterFieldType = "datetime"
+	Enum      FilterFieldType = "enum"
+	Hierarchy FilterFieldType = "hierarchy"
+	Number    FilterFieldType = "number"
+	Software  FilterFieldType = "software"
+	String    FilterFieldType = "string"
+)
+
+// Valid indicates whether the value is a known member of the FilterFieldType enum.
+func (e FilterFieldType) Valid() bool {
+	switch e {
+	case Array:
+		return true
+	case Boolean:
+		return true
+	case Datetime:
+		return true
+	case Enum:
+		return true
+	case Hierarchy:
+		return true
+	case Number:
+		return true
+	case Software:
+		return true
+	case String:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthChecks.
 const (
 	HealthChecksOk          HealthChecks = "ok"
@@ -3503,7 +3539,7 @@ type DeletionRequest struct {
 	ProcessedBy *string    `json:"processedBy"`
 	Reason      *string    `json:"reason"`
 
-	// RemovedFrom Tenants (ORG#<id>, PARTNER#<id>) whose administrators approved and removed their own memberships only.
+	// RemovedFrom Tenants (`ORG#<id>`, `PARTNER#<id>`) whose administrators approved and removed their own memberships only.
 	RemovedFrom *[]string             `json:"removedFrom,omitempty"`
 	RequestedAt time.Time             `json:"requestedAt"`
 	Status      DeletionRequestStatus `json:"status"`
@@ -3864,7 +3900,7 @@ type ErrorCode string
 
 // Filter defines model for Filter.
 type Filter struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  FilterConditionGroup `json:"conditions"`
 	CreatedAt   time.Time            `json:"createdAt"`
 	CreatedBy   string               `json:"createdBy"`
@@ -3875,7 +3911,7 @@ type Filter struct {
 	UpdatedAt   time.Time            `json:"updatedAt"`
 }
 
-// FilterConditionGroup AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+// FilterConditionGroup AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 type FilterConditionGroup struct {
 	Conditions []map[string]interface{}     `json:"conditions"`
 	Operator   FilterConditionGroupOperator `json:"operator"`
@@ -3886,11 +3922,32 @@ type FilterConditionGroupOperator string
 
 // FilterCreateRequest defines model for FilterCreateRequest.
 type FilterCreateRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  FilterConditionGroup `json:"conditions"`
 	Description *string              `json:"description,omitempty"`
 	Name        string               `json:"name"`
 	OrgId       *openapi_types.UUID  `json:"orgId,omitempty"`
+}
+
+// FilterField One field of the filter engine's catalogue.
+type FilterField struct {
+	// Key The condition's field, e.g. hostname or hardware.cpuCores.
+	Key       string          `json:"key"`
+	Operators []string        `json:"operators"`
+	Type      FilterFieldType `json:"type"`
+
+	// Values The allowed values of an enum field (absent for other types).
+	Values *[]string `json:"values,omitempty"`
+}
+
+// FilterFieldType defines model for FilterField.Type.
+type FilterFieldType string
+
+// FilterFieldList defines model for FilterFieldList.
+type FilterFieldList struct {
+	// Custom One field of the filter engine's catalogue.
+	Custom FilterField   `json:"custom"`
+	Data   []FilterField `json:"data"`
 }
 
 // FilterList defines model for FilterList.
@@ -3920,14 +3977,14 @@ type FilterPreviewAnswer struct {
 
 // FilterPreviewRequest defines model for FilterPreviewRequest.
 type FilterPreviewRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions FilterConditionGroup `json:"conditions"`
 	Limit      *int                 `json:"limit,omitempty"`
 }
 
 // FilterUpdateRequest defines model for FilterUpdateRequest.
 type FilterUpdateRequest struct {
-	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by the filter engine (shared/filter); value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
+	// Conditions AND or OR over at least one element; elements are conditions ({field, operator, value?}) or nested groups, to any depth (the engine bounds depth and size). Field keys and the operators each takes are listed by GET /api/v1/filters/fields; value shapes: scalar, string array (in, notIn, hasAny, hasAll), {from, to} (between), {amount, unit} (withinLast, notWithinLast), none (isNull, isNotNull, isEmpty, isNotEmpty).
 	Conditions  *FilterConditionGroup `json:"conditions,omitempty"`
 	Description *string               `json:"description,omitempty"`
 	Name        *string               `json:"name,omitempty"`
@@ -5424,7 +5481,7 @@ type WebhookDlqRedriveResult struct {
 	Unreadable int `json:"unreadable"`
 }
 
-// WebhookEventType The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after min(initialDelayMs * backoffMultiplier^n, maxDelayMs) for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
+// WebhookEventType The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after `min(initialDelayMs * backoffMultiplier^n, maxDelayMs)` for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
 type WebhookEventType string
 
 // WebhookEventTypeInfo defines model for WebhookEventTypeInfo.
@@ -5434,7 +5491,7 @@ type WebhookEventTypeInfo struct {
 	// Raised Whether some operation of Gale raises this type yet.
 	Raised bool `json:"raised"`
 
-	// Type The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after min(initialDelayMs * backoffMultiplier^n, maxDelayMs) for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
+	// Type The event catalogue. Each event is delivered to every active webhook of its organization subscribed to its type and created at or before the event's timestamp (an event that waited in the outbox never reaches a webhook created meanwhile). The delivery body is {id, type, timestamp, orgId, data} (the event), POSTed with Content-Type application/json, User-Agent Service-Webhooks/1.0, X-Service-Delivery-Id (the id of the event's first delivery to the webhook, the same on each attempt of it, on a manual retry and after a dead-letter redrive, for receivers to deduplicate), X-Service-Event-Id, X-Service-Event-Type, X-Service-Timestamp (Unix milliseconds of the attempt) and, when the webhook has a secret, X-Service-Signature (sha256= and the hex HMAC-SHA256 of timestamp + '.' + raw body, keyed with the secret) and X-Service-Signature-Timestamp (the timestamp signed; verify with it, in constant time); custom headers follow. A 2xx within 30 s delivers; anything else (redirects are not followed) is retried after `min(initialDelayMs * backoffMultiplier^n, maxDelayMs)` for the n-th retry (default 5 retries after 1, 2, 4, 8, 16 s, so 6 attempts), then the delivery fails and its job goes to the dead-letter queue (GET /admin/webhook-dlq). webhook.test is used by test deliveries and cannot be subscribed.
 	Type WebhookEventType `json:"type"`
 }
 
@@ -5448,7 +5505,7 @@ type WebhookEventTypeList struct {
 type WebhookHeader struct {
 	Key string `json:"key"`
 
-	// Value Masked as ******** in responses.
+	// Value Masked as `********` in responses.
 	Value string `json:"value"`
 }
 
@@ -7364,7 +7421,7 @@ type ClientInterface interface {
 
 	// EnrollAgentWithBody Enroll an agent with an enrollment key
 	//
-	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7373,7 +7430,7 @@ type ClientInterface interface {
 
 	// EnrollAgent Enroll an agent with an enrollment key
 	//
-	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8310,7 +8367,7 @@ type ClientInterface interface {
 
 	// UpdateDeviceWithBody Update a device's display name, tags, custom fields or group
 	//
-	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8319,7 +8376,7 @@ type ClientInterface interface {
 
 	// UpdateDevice Update a device's display name, tags, custom fields or group
 	//
-	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8452,6 +8509,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 	CreateFilter(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFilterFields List the fields a filter can test
+	//
+	// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+	//
+	// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+	ListFilterFields(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreviewFilterWithBody Preview ad-hoc conditions
 	//
@@ -9595,7 +9659,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Create a webhook
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9604,7 +9668,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Create a webhook
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10121,7 +10185,7 @@ func (c *Client) RedriveWebhookDlq(ctx context.Context, body RedriveWebhookDlqJS
 
 // EnrollAgentWithBody Enroll an agent with an enrollment key
 //
-// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10140,7 +10204,7 @@ func (c *Client) EnrollAgentWithBody(ctx context.Context, contentType string, bo
 
 // EnrollAgent Enroll an agent with an enrollment key
 //
-// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12037,7 +12101,7 @@ func (c *Client) GetDevice(ctx context.Context, id openapi_types.UUID, reqEditor
 
 // UpdateDeviceWithBody Update a device's display name, tags, custom fields or group
 //
-// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 //
 // Takes any type of body and a specified content type.
 //
@@ -12056,7 +12120,7 @@ func (c *Client) UpdateDeviceWithBody(ctx context.Context, id openapi_types.UUID
 
 // UpdateDevice Update a device's display name, tags, custom fields or group
 //
-// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12340,6 +12404,23 @@ func (c *Client) CreateFilterWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 func (c *Client) CreateFilter(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateFilterRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFilterFields List the fields a filter can test
+//
+// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+//
+// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+func (c *Client) ListFilterFields(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFilterFieldsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -14722,7 +14803,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 
 // CreateWebhookWithBody Create a webhook
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14741,7 +14822,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, 
 
 // CreateWebhook Create a webhook
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -19148,6 +19229,33 @@ func NewCreateFilterRequestWithBody(server string, contentType string, body io.R
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListFilterFieldsRequest constructs an http.Request for the ListFilterFields method
+func NewListFilterFieldsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/filters/fields")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -24066,7 +24174,7 @@ type ClientWithResponsesInterface interface {
 
 	// EnrollAgentWithBodyWithResponse Enroll an agent with an enrollment key
 	//
-	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24075,7 +24183,7 @@ type ClientWithResponsesInterface interface {
 
 	// EnrollAgentWithResponse Enroll an agent with an enrollment key
 	//
-	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+	// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25058,7 +25166,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateDeviceWithBodyWithResponse Update a device's display name, tags, custom fields or group
 	//
-	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25067,7 +25175,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateDeviceWithResponse Update a device's display name, tags, custom fields or group
 	//
-	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+	// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25214,6 +25322,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/filters (the `CreateFilter` operationId).
 	CreateFilterWithResponse(ctx context.Context, body CreateFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFilterResult, error)
+
+	// ListFilterFieldsWithResponse List the fields a filter can test
+	//
+	// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+	ListFilterFieldsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFilterFieldsResult, error)
 
 	// PreviewFilterWithBodyWithResponse Preview ad-hoc conditions
 	//
@@ -26463,7 +26580,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Create a webhook
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26472,7 +26589,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Create a webhook
 	//
-	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+	// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -37987,6 +38104,143 @@ func (r CreateFilterResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateFilterResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFilterFieldsResult200Headers the declared response headers of an HTTP 200 response for ListFilterFields
+type ListFilterFieldsResult200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListFilterFieldsResult401Headers the declared response headers of an HTTP 401 response for ListFilterFields
+type ListFilterFieldsResult401Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult403Headers the declared response headers of an HTTP 403 response for ListFilterFields
+type ListFilterFieldsResult403Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult428Headers the declared response headers of an HTTP 428 response for ListFilterFields
+type ListFilterFieldsResult428Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult429Headers the declared response headers of an HTTP 429 response for ListFilterFields
+type ListFilterFieldsResult429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFilterFieldsResult503Headers the declared response headers of an HTTP 503 response for ListFilterFields
+type ListFilterFieldsResult503Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+type ListFilterFieldsResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FilterFieldList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *KeyedUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *KeyedForbidden
+	// JSON428 the response for an HTTP 428 `application/json` response
+	JSON428 *KeyedPreconditionRequired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *KeyedTooManyRequests
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *KeyedUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFilterFieldsResult200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListFilterFieldsResult401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListFilterFieldsResult403Headers
+	// Headers428 the parsed response headers for an HTTP 428 response
+	Headers428 *ListFilterFieldsResult428Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFilterFieldsResult429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFilterFieldsResult503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFilterFieldsResult) GetJSON200() *FilterFieldList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFilterFieldsResult) GetJSON401() *KeyedUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFilterFieldsResult) GetJSON403() *KeyedForbidden {
+	return r.JSON403
+}
+
+// GetJSON428 returns the response for an HTTP 428 `application/json` response
+func (r ListFilterFieldsResult) GetJSON428() *KeyedPreconditionRequired {
+	return r.JSON428
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFilterFieldsResult) GetJSON429() *KeyedTooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFilterFieldsResult) GetJSON503() *KeyedUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFilterFieldsResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFilterFieldsResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFilterFieldsResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFilterFieldsResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -52175,7 +52429,7 @@ func (c *ClientWithResponses) RedriveWebhookDlqWithResponse(ctx context.Context,
 
 // EnrollAgentWithBodyWithResponse Enroll an agent with an enrollment key
 //
-// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52190,7 +52444,7 @@ func (c *ClientWithResponses) EnrollAgentWithBodyWithResponse(ctx context.Contex
 
 // EnrollAgentWithResponse Enroll an agent with an enrollment key
 //
-// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (agt_ + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
+// Public: the enrollment key is the credential. Limited to 10 requests a minute per source IP (429 before any lookup). Consumes one use of the key atomically (usageCount never passes maxUsage, however many agents enroll at once), creates the device in the key's organization and site, issues the agent token (`agt_` + 64 hex, shown once, stored as SHA-256) and raises device.enrolled, all in one transaction. A bad, used-up, rotated or deleted key is 401 `Invalid enrollment key`; an expired one 401 `Enrollment key expired`. Body at most 32 KB.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53749,7 +54003,7 @@ func (c *ClientWithResponses) GetDeviceWithResponse(ctx context.Context, id open
 
 // UpdateDeviceWithBodyWithResponse Update a device's display name, tags, custom fields or group
 //
-// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53764,7 +54018,7 @@ func (c *ClientWithResponses) UpdateDeviceWithBodyWithResponse(ctx context.Conte
 
 // UpdateDeviceWithResponse Update a device's display name, tags, custom fields or group
 //
-// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's custom.<key>); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
+// Needs devices:write. displayName and groupId may be null to clear them. Tags are trimmed and de-duplicated (at most 50 of 1-64 characters). customFields keys are lowercase, start with a letter and hold letters, digits and underscores (the filter engine's `custom.<key>`); values are strings of at most 1024 characters. groupId must be a device group of the device's organization (400 naming groupId); a device-group-restricted caller may move devices only between its groups (403). An empty body is 400 `No updates provided`. Audited as device.update; raises device.updated.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -54006,6 +54260,21 @@ func (c *ClientWithResponses) CreateFilterWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParseCreateFilterResult(rsp)
+}
+
+// ListFilterFieldsWithResponse List the fields a filter can test
+//
+// Needs devices:read (bearer JWT or an API key with that scope); site- and device-group-restricted callers read it too: it is the filter engine's catalogue and holds no tenant data. `data` is every field, by key, with its type, the operators it takes and, for an enum, its values (`equals`, `in`... on another value is 400 `Invalid filter`). `custom` stands for every custom field: `custom.` then a key of up to 64 characters, a lower-case letter then lower-case letters, digits and underscores, compared as a string. Value shapes by operator are those of FilterConditionGroup.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/filters/fields (the `ListFilterFields` operationId).
+func (c *ClientWithResponses) ListFilterFieldsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFilterFieldsResult, error) {
+	rsp, err := c.ListFilterFields(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFilterFieldsResult(rsp)
 }
 
 // PreviewFilterWithBodyWithResponse Preview ad-hoc conditions
@@ -55994,7 +56263,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 
 // CreateWebhookWithBodyWithResponse Create a webhook
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56009,7 +56278,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Create a webhook
 //
-// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, *.localhost, *.local or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or x-service-*; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
+// Needs organizations:write and MFA; site- or device-group-restricted callers are refused (403). orgId is set from an organization caller's scope and required for partner and system callers (400 `Organization context required`); an organization out of reach is 404. The URL must be HTTPS and public: a URL that is not HTTPS, whose host is localhost, `*.localhost`, `*.local` or a single label, an IPv4 address in any form but canonical dotted decimal (one integer, hex, octal, zero-padded or short forms), an address in a blocked range (0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4, ::/96, 100::/64, 2001:db8::/32, fc00::/7, fe80::/10, fec0::/10, ff00::/8, 64:ff9b:1::/48, and IPv4-mapped, NAT64 and 6to4 forms of the blocked IPv4 ranges), or a name that does not resolve or resolves to a blocked address is 400 `Invalid webhook URL` with the reason in details.reason and details.fieldErrors.url. The URL, the secret and the header values are encrypted at rest. events needs at least one type of the catalogue (WebhookEventType). Custom header names must be HTTP tokens, unique (case-insensitively), and none of accept-encoding, connection, content-length, content-type, host, keep-alive, proxy-authenticate, proxy-authorization, te, trailer, transfer-encoding, upgrade, user-agent or `x-service-*`; at most 20 headers, values up to 4096 bytes without control characters. New webhooks are active. Audited as webhook.create.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -70218,6 +70487,263 @@ func ParseCreateFilterResult(rsp *http.Response) (*CreateFilterResult, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateFilterResult503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFilterFieldsResult parses an HTTP response from a ListFilterFieldsWithResponse call
+func ParseListFilterFieldsResult(rsp *http.Response) (*ListFilterFieldsResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFilterFieldsResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FilterFieldList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest KeyedUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest KeyedForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 428:
+		var dest KeyedPreconditionRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON428 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest KeyedTooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest KeyedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFilterFieldsResult200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListFilterFieldsResult401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListFilterFieldsResult403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 428:
+		var headers ListFilterFieldsResult428Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers428 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFilterFieldsResult429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFilterFieldsResult503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

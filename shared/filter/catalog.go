@@ -200,7 +200,18 @@ type FieldInfo struct {
 	Values    []string `json:"values,omitempty"`
 }
 
-// Fields lists the catalogue, sorted by key (custom.<key> excluded).
+// CustomKey is how Custom names the custom fields: "custom." then a key of
+// up to 64 characters, a lower-case letter then lower-case letters, digits and
+// underscores (customKey).
+const CustomKey = "custom.{key}"
+
+// Custom describes the custom fields (custom.<key>): strings, whatever the key,
+// so one entry stands for all of them.
+func Custom() FieldInfo {
+	return FieldInfo{Key: CustomKey, Type: TypeString, Operators: operators[TypeString]}
+}
+
+// Fields lists the catalogue, sorted by key (custom.<key> excluded: Custom).
 func Fields() []FieldInfo {
 	out := make([]FieldInfo, 0, len(catalogue))
 	for k := range catalogue {

@@ -120,7 +120,9 @@ func sampleValue(typ Type, field, op string) any {
 // other operator is refused naming the condition's operator path.
 func TestOperatorByTypeMatrix(t *testing.T) {
 	fields := Fields()
-	fields = append(fields, FieldInfo{Key: "custom.owner", Type: TypeString, Operators: operators[TypeString]})
+	custom := Custom()
+	custom.Key = "custom.owner"
+	fields = append(fields, custom)
 	for _, f := range fields {
 		for _, op := range allOperators {
 			supported := slices.Contains(f.Operators, op)

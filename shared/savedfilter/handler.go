@@ -25,6 +25,7 @@ import (
 //	DELETE /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
 //	POST   /filters/preview     pages (+1 software) + 1 audit  1 organization list + per org: pages (+1 software); + 1 audit
 //	POST   /filters/:id/preview read as GET + the preview's
+//	GET    /filters/fields      none (the engine's catalogue, in memory)
 //
 // A partner caller with orgAccess selected reads its organizations with one
 // BatchGetItem; an organization caller reads no organization list.
@@ -36,6 +37,7 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 	rt.Add(
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.list)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.create)},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters/fields", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.fields)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/filters/preview", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.CallBody(http.StatusOK, h.preview)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: read, Handle: httpapi.Call(http.StatusOK, h.get)},
 		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/filters/{id}", Access: httpapi.UserOrKey, Scopes: write, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.patch)},
@@ -74,6 +76,10 @@ func (h *Handler) list(r *http.Request) (list, error) {
 
 func (h *Handler) create(r *http.Request, in CreateInput) (*Filter, error) {
 	return h.Svc.Create(r.Context(), in)
+}
+
+func (h *Handler) fields(r *http.Request) (Fields, error) {
+	return h.Svc.Fields(r.Context())
 }
 
 func (h *Handler) get(r *http.Request) (*Filter, error) {

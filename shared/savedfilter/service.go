@@ -207,6 +207,25 @@ func (s *Service) targetOrg(ctx context.Context, p *authz.Principal, orgID strin
 	return "", ErrOrgRequired
 }
 
+// Fields is GET /filters/fields: the filter engine's catalogue (every field
+// with its type, operators and, for an enum, its values) and the shape of the
+// custom fields, read from shared/filter so the answer cannot drift from what
+// Parse accepts. It holds no tenant data, so any caller who may read devices
+// reads it, restricted or not, in whatever tenant; the permission is still
+// checked first so a key without devices:read learns nothing.
+func (s *Service) Fields(ctx context.Context) (Fields, error) {
+	if _, err := read(ctx); err != nil {
+		return Fields{}, err
+	}
+	return Fields{Data: filter.Fields(), Custom: filter.Custom()}, nil
+}
+
+// Fields is the answer of GET /filters/fields.
+type Fields struct {
+	Data   []filter.FieldInfo `json:"data"`
+	Custom filter.FieldInfo   `json:"custom"`
+}
+
 // Get returns one filter.
 func (s *Service) Get(ctx context.Context, id string) (*Filter, error) {
 	p, err := read(ctx)
