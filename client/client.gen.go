@@ -3198,6 +3198,18 @@ type AlertList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// ApiIndex defines model for ApiIndex.
+type ApiIndex struct {
+	// Docs The API reference page.
+	Docs    string `json:"docs"`
+	Health  string `json:"health"`
+	Message string `json:"message"`
+	Name    string `json:"name"`
+
+	// Openapi The OpenAPI document.
+	Openapi string `json:"openapi"`
+}
+
 // ApiKey defines model for ApiKey.
 type ApiKey struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -7166,6 +7178,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetRoot Where the API and its reference are
+	//
+	// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+	// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+	// finds its way. Paths below `/` that no route serves stay 404.
+	//
+	// Corresponds with GET / (the `GetRoot` operationId).
+	GetRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAccountDeletionRequestsRoot List account deletion requests
 	//
 	// Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -7229,6 +7250,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 	RedriveWebhookDlqRoot(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiIndex Where the reference is
+	//
+	// Public. The same answer as `GET /`.
+	//
+	// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+	GetApiIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTokenKeys Public keys of access tokens (JWKS)
 	//
@@ -9683,6 +9711,25 @@ type ClientInterface interface {
 	TestWebhook(ctx context.Context, id string, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// GetRoot Where the API and its reference are
+//
+// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+// finds its way. Paths below `/` that no route serves stay 404.
+//
+// Corresponds with GET / (the `GetRoot` operationId).
+func (c *Client) GetRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRootRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAccountDeletionRequestsRoot List account deletion requests
 //
 // Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -9817,6 +9864,23 @@ func (c *Client) RedriveWebhookDlqRootWithBody(ctx context.Context, contentType 
 // Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 func (c *Client) RedriveWebhookDlqRoot(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRedriveWebhookDlqRootRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiIndex Where the reference is
+//
+// Public. The same answer as `GET /`.
+//
+// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+func (c *Client) GetApiIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiIndexRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -14919,6 +14983,33 @@ func (c *Client) TestWebhook(ctx context.Context, id string, body TestWebhookJSO
 	return c.Client.Do(req)
 }
 
+// NewGetRootRequest constructs an http.Request for the GetRoot method
+func NewGetRootRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAccountDeletionRequestsRootRequest constructs an http.Request for the ListAccountDeletionRequestsRoot method
 func NewListAccountDeletionRequestsRootRequest(server string, params *ListAccountDeletionRequestsRootParams) (*http.Request, error) {
 	var err error
@@ -15195,6 +15286,33 @@ func NewRedriveWebhookDlqRootRequestWithBody(server string, contentType string, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetApiIndexRequest constructs an http.Request for the GetApiIndex method
+func NewGetApiIndexRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -23844,6 +23962,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetRootWithResponse Where the API and its reference are
+	//
+	// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+	// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+	// finds its way. Paths below `/` that no route serves stay 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `GetRoot` operationId).
+	GetRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetRootResult, error)
+
 	// ListAccountDeletionRequestsRootWithResponse List account deletion requests
 	//
 	// Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -23915,6 +24044,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 	RedriveWebhookDlqRootWithResponse(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*RedriveWebhookDlqRootResult, error)
+
+	// GetApiIndexWithResponse Where the reference is
+	//
+	// Public. The same answer as `GET /`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+	GetApiIndexWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiIndexResult, error)
 
 	// GetTokenKeysWithResponse Public keys of access tokens (JWKS)
 	//
@@ -26561,6 +26699,47 @@ type ClientWithResponsesInterface interface {
 	TestWebhookWithResponse(ctx context.Context, id string, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWebhookResult, error)
 }
 
+type GetRootResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiIndex
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRootResult) GetJSON200() *ApiIndex {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRootResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRootResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRootResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRootResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAccountDeletionRequestsRootResult400Headers the declared response headers of an HTTP 400 response for ListAccountDeletionRequestsRoot
 type ListAccountDeletionRequestsRootResult400Headers struct {
 	XRequestId *string
@@ -27283,6 +27462,47 @@ func (r RedriveWebhookDlqRootResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RedriveWebhookDlqRootResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiIndexResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiIndex
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiIndexResult) GetJSON200() *ApiIndex {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiIndexResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiIndexResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiIndexResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiIndexResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -51809,6 +52029,23 @@ func (r TestWebhookResult) ContentType() string {
 	return ""
 }
 
+// GetRootWithResponse Where the API and its reference are
+//
+// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+// finds its way. Paths below `/` that no route serves stay 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `GetRoot` operationId).
+func (c *ClientWithResponses) GetRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetRootResult, error) {
+	rsp, err := c.GetRoot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRootResult(rsp)
+}
+
 // ListAccountDeletionRequestsRootWithResponse List account deletion requests
 //
 // Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -51927,6 +52164,21 @@ func (c *ClientWithResponses) RedriveWebhookDlqRootWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseRedriveWebhookDlqRootResult(rsp)
+}
+
+// GetApiIndexWithResponse Where the reference is
+//
+// Public. The same answer as `GET /`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+func (c *ClientWithResponses) GetApiIndexWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiIndexResult, error) {
+	rsp, err := c.GetApiIndex(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiIndexResult(rsp)
 }
 
 // GetTokenKeysWithResponse Public keys of access tokens (JWKS)
@@ -56157,6 +56409,32 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, id st
 	return ParseTestWebhookResult(rsp)
 }
 
+// ParseGetRootResult parses an HTTP response from a GetRootWithResponse call
+func ParseGetRootResult(rsp *http.Response) (*GetRootResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRootResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListAccountDeletionRequestsRootResult parses an HTTP response from a ListAccountDeletionRequestsRootWithResponse call
 func ParseListAccountDeletionRequestsRootResult(rsp *http.Response) (*ListAccountDeletionRequestsRootResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -56946,6 +57224,32 @@ func ParseRedriveWebhookDlqRootResult(rsp *http.Response) (*RedriveWebhookDlqRoo
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetApiIndexResult parses an HTTP response from a GetApiIndexWithResponse call
+func ParseGetApiIndexResult(rsp *http.Response) (*GetApiIndexResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiIndexResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	}
 
 	return response, nil
