@@ -3824,7 +3824,10 @@ type Error struct {
 	// - `unauthorized`: 401, missing, invalid or expired credentials.
 	// - `payload_too_large`: 413, a body over 1 MiB (32 KB on agent ingest).
 	// - `rate_limited`: 429, a rate limit was reached; `retryAfter` and `Retry-After` say when to retry.
-	// - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session.
+	// - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session;
+	//   `details.enrollUrl` names the enrolment route and `details.hint` the next steps (enrol, then
+	//   sign in again: the session's MFA state is set at sign-in; API keys never satisfy MFA). The
+	//   one upper-case code: the spec names it so (docs/decisions.md#error-body).
 	// - `mfa_enrollment_required`: 428, Force MFA; enrol a second factor at `enrollUrl` first.
 	// - `credential_sign_in_required`: 403 `Account changes need a password or passkey sign-in`: an
 	//   SSO session (one from `/sso/exchange`) on a change of the whole account.
@@ -3835,9 +3838,24 @@ type Error struct {
 	// - `internal`: 500 `Internal Server Error`, and nothing more.
 	Code ErrorCode `json:"code"`
 
-	// Details Structured detail, e.g. `fieldErrors` of a validation failure.
+	// Details Structured detail, e.g. `fieldErrors` of a validation failure. Refusals say what to do
+	// next: a 403 for a missing permission or API-key scope names it in `required` (and every
+	// permission that would do in `anyOf` when the route takes several); `MFA_REQUIRED` carries
+	// `enrollUrl` and `hint`; a 401 for an API key sent as `Authorization: Bearer` carries a
+	// `hint` naming the `X-API-Key` header.
 	Details *struct {
+		// AnyOf On a 403 of a route that accepts any of several permissions, all of them.
+		AnyOf *[]string `json:"anyOf,omitempty"`
+
+		// EnrollUrl On 403 `MFA_REQUIRED`, where to enrol a second factor.
+		EnrollUrl   *string              `json:"enrollUrl,omitempty"`
 		FieldErrors *map[string][]string `json:"fieldErrors,omitempty"`
+
+		// Hint What to do next, in words (403 `MFA_REQUIRED`, 401 for a key sent as a bearer token).
+		Hint *string `json:"hint,omitempty"`
+
+		// Required On a 403 for a missing permission or key scope, the one the route checks.
+		Required *string `json:"required,omitempty"`
 	} `json:"details,omitempty"`
 
 	// EnrollUrl On 428, where to enrol a second factor.
@@ -3863,7 +3881,10 @@ type Error struct {
 //   - `unauthorized`: 401, missing, invalid or expired credentials.
 //   - `payload_too_large`: 413, a body over 1 MiB (32 KB on agent ingest).
 //   - `rate_limited`: 429, a rate limit was reached; `retryAfter` and `Retry-After` say when to retry.
-//   - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session.
+//   - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session;
+//     `details.enrollUrl` names the enrolment route and `details.hint` the next steps (enrol, then
+//     sign in again: the session's MFA state is set at sign-in; API keys never satisfy MFA). The
+//     one upper-case code: the spec names it so (docs/decisions.md#error-body).
 //   - `mfa_enrollment_required`: 428, Force MFA; enrol a second factor at `enrollUrl` first.
 //   - `credential_sign_in_required`: 403 `Account changes need a password or passkey sign-in`: an
 //     SSO session (one from `/sso/exchange`) on a change of the whole account.
@@ -7578,7 +7599,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7587,7 +7608,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9105,7 +9126,7 @@ type ClientInterface interface {
 
 	// CreateServicePrincipalWithBody Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9114,7 +9135,7 @@ type ClientInterface interface {
 
 	// CreateServicePrincipal Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10591,7 +10612,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10610,7 +10631,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, contentType string, b
 
 // CreateApiKey Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13768,7 +13789,7 @@ func (c *Client) ListServicePrincipals(ctx context.Context, params *ListServiceP
 
 // CreateServicePrincipalWithBody Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13787,7 +13808,7 @@ func (c *Client) CreateServicePrincipalWithBody(ctx context.Context, contentType
 
 // CreateServicePrincipal Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -24402,7 +24423,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24411,7 +24432,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26039,7 +26060,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServicePrincipalWithBodyWithResponse Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26048,7 +26069,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServicePrincipalWithResponse Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -52757,7 +52778,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52772,7 +52793,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55384,7 +55405,7 @@ func (c *ClientWithResponses) ListServicePrincipalsWithResponse(ctx context.Cont
 
 // CreateServicePrincipalWithBodyWithResponse Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55399,7 +55420,7 @@ func (c *ClientWithResponses) CreateServicePrincipalWithBodyWithResponse(ctx con
 
 // CreateServicePrincipalWithResponse Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
