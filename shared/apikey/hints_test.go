@@ -19,7 +19,7 @@ func TestUnknownScopeIsNamedWithTheChoices(t *testing.T) {
 		body := fixture.ExpectError(t, res, http.StatusBadRequest, "validation_failed", "scopes.1")
 		msgs := body["details"].(map[string]any)["fieldErrors"].(map[string]any)["scopes.1"].([]any)
 		msg, _ := msgs[0].(string)
-		if !strings.HasPrefix(msg, `unknown scope "device:read"; valid scopes: *, devices:read, devices:*, `) {
+		if !strings.HasPrefix(msg, `unknown scope "device:read"; valid scopes: *, devices:read, devices:write, `) {
 			t.Fatalf("%s: message %q", url, msg)
 		}
 		res = w.Call(t, http.MethodPost, url, fixture.AAdmin,

@@ -551,16 +551,17 @@ func knownScope(perm authz.Permission) bool {
 }
 
 // validScopes lists what a key may be granted: "*", each catalogue
-// permission and each catalogue resource's resource:*.
+// permission, then each catalogue resource's resource:*.
 func validScopes() []string {
 	out := []string{"*"}
+	var wild []string
 	for _, c := range authz.Catalog {
 		out = append(out, c.String())
-		if w := c.Resource + ":*"; c.Resource != "*" && !slices.Contains(out, w) {
-			out = append(out, w)
+		if w := c.Resource + ":*"; c.Resource != "*" && !slices.Contains(wild, w) {
+			wild = append(wild, w)
 		}
 	}
-	return out
+	return append(out, wild...)
 }
 
 // ceiling refuses scopes the caller does not hold ("*" needs every
