@@ -3234,6 +3234,18 @@ type AlertList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// ApiIndex defines model for ApiIndex.
+type ApiIndex struct {
+	// Docs The API reference page.
+	Docs    string `json:"docs"`
+	Health  string `json:"health"`
+	Message string `json:"message"`
+	Name    string `json:"name"`
+
+	// Openapi The OpenAPI document.
+	Openapi string `json:"openapi"`
+}
+
 // ApiKey defines model for ApiKey.
 type ApiKey struct {
 	CreatedAt time.Time `json:"createdAt"`
@@ -3848,7 +3860,10 @@ type Error struct {
 	// - `unauthorized`: 401, missing, invalid or expired credentials.
 	// - `payload_too_large`: 413, a body over 1 MiB (32 KB on agent ingest).
 	// - `rate_limited`: 429, a rate limit was reached; `retryAfter` and `Retry-After` say when to retry.
-	// - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session.
+	// - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session;
+	//   `details.enrollUrl` names the enrolment route and `details.hint` the next steps (enrol, then
+	//   sign in again: the session's MFA state is set at sign-in; API keys never satisfy MFA). The
+	//   one upper-case code: the spec names it so (docs/decisions.md#error-body).
 	// - `mfa_enrollment_required`: 428, Force MFA; enrol a second factor at `enrollUrl` first.
 	// - `credential_sign_in_required`: 403 `Account changes need a password or passkey sign-in`: an
 	//   SSO session (one from `/sso/exchange`) on a change of the whole account.
@@ -3859,9 +3874,24 @@ type Error struct {
 	// - `internal`: 500 `Internal Server Error`, and nothing more.
 	Code ErrorCode `json:"code"`
 
-	// Details Structured detail, e.g. `fieldErrors` of a validation failure.
+	// Details Structured detail, e.g. `fieldErrors` of a validation failure. Refusals say what to do
+	// next: a 403 for a missing permission or API-key scope names it in `required` (and every
+	// permission that would do in `anyOf` when the route takes several); `MFA_REQUIRED` carries
+	// `enrollUrl` and `hint`; a 401 for an API key sent as `Authorization: Bearer` carries a
+	// `hint` naming the `X-API-Key` header.
 	Details *struct {
+		// AnyOf On a 403 of a route that accepts any of several permissions, all of them.
+		AnyOf *[]string `json:"anyOf,omitempty"`
+
+		// EnrollUrl On 403 `MFA_REQUIRED`, where to enrol a second factor.
+		EnrollUrl   *string              `json:"enrollUrl,omitempty"`
 		FieldErrors *map[string][]string `json:"fieldErrors,omitempty"`
+
+		// Hint What to do next, in words (403 `MFA_REQUIRED`, 401 for a key sent as a bearer token).
+		Hint *string `json:"hint,omitempty"`
+
+		// Required On a 403 for a missing permission or key scope, the one the route checks.
+		Required *string `json:"required,omitempty"`
 	} `json:"details,omitempty"`
 
 	// EnrollUrl On 428, where to enrol a second factor.
@@ -3887,7 +3917,10 @@ type Error struct {
 //   - `unauthorized`: 401, missing, invalid or expired credentials.
 //   - `payload_too_large`: 413, a body over 1 MiB (32 KB on agent ingest).
 //   - `rate_limited`: 429, a rate limit was reached; `retryAfter` and `Retry-After` say when to retry.
-//   - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session.
+//   - `MFA_REQUIRED`: 403 `MFA required` on a "+ MFA" route without a second factor in the session;
+//     `details.enrollUrl` names the enrolment route and `details.hint` the next steps (enrol, then
+//     sign in again: the session's MFA state is set at sign-in; API keys never satisfy MFA). The
+//     one upper-case code: the spec names it so (docs/decisions.md#error-body).
 //   - `mfa_enrollment_required`: 428, Force MFA; enrol a second factor at `enrollUrl` first.
 //   - `credential_sign_in_required`: 403 `Account changes need a password or passkey sign-in`: an
 //     SSO session (one from `/sso/exchange`) on a change of the whole account.
@@ -7223,6 +7256,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetRoot Where the API and its reference are
+	//
+	// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+	// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+	// finds its way. Paths below `/` that no route serves stay 404.
+	//
+	// Corresponds with GET / (the `GetRoot` operationId).
+	GetRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAccountDeletionRequestsRoot List account deletion requests
 	//
 	// Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -7286,6 +7328,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 	RedriveWebhookDlqRoot(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiIndex Where the reference is
+	//
+	// Public. The same answer as `GET /`.
+	//
+	// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+	GetApiIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTokenKeys Public keys of access tokens (JWKS)
 	//
@@ -7607,7 +7656,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7616,7 +7665,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9141,7 +9190,7 @@ type ClientInterface interface {
 
 	// CreateServicePrincipalWithBody Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9150,7 +9199,7 @@ type ClientInterface interface {
 
 	// CreateServicePrincipal Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9747,6 +9796,25 @@ type ClientInterface interface {
 	TestWebhook(ctx context.Context, id string, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// GetRoot Where the API and its reference are
+//
+// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+// finds its way. Paths below `/` that no route serves stay 404.
+//
+// Corresponds with GET / (the `GetRoot` operationId).
+func (c *Client) GetRoot(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRootRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAccountDeletionRequestsRoot List account deletion requests
 //
 // Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -9881,6 +9949,23 @@ func (c *Client) RedriveWebhookDlqRootWithBody(ctx context.Context, contentType 
 // Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 func (c *Client) RedriveWebhookDlqRoot(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRedriveWebhookDlqRootRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiIndex Where the reference is
+//
+// Public. The same answer as `GET /`.
+//
+// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+func (c *Client) GetApiIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiIndexRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10591,7 +10676,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10610,7 +10695,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, contentType string, b
 
 // CreateApiKey Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13785,7 +13870,7 @@ func (c *Client) ListServicePrincipals(ctx context.Context, params *ListServiceP
 
 // CreateServicePrincipalWithBody Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13804,7 +13889,7 @@ func (c *Client) CreateServicePrincipalWithBody(ctx context.Context, contentType
 
 // CreateServicePrincipal Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15000,6 +15085,33 @@ func (c *Client) TestWebhook(ctx context.Context, id string, body TestWebhookJSO
 	return c.Client.Do(req)
 }
 
+// NewGetRootRequest constructs an http.Request for the GetRoot method
+func NewGetRootRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAccountDeletionRequestsRootRequest constructs an http.Request for the ListAccountDeletionRequestsRoot method
 func NewListAccountDeletionRequestsRootRequest(server string, params *ListAccountDeletionRequestsRootParams) (*http.Request, error) {
 	var err error
@@ -15276,6 +15388,33 @@ func NewRedriveWebhookDlqRootRequestWithBody(server string, contentType string, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetApiIndexRequest constructs an http.Request for the GetApiIndex method
+func NewGetApiIndexRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -23952,6 +24091,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetRootWithResponse Where the API and its reference are
+	//
+	// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+	// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+	// finds its way. Paths below `/` that no route serves stay 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `GetRoot` operationId).
+	GetRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetRootResult, error)
+
 	// ListAccountDeletionRequestsRootWithResponse List account deletion requests
 	//
 	// Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -24023,6 +24173,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /admin/webhook-dlq/redrive (the `RedriveWebhookDlqRoot` operationId).
 	RedriveWebhookDlqRootWithResponse(ctx context.Context, body RedriveWebhookDlqRootJSONRequestBody, reqEditors ...RequestEditorFn) (*RedriveWebhookDlqRootResult, error)
+
+	// GetApiIndexWithResponse Where the reference is
+	//
+	// Public. The same answer as `GET /`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+	GetApiIndexWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiIndexResult, error)
 
 	// GetTokenKeysWithResponse Public keys of access tokens (JWKS)
 	//
@@ -24372,7 +24531,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24381,7 +24540,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26018,7 +26177,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServicePrincipalWithBodyWithResponse Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26027,7 +26186,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateServicePrincipalWithResponse Create a service principal
 	//
-	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+	// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26676,6 +26835,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/webhooks/{id}/test (the `TestWebhook` operationId).
 	TestWebhookWithResponse(ctx context.Context, id string, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWebhookResult, error)
+}
+
+type GetRootResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiIndex
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRootResult) GetJSON200() *ApiIndex {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRootResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRootResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRootResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRootResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListAccountDeletionRequestsRootResult400Headers the declared response headers of an HTTP 400 response for ListAccountDeletionRequestsRoot
@@ -27400,6 +27600,47 @@ func (r RedriveWebhookDlqRootResult) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RedriveWebhookDlqRootResult) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiIndexResult struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiIndex
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiIndexResult) GetJSON200() *ApiIndex {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiIndexResult) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiIndexResult) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiIndexResult) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiIndexResult) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -52063,6 +52304,23 @@ func (r TestWebhookResult) ContentType() string {
 	return ""
 }
 
+// GetRootWithResponse Where the API and its reference are
+//
+// Public. Names the reference page (`/api/v1/docs`), the OpenAPI document
+// (`/api/v1/openapi.json`) and the health route, so that a first request to the bare host
+// finds its way. Paths below `/` that no route serves stay 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `GetRoot` operationId).
+func (c *ClientWithResponses) GetRootWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetRootResult, error) {
+	rsp, err := c.GetRoot(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRootResult(rsp)
+}
+
 // ListAccountDeletionRequestsRootWithResponse List account deletion requests
 //
 // Needs users:write from an unrestricted caller: system administrators see every request; a partner administrator with full organization access the requests of accounts of the partner or its organizations; an organization administrator those of its members (tenants recorded when the request was made). Site- or device-group-restricted callers are refused (403), and another tenant's request is 404 `Deletion request not found`. Newest first, optionally of one status (pending, processing, completed, cancelled; another value is 400 naming `status`), paged (page from 1, limit 1-100, default 50).
@@ -52181,6 +52439,21 @@ func (c *ClientWithResponses) RedriveWebhookDlqRootWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseRedriveWebhookDlqRootResult(rsp)
+}
+
+// GetApiIndexWithResponse Where the reference is
+//
+// Public. The same answer as `GET /`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1 (the `GetApiIndex` operationId).
+func (c *ClientWithResponses) GetApiIndexWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiIndexResult, error) {
+	rsp, err := c.GetApiIndex(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiIndexResult(rsp)
 }
 
 // GetTokenKeysWithResponse Public keys of access tokens (JWKS)
@@ -52759,7 +53032,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52774,7 +53047,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*` or resource:action and may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55401,7 +55674,7 @@ func (c *ClientWithResponses) ListServicePrincipalsWithResponse(ctx context.Cont
 
 // CreateServicePrincipalWithBodyWithResponse Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55416,7 +55689,7 @@ func (c *ClientWithResponses) CreateServicePrincipalWithBodyWithResponse(ctx con
 
 // CreateServicePrincipalWithResponse Create a service principal
 //
-// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
+// Needs organizations:write and MFA. Credential ceiling (the same rule on every route that returns key material or widens a credential): the acting user must hold now every scope granted (403 `Cannot grant scopes you do not hold`); an unknown scope is 400 as on POST /api-keys (`unknown scope ...; valid scopes: ...` under `scopes.<i>`). The principal's first key is minted with its scopes and returned once. Audited as service_principal.create with the key prefix.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56426,6 +56699,32 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, id st
 	return ParseTestWebhookResult(rsp)
 }
 
+// ParseGetRootResult parses an HTTP response from a GetRootWithResponse call
+func ParseGetRootResult(rsp *http.Response) (*GetRootResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRootResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListAccountDeletionRequestsRootResult parses an HTTP response from a ListAccountDeletionRequestsRootWithResponse call
 func ParseListAccountDeletionRequestsRootResult(rsp *http.Response) (*ListAccountDeletionRequestsRootResult, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -57215,6 +57514,32 @@ func ParseRedriveWebhookDlqRootResult(rsp *http.Response) (*RedriveWebhookDlqRoo
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetApiIndexResult parses an HTTP response from a GetApiIndexWithResponse call
+func ParseGetApiIndexResult(rsp *http.Response) (*GetApiIndexResult, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiIndexResult{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	}
 
 	return response, nil

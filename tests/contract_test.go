@@ -18,6 +18,8 @@ var pathParam = regexp.MustCompile(`\{[^}/]+\}`)
 // normalize names every path parameter alike, so /roles/{id} (ServeMux) and
 // /roles/{roleId} (a document) compare equal.
 func normalize(method, path string) string {
+	// "/{$}" is ServeMux for "/ exactly" (GET / of the health group).
+	path = strings.TrimSuffix(path, "{$}")
 	return strings.ToUpper(method) + " " + pathParam.ReplaceAllString(path, "{}")
 }
 

@@ -105,7 +105,8 @@ func TestRoutePathsAreLiterals(t *testing.T) {
 	}
 	for pos, p := range paths {
 		// Verbatim, parameter names included: the document's path is the grep.
-		if _, ok := doc.Paths[p]; !ok {
+		// "/{$}" is ServeMux for the document's "/" alone (GET /, shared/health).
+		if _, ok := doc.Paths[strings.TrimSuffix(p, "{$}")]; !ok || strings.HasSuffix(p, "/{$}") && p != "/{$}" {
 			t.Errorf("%s: path %q is not written as in the OpenAPI document", pos, p)
 		}
 	}

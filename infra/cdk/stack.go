@@ -571,18 +571,20 @@ func newHTTPAPI(stack awscdk.Stack, fns map[string]awslambda.Function) (awsapiga
 			&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
 				PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
 			})
+		var paths []string
 		for _, prefix := range g.Prefixes {
-			for _, path := range []string{prefix, prefix + "/{proxy+}"} {
-				rs := api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-					Path:        jsii.String(path),
-					Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
-					Integration: integration,
-				})
-				if g.Function == agentsFunction {
-					routeSettings["ANY "+path] = agentLimits
-					for _, r := range *rs {
-						agentRoutes = append(agentRoutes, r)
-					}
+			paths = append(paths, prefix, prefix+"/{proxy+}")
+		}
+		for _, path := range append(paths, g.Exact...) {
+			rs := api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_ANY},
+				Integration: integration,
+			})
+			if g.Function == agentsFunction {
+				routeSettings["ANY "+path] = agentLimits
+				for _, r := range *rs {
+					agentRoutes = append(agentRoutes, r)
 				}
 			}
 		}

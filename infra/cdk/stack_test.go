@@ -338,6 +338,9 @@ func TestGaleStack(t *testing.T) {
 				want["ANY "+p] = g.Function
 				want["ANY "+p+"/{proxy+}"] = g.Function
 			}
+			for _, p := range g.Exact {
+				want["ANY "+p] = g.Function
+			}
 		}
 		// The agent channel's three routes are its own API's (checkChannel).
 		check(t, func() {

@@ -519,8 +519,15 @@ func checkScopes(f fault.Fields, path string, in []string) []string {
 	seen := map[string]bool{}
 	for i, sc := range in {
 		if sc != "*" {
-			if _, ok := authz.Parse(sc); !ok {
+			perm, ok := authz.Parse(sc)
+			if !ok {
 				f.Add(fmt.Sprintf("%s.%d", path, i), `must be "*" or resource:action`)
+				continue
+			}
+			// A typo ("device:read") is named here, with the choices, rather
+			// than refused by the ceiling as a scope the caller does not hold.
+			if !knownScope(perm) {
+				f.Addf(fmt.Sprintf("%s.%d", path, i), "unknown scope %q; valid scopes: %s", sc, strings.Join(validScopes(), ", "))
 				continue
 			}
 		}
@@ -531,6 +538,30 @@ func checkScopes(f fault.Fields, path string, in []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// knownScope: a catalogue permission, or resource:* of a catalogue resource.
+func knownScope(perm authz.Permission) bool {
+	if authz.Known(perm) {
+		return true
+	}
+	return perm.Action == "*" && slices.ContainsFunc(authz.Catalog, func(c authz.CatalogEntry) bool {
+		return c.Resource == perm.Resource
+	})
+}
+
+// validScopes lists what a key may be granted: "*", each catalogue
+// permission, then each catalogue resource's resource:*.
+func validScopes() []string {
+	out := []string{"*"}
+	var wild []string
+	for _, c := range authz.Catalog {
+		out = append(out, c.String())
+		if w := c.Resource + ":*"; c.Resource != "*" && !slices.Contains(wild, w) {
+			wild = append(wild, w)
+		}
+	}
+	return append(out, wild...)
 }
 
 // ceiling refuses scopes the caller does not hold ("*" needs every

@@ -48,8 +48,12 @@ type Authenticator struct {
 
 // Errors of authentication.
 var (
-	ErrMissingToken   = fault.Unauthorized("Authentication required")
-	ErrInvalidToken   = fault.Unauthorized("Invalid or expired token")
+	ErrMissingToken = fault.Unauthorized("Authentication required")
+	ErrInvalidToken = fault.Unauthorized("Invalid or expired token")
+	// ErrKeyAsBearer is ErrInvalidToken for an API key sent as a bearer token:
+	// the spec's message, and a hint naming the header keys go in (issue 35).
+	ErrKeyAsBearer = ErrInvalidToken.WithDetails(map[string]any{
+		"hint": "API keys (" + keyPrefix + "...) go in the X-API-Key header, not in Authorization: Bearer"})
 	ErrDisabled       = fault.Unauthorized("Account is disabled")
 	ErrSessionRevoked = fault.Unauthorized("Session expired or revoked")
 	ErrKeyNotAccepted = fault.Unauthorized("API keys cannot call this route; sign in with a user session")
@@ -61,6 +65,10 @@ var (
 	ErrEnrolmentNeeded = &fault.Error{Kind: fault.KindPreconditionRequired, Code: fault.CodeMFAEnrollmentRequired,
 		Message: "mfa_enrollment_required", Extra: map[string]any{"enrollUrl": "/api/v1/auth/mfa/setup"}}
 )
+
+// keyPrefix starts every API key (apikey.Prefix; a test holds the two equal).
+// It is repeated here so that every Lambda linking auth need not link apikey.
+const keyPrefix = "svc_"
 
 // Authenticate builds the caller of a non-public route.
 func (a *Authenticator) Authenticate(w http.ResponseWriter, r *http.Request, rt httpapi.Route) (*http.Request, error) {
@@ -131,6 +139,9 @@ func (a *Authenticator) user(ctx context.Context, r *http.Request, rt httpapi.Ro
 	}
 	c, err := a.Sessions.Signer.VerifyContext(ctx, tok)
 	if err != nil {
+		if strings.HasPrefix(tok, keyPrefix) {
+			return nil, ErrKeyAsBearer
+		}
 		return nil, ErrInvalidToken
 	}
 	p, force, totp, err := a.Load(ctx, c)

@@ -132,11 +132,39 @@ var (
 	ErrContextRequired    = fault.Forbidden("Partner or organization context required")
 	ErrFullPartnerAccess  = fault.Forbidden("Full partner organization access required")
 	ErrOrgContextRequired = fault.Forbidden("Organization context required")
-	ErrMFARequired        = fault.Forbidden("MFA required").WithCode(fault.CodeMFARequired)
+	ErrMFARequired        = fault.Forbidden("MFA required").WithCode(fault.CodeMFARequired).WithDetails(mfaHint)
 	ErrUserSessionOnly    = fault.Forbidden("This route requires a user session")
 	ErrRestrictedWide     = fault.Forbidden("Site- or device-group-restricted users cannot change organization-wide settings")
 	ErrAccountCredential  = fault.Forbidden("Account changes need a password or passkey sign-in").WithCode(fault.CodeCredentialSignIn)
 )
+
+// mfaHint is the next step of a 403 MFA_REQUIRED (issue 35): the `mfa` claim
+// is set when a session signs in, so enrolling alone does not lift the
+// refusal; the caller signs in again with the second factor. API keys never
+// satisfy MFA.
+var mfaHint = map[string]any{
+	"enrollUrl": "/api/v1/auth/mfa/setup",
+	"hint": "Enrol TOTP (POST /api/v1/auth/mfa/setup, then POST /api/v1/auth/mfa/enable with a code), then sign in again: " +
+		"the session's MFA state is set at sign-in. API keys never satisfy MFA; use a user session.",
+}
+
+// missing is the refusal err naming what the caller lacks: details.required
+// is the permission (or key scope) the route checks, details.anyOf every one
+// that would do when the route takes several.
+func missing(err *fault.Error, perms []Permission) error {
+	if len(perms) == 0 {
+		return err
+	}
+	d := map[string]any{"required": perms[0].String()}
+	if len(perms) > 1 {
+		all := make([]string, len(perms))
+		for i, p := range perms {
+			all[i] = p.String()
+		}
+		d["anyOf"] = all
+	}
+	return err.WithDetails(d)
+}
 
 // RequireUnrestricted refuses a site- or device-group-restricted caller on a
 // change that reaches the whole organization (its settings, its roles).
@@ -234,14 +262,14 @@ func RequireAny(ctx context.Context, perms ...Permission) (*Principal, error) {
 				return p, nil
 			}
 		}
-		return nil, ErrKeyScope
+		return nil, missing(ErrKeyScope, perms)
 	}
 	for _, perm := range perms {
 		if p.Perms.Has(perm) {
 			return p, nil
 		}
 	}
-	return nil, ErrForbidden
+	return nil, missing(ErrForbidden, perms)
 }
 
 // Authenticated returns the caller without a permission check, for routes open

@@ -2,6 +2,7 @@ package authz_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -559,6 +560,26 @@ func decide(ctx context.Context, r row) error {
 	return reach(p, r.at)
 }
 
+// sameRefusal: the refusal is want itself or a copy of it (a 403 for a
+// missing permission carries what is missing in its details).
+func sameRefusal(got, want error) bool {
+	if got == nil || want == nil {
+		return got == want
+	}
+	return errors.Is(got, want)
+}
+
+// namesRequired checks that a 403 for a missing permission or key scope names
+// it in details.required (issue 35: the caller learns what to ask for).
+func namesRequired(t *testing.T, err error, perm authz.Permission) {
+	t.Helper()
+	fe, _ := fault.As(err)
+	d, _ := fe.Details.(map[string]any)
+	if d["required"] != perm.String() {
+		t.Fatalf("details %v do not name the missing %s", fe.Details, perm)
+	}
+}
+
 func describe(err error) string {
 	if err == nil {
 		return "allowed"
@@ -586,8 +607,11 @@ func TestPolicy(t *testing.T) {
 				ctx = authz.WithPrincipal(ctx, p)
 			}
 			got := decide(ctx, r)
-			if got != r.want {
+			if !sameRefusal(got, r.want) {
 				t.Fatalf("got %s, want %s", describe(got), describe(r.want))
+			}
+			if r.want == authz.ErrForbidden || r.want == authz.ErrKeyScope {
+				namesRequired(t, got, r.perm)
 			}
 			if p == nil {
 				return

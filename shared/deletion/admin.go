@@ -97,7 +97,7 @@ func (s *Service) List(ctx context.Context, status string) ([]View, error) {
 		return nil, err
 	}
 	if status != "" && !slices.Contains(Statuses, status) {
-		return nil, fault.Invalid("status", "must be one of "+strings.Join(Statuses, ", "))
+		return nil, fault.Invalid("status", "must be one of: "+strings.Join(Statuses, ", "))
 	}
 	rs, err := s.visible(ctx, p, tenants)
 	if err != nil {

@@ -221,3 +221,14 @@ func Fields() []FieldInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
+
+// Keys lists the catalogue's field keys, sorted (custom.<key> excluded), for
+// the error that names the valid fields.
+func Keys() []string {
+	out := make([]string, 0, len(catalogue))
+	for k := range catalogue {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

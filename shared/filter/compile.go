@@ -160,7 +160,7 @@ func stringOp(f field, op string, raw json.RawMessage) (Matcher, error) {
 		return nil, err
 	}
 	if f.enum != nil && !slices.Contains(f.enum, v) {
-		return nil, badValue("must be one of %s", strings.Join(f.enum, ", "))
+		return nil, badValue("must be one of: %s", strings.Join(f.enum, ", "))
 	}
 	lower := strings.ToLower(v)
 	switch op {
@@ -458,7 +458,7 @@ func stringList(raw json.RawMessage, enum []string) ([]string, error) {
 			return nil, badValue("values must be at most %d characters", MaxValueLength)
 		}
 		if enum != nil && !slices.Contains(enum, v) {
-			return nil, badValue("values must be among %s", strings.Join(enum, ", "))
+			return nil, badValue("values must be one of: %s", strings.Join(enum, ", "))
 		}
 	}
 	return vals, nil

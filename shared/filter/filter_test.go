@@ -409,3 +409,38 @@ func ExampleParse() {
 	fmt.Println(m(&Device{OSType: "windows"}), m(&Device{OSType: "linux"}))
 	// Output: true false
 }
+
+// Issue 35: an unknown field, an unsupported operator and an enum value
+// outside the set each name the valid choices in their message.
+func TestRefusalsListTheChoices(t *testing.T) {
+	cases := []struct {
+		name, body, path string
+		want             []string
+	}{
+		{"unknown field", cond("os", "equals", "x"), "conditions.0.field",
+			[]string{`unknown field "os"; valid fields: `, "osType", "hostname", "custom.<key>"}},
+		{"unsupported operator", cond("hostname", "eq", "x"), "conditions.0.operator",
+			[]string{`operator "eq" is not supported by string field "hostname"; supported operators: `, "equals", "startsWith"}},
+		{"enum value", cond("osType", "equals", "dos"), "conditions.0.value",
+			[]string{"must be one of: windows, macos, linux"}},
+		{"enum list value", cond("osType", "in", []string{"dos"}), "conditions.0.value",
+			[]string{"values must be one of: windows, macos, linux"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(json.RawMessage(c.body), "conditions")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msgs := details(err)[c.path]
+			if len(msgs) != 1 {
+				t.Fatalf("messages at %s: %v", c.path, details(err))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msgs[0], w) {
+					t.Errorf("message %q does not contain %q", msgs[0], w)
+				}
+			}
+		})
+	}
+}

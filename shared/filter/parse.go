@@ -177,11 +177,14 @@ func (p *parser) condition(obj map[string]json.RawMessage, path string) *Conditi
 	}
 	f, known := lookup(key)
 	if !known {
-		p.errs.Addf(join(path, "field"), "unknown field %q", key)
+		// Name the choices: the catalogue is documented, but the answer is
+		// where a client looks first (issue 35).
+		p.errs.Addf(join(path, "field"), "unknown field %q; valid fields: %s, custom.<key>", key, strings.Join(Keys(), ", "))
 		return c
 	}
 	if opOK && !slices.Contains(f.ops, op) {
-		p.errs.Addf(join(path, "operator"), "operator %q is not supported by %s field %q", op, f.typ, key)
+		p.errs.Addf(join(path, "operator"), "operator %q is not supported by %s field %q; supported operators: %s",
+			op, f.typ, key, strings.Join(f.ops, ", "))
 	}
 	return c
 }

@@ -25,6 +25,24 @@ type Handler struct {
 func (h *Handler) Routes(rt *httpapi.Router) {
 	// Public by design: load balancers and the quick start call it without credentials.
 	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1/health", Access: httpapi.Public, Handle: h.get})
+	// GET / and GET /api/v1 are where a newcomer tries first: they name the
+	// reference page and the document instead of answering a bare 404.
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/{$}", Access: httpapi.Public, Handle: index})
+	rt.Add(httpapi.Route{Method: http.MethodGet, Path: "/api/v1", Access: httpapi.Public, Handle: index})
+}
+
+// Index is the answer of GET / and GET /api/v1.
+var Index = map[string]string{
+	"name":    "Gale API",
+	"docs":    "/api/v1/docs",
+	"openapi": "/api/v1/openapi.json",
+	"health":  "/api/v1/health",
+	"message": "The API lives under /api/v1; its reference is at /api/v1/docs and the OpenAPI document at /api/v1/openapi.json.",
+}
+
+func index(w http.ResponseWriter, _ *http.Request) error {
+	httpapi.WriteJSON(w, http.StatusOK, Index)
+	return nil
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {

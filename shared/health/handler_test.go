@@ -59,3 +59,24 @@ func TestOpenAPIDocumentIsPublic(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
+
+// Issue 35: GET / and GET /api/v1 name the reference page and the document
+// instead of a bare 404; nothing below them is caught.
+func TestIndexPointsAtTheReference(t *testing.T) {
+	env := testenv.New(t)
+	h, err := healthgroup.Health(env.Deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/", "/api/v1"} {
+		res := fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: path}), 200)
+		fixture.Budget(t, res, 0)
+		body := res.JSON(t)
+		if body["docs"] != "/api/v1/docs" || body["openapi"] != "/api/v1/openapi.json" {
+			t.Fatalf("GET %s: body %s", path, res.Body)
+		}
+	}
+	for _, path := range []string{"/x", "/api/v1/", "/api/v1/nothing"} {
+		fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: path}), 404)
+	}
+}

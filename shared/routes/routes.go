@@ -7,6 +7,7 @@
 package routes
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -18,12 +19,16 @@ type Group struct {
 	// Prefixes are full path prefixes (written out in full, as in the OpenAPI document). A request
 	// belongs to the group whose prefix matches it exactly or as a parent path.
 	Prefixes []string
+	// Exact are paths the group owns alone, none below them (GET / and
+	// GET /api/v1, which point at the reference): a prefix there would pull
+	// every unknown path into the group.
+	Exact []string
 }
 
 // Groups lists every HTTP route group. Order is irrelevant: Lookup picks the
 // longest matching prefix.
 var Groups = []Group{
-	{Function: "health", Prefixes: []string{"/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}},
+	{Function: "health", Prefixes: []string{"/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}, Exact: []string{"/", "/api/v1"}},
 	{Function: "api-keys", Prefixes: []string{"/api/v1/api-keys"}},
 	{Function: "enrollment-keys", Prefixes: []string{"/api/v1/enrollment-keys"}},
 	{Function: "service-principals", Prefixes: []string{"/api/v1/service-principals"}},
@@ -112,6 +117,9 @@ func Lookup(path string) (Group, bool) {
 	var best Group
 	bestLen := -1
 	for _, g := range Groups {
+		if slices.Contains(g.Exact, path) {
+			return g, true
+		}
 		for _, p := range g.Prefixes {
 			if (path == p || strings.HasPrefix(path, p+"/")) && len(p) > bestLen {
 				best, bestLen = g, len(p)

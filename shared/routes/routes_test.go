@@ -85,7 +85,13 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v; want %q", path, g.Function, ok, want)
 		}
 	}
-	for _, path := range []string{"/", "/api/v1", "/api/v1/", "/api/v1/usersx", "/api/v1/user", "/adminx", "/api/v2/users", "/health"} {
+	// GET / and GET /api/v1 point at the reference (shared/health); nothing below them.
+	for _, path := range []string{"/", "/api/v1"} {
+		if g, ok := routes.Lookup(path); !ok || g.Function != "health" {
+			t.Errorf("Lookup(%q) = %q, %v; want health", path, g.Function, ok)
+		}
+	}
+	for _, path := range []string{"/x", "/api/v1/", "/api/v1/usersx", "/api/v1/user", "/adminx", "/api/v2/users", "/health"} {
 		if g, ok := routes.Lookup(path); ok {
 			t.Errorf("Lookup(%q) = %q, want no group", path, g.Function)
 		}

@@ -85,15 +85,21 @@ func Email(f fault.Fields, path, s string) {
 	}
 }
 
-// OneOf checks that s is one of the allowed values.
+// OneOf checks that s is one of the allowed values. The message lists them so
+// that a client learns the choices from the answer, not from the source.
 func OneOf(f fault.Fields, path, s string, allowed ...string) {
 	for _, a := range allowed {
 		if s == a {
 			return
 		}
 	}
-	f.Add(path, "must be one of "+strings.Join(allowed, ", "))
+	f.Add(path, OneOfMessage(allowed))
 }
+
+// OneOfMessage is the message of a value outside allowed: "must be one of:
+// a, b, c". Validators that check an enum their own way use it too, so every
+// enum error reads the same.
+func OneOfMessage(allowed []string) string { return "must be one of: " + strings.Join(allowed, ", ") }
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 

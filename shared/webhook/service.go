@@ -151,7 +151,7 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Webhook, error) {
 		return nil, err
 	}
 	if f.Status != "" && !slices.Contains([]string{StatusActive, StatusPaused, StatusFailed}, f.Status) {
-		return nil, fault.Invalid("status", "must be one of active, paused, failed")
+		return nil, fault.Invalid("status", "must be one of: active, paused, failed")
 	}
 	orgID, err := orgParam(p, f.OrgID)
 	if err != nil {
@@ -385,7 +385,7 @@ func (s *Service) Deliveries(ctx context.Context, id, status string, page, limit
 		return nil, err
 	}
 	if status != "" && !slices.Contains([]string{DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryRetrying}, status) {
-		return nil, fault.Invalid("status", "must be one of pending, delivered, failed, retrying")
+		return nil, fault.Invalid("status", "must be one of: pending, delivered, failed, retrying")
 	}
 	r, err := s.webhook(ctx, p, id, false)
 	if err != nil {

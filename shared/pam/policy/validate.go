@@ -30,7 +30,7 @@ func Validate(r Rule) fault.Fields {
 	f := ValidateCriteria(r)
 	valid.Name(f, "name", r.Name, MaxNameLen)
 	if !r.Verdict.Valid() {
-		f.Add("verdict", "must be one of auto_approve, auto_deny, require_approval, ignore")
+		f.Add("verdict", "must be one of: auto_approve, auto_deny, require_approval, ignore")
 	} else if r.Verdict == VerdictIgnore && setCriteria(&r)&toolShaped != 0 {
 		// Rule 5.
 		f.Add("verdict", "ignore is not allowed for tool-action rules")
@@ -90,7 +90,7 @@ func ValidateCriteria(r Rule) fault.Fields {
 		path := "matchNegate." + strconv.Itoa(i)
 		switch b := criterionBit(n); {
 		case b == 0:
-			f.Add(path, "must be one of signer, signerGroup, hash, pathGlob, parentImage, commandLine, user, adGroup, toolName, riskTier")
+			f.Add(path, "must be one of: signer, signerGroup, hash, pathGlob, parentImage, commandLine, user, adGroup, toolName, riskTier")
 		case seen[n]:
 			f.Add(path, "is listed twice")
 		case set&b == 0:
@@ -155,7 +155,7 @@ func ValidatePolicy(p SoftwarePolicy) fault.Fields {
 	f := fault.Fields{}
 	valid.Name(f, "name", p.Name, MaxNameLen)
 	if p.Mode != ModeAllowlist && p.Mode != ModeBlocklist {
-		f.Add("mode", "must be one of allowlist, blocklist")
+		f.Add("mode", "must be one of: allowlist, blocklist")
 	}
 	valid.Range(f, "priority", p.Priority, MinPriority, MaxPriority)
 	switch n := len(p.Executables); {

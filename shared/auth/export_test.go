@@ -1,0 +1,4 @@
+package auth
+
+// KeyPrefix exposes keyPrefix to the external tests.
+const KeyPrefix = keyPrefix
