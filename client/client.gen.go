@@ -7656,7 +7656,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7665,7 +7665,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10676,7 +10676,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10695,7 +10695,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, contentType string, b
 
 // CreateApiKey Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -24531,7 +24531,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24540,7 +24540,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+	// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26842,11 +26842,18 @@ type GetRootResult struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetRootResult) GetJSON200() *ApiIndex {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRootResult) GetJSON400() *Error {
+	return r.JSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -27611,11 +27618,18 @@ type GetApiIndexResult struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiIndexResult) GetJSON200() *ApiIndex {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiIndexResult) GetJSON400() *Error {
+	return r.JSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -53032,7 +53046,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53047,7 +53061,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or resource:* of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
+// Needs organizations:write and MFA. orgId is required (an organization out of reach is 404). Credential ceiling (the same rule on every route that returns key material or widens a credential): the caller must hold now every permission the credential will act with. Scopes are `*`, a catalogue permission (GET /permissions/catalog) or `resource:*` of a catalogue resource; any other (a typo such as `device:read`) is 400 `Validation failed` naming `scopes.<i>` with `unknown scope "device:read"; valid scopes: ...`. They may only be scopes the caller holds (403 `Cannot grant scopes you do not hold`; `*` needs every permission). Site- or device-group-restricted users are refused (403): a key acts organization-wide. The key acts with its scopes bounded by what its creator still holds, and stops when the creator is disabled or leaves the organization. The response is the only time the key is shown; the table stores its SHA-256 and its first 12 characters. Audited as api_key.create with the key prefix only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -56720,6 +56734,13 @@ func ParseGetRootResult(rsp *http.Response) (*GetRootResult, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	}
 
 	return response, nil
@@ -57539,6 +57560,13 @@ func ParseGetApiIndexResult(rsp *http.Response) (*GetApiIndexResult, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	}
 

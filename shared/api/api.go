@@ -15,7 +15,7 @@
 // MFA's 428, an API key's 429 and 503 with Retry-After and X-RateLimit-*
 // headers, and default for operations that only redirect or are not built, so
 // a fragment cannot forget them. It also marks the operations of a path
-// outside /api/v1 (the root /admin aliases) x-internal, so the reference page
+// outside /api/v1 with a twin under it (the root /admin aliases) x-internal, so the reference page
 // lists each operation once (hideAliases). `make lint-openapi` holds the result to
 // Redocly's recommended rules with no error and no warning, and tests/docs to
 // a generated Go client that compiles. The reference page (docs.go) renders it
@@ -186,8 +186,8 @@ func Merge(frags []Fragment) (map[string]any, error) {
 	return doc, nil
 }
 
-// hideAliases marks every operation of a path outside /api/v1 x-internal.
-// Such a path is an alias of an /api/v1 route (the admin function serves
+// hideAliases marks every operation of a path outside /api/v1 that has a
+// twin under /api/v1 x-internal. Such a path is an alias of an /api/v1 route (the admin function serves
 // /admin/... too, for callers of the spec's root paths): it stays in the
 // document, so the routers and tests/fixture.Do hold it to the contract like
 // any other route, but the reference page (Scalar skips x-internal
@@ -195,8 +195,8 @@ func Merge(frags []Fragment) (map[string]any, error) {
 // names the alias.
 func hideAliases(paths map[string]any) {
 	for p, item := range paths {
-		if strings.HasPrefix(p, "/api/v1/") {
-			continue
+		if _, twin := paths["/api/v1"+p]; !twin || strings.HasPrefix(p, "/api/v1/") {
+			continue // GET / and GET /api/v1 (the index) are their own routes
 		}
 		ops, _ := item.(map[string]any)
 		for _, op := range ops {

@@ -96,14 +96,15 @@ func TestTagsAreListedOrderedAndNamedOneWay(t *testing.T) {
 // The root /admin aliases are documented (the routers and fixture.Do hold
 // them to the contract) but x-internal, which the reference page skips, so it
 // lists each operation once; every hidden operation has its /api/v1 twin, so
-// hiding loses nothing, and nothing under /api/v1 is hidden.
+// hiding loses nothing, and nothing under /api/v1 is hidden (nor the index,
+// GET / and GET /api/v1, which has no twin).
 func TestAliasesAreHiddenFromTheReference(t *testing.T) {
 	doc := served(t)
 	paths, _ := doc["paths"].(map[string]any)
 	hidden := 0
 	eachOperation(doc, func(p, m string, op map[string]any) {
 		internal := op["x-internal"] == true
-		if strings.HasPrefix(p, "/api/v1/") {
+		if strings.HasPrefix(p, "/api/v1/") || p == "/" || p == "/api/v1" { // the index is its own route
 			if internal {
 				t.Errorf("%s %s is hidden from the reference", m, p)
 			}
@@ -122,7 +123,8 @@ func TestAliasesAreHiddenFromTheReference(t *testing.T) {
 		t.Errorf("%d aliases hidden, want the six /admin operations", hidden)
 	}
 	// Merge hides a fragment's alias however it is written.
-	frag := api.Fragment{Name: "x", Doc: map[string]any{"paths": map[string]any{"/x": map[string]any{"get": map[string]any{}}}}}
+	frag := api.Fragment{Name: "x", Doc: map[string]any{"paths": map[string]any{"/x": map[string]any{"get": map[string]any{}},
+		"/api/v1/x": map[string]any{"get": map[string]any{}}}}}
 	merged, err := api.Merge([]api.Fragment{{Name: "base", Doc: map[string]any{"openapi": "3.1.0"}}, frag})
 	if err != nil {
 		t.Fatal(err)

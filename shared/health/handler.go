@@ -40,16 +40,26 @@ var Index = map[string]string{
 	"message": "The API lives under /api/v1; its reference is at /api/v1/docs and the OpenAPI document at /api/v1/openapi.json.",
 }
 
-func index(w http.ResponseWriter, _ *http.Request) error {
+func index(w http.ResponseWriter, r *http.Request) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
 	httpapi.WriteJSON(w, http.StatusOK, Index)
 	return nil
 }
 
+// noQuery refuses a query on a route that takes none, naming one parameter
+// it was sent.
+func noQuery(r *http.Request) error {
+	for name := range r.URL.Query() {
+		return fault.Invalid(name, "unknown query parameter")
+	}
+	return nil
+}
+
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	if q := r.URL.Query(); len(q) > 0 {
-		for name := range q { // the route takes no query: name one parameter it was sent
-			return fault.Invalid(name, "unknown query parameter")
-		}
+	if err := noQuery(r); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()

@@ -79,4 +79,7 @@ func TestIndexPointsAtTheReference(t *testing.T) {
 	for _, path := range []string{"/x", "/api/v1/", "/api/v1/nothing"} {
 		fixture.Expect(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: path}), 404)
 	}
+	for _, path := range []string{"/?x=1", "/api/v1?x=1"} {
+		fixture.Invalid(t, fixture.Do(t, h, fixture.Request{Method: "GET", Path: path}), "x")
+	}
 }
