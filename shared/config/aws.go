@@ -47,11 +47,11 @@ func (c Config) AWS(ctx context.Context) (aws.Config, error) {
 // it: a dial or TLS handshake longer than AWSConnectTimeout, or a wait for
 // response headers longer than AWSResponseTimeout, fails the attempt (and
 // closes its connection); the SDK retries it on a fresh connection up to
-// AWSMaxAttempts in all, with a short backoff. The request's own deadline
+// AWSMaxAttempts in all, with a short backoff (AWSMaxBackoff). The request's own deadline
 // (httpapi.Deadline) ends retrying when the budget is spent. Retries are not
 // rationed by the SDK's client-side token bucket: attempts are already bounded.
 func (c Config) bound(cfg *aws.Config) {
-	connect, resp, attempts := c.AWSConnectTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts
+	connect, resp, attempts, backoff := c.AWSConnectTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts, c.AWSMaxBackoff
 	if connect <= 0 {
 		connect = time.Second
 	}
@@ -60,6 +60,9 @@ func (c Config) bound(cfg *aws.Config) {
 	}
 	if attempts <= 0 {
 		attempts = 3
+	}
+	if backoff <= 0 {
+		backoff = 200 * time.Millisecond
 	}
 	cfg.HTTPClient = awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
@@ -71,7 +74,7 @@ func (c Config) bound(cfg *aws.Config) {
 	cfg.Retryer = func() aws.Retryer {
 		r := retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = attempts
-			o.MaxBackoff = 200 * time.Millisecond
+			o.MaxBackoff = backoff
 			o.RateLimiter = ratelimit.None
 		})
 		if logRetries {

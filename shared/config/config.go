@@ -108,10 +108,14 @@ type Config struct {
 	RequestTimeout time.Duration
 	// AWSConnectTimeout, AWSResponseTimeout and AWSMaxAttempts bound each AWS
 	// call: dial and TLS handshake, wait for response headers, and attempts
-	// (first try included) of a failed call.
+	// (first try included) of a failed call. AWSMaxBackoff caps the jittered
+	// wait before a retry (AWS_MAX_BACKOFF_MS, 200 ms): the fault-mode test run
+	// shortens it, because its emulator throttles at random rather than by load,
+	// so waiting longer there tests nothing and only adds wall time.
 	AWSConnectTimeout  time.Duration
 	AWSResponseTimeout time.Duration
 	AWSMaxAttempts     int
+	AWSMaxBackoff      time.Duration
 }
 
 // Production reports whether this is a deployed production process.
@@ -237,6 +241,9 @@ func (c *Config) loadDurations(get Getenv) error {
 		return err
 	}
 	if c.AWSMaxAttempts, err = count(get, "AWS_MAX_ATTEMPTS", 3); err != nil {
+		return err
+	}
+	if c.AWSMaxBackoff, err = millis(get, "AWS_MAX_BACKOFF_MS", 200); err != nil {
 		return err
 	}
 	return nil

@@ -112,14 +112,14 @@ func TestTimeoutsParseStrictly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.RequestTimeout != 10*time.Second || c.AWSResponseTimeout != 2*time.Second || c.AWSMaxAttempts != 3 || c.AWSConnectTimeout != time.Second {
-		t.Fatalf("defaults: %v %v %v %v", c.RequestTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts, c.AWSConnectTimeout)
+	if c.RequestTimeout != 10*time.Second || c.AWSResponseTimeout != 2*time.Second || c.AWSMaxAttempts != 3 || c.AWSConnectTimeout != time.Second || c.AWSMaxBackoff != 200*time.Millisecond {
+		t.Fatalf("defaults: %v %v %v %v %v", c.RequestTimeout, c.AWSResponseTimeout, c.AWSMaxAttempts, c.AWSConnectTimeout, c.AWSMaxBackoff)
 	}
 	c, err = load(t, map[string]string{"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "REQUEST_TIMEOUT_MS": "1500"})
 	if err != nil || c.AWSResponseTimeout != 30*time.Second || c.RequestTimeout != 1500*time.Millisecond {
 		t.Fatalf("emulator: %v %v, %v", c.AWSResponseTimeout, c.RequestTimeout, err)
 	}
-	for _, k := range []string{"REQUEST_TIMEOUT_MS", "AWS_CONNECT_TIMEOUT_MS", "AWS_RESPONSE_TIMEOUT_MS", "AWS_MAX_ATTEMPTS"} {
+	for _, k := range []string{"REQUEST_TIMEOUT_MS", "AWS_CONNECT_TIMEOUT_MS", "AWS_RESPONSE_TIMEOUT_MS", "AWS_MAX_ATTEMPTS", "AWS_MAX_BACKOFF_MS"} {
 		for _, v := range []string{"10s", "0", "-1", "1.5"} {
 			if _, err := load(t, map[string]string{k: v}); err == nil || !strings.Contains(err.Error(), k) {
 				t.Fatalf("%s=%q: err = %v, want an error naming the setting", k, v, err)

@@ -63,9 +63,12 @@ func New(t testing.TB, vars ...string) *Env {
 		"REQUEST_TIMEOUT_MS": "60000",
 	}
 	// The fault pass of `make test` (an emulator losing answers and throttling)
-	// gives the SDK more attempts, so that no call runs out of them by chance.
-	if v := os.Getenv("AWS_MAX_ATTEMPTS"); v != "" {
-		env["AWS_MAX_ATTEMPTS"] = v
+	// gives the SDK more attempts, so that no call runs out of them by chance,
+	// and a shorter wait between them (its throttling is random, not load).
+	for _, k := range []string{"AWS_MAX_ATTEMPTS", "AWS_MAX_BACKOFF_MS"} {
+		if v := os.Getenv(k); v != "" {
+			env[k] = v
+		}
 	}
 	for i := 0; i+1 < len(vars); i += 2 {
 		env[vars[i]] = vars[i+1]
