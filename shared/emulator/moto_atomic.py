@@ -441,6 +441,47 @@ def _cached_method_names(clazz):
 
 _core_responses.method_names_from_class = _cached_method_names
 
+# moto builds an item attribute by attribute, summing the sizes of all the
+# attributes before each one to enforce DynamoDB's 400 KB item limit: a
+# quadratic walk that was the largest single cost of the emulator's CPU. Sum
+# them once; an item over the limit is refused exactly as before.
+from moto.dynamodb.exceptions import ItemSizeTooLarge as _ItemSizeTooLarge  # noqa: E402
+from moto.dynamodb.models.dynamo_type import LimitedSizeDict as _LimitedSizeDict  # noqa: E402
+from moto.dynamodb.models.utilities import bytesize as _bytesize  # noqa: E402
+
+
+def _item_init(self, hash_key, range_key, attrs):
+    self.hash_key = hash_key
+    self.range_key = range_key
+    typed = {key: _DynamoType(value) for key, value in attrs.items()}
+    if sum(_bytesize(key) + value.size() for key, value in typed.items()) > 405000:
+        raise _ItemSizeTooLarge
+    self.attrs = _LimitedSizeDict.__new__(_LimitedSizeDict)
+    dict.update(self.attrs, typed)
+
+
+_Item.__init__ = _item_init
+
+# Every answer carries a 52-character request id drawn one character at a time
+# (a twentieth of the emulator's CPU); draw them in one call.
+from moto.moto_api._internal.moto_random import MotoRandom as _MotoRandom  # noqa: E402
+import string as _string  # noqa: E402
+
+
+def _random_string(self, length=20, include_digits=True, lower_case=False):
+    pool = _string.ascii_letters + (_string.digits if include_digits else "")
+    s = "".join(self.choices(pool, k=length))
+    return s.lower() if lower_case else s
+
+
+_MotoRandom.get_random_string = _random_string
+
+# Flask in debug mode (moto sets it) builds a class per request to explain a
+# form-encoding mistake no AWS SDK makes.
+import flask.debughelpers as _flask_debug  # noqa: E402
+
+_flask_debug.attach_enctype_error_multidict = lambda request: None
+
 # werkzeug logs every request line; the test runs and make run keep the
 # emulator's output only to explain a failure, where errors (still logged)
 # are what counts. GALE_MOTO_LOG=1 keeps the request lines.
