@@ -6,6 +6,12 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUNCTIONS := $(notdir $(wildcard functions/*))
 CDK := infra/cdk/node_modules/.bin/cdk
 
+# -trimpath makes what the go command compiles and links independent of where
+# the clone is: a fresh clone on a machine that built Gale before reuses its
+# build cache (vet, the test binaries) instead of compiling everything again.
+GOFLAGS ?= -trimpath
+export GOFLAGS
+
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
