@@ -96,9 +96,31 @@ func run(ctx context.Context, args []string, s ioSet) int {
 	}
 	if err != nil {
 		fmt.Fprintln(s.errOut, "gale:", err)
+		explain(s.errOut, err)
 		return 1
 	}
 	return 0
+}
+
+// explain prints, under a refusal, what the API says to do next: the
+// permission or scope missing, the hint, where to enrol a second factor.
+func explain(w io.Writer, err error) {
+	var e *client.APIError
+	if !errors.As(err, &e) {
+		return
+	}
+	switch {
+	case len(e.AnyOf) > 0:
+		fmt.Fprintln(w, "  missing permission: one of", strings.Join(e.AnyOf, ", "))
+	case e.Required != "":
+		fmt.Fprintln(w, "  missing permission:", e.Required)
+	}
+	if e.Hint != "" {
+		fmt.Fprintln(w, "  hint:", e.Hint)
+	}
+	if e.EnrollURL != "" && e.Hint == "" {
+		fmt.Fprintln(w, "  enrol a second factor: gale mfa totp enroll")
+	}
 }
 
 func (a *app) root() *cobra.Command {
