@@ -118,8 +118,11 @@ func explain(w io.Writer, err error) {
 	if e.Hint != "" {
 		fmt.Fprintln(w, "  hint:", e.Hint)
 	}
-	if e.EnrollURL != "" && e.Hint == "" {
-		fmt.Fprintln(w, "  enrol a second factor: gale mfa totp enroll")
+	switch {
+	case e.Code == "MFA_REQUIRED":
+		fmt.Fprintln(w, "  with gale: `gale mfa totp enroll` (once), then `gale login` again")
+	case e.EnrollURL != "":
+		fmt.Fprintln(w, "  with gale: `gale mfa totp enroll`")
 	}
 }
 
@@ -127,7 +130,7 @@ func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gale",
 		Short:         "Gale's command-line tool",
-		Long:          "gale signs in to a Gale API and manages API keys, devices, webhooks, PAM requests and audit exports.",
+		Long:          "gale signs in to a Gale API, enrols TOTP and manages API keys, devices, webhooks, PAM requests and audit exports.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -136,7 +139,7 @@ func (a *app) root() *cobra.Command {
 	f.StringVar(&a.apiKey, "api-key", "", "authenticate with this API key (default: GALE_API_KEY) instead of the login's tokens")
 	f.StringVar(&a.configDir, "config-dir", "", "where credentials are kept (default: <user config dir>/gale)")
 	f.BoolVar(&a.json, "json", false, "print JSON instead of a table")
-	root.AddCommand(a.loginCmd(), a.keysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
+	root.AddCommand(a.loginCmd(), a.mfaCmd(), a.keysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
 	return root
 }
 
