@@ -36,10 +36,10 @@ type site struct {
 	url       string
 	partnerID string
 	orgID     string
-	email  string
-	secret string
-	dir    string
-	world  *fixture.World
+	email     string
+	secret    string
+	dir       string
+	world     *fixture.World
 }
 
 func newSite(t *testing.T, vars ...string) *site {
