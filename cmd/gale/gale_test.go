@@ -383,3 +383,20 @@ func TestMFATOTPEnrollThenLoginAgain(t *testing.T) {
 	}
 	ok(t, s.gale("", "keys", "create", "--name", "sync"))
 }
+
+func TestEnrollmentKeys(t *testing.T) {
+	s := newSite(t)
+	s.login(t)
+	var k struct{ Key string }
+	decode(t, ok(t, s.gale("", "--json", "enrollment-keys", "create", "--name", "laptops", "--max-usage", "2")), &k)
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(k.Key) {
+		t.Fatalf("key %q", k.Key)
+	}
+	// An agent enrols with it: the first step of a device, and of a PAM request.
+	fixture.Expect(t, s.world.Enroll(t, k.Key, "ws-09"), http.StatusCreated)
+	if out := ok(t, s.gale("", "devices", "list")); !strings.Contains(out, "ws-09") {
+		t.Fatalf("devices %q", out)
+	}
+	refused(t, s.gale("", "enrollment-keys", "create", "--name", "x", "--org", uuid.NewString()), "404 not_found")
+	refused(t, s.gale("", "enrollment-keys", "create", "--name", "x", "--site", "nope"), "--site: invalid UUID")
+}

@@ -139,7 +139,7 @@ func (a *app) root() *cobra.Command {
 	f.StringVar(&a.apiKey, "api-key", "", "authenticate with this API key (default: GALE_API_KEY) instead of the login's tokens")
 	f.StringVar(&a.configDir, "config-dir", "", "where credentials are kept (default: <user config dir>/gale)")
 	f.BoolVar(&a.json, "json", false, "print JSON instead of a table")
-	root.AddCommand(a.loginCmd(), a.mfaCmd(), a.keysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
+	root.AddCommand(a.loginCmd(), a.mfaCmd(), a.keysCmd(), a.enrollmentKeysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
 	return root
 }
 
