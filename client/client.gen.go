@@ -3878,7 +3878,8 @@ type Error struct {
 	// next: a 403 for a missing permission or API-key scope names it in `required` (and every
 	// permission that would do in `anyOf` when the route takes several); `MFA_REQUIRED` carries
 	// `enrollUrl` and `hint`; a 401 for an API key sent as `Authorization: Bearer` carries a
-	// `hint` naming the `X-API-Key` header.
+	// `hint` naming the `X-API-Key` header; `Invalid MFA code` for a TOTP code already used (each
+	// code is accepted once) carries the `hint` `this code was already used: wait for the next code`.
 	Details *struct {
 		// AnyOf On a 403 of a route that accepts any of several permissions, all of them.
 		AnyOf *[]string `json:"anyOf,omitempty"`
@@ -3887,7 +3888,7 @@ type Error struct {
 		EnrollUrl   *string              `json:"enrollUrl,omitempty"`
 		FieldErrors *map[string][]string `json:"fieldErrors,omitempty"`
 
-		// Hint What to do next, in words (403 `MFA_REQUIRED`, 401 for a key sent as a bearer token).
+		// Hint What to do next, in words (403 `MFA_REQUIRED`, 401 for a key sent as a bearer token, `Invalid MFA code` for a TOTP code already used).
 		Hint *string `json:"hint,omitempty"`
 
 		// Required On a 403 for a missing permission or key scope, the one the route checks.
@@ -8063,7 +8064,9 @@ type ClientInterface interface {
 	// AuthMfaVerifyWithBody Finish a sign-in with a code, or confirm a TOTP setup
 	//
 	// With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-	// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+	// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+	// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+	// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 	// exactly as `/auth/mfa/enable`.
 	//
 	// Rate limit: 5 per 5 min per user.
@@ -8076,7 +8079,9 @@ type ClientInterface interface {
 	// AuthMfaVerify Finish a sign-in with a code, or confirm a TOTP setup
 	//
 	// With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-	// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+	// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+	// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+	// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 	// exactly as `/auth/mfa/enable`.
 	//
 	// Rate limit: 5 per 5 min per user.
@@ -11493,7 +11498,9 @@ func (c *Client) AuthMfaSmsSend(ctx context.Context, body AuthMfaSmsSendJSONRequ
 // AuthMfaVerifyWithBody Finish a sign-in with a code, or confirm a TOTP setup
 //
 // With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 // exactly as `/auth/mfa/enable`.
 //
 // Rate limit: 5 per 5 min per user.
@@ -11516,7 +11523,9 @@ func (c *Client) AuthMfaVerifyWithBody(ctx context.Context, contentType string, 
 // AuthMfaVerify Finish a sign-in with a code, or confirm a TOTP setup
 //
 // With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 // exactly as `/auth/mfa/enable`.
 //
 // Rate limit: 5 per 5 min per user.
@@ -24956,7 +24965,9 @@ type ClientWithResponsesInterface interface {
 	// AuthMfaVerifyWithBodyWithResponse Finish a sign-in with a code, or confirm a TOTP setup
 	//
 	// With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-	// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+	// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+	// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+	// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 	// exactly as `/auth/mfa/enable`.
 	//
 	// Rate limit: 5 per 5 min per user.
@@ -24969,7 +24980,9 @@ type ClientWithResponsesInterface interface {
 	// AuthMfaVerifyWithResponse Finish a sign-in with a code, or confirm a TOTP setup
 	//
 	// With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-	// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+	// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+	// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+	// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 	// exactly as `/auth/mfa/enable`.
 	//
 	// Rate limit: 5 per 5 min per user.
@@ -53717,7 +53730,9 @@ func (c *ClientWithResponses) AuthMfaSmsSendWithResponse(ctx context.Context, bo
 // AuthMfaVerifyWithBodyWithResponse Finish a sign-in with a code, or confirm a TOTP setup
 //
 // With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 // exactly as `/auth/mfa/enable`.
 //
 // Rate limit: 5 per 5 min per user.
@@ -53736,7 +53751,9 @@ func (c *ClientWithResponses) AuthMfaVerifyWithBodyWithResponse(ctx context.Cont
 // AuthMfaVerifyWithResponse Finish a sign-in with a code, or confirm a TOTP setup
 //
 // With `tempToken`: finishes the sign-in (the login answer; a wrong code is 401 `Invalid MFA code`, an
-// expired temp token 401 `Invalid or expired MFA token`). Without it, a signed-in caller confirms the pending TOTP setup
+// expired temp token 401 `Invalid or expired MFA token`). A TOTP code is accepted once: the code already
+// used (e.g. the one that enabled TOTP, within the same 30 s) is 401 `Invalid MFA code` with
+// `details.hint` `this code was already used: wait for the next code`; the temp token stays valid. Without it, a signed-in caller confirms the pending TOTP setup
 // exactly as `/auth/mfa/enable`.
 //
 // Rate limit: 5 per 5 min per user.

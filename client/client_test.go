@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,11 +28,12 @@ const password = "correct horse battery staple"
 // site is an organization whose admin signs in with a password and TOTP,
 // served over HTTP with every exchange held to the document (fixture.Server).
 type site struct {
-	env    *testenv.Env
-	url    string
-	orgID  string
-	email  string
-	secret string
+	env       *testenv.Env
+	url       string
+	partnerID string
+	orgID     string
+	email     string
+	secret    string
 	// world drives the fixtures' own calls as the admin (fixture token).
 	world *fixture.World
 }
@@ -48,7 +51,7 @@ func newSite(t testing.TB) *site {
 	// The enrolment spent this step's code; sign-ins use the next one.
 	env.Clock.Advance(30 * time.Second)
 	w := &fixture.World{Env: env, API: api, Tokens: map[string]string{"admin": c.Token}}
-	return &site{env: env, url: fixture.Server(t, api).URL, orgID: o.ID, email: email, secret: secret, world: w}
+	return &site{env: env, url: fixture.Server(t, api).URL, partnerID: p.ID, orgID: o.ID, email: email, secret: secret, world: w}
 }
 
 // device enrols a device named host in the organization and returns its id.
@@ -61,6 +64,18 @@ func (s *site) device(t testing.TB, host string) string {
 // authenticator answers the current TOTP code, as an app would.
 func (s *site) authenticator(t testing.TB) func(context.Context) (string, error) {
 	return func(context.Context) (string, error) { return fixture.TOTPCode(t, s.env, s.secret), nil }
+}
+
+// session is a client signed in as a new member of the organization with
+// roleID; mfa tells whether the session passed a second factor.
+func (s *site) session(t testing.TB, roleID string, mfa bool) *client.Gale {
+	t.Helper()
+	c := fixture.User(t, s.env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: s.partnerID, OrgID: s.orgID, RoleID: roleID, MFA: mfa})
+	g, err := client.New(s.url, client.WithTokens(c.Token, c.RefreshToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 func (s *site) signIn(t testing.TB) *client.Gale {
@@ -210,5 +225,121 @@ func TestAPIKeyAuthAndPages(t *testing.T) {
 	var apiErr *client.APIError
 	if _, err := client.OK(kc.ListApiKeysWithResponse(ctx, &client.ListApiKeysParams{})); !errors.As(err, &apiErr) || apiErr.Status/100 != 4 {
 		t.Fatalf("keys with a key: %v, want a refusal", err)
+	}
+}
+
+// Refusals say what to do next (issue 35): *APIError carries details.required,
+// anyOf, hint and enrollUrl as the API sends them.
+func TestErrorsSayWhatToDoNext(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	org := uuid.MustParse(s.orgID)
+	// A session signed in without a second factor: MFA_REQUIRED with the
+	// enrolment route and the hint that a new sign-in is needed.
+	var apiErr *client.APIError
+	noMFA := s.session(t, role.OrgAdminID, false)
+	_, err := client.OK(noMFA.CreateApiKeyWithResponse(ctx, client.ApiKeyCreateRequest{OrgId: org, Name: "k"}))
+	if !errors.As(err, &apiErr) || apiErr.Code != "MFA_REQUIRED" || apiErr.EnrollURL != "/api/v1/auth/mfa/setup" ||
+		!strings.Contains(apiErr.Hint, "sign in again") {
+		t.Fatalf("key creation without MFA: %#v", err)
+	}
+	// A viewer lacks devices:write: the 403 names it.
+	viewer := s.session(t, role.OrgViewerID, true)
+	_, err = client.OK(viewer.DecommissionDeviceWithResponse(ctx, uuid.MustParse(s.device(t, "ws-01"))))
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden || apiErr.Required != "devices:write" || apiErr.Hint != "" {
+		t.Fatalf("viewer decommission: %#v", err)
+	}
+	// An API key sent as a bearer token: the hint names X-API-Key.
+	admin := s.signIn(t)
+	k, err := client.OK(admin.CreateApiKeyWithResponse(ctx, client.ApiKeyCreateRequest{OrgId: org, Name: "k", Scopes: &[]string{"devices:read"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer, err := client.New(s.url, client.WithTokens(k.JSON201.Key, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.OK(bearer.ListDevicesWithResponse(ctx, &client.ListDevicesParams{}))
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized || !strings.Contains(apiErr.Hint, "X-API-Key") {
+		t.Fatalf("key as bearer: %#v", err)
+	}
+}
+
+// The envelope's enrollUrl (428) and details.anyOf are read as well; a
+// details that is not an object (a passkey refusal's reason) is no hint.
+func TestErrorDetailsAreDecoded(t *testing.T) {
+	bodies := map[string]string{
+		"/428": `{"error":"mfa_enrollment_required","code":"mfa_enrollment_required","requestId":"r","enrollUrl":"/api/v1/auth/mfa/setup"}`,
+		"/403": `{"error":"Insufficient permissions","code":"forbidden","requestId":"r","details":{"required":"devices:read","anyOf":["devices:read","devices:write"]}}`,
+		"/400": `{"error":"Passkey verification failed","code":"bad_request","requestId":"r","details":"signature"}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(map[string]int{"/428": 428, "/403": 403, "/400": 400}[r.URL.Path])
+		fmt.Fprint(w, bodies[r.URL.Path])
+	}))
+	defer srv.Close()
+	get := func(path string) *client.APIError {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		r, err := client.ParseAuthMeResult(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = client.OK(r, nil)
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return apiErr
+	}
+	if e := get("/428"); e.EnrollURL != "/api/v1/auth/mfa/setup" {
+		t.Errorf("428: %+v", e)
+	}
+	if e := get("/403"); e.Required != "devices:read" || len(e.AnyOf) != 2 || e.AnyOf[1] != "devices:write" {
+		t.Errorf("403: %+v", e)
+	}
+	if e := get("/400"); e.Message != "Passkey verification failed" || e.Hint != "" || e.Code != "bad_request" {
+		t.Errorf("400: %+v", e)
+	}
+}
+
+// A TOTP code already used is refused with a hint (CodeUsed) and SignIn asks
+// for the next code on the same temp token; a wrong code is not asked again.
+func TestSignInAsksAgainForAUsedCode(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	s.signIn(t) // spends this step's code
+	g, err := client.New(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	code := func(context.Context) (string, error) {
+		asked++
+		if asked > 1 {
+			s.env.Clock.Advance(30 * time.Second) // the user waits for the next code
+		}
+		return fixture.TOTPCode(t, s.env, s.secret), nil
+	}
+	if err := g.SignIn(ctx, s.email, password, code); err != nil || asked != 2 {
+		t.Fatalf("sign-in with the used code first: %v after %d codes, want success after 2", err, asked)
+	}
+	asked = 0
+	wrong := func(context.Context) (string, error) { asked++; return "000000", nil }
+	if err := g.SignIn(ctx, s.email, password, wrong); err == nil || client.CodeUsed(err) || asked != 1 {
+		t.Fatalf("wrong code: %v after %d codes, want one refusal", err, asked)
+	}
+	// Used codes only, three times: the refusal ends the sign-in.
+	asked = 0
+	s.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh window of the verify limit (5 in 5 min)
+	used := fixture.TOTPCode(t, s.env, s.secret)
+	s.signIn(t)
+	again := func(context.Context) (string, error) { asked++; return used, nil }
+	if err := g.SignIn(ctx, s.email, password, again); !client.CodeUsed(err) || asked != 3 {
+		t.Fatalf("a used code every time: %v after %d codes, want CodeUsed after 3", err, asked)
 	}
 }

@@ -11,15 +11,26 @@ import (
 // APIError is an error answer of the API (the Error envelope): the status,
 // the machine code (ErrorCode's values), the human message and, for 400
 // validation_failed, the messages per field (JSON path of the bad field).
+// Refusals say what to do next in their details: Required and AnyOf name the
+// permission or key scope a 403 lacks, Hint the next step in words.
 type APIError struct {
 	Status      int
 	Code        string
 	Message     string
 	FieldErrors map[string][]string
 	RequestID   string
-	// RetryAfter is the seconds to wait on 429; EnrollURL where to enrol on 428.
+	// RetryAfter is the seconds to wait on 429.
 	RetryAfter int
-	EnrollURL  string
+	// EnrollURL is where to enrol a second factor: the envelope's on 428
+	// (Force MFA), details.enrollUrl on 403 MFA_REQUIRED.
+	EnrollURL string
+	// Required is the permission or key scope a 403 names (details.required);
+	// AnyOf every one that would do when the route takes several.
+	Required string
+	AnyOf    []string
+	// Hint is details.hint: what to do next (e.g. sign in again after
+	// enrolling TOTP, wait for the next TOTP code, use X-API-Key).
+	Hint string
 }
 
 func (e *APIError) Error() string {
@@ -58,14 +69,12 @@ func OK[R Answer](r R, err error) (R, error) {
 
 func decodeError(status int, body []byte) *APIError {
 	var env struct {
-		Error      string `json:"error"`
-		Code       string `json:"code"`
-		RequestID  string `json:"requestId"`
-		RetryAfter int    `json:"retryAfter"`
-		EnrollURL  string `json:"enrollUrl"`
-		Details    struct {
-			FieldErrors map[string][]string `json:"fieldErrors"`
-		} `json:"details"`
+		Error      string          `json:"error"`
+		Code       string          `json:"code"`
+		RequestID  string          `json:"requestId"`
+		RetryAfter int             `json:"retryAfter"`
+		EnrollURL  string          `json:"enrollUrl"`
+		Details    json.RawMessage `json:"details"`
 	}
 	e := &APIError{Status: status}
 	if json.Unmarshal(body, &env) != nil || env.Error == "" {
@@ -73,7 +82,22 @@ func decodeError(status int, body []byte) *APIError {
 		e.Message = http.StatusText(status)
 		return e
 	}
-	e.Code, e.Message, e.RequestID = env.Code, env.Error, env.RequestID
-	e.FieldErrors, e.RetryAfter, e.EnrollURL = env.Details.FieldErrors, env.RetryAfter, env.EnrollURL
+	e.Code, e.Message, e.RequestID, e.RetryAfter, e.EnrollURL = env.Code, env.Error, env.RequestID, env.RetryAfter, env.EnrollURL
+	var d struct {
+		FieldErrors map[string][]string `json:"fieldErrors"`
+		Required    string              `json:"required"`
+		AnyOf       []string            `json:"anyOf"`
+		EnrollURL   string              `json:"enrollUrl"`
+		Hint        string              `json:"hint"`
+	}
+	// details is an object where it says what to do; a few refusals carry
+	// another JSON value there (a passkey ceremony's reason string), no hint.
+	if json.Unmarshal(env.Details, &d) != nil {
+		return e
+	}
+	e.FieldErrors, e.Required, e.AnyOf, e.Hint = d.FieldErrors, d.Required, d.AnyOf, d.Hint
+	if e.EnrollURL == "" {
+		e.EnrollURL = d.EnrollURL
+	}
 	return e
 }

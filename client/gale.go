@@ -145,7 +145,10 @@ var ErrCodeRequired = errors.New("client: a TOTP code is required")
 
 // SignIn signs in with e-mail and password; when the account has TOTP, code
 // is asked for the current code (a prompt, or an authenticator in tests).
-// On success the client holds the access and the refresh token.
+// code is asked again, up to codeTries times in all, only after the API
+// refused the previous code as already used (CodeUsed): a prompt then says to
+// wait for the next code. On success the client holds the access and the
+// refresh token.
 func (g *Gale) SignIn(ctx context.Context, email, password string, code func(ctx context.Context) (string, error)) error {
 	r, err := OK(g.AuthLoginWithResponse(ctx, AuthCredentials{Email: email, Password: password}))
 	if err != nil {
@@ -163,11 +166,7 @@ func (g *Gale) SignIn(ctx context.Context, email, password string, code func(ctx
 		if code == nil {
 			return ErrCodeRequired
 		}
-		c, err := code(ctx)
-		if err != nil {
-			return err
-		}
-		v, err := OK(g.AuthMfaVerifyWithResponse(ctx, AuthMfaVerifyJSONRequestBody{Code: strings.TrimSpace(c), TempToken: ans.TempToken}))
+		v, err := g.verifyCode(ctx, *ans.TempToken, code)
 		if err != nil {
 			return err
 		}
@@ -185,6 +184,37 @@ func (g *Gale) SignIn(ctx context.Context, email, password string, code func(ctx
 	}
 	g.setTokens(ans.Tokens.AccessToken, refreshFrom(res))
 	return nil
+}
+
+// codeTries is how often SignIn asks for a code when the API refused the
+// previous one as already used; every try counts on the API's limit of 5
+// verifications in 5 minutes.
+const codeTries = 3
+
+// verifyCode sends the code for the temp token and, when the API refused it
+// as already used (CodeUsed), asks code for the next one: the temp token
+// outlives a refused code.
+func (g *Gale) verifyCode(ctx context.Context, tempToken string, code func(ctx context.Context) (string, error)) (*AuthMfaVerifyResult, error) {
+	for try := 1; ; try++ {
+		c, err := code(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v, err := OK(g.AuthMfaVerifyWithResponse(ctx, AuthMfaVerifyJSONRequestBody{Code: strings.TrimSpace(c), TempToken: &tempToken}))
+		if CodeUsed(err) && try < codeTries {
+			continue
+		}
+		return v, err
+	}
+}
+
+// CodeUsed reports whether err refused a TOTP code as already used (each code
+// is accepted once: right after enrolling, the app still shows the code the
+// enrolment spent). The API answers `Invalid MFA code` for a wrong code too,
+// but only a used one carries a hint; the next code will do.
+func CodeUsed(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Message == "Invalid MFA code" && e.Hint != ""
 }
 
 // refreshAfter refreshes unless another request already replaced the refused

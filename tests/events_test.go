@@ -25,10 +25,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/event"
+	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/routes"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/sweep"
+	"github.com/gale-rmm/gale/tests/fixture"
 	"github.com/gale-rmm/gale/tests/testenv"
 )
 
@@ -70,12 +73,27 @@ func files(t *testing.T, function string) []string {
 
 // load strictly decodes a recorded event, so a misspelt field fails the test
 // instead of silently being dropped.
-func load(t *testing.T, path string, v any) {
+func load(t *testing.T, path string, v any) { loadSeeded(t, path, nil, v) }
+
+// placeholder is {{name}} in a recording: a value of the seeded world
+// (seedReplay), so that a successful call's recording holds no credential.
+var placeholder = regexp.MustCompile(`\{\{(\w+)\}\}`)
+
+// loadSeeded is load with every placeholder replaced by its value in seed;
+// one the seed does not know fails the test.
+func loadSeeded(t *testing.T, path string, seed map[string]string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = placeholder.ReplaceAllFunc(b, func(m []byte) []byte {
+		val, ok := seed[string(m[2:len(m)-2])]
+		if !ok {
+			t.Fatalf("%s: unknown placeholder %s", path, m)
+		}
+		return []byte(val)
+	})
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -99,10 +117,45 @@ func TestEveryFunctionHasRecordedEvents(t *testing.T) {
 			t.Errorf("function %s has no recorded event in events/%s", fn, fn)
 		}
 	}
+	// The main route groups replay a successful call too, not only refusals
+	// (issue 35: 2 of 48 recordings were successes).
+	for _, fn := range []string{"auth", "api-keys", "devices", "webhooks", "pam", "organizations", "sites", "roles", "health"} {
+		if !slices.ContainsFunc(files(t, fn), func(p string) bool {
+			m := httpEventName.FindStringSubmatch(filepath.Base(p))
+			return m != nil && m[2][0] == '2'
+		}) {
+			t.Errorf("events/%s has no recording of a successful call (<name>.2xx.json)", fn)
+		}
+	}
+}
+
+// recordedPassword is the seeded admin's password, in auth/login.200.json.
+const recordedPassword = "Recorded-Password-1!"
+
+// seedReplay gives the recordings of successful calls what they act on: an
+// organization whose admin (recorded-admin@example.com) has a session that
+// passed MFA, an enrolled device and a pending elevation request. It returns
+// the placeholders' values: accessToken, orgId, deviceId, elevationRequestId.
+func seedReplay(t *testing.T, env *testenv.Env) map[string]string {
+	t.Helper()
+	p := fixture.Partner(t, env, "Recorded Partner")
+	o := fixture.Org(t, env, p.ID, "Recorded Org")
+	admin := fixture.User(t, env, fixture.Member{Email: "recorded-admin@example.com", Password: recordedPassword,
+		Scope: authz.ScopeOrg, PartnerID: p.ID, OrgID: o.ID, RoleID: role.OrgAdminID, MFA: true})
+	w := &fixture.World{Env: env, API: fixture.API(t, env), Tokens: map[string]string{"admin": admin.Token}}
+	dev, tok := w.Device(t, "admin", o.ID, "", "ws-recorded")
+	res := fixture.Expect(t, w.AgentCall(t, http.MethodPost, "/api/v1/agents/"+dev+"/elevation-requests", tok, map[string]any{
+		"subject_username": `CORP\carol`, "target_executable_path": `C:\Tools\setup.exe`, "target_executable_signer": "Contoso Ltd",
+		"pid": 4242, "parent_image": `C:\Windows\explorer.exe`, "command_line": `"C:\Tools\setup.exe" /quiet`,
+		"observed_at": "2026-11-01T08:59:59.000Z"}), http.StatusCreated)
+	var e struct{ ID string }
+	res.Decode(t, &e)
+	return map[string]string{"accessToken": admin.Token, "orgId": o.ID, "deviceId": dev, "elevationRequestId": e.ID}
 }
 
 func TestReplayHTTPEvents(t *testing.T) {
 	env := testenv.New(t)
+	seed := seedReplay(t, env)
 	builders := groups.Builders()
 	for _, g := range routes.Groups {
 		fn := g.Function
@@ -124,7 +177,7 @@ func TestReplayHTTPEvents(t *testing.T) {
 				}
 				want, _ := strconv.Atoi(m[2])
 				var ev events.APIGatewayV2HTTPRequest
-				load(t, path, &ev)
+				loadSeeded(t, path, seed, &ev)
 				checkHTTPEvent(t, fn, ev)
 
 				res, err := proxy(context.Background(), ev)

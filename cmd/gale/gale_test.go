@@ -5,15 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/role"
@@ -28,13 +32,14 @@ const password = "correct horse battery staple"
 // site is an organization whose admin has TOTP, served over HTTP with every
 // exchange held to the document (fixture.Server), and a config directory.
 type site struct {
-	env    *testenv.Env
-	url    string
-	orgID  string
-	email  string
-	secret string
-	dir    string
-	world  *fixture.World
+	env       *testenv.Env
+	url       string
+	partnerID string
+	orgID     string
+	email     string
+	secret    string
+	dir       string
+	world     *fixture.World
 }
 
 func newSite(t *testing.T, vars ...string) *site {
@@ -49,7 +54,7 @@ func newSite(t *testing.T, vars ...string) *site {
 	secret := fixture.EnrolTOTP(t, env, api, c.Token)
 	env.Clock.Advance(30 * time.Second) // the enrolment spent this step's code
 	w := &fixture.World{Env: env, API: api, Tokens: map[string]string{"admin": c.Token}}
-	return &site{env: env, url: fixture.Server(t, api).URL, orgID: o.ID, email: email, secret: secret,
+	return &site{env: env, url: fixture.Server(t, api).URL, partnerID: p.ID, orgID: o.ID, email: email, secret: secret,
 		dir: t.TempDir(), world: w}
 }
 
@@ -60,11 +65,43 @@ type result struct {
 
 // gale runs the command with stdin as its input and the site's config directory.
 func (s *site) gale(stdin string, args ...string) result {
+	return s.galeLines([]func(out, errOut string) string{func(string, string) string { return stdin }}, args...)
+}
+
+// galeLines runs the command with input produced as it is read: each
+// function gives the next piece when the one before is used up, from what
+// the command printed so far (a code from the secret it showed; a later code
+// after moving the clock, as a user waits for the next one).
+func (s *site) galeLines(lines []func(out, errOut string) string, args ...string) result {
 	var out, errOut bytes.Buffer
-	io := ioSet{in: strings.NewReader(stdin), out: &out, errOut: &errOut}
+	in := &lazyInput{next: func() (string, bool) {
+		if len(lines) == 0 {
+			return "", false
+		}
+		f := lines[0]
+		lines = lines[1:]
+		return f(out.String(), errOut.String()), true
+	}}
+	io := ioSet{in: in, out: &out, errOut: &errOut}
 	io.readPassword = io.line
 	code := run(context.Background(), append([]string{"--config-dir", s.dir}, args...), io)
 	return result{out: out.String(), err: errOut.String(), code: code}
+}
+
+type lazyInput struct {
+	buf  strings.Reader
+	next func() (string, bool)
+}
+
+func (l *lazyInput) Read(p []byte) (int, error) {
+	for l.buf.Len() == 0 {
+		s, ok := l.next()
+		if !ok {
+			return 0, io.EOF
+		}
+		l.buf.Reset(s)
+	}
+	return l.buf.Read(p)
 }
 
 func (s *site) login(t *testing.T) {
@@ -254,20 +291,23 @@ func TestEveryCommandHasHelpAndCompletion(t *testing.T) {
 	a := &app{}
 	root := a.root()
 	n := 0
-	for _, c := range root.Commands() {
-		paths := [][]string{{c.Name()}}
-		for _, sub := range c.Commands() {
-			paths = append(paths, []string{c.Name(), sub.Name()})
+	var walk func(path []string, c *cobra.Command)
+	walk = func(path []string, c *cobra.Command) {
+		r := s.gale("", append(path, "--help")...)
+		if r.code != 0 || !strings.Contains(r.out, "Usage:") {
+			t.Fatalf("%v --help: %+v", path, r)
 		}
-		for _, p := range paths {
-			r := s.gale("", append(p, "--help")...)
-			if r.code != 0 || !strings.Contains(r.out, "Usage:") {
-				t.Fatalf("%v --help: %+v", p, r)
-			}
-			n++
+		n++
+		for _, sub := range c.Commands() {
+			walk(append(slices.Clip(path), sub.Name()), sub)
 		}
 	}
-	if n < 19 { // login, keys and 4, devices and 2, webhooks and 3, pam and 3, audit and 1
+	for _, c := range root.Commands() {
+		walk([]string{c.Name()}, c)
+	}
+	// login, mfa and status, totp, enroll, keys and 4, devices and 2,
+	// webhooks and 3, pam and 3, audit and 1 (and completion's).
+	if n < 23 {
 		t.Fatalf("only %d commands", n)
 	}
 	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
@@ -275,4 +315,88 @@ func TestEveryCommandHasHelpAndCompletion(t *testing.T) {
 			t.Fatalf("completion %s: %q", sh, out[:min(len(out), 200)])
 		}
 	}
+}
+
+// The first hour (issue 35): a user without a second factor signs in, is
+// refused key creation with what to do next, enrols TOTP through gale, is
+// still refused until a new sign-in, and the sign-in's code from the
+// enrolment's 30 s is refused as used and asked again.
+func TestMFATOTPEnrollThenLoginAgain(t *testing.T) {
+	s := newSite(t)
+	email := "new-" + uuid.NewString()[:8] + "@example.com"
+	fixture.User(t, s.env, fixture.Member{Email: email, Password: password, Scope: authz.ScopeOrg,
+		PartnerID: s.partnerID, OrgID: s.orgID, RoleID: role.OrgAdminID})
+	ok(t, s.gale(password+"\n", "login", "--api-url", s.url, "--email", email))
+	if out := ok(t, s.gale("", "mfa", "status")); !strings.Contains(out, "off") {
+		t.Fatalf("status before enrolling: %q", out)
+	}
+	r := s.gale("", "keys", "create", "--name", "sync")
+	refused(t, r, "403 MFA_REQUIRED: MFA required")
+	for _, want := range []string{"hint: Enrol TOTP", "`gale mfa totp enroll` (once), then `gale login` again"} {
+		if !strings.Contains(r.err, want) {
+			t.Fatalf("refusal %q does not say %q", r.err, want)
+		}
+	}
+
+	refused(t, s.gale("000000\n", "mfa", "totp", "enroll"), "400 bad_request: Invalid MFA code")
+	var secret string
+	code := func(_, errOut string) string {
+		_, rest, _ := strings.Cut(errOut[strings.LastIndex(errOut, "otpauth URI"):], "secret:")
+		secret = strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0])
+		return fixture.TOTPCode(t, s.env, secret) + "\n"
+	}
+	r = s.galeLines([]func(string, string) string{code}, "mfa", "totp", "enroll")
+	out := ok(t, r)
+	if !strings.Contains(r.err, "otpauth://totp/Gale:") || !strings.Contains(out, "TOTP enabled") ||
+		len(regexp.MustCompile(`(?m)^  [A-Z0-9]{4}-[A-Z0-9]{4}$`).FindAllString(out, -1)) != 10 ||
+		!strings.Contains(r.err, "run `gale login` again") {
+		t.Fatalf("enroll printed %q / %q", out, r.err)
+	}
+	refused(t, s.gale("", "mfa", "totp", "enroll"), "409 conflict: TOTP is already enabled")
+	var st struct {
+		MFAEnabled bool `json:"mfaEnabled"`
+		SessionMFA bool `json:"sessionMfa"`
+	}
+	decode(t, ok(t, s.gale("", "mfa", "status", "--json")), &st)
+	if !st.MFAEnabled || st.SessionMFA {
+		t.Fatalf("status after enrolling: %+v", st)
+	}
+	refused(t, s.gale("", "keys", "create", "--name", "sync"), "403 MFA_REQUIRED")
+
+	// Signing in again within the enrolment's step: its code is refused as
+	// used; gale says to wait and asks again.
+	used := func(string, string) string { return fixture.TOTPCode(t, s.env, secret) + "\n" }
+	next := func(string, string) string {
+		s.env.Clock.Advance(30 * time.Second)
+		return fixture.TOTPCode(t, s.env, secret) + "\n"
+	}
+	r = s.galeLines([]func(string, string) string{func(string, string) string { return password + "\n" }, used, next},
+		"login", "--email", email)
+	ok(t, r)
+	if !strings.Contains(r.err, "That code was already used (each code works once): wait for the next code") ||
+		strings.Count(r.err, "TOTP code: ") != 2 {
+		t.Fatalf("login prompts %q", r.err)
+	}
+	decode(t, ok(t, s.gale("", "mfa", "status", "--json")), &st)
+	if !st.MFAEnabled || !st.SessionMFA {
+		t.Fatalf("status after the new sign-in: %+v", st)
+	}
+	ok(t, s.gale("", "keys", "create", "--name", "sync"))
+}
+
+func TestEnrollmentKeys(t *testing.T) {
+	s := newSite(t)
+	s.login(t)
+	var k struct{ Key string }
+	decode(t, ok(t, s.gale("", "--json", "enrollment-keys", "create", "--name", "laptops", "--max-usage", "2")), &k)
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(k.Key) {
+		t.Fatalf("key %q", k.Key)
+	}
+	// An agent enrols with it: the first step of a device, and of a PAM request.
+	fixture.Expect(t, s.world.Enroll(t, k.Key, "ws-09"), http.StatusCreated)
+	if out := ok(t, s.gale("", "devices", "list")); !strings.Contains(out, "ws-09") {
+		t.Fatalf("devices %q", out)
+	}
+	refused(t, s.gale("", "enrollment-keys", "create", "--name", "x", "--org", uuid.NewString()), "404 not_found")
+	refused(t, s.gale("", "enrollment-keys", "create", "--name", "x", "--site", "nope"), "--site: invalid UUID")
 }

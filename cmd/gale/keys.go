@@ -82,7 +82,11 @@ func (a *app) keysCreate() *cobra.Command {
 				}
 				orgID = me.JSON200.User.OrgId
 			}
-			body := client.ApiKeyCreateRequest{OrgId: *orgID, Name: name, Scopes: &scopes}
+			body := client.ApiKeyCreateRequest{OrgId: *orgID, Name: name}
+			if len(scopes) > 0 {
+				// No --scopes: the field is left out (the API's default), not null.
+				body.Scopes = &scopes
+			}
 			if rate > 0 {
 				body.RateLimit = &rate
 			}

@@ -40,7 +40,13 @@ func (a *app) loginCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// SignIn asks again only after the API refused the code as
+			// already used (client.CodeUsed): say so, and wait for the next.
+			asked := 0
 			totp := func(context.Context) (string, error) {
+				if asked++; asked > 1 {
+					fmt.Fprintln(a.io.errOut, "That code was already used (each code works once): wait for the next code, then enter it.")
+				}
 				fmt.Fprint(a.io.errOut, "TOTP code: ")
 				return a.io.line()
 			}

@@ -96,16 +96,41 @@ func run(ctx context.Context, args []string, s ioSet) int {
 	}
 	if err != nil {
 		fmt.Fprintln(s.errOut, "gale:", err)
+		explain(s.errOut, err)
 		return 1
 	}
 	return 0
+}
+
+// explain prints, under a refusal, what the API says to do next: the
+// permission or scope missing, the hint, where to enrol a second factor.
+func explain(w io.Writer, err error) {
+	var e *client.APIError
+	if !errors.As(err, &e) {
+		return
+	}
+	switch {
+	case len(e.AnyOf) > 0:
+		fmt.Fprintln(w, "  missing permission: one of", strings.Join(e.AnyOf, ", "))
+	case e.Required != "":
+		fmt.Fprintln(w, "  missing permission:", e.Required)
+	}
+	if e.Hint != "" {
+		fmt.Fprintln(w, "  hint:", e.Hint)
+	}
+	switch {
+	case e.Code == "MFA_REQUIRED":
+		fmt.Fprintln(w, "  with gale: `gale mfa totp enroll` (once), then `gale login` again")
+	case e.EnrollURL != "":
+		fmt.Fprintln(w, "  with gale: `gale mfa totp enroll`")
+	}
 }
 
 func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gale",
 		Short:         "Gale's command-line tool",
-		Long:          "gale signs in to a Gale API and manages API keys, devices, webhooks, PAM requests and audit exports.",
+		Long:          "gale signs in to a Gale API, enrols TOTP and manages API keys, devices, webhooks, PAM requests and audit exports.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -114,7 +139,7 @@ func (a *app) root() *cobra.Command {
 	f.StringVar(&a.apiKey, "api-key", "", "authenticate with this API key (default: GALE_API_KEY) instead of the login's tokens")
 	f.StringVar(&a.configDir, "config-dir", "", "where credentials are kept (default: <user config dir>/gale)")
 	f.BoolVar(&a.json, "json", false, "print JSON instead of a table")
-	root.AddCommand(a.loginCmd(), a.keysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
+	root.AddCommand(a.loginCmd(), a.mfaCmd(), a.keysCmd(), a.enrollmentKeysCmd(), a.devicesCmd(), a.webhooksCmd(), a.pamCmd(), a.auditCmd())
 	return root
 }
 

@@ -3,8 +3,11 @@ package mfa
 import "github.com/gale-rmm/gale/shared/fault"
 
 // Errors of the MFA routes. The spec gives no texts for these; each says what to
-// do next. Wrong, replayed and spent codes share one answer, so a guess learns
-// nothing about why it failed.
+// do next. Wrong, replayed and spent codes share one message, so a guess learns
+// nothing about why it failed; only a TOTP code already used adds
+// codeUsedHint (issue 35: right after enrolling, the app still shows the code
+// the enrolment spent). That tells a caller only that an old code was right:
+// replay protection stands, and a spent step says nothing of the next one.
 var (
 	// ErrTwoFactorOff answers the factor routes when ENABLE_2FA=false.
 	ErrTwoFactorOff = fault.Forbidden("Two-factor authentication is disabled on this server")
@@ -27,3 +30,7 @@ var (
 	ErrSMSNotEnabled    = fault.BadRequest("SMS MFA is not enabled for this account")
 	ErrRace             = fault.Conflict("MFA settings changed at the same time; try again").WithCode(fault.CodeRaceLost)
 )
+
+// codeUsedHint is the details of ErrLoginCode and ErrCode for a TOTP code
+// already used: each code is accepted once, so the next one is needed.
+var codeUsedHint = map[string]any{"hint": "this code was already used: wait for the next code"}

@@ -213,6 +213,17 @@ func expectError(t *testing.T, res fixture.Response, status int, msg string) map
 	return b
 }
 
+// usedHint checks the hint of a refused code: present exactly when the code
+// was a TOTP code already used (a wrong code learns nothing more).
+func usedHint(t *testing.T, body map[string]any, want bool) {
+	t.Helper()
+	d, _ := body["details"].(map[string]any)
+	hint, _ := d["hint"].(string)
+	if want && hint != "this code was already used: wait for the next code" || !want && body["details"] != nil {
+		t.Fatalf("refusal %v: want a used-code hint %v", body, want)
+	}
+}
+
 func (w *world) profile(t *testing.T, uid string) *user.User {
 	t.Helper()
 	u, err := w.env.Users.Get(t.Context(), uid)
@@ -344,7 +355,9 @@ func TestTOTPSetupEnableLoginAndReplay(t *testing.T) {
 	// The code that enabled TOTP is spent: signing in within the same step fails.
 	fixture.Expect(t, w.post(t, "/logout", w.c.Token, nil), 200)
 	tok := w.tempToken(t, w.email, "totp")
-	expectError(t, w.verify(t, tok, w.code(t, s.Secret)), 401, "Invalid MFA code")
+	// The refusal says so (issue 35): the message stays, details.hint tells
+	// what to do.
+	usedHint(t, expectError(t, w.verify(t, tok, w.code(t, s.Secret)), 401, "Invalid MFA code"), true)
 
 	w.tick()
 	code := w.code(t, s.Secret)
@@ -362,7 +375,7 @@ func TestTOTPSetupEnableLoginAndReplay(t *testing.T) {
 	// The temp token is spent, and the same code on a fresh sign-in is a replay.
 	expectError(t, w.verify(t, tok, code), 401, "Invalid or expired MFA token")
 	tok2 := w.tempToken(t, w.email, "totp")
-	expectError(t, w.verify(t, tok2, code), 401, "Invalid MFA code")
+	usedHint(t, expectError(t, w.verify(t, tok2, code), 401, "Invalid MFA code"), true)
 	w.tick()
 	signedIn(t, w.verify(t, tok2, w.code(t, s.Secret)))
 }
@@ -449,8 +462,8 @@ func TestVerifyRefusals(t *testing.T) {
 	t.Run("wrong and malformed codes", func(t *testing.T) {
 		w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 		tok := w.tempToken(t, w.email, "totp")
-		expectError(t, w.verify(t, tok, "000000"), 401, "Invalid MFA code")
-		expectError(t, w.verify(t, tok, "ZZZZ-ZZZZ"), 401, "Invalid MFA code")
+		usedHint(t, expectError(t, w.verify(t, tok, "000000"), 401, "Invalid MFA code"), false)
+		usedHint(t, expectError(t, w.verify(t, tok, "ZZZZ-ZZZZ"), 401, "Invalid MFA code"), false)
 		expectError(t, w.verify(t, tok, "not a code"), 401, "Invalid MFA code")
 		// A failed attempt does not spend the temp token.
 		signedIn(t, w.verify(t, tok, w.code(t, secret)))
@@ -579,8 +592,8 @@ func TestRotateRecoveryCodes(t *testing.T) {
 	if len(out.RecoveryCodes) != 10 || out.RecoveryCodes[0] == old[0] {
 		t.Fatalf("rotate = %v", out.RecoveryCodes)
 	}
-	// The TOTP code was spent by the rotation.
-	expectError(t, w.post(t, "/mfa/recovery-codes", w.c.Token, map[string]string{"code": code}), 400, "Invalid MFA code")
+	// The TOTP code was spent by the rotation; an authenticated route hints too.
+	usedHint(t, expectError(t, w.post(t, "/mfa/recovery-codes", w.c.Token, map[string]string{"code": code}), 400, "Invalid MFA code"), true)
 	w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 	if recs := w.audits(t, "auth.mfa.recovery_codes.rotate"); len(recs) != 1 {
 		t.Fatalf("audit = %+v", recs)

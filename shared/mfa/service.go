@@ -466,6 +466,8 @@ type proof struct {
 	step  int64
 	index int
 	hash  string
+	// used: a refused TOTP code was the code of a step already accepted.
+	used bool
 }
 
 func (p proof) kindOr(def string) string {
@@ -476,14 +478,18 @@ func (p proof) kindOr(def string) string {
 }
 
 // verify counts an attempt against u's MFAVerify limit, then checks code
-// (check); a wrong, replayed or spent code answers wrong.
-func (s *Service) verify(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error), wrong error) (proof, error) {
+// (check); a wrong, replayed or spent code answers wrong, a TOTP code already
+// used with the hint to wait for the next one.
+func (s *Service) verify(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error), wrong *fault.Error) (proof, error) {
 	if err := s.Limits.Allow(ctx, ratelimit.MFAVerify, u.ID); err != nil {
 		return proof{}, err
 	}
 	pr, ok, err := s.check(ctx, u, code, sms)
 	if err != nil {
 		return proof{}, err
+	}
+	if !ok && pr.used {
+		return proof{}, wrong.WithDetails(codeUsedHint)
 	}
 	if !ok {
 		return proof{}, wrong
@@ -493,10 +499,12 @@ func (s *Service) verify(ctx context.Context, u *user.User, code string, sms fun
 
 // check verifies code against u's factors: six digits against the TOTP secret,
 // then against the SMS code last sent (sms loads it, only when needed); anything
-// else as a recovery code. ok is false for a wrong, replayed or spent code.
+// else as a recovery code. ok is false for a wrong, replayed or spent code; the
+// proof's used tells a TOTP code of a step already accepted.
 func (s *Service) check(ctx context.Context, u *user.User, code string, sms func() (*codeItem, error)) (proof, bool, error) {
 	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
 	if isDigits(code, codeDigits) {
+		var used bool
 		if u.TOTPEnrolled() {
 			sec, err := s.Box.Open(u.MFASecret, totpContext(u.ID))
 			if err != nil {
@@ -506,18 +514,23 @@ func (s *Service) check(ctx context.Context, u *user.User, code string, sms func
 			if err != nil || ok {
 				return proof{kind: methodTOTP, step: step}, ok, err
 			}
+			// Refused; it is the code of a step already spent when it matches
+			// with no step excluded (the window's steps are all > 0).
+			if _, used, err = matchTOTP(string(sec), code, s.Clock.Now(), 0); err != nil {
+				return proof{}, false, err
+			}
 		}
 		if u.SMSEnrolled() {
 			it, err := sms()
 			if err != nil || it == nil {
-				return proof{}, false, err
+				return proof{used: used}, false, err
 			}
 			h := s.hasher().hash(methodSMS, u.ID, code)
 			if sameCode(it.CodeHash, h) {
 				return proof{kind: methodSMS, hash: h}, true, nil
 			}
 		}
-		return proof{}, false, nil
+		return proof{used: used}, false, nil
 	}
 	n, ok := normalizeRecovery(code)
 	if !ok {
