@@ -82,7 +82,7 @@ func serve(t *testing.T) string {
 	port := freePort(t)
 	prefix := fmt.Sprintf("docs-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PORT="+port, "TABLE_NAME="+prefix, "AWS_REGION=us-east-1",
+	cmd.Env = append(os.Environ(), "PORT="+port, "TABLE_NAME="+prefix, "AWS_REGION=us-east-1", "GALE_LOCAL_DIR="+t.TempDir(),
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
 	logs, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
 	if err != nil {
@@ -230,10 +230,12 @@ func TestReferencePageRendersOffline(t *testing.T) {
 	}
 	// The document is rendered once the sidebar lists its tags.
 	if err := waitFor(ctx, `[...document.querySelectorAll('button')].some(b => (b.innerText||'').includes('Group - Health'))`); err != nil {
-		mu.Lock()
-		defer mu.Unlock()
+		// The page is read before taking mu: the listener that chromedp.Run
+		// waits on takes mu too.
 		var text string
 		_ = chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate(`document.body.innerHTML.slice(0, 2000)`, &text))
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("the page did not render the document: %v\nconsole: %s\nbody: %s", err, strings.Join(problems, "\n"), text)
 	}
 	// Every tag of the document is rendered: the sidebar has a group for each.
