@@ -5,31 +5,34 @@ import (
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/fault"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// visible reports whether p may see r: a system role of a scope the caller works
-// in, or a custom role of an owner the caller can reach.
-func visible(p *authz.Principal, r *Role) bool {
-	if r.IsSystem {
-		switch p.Scope {
-		case authz.ScopeSystem:
-			return true
-		case authz.ScopePartner:
-			return r.Scope == authz.ScopePartner || r.Scope == authz.ScopeOrg
-		case authz.ScopeOrg:
-			return r.Scope == authz.ScopeOrg
-		}
-		return false
+// shared reports whether p may see r, a role no organization owns: a system
+// role of a scope the caller works in, or a partner's role of the caller's
+// partner. An organization's role is decided by find through tenant.Find.
+func shared(p *authz.Principal, r *Role) bool {
+	if !r.IsSystem {
+		return r.PartnerID != nil && p.CanAccessPartner(*r.PartnerID)
 	}
-	switch {
-	case r.OrgID != nil:
-		return p.CanAccessOrg(authz.Org{ID: *r.OrgID, PartnerID: r.OrgPartnerID})
-	case r.PartnerID != nil:
-		return p.CanAccessPartner(*r.PartnerID)
+	switch p.Scope {
+	case authz.ScopeSystem:
+		return true
+	case authz.ScopePartner:
+		return r.Scope == authz.ScopePartner || r.Scope == authz.ScopeOrg
+	case authz.ScopeOrg:
+		return r.Scope == authz.ScopeOrg
 	}
 	return false
 }
+
+// orgRole is an organization's role as a record of that organization
+// (tenant.Owned), so its reach is decided where every record's is.
+type orgRole struct{ r *Role }
+
+// Owner is the organization that owns the role.
+func (o orgRole) Owner() authz.Org { return authz.Org{ID: *o.r.OrgID, PartnerID: o.r.OrgPartnerID} }
 
 // authorizeRole opens the methods that act on one role: it requires perm and
 // full partner access of the caller, then loads role id as they see it.
@@ -58,18 +61,28 @@ func (s *Service) load(ctx context.Context, p *authz.Principal, id string) (*Rol
 }
 
 // find reads role id for p: unknown and invisible roles are both ErrNotFound.
+// A role is read by id from GSI1 whoever asks (role ids are global); an
+// organization's role then goes through tenant.Find, the one read-by-id,
+// which decides the organization's reach on the role already read (no
+// second read).
 func (s *Service) find(ctx context.Context, p *authz.Principal, id string) (*Role, error) {
 	r, err := s.Roles.ByID(ctx, id)
-	if IsNotFound(err) {
+	switch {
+	case IsNotFound(err):
 		return nil, ErrNotFound
+	case err != nil:
+		return nil, err
+	case r.OrgID == nil && !shared(p, r):
+		return nil, ErrNotFound
+	case r.OrgID == nil:
+		return r, nil
 	}
+	read := func(context.Context, string) (orgRole, error) { return orgRole{r}, nil }
+	o, err := tenant.Find(ctx, p, id, func(ctx context.Context, _, id string) (orgRole, error) { return read(ctx, id) }, read, ErrNotFound)
 	if err != nil {
 		return nil, err
 	}
-	if !visible(p, r) {
-		return nil, ErrNotFound
-	}
-	return r, nil
+	return o.r, nil
 }
 
 // systemRole returns system role id from its definition.

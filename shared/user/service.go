@@ -438,7 +438,7 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 	if err != nil {
 		return RoleInfo{}, err
 	}
-	if !r.IsSystem && !roleVisible(p, r) {
+	if !r.IsSystem && !roleVisible(ctx, p, r) {
 		return RoleInfo{}, ErrRoleNotFound
 	}
 	if (r.IsSystem && r.Scope != t.Scope) || (!r.IsSystem && (t.RoleOwner() == "" || r.Owner != t.RoleOwner())) {
@@ -458,16 +458,29 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 }
 
 // roleVisible reports whether p may see custom role r at all (as the roles
-// routes decide it): a role of an organization p can access or of p's partner.
-func roleVisible(p *authz.Principal, r RoleInfo) bool {
-	if id, ok := store.OrgOf(r.Owner); ok {
-		return p.CanAccessOrg(authz.Org{ID: id, PartnerID: r.PartnerID})
-	}
+// routes decide it): a role of p's partner, or of an organization p reaches,
+// which tenant.Find decides on the role already read (no second read).
+func roleVisible(ctx context.Context, p *authz.Principal, r RoleInfo) bool {
 	if id, ok := store.PartnerOf(r.Owner); ok {
 		return p.CanAccessPartner(id)
 	}
-	return false
+	id, ok := store.OrgOf(r.Owner)
+	if !ok {
+		return false
+	}
+	read := func(context.Context, string) (orgRole, error) {
+		return orgRole{authz.Org{ID: id, PartnerID: r.PartnerID}}, nil
+	}
+	_, err := tenant.Find(ctx, p, r.ID, func(ctx context.Context, _, id string) (orgRole, error) { return read(ctx, id) }, read, ErrRoleNotFound)
+	return err == nil
 }
+
+// orgRole is an organization's custom role as a record of that organization
+// (tenant.Owned).
+type orgRole struct{ org authz.Org }
+
+// Owner is the organization that owns the role.
+func (o orgRole) Owner() authz.Org { return o.org }
 
 // InviteInput is the body of POST /users/invite: the organization body
 // (siteIds, deviceGroupIds) or the partner body (orgAccess, orgIds), with orgId
