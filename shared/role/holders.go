@@ -27,7 +27,9 @@ type Holder struct {
 // role where the caller reads it, and their total: a custom role's holders in
 // its owner, a system role's in the caller's own tenant (as userCount counts
 // them), so another tenant's users never appear. Profiles are read for the page
-// only, in one batch (limit is at most 100).
+// only, in one batch (limit is at most 100). It pages in memory, not on
+// tenant.List: it is one role's holders (GSI2 ROLEUSERS#<id>), never a list
+// of organization-owned rows across the caller's reach.
 func (s *Service) Holders(ctx context.Context, id string, page, limit int) ([]Holder, int, error) {
 	p, r, err := s.authorizeRole(ctx, authz.UsersRead, id)
 	if err != nil {
