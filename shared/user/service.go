@@ -149,13 +149,11 @@ func (t Target) membershipKey(userID string) store.KeyRef {
 	return MembershipKey(userID, t.Scope, t.PartnerID, t.OrgID)
 }
 
-// target resolves where p administers users: partner callers need full
-// organization access; orgId names an organization for partner and system
-// callers (404 when out of reach); organization callers act in their own.
+// target resolves where p (in a tenant, or the system: authz.RequireTenant)
+// administers users: partner callers need full organization access; orgId
+// names an organization for partner and system callers (404 when out of
+// reach); organization callers act in their own.
 func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) (Target, error) {
-	if p.Scope == authz.ScopeNone || (p.Scope == authz.ScopePartner && p.PartnerID == "") || (p.Scope == authz.ScopeOrg && p.OrgID == "") {
-		return Target{}, authz.ErrContextRequired
-	}
 	if err := p.RequireFullPartnerAccess(); err != nil {
 		return Target{}, err
 	}
@@ -186,9 +184,10 @@ func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) 
 	return Target{}, authz.ErrContextRequired
 }
 
-// admin opens every administration method: perm, then the target scope.
+// admin opens every administration method: perm and a tenant context
+// (authz.RequireTenant), then the target scope.
 func (s *Service) admin(ctx context.Context, perm authz.Permission, orgID string) (*authz.Principal, Target, error) {
-	p, err := authz.Require(ctx, perm)
+	p, err := authz.RequireTenant(ctx, perm)
 	if err != nil {
 		return nil, Target{}, err
 	}
