@@ -62,11 +62,8 @@ func permissionStrings(f fault.Fields, ps []authz.Permission) []string {
 // Create makes a custom role of the caller's partner or organization (or of the
 // organization a partner or system caller names).
 func (s *Service) Create(ctx context.Context, in CreateInput) (*View, error) {
-	p, err := authz.Require(ctx, authz.UsersWrite)
+	p, err := authz.RequireTenant(ctx, authz.UsersWrite, authz.NeedUnrestricted)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.RequireUnrestricted(); err != nil {
 		return nil, err
 	}
 	o, err := s.writeOwner(ctx, p, in.OrgID)
@@ -303,7 +300,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Clone copies a visible role's effective permissions (and Force MFA) into a new
 // custom role of the caller's partner or organization.
 func (s *Service) Clone(ctx context.Context, id, name string) (*View, error) {
-	p, err := authz.Require(ctx, authz.UsersWrite)
+	p, err := authz.RequireTenant(ctx, authz.UsersWrite)
 	if err != nil {
 		return nil, err
 	}

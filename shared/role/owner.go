@@ -49,7 +49,9 @@ func (o owner) stamp(r *Role) {
 }
 
 // ownerFor resolves where a caller creates or lists roles: the organization they
-// name (partner and system callers), or their own partner or organization.
+// name (partner and system callers), or their own partner or organization. Its
+// callers opened with authz.RequireTenant, so p acts in a tenant or is the
+// system, which names an organization (the system scope is no owner).
 func (s *Service) ownerFor(ctx context.Context, p *authz.Principal, orgID string) (owner, error) {
 	if err := p.RequireFullPartnerAccess(); err != nil {
 		return owner{}, err
@@ -59,9 +61,6 @@ func (s *Service) ownerFor(ctx context.Context, p *authz.Principal, orgID string
 	}
 	switch p.Scope {
 	case authz.ScopeOrg:
-		if p.OrgID == "" {
-			return owner{}, authz.ErrContextRequired
-		}
 		if orgID != "" && orgID != p.OrgID {
 			return owner{}, ErrOrgNotFound
 		}

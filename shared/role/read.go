@@ -46,7 +46,7 @@ func (s *Service) userCount(ctx context.Context, p *authz.Principal, r *Role) (i
 // roles by name, each with the number of the owner's users holding it. orgID is
 // for partner and system callers (the OrgIdQuery parameter).
 func (s *Service) List(ctx context.Context, orgID string) ([]View, error) {
-	p, err := authz.Require(ctx, authz.UsersRead)
+	p, err := authz.RequireTenant(ctx, authz.UsersRead)
 	if err != nil {
 		return nil, err
 	}
