@@ -34,7 +34,6 @@ var ownHandlers = map[string]int{
 	"session/handler.go":  1,
 	"signin/handler.go":   11,
 	"sso/handler.go":      3,
-	"user/handler.go":     3,
 	"webhook/dlq.go":      4,
 	"webhook/handler.go":  2,
 }

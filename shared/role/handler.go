@@ -135,6 +135,12 @@ type deleted struct {
 	Success bool `json:"success"`
 }
 
+// list pages in memory (httpapi.NewList), not on tenant.List: it is the list
+// of one owner (a partner's own roles or one organization's), headed by the
+// system roles of its scope, which live in code order and in no list index;
+// it never spans the organizations of a caller's reach, which is what the
+// list indexes (GSI3/GSI4) and tenant.List serve. Each role's userCount needs
+// the owner's every membership, so the whole list is read in any case.
 func (h *Handler) list(r *http.Request) (httpapi.List[View], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {
@@ -216,6 +222,9 @@ func (h *Handler) users(r *http.Request) (httpapi.List[Holder], error) {
 		Pagination: httpapi.Pagination{Page: pg.Page, Limit: pg.Limit, Total: total}}, nil
 }
 
+// effective pages in memory: it is one role's permissions along its chain
+// (at most MaxDepth roles, each permission of the catalogue at most once per
+// role), computed from the chain, not a tenant's rows.
 func (h *Handler) effective(r *http.Request) (httpapi.List[Grant], error) {
 	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
 	if err != nil {

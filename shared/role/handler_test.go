@@ -35,7 +35,7 @@ const (
 	hSystemAdmin = "system admin"
 )
 
-// httpWorld is the service world (P1 with A and B, P2 with C) served over HTTP
+// httpWorld is the service world (partner X with A and B, Y with C) served over HTTP
 // with one signed-in caller per case.
 type httpWorld struct {
 	*world
@@ -49,13 +49,13 @@ func newHTTPWorld(t *testing.T) *httpWorld {
 	w := &httpWorld{world: newWorld(t), tokens: map[string]string{}, userIDs: map[string]string{}}
 	w.api = fixture.API(t, w.env, "roles")
 	for name, m := range map[string]fixture.Member{
-		hAAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.p1.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID},
-		hAAdminBare:  {Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: role.OrgAdminID},
-		hAViewer:     {Scope: authz.ScopeOrg, PartnerID: w.p1.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID},
-		hBAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.p1.ID, OrgID: w.b.ID, RoleID: role.OrgAdminID},
-		hP1Admin:     {Scope: authz.ScopePartner, PartnerID: w.p1.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true},
-		hP1Selected:  {Scope: authz.ScopePartner, PartnerID: w.p1.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.a.ID}, TOTP: true},
-		hP2Admin:     {Scope: authz.ScopePartner, PartnerID: w.p2.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true},
+		hAAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgAdminID},
+		hAAdminBare:  {Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID},
+		hAViewer:     {Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: role.OrgViewerID},
+		hBAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.B.ID, RoleID: role.OrgAdminID},
+		hP1Admin:     {Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true},
+		hP1Selected:  {Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.A.ID}, TOTP: true},
+		hP2Admin:     {Scope: authz.ScopePartner, PartnerID: w.PY.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true},
 		hSystemAdmin: {Scope: authz.ScopeSystem, RoleID: role.SystemAdminID},
 	} {
 		c := fixture.User(t, w.env, m)
@@ -159,7 +159,7 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 	var helpdesk roleJSON
 	res.Decode(t, &helpdesk)
 	if helpdesk.ID == "" || helpdesk.Name != "Helpdesk" || helpdesk.Description != "First line" || helpdesk.IsSystem ||
-		helpdesk.Scope != "organization" || helpdesk.OrgID == nil || *helpdesk.OrgID != w.a.ID ||
+		helpdesk.Scope != "organization" || helpdesk.OrgID == nil || *helpdesk.OrgID != w.A.ID ||
 		helpdesk.ParentRoleID == nil || *helpdesk.ParentRoleID != role.OrgViewerID || len(helpdesk.Permissions) != 2 {
 		t.Fatalf("created role: %s", res.Body)
 	}
@@ -172,7 +172,7 @@ func TestHTTPRoleLifecycle(t *testing.T) {
 		t.Fatalf("get: %+v", got)
 	}
 	holder := fixture.User(t, w.env, fixture.Member{Email: "holder@example.com", Name: "Holder", Scope: authz.ScopeOrg,
-		OrgID: w.a.ID, RoleID: helpdesk.ID, RoleOwner: role.OrgOwner(w.a.ID)})
+		OrgID: w.A.ID, RoleID: helpdesk.ID, RoleOwner: role.OrgOwner(w.A.ID)})
 	fixture.Expect(t, w.do(t, hAAdmin, http.MethodGet, byID, nil, 4), http.StatusOK).Decode(t, &got)
 	if got.UserCount != 1 {
 		t.Fatalf("userCount %d, want 1", got.UserCount)
@@ -467,36 +467,36 @@ func TestHTTPTenancy(t *testing.T) {
 	if ids := listIDs(t, w.do(t, hBAdmin, http.MethodGet, rolesURL, nil, 5)); slices.Contains(ids, aRole.ID) {
 		t.Fatal("organization B lists A's role")
 	}
-	wantError(t, w.do(t, hBAdmin, http.MethodGet, rolesURL+"?orgId="+w.a.ID, nil, 0), http.StatusNotFound, "Organization not found")
+	wantError(t, w.do(t, hBAdmin, http.MethodGet, rolesURL+"?orgId="+w.A.ID, nil, 0), http.StatusNotFound, "Organization not found")
 	// B cannot make A's role its parent either.
 	wantError(t, w.do(t, hBAdmin, http.MethodPost, rolesURL, map[string]any{"name": "Sub", "parentRoleId": aRole.ID}, 0),
 		http.StatusNotFound, "Role not found")
 
 	// Partner 2 sees nothing of partner 1's organizations.
 	wantError(t, w.do(t, hP2Admin, http.MethodGet, byID, nil, 0), http.StatusNotFound, "Role not found")
-	wantError(t, w.do(t, hP2Admin, http.MethodGet, rolesURL+"?orgId="+w.a.ID, nil, 3), http.StatusNotFound, "Organization not found")
-	wantError(t, w.do(t, hP2Admin, http.MethodPost, rolesURL, map[string]any{"name": "X", "orgId": w.a.ID}, 0),
+	wantError(t, w.do(t, hP2Admin, http.MethodGet, rolesURL+"?orgId="+w.A.ID, nil, 3), http.StatusNotFound, "Organization not found")
+	wantError(t, w.do(t, hP2Admin, http.MethodPost, rolesURL, map[string]any{"name": "X", "orgId": w.A.ID}, 0),
 		http.StatusNotFound, "Organization not found")
 	if ids := listIDs(t, w.do(t, hP2Admin, http.MethodGet, rolesURL, nil, 5)); slices.Contains(ids, aRole.ID) {
 		t.Fatal("partner 2 lists A's role")
 	}
 
 	// Partner 1 (full access) addresses A with orgId; without it, its own partner roles.
-	ids := listIDs(t, w.do(t, hP1Admin, http.MethodGet, rolesURL+"?orgId="+w.a.ID, nil, 6))
+	ids := listIDs(t, w.do(t, hP1Admin, http.MethodGet, rolesURL+"?orgId="+w.A.ID, nil, 6))
 	if !slices.Contains(ids, aRole.ID) || !slices.Contains(ids, role.OrgAdminID) || slices.Contains(ids, role.PartnerAdminID) {
 		t.Fatalf("partner 1 list of A: %v", ids)
 	}
 	wantInvalid(t, w.do(t, hP1Admin, http.MethodGet, rolesURL+"?orgId=nope", nil, 0), "orgId")
 	fixture.Expect(t, w.do(t, hP1Admin, http.MethodGet, byID, nil, 4), http.StatusOK)
 	var inA, own roleJSON
-	fixture.Expect(t, w.do(t, hP1Admin, http.MethodPost, rolesURL, map[string]any{"name": "From partner", "orgId": w.a.ID}, 4),
+	fixture.Expect(t, w.do(t, hP1Admin, http.MethodPost, rolesURL, map[string]any{"name": "From partner", "orgId": w.A.ID}, 4),
 		http.StatusCreated).Decode(t, &inA)
-	if inA.OrgID == nil || *inA.OrgID != w.a.ID || inA.Scope != "organization" {
+	if inA.OrgID == nil || *inA.OrgID != w.A.ID || inA.Scope != "organization" {
 		t.Fatalf("partner-made role of A: %+v", inA)
 	}
 	fixture.Expect(t, w.do(t, hP1Admin, http.MethodPost, rolesURL, map[string]any{"name": "Partner role"}, 3),
 		http.StatusCreated).Decode(t, &own)
-	if own.PartnerID == nil || *own.PartnerID != w.p1.ID || own.OrgID != nil || own.Scope != "partner" {
+	if own.PartnerID == nil || *own.PartnerID != w.PX.ID || own.OrgID != nil || own.Scope != "partner" {
 		t.Fatalf("partner role: %+v", own)
 	}
 	ids = listIDs(t, w.do(t, hP1Admin, http.MethodGet, rolesURL, nil, 5))
@@ -510,7 +510,7 @@ func TestHTTPTenancy(t *testing.T) {
 	}
 
 	// The system administrator reaches any organization.
-	if ids := listIDs(t, w.do(t, hSystemAdmin, http.MethodGet, rolesURL+"?orgId="+w.a.ID, nil, 6)); !slices.Contains(ids, aRole.ID) {
+	if ids := listIDs(t, w.do(t, hSystemAdmin, http.MethodGet, rolesURL+"?orgId="+w.A.ID, nil, 6)); !slices.Contains(ids, aRole.ID) {
 		t.Fatalf("system list of A: %v", ids)
 	}
 
@@ -577,8 +577,8 @@ func TestHTTPCustomRoleForceMFA(t *testing.T) {
 		t.Fatalf("child's own forceMfa: %+v", child)
 	}
 	holder := func(roleID string, totp bool) string {
-		return fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.p1.ID, OrgID: w.a.ID,
-			RoleID: roleID, RoleOwner: role.OrgOwner(w.a.ID), TOTP: totp}).Token
+		return fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID,
+			RoleID: roleID, RoleOwner: role.OrgOwner(w.A.ID), TOTP: totp}).Token
 	}
 	bare, inherits, enrolled := holder(locked.ID, false), holder(child.ID, false), holder(locked.ID, true)
 	wantEnrol := func(tok string) {
@@ -628,7 +628,7 @@ func TestHTTPCustomRoleForceMFA(t *testing.T) {
 	wantInvalid(t, w.do(t, hAAdmin, http.MethodPost, rolesURL, map[string]any{"name": "Typed", "forceMfa": 1}, 0), "forceMfa")
 
 	// Both changes are audited with the value they set.
-	recs, err := audit.List(context.Background(), w.env.Store, audit.Tenant(w.a.ID, ""), 50)
+	recs, err := audit.List(context.Background(), w.env.Store, audit.Tenant(w.A.ID, ""), 50)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,21 +29,18 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// world is two partners: P1 owns organizations A and B, P2 owns C.
+// world is the fixture's tenants (partner X owns organizations A and B,
+// partner Y owns C) with the roles service.
 type world struct {
-	env     *testenv.Env
-	svc     *role.Service
-	p1, p2  tenant.Partner
-	a, b, c tenant.Organization
+	fixture.Tenants
+	env *testenv.Env
+	svc *role.Service
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	w := &world{env: env}
-	w.p1, w.p2 = fixture.Partner(t, env, "P1"), fixture.Partner(t, env, "P2")
-	w.a, w.b = fixture.Org(t, env, w.p1.ID, "A"), fixture.Org(t, env, w.p1.ID, "B")
-	w.c = fixture.Org(t, env, w.p2.ID, "C")
+	w := &world{Tenants: fixture.NewTenants(t, env), env: env}
 	w.svc = &role.Service{St: env.Store, Roles: env.Roles, Users: env.Users, Orgs: tenant.Store{St: env.Store}}
 	return w
 }
@@ -117,14 +114,14 @@ func mustCreate(t *testing.T, svc *role.Service, ctx context.Context, in role.Cr
 func TestInheritanceGivesEffectivePermissionsWithSources(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := orgCaller(w.a, role.OrgAdminID)
+	ctx := orgCaller(w.A, role.OrgAdminID)
 	base := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Base", ParentRoleID: ptr(role.OrgViewerID),
 		Permissions: []authz.Permission{authz.AlertsAck, authz.DevicesRead}})
 	mid := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Mid", ParentRoleID: &base.ID,
 		Permissions: []authz.Permission{authz.ScriptsExecute}})
 	leaf := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Leaf", ParentRoleID: &mid.ID,
 		Permissions: []authz.Permission{authz.DevicesExecute}})
-	if leaf.Scope != authz.ScopeOrg || leaf.OrgID == nil || *leaf.OrgID != w.a.ID || leaf.PartnerID != nil || leaf.IsSystem {
+	if leaf.Scope != authz.ScopeOrg || leaf.OrgID == nil || *leaf.OrgID != w.A.ID || leaf.PartnerID != nil || leaf.IsSystem {
 		t.Fatalf("leaf owner: %+v", leaf.Role)
 	}
 
@@ -158,7 +155,7 @@ func TestInheritanceGivesEffectivePermissionsWithSources(t *testing.T) {
 	}
 
 	// A user holding Leaf signs in with the whole chain's permissions.
-	u := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: leaf.ID, RoleOwner: role.OrgOwner(w.a.ID)})
+	u := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: leaf.ID, RoleOwner: role.OrgOwner(w.A.ID)})
 	claims, err := w.env.Sessions.Signer.Verify(u.Token)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +177,7 @@ func TestInheritanceGivesEffectivePermissionsWithSources(t *testing.T) {
 func TestCircularInheritanceIsRefused(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := orgCaller(w.a, role.OrgAdminID)
+	ctx := orgCaller(w.A, role.OrgAdminID)
 	a := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "A"})
 	b := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "B"})
 
@@ -207,7 +204,7 @@ func TestCircularInheritanceIsRefused(t *testing.T) {
 func TestInheritanceDepthIsBounded(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := orgCaller(w.a, role.OrgAdminID)
+	ctx := orgCaller(w.A, role.OrgAdminID)
 	var parent *string
 	for i := 1; i <= role.MaxDepth; i++ {
 		v := mustCreate(t, w.svc, ctx, role.CreateInput{Name: fmt.Sprintf("L%d", i), ParentRoleID: parent})
@@ -220,8 +217,8 @@ func TestInheritanceDepthIsBounded(t *testing.T) {
 func TestSystemRolesAreImmutable(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	org := orgCaller(w.a, role.OrgAdminID)
-	partner := partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll)
+	org := orgCaller(w.A, role.OrgAdminID)
+	partner := partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll)
 
 	_, err := w.svc.Update(org, role.OrgAdminID, role.UpdateInput{Name: ptr("Mine now")})
 	wantErr(t, err, role.ErrModifySystem)
@@ -245,7 +242,7 @@ func TestSystemRolesAreImmutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clone.IsSystem || clone.OrgID == nil || *clone.OrgID != w.a.ID || clone.ParentRoleID != nil {
+	if clone.IsSystem || clone.OrgID == nil || *clone.OrgID != w.A.ID || clone.ParentRoleID != nil {
 		t.Fatalf("clone: %+v", clone.Role)
 	}
 	if !authz.NewSet(clone.Permissions...).Has(authz.AuditExport) || len(clone.Permissions) != len(systemSet(role.OrgAdminID)) {
@@ -259,7 +256,7 @@ func TestSystemRolesAreImmutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !pclone.ForceMFA || !slices.Contains(pclone.Permissions, authz.AdminAll) || pclone.PartnerID == nil || *pclone.PartnerID != w.p1.ID {
+	if !pclone.ForceMFA || !slices.Contains(pclone.Permissions, authz.AdminAll) || pclone.PartnerID == nil || *pclone.PartnerID != w.PX.ID {
 		t.Fatalf("partner clone: %+v %v", pclone.Role, pclone.Permissions)
 	}
 	_, err = w.svc.Clone(org, role.PartnerAdminID, "Stolen")
@@ -269,10 +266,10 @@ func TestSystemRolesAreImmutable(t *testing.T) {
 func TestDeleteIsBlockedByHoldersAndChildren(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := orgCaller(w.a, role.OrgAdminID)
+	ctx := orgCaller(w.A, role.OrgAdminID)
 	parent := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Parent", Permissions: []authz.Permission{authz.DevicesRead}})
 	child := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Child", ParentRoleID: &parent.ID})
-	holder := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: parent.ID, RoleOwner: role.OrgOwner(w.a.ID)})
+	holder := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: parent.ID, RoleOwner: role.OrgOwner(w.A.ID)})
 
 	blocked := func(users, children int) {
 		t.Helper()
@@ -287,7 +284,7 @@ func TestDeleteIsBlockedByHoldersAndChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocked(1, 0)
-	k := user.MembershipKey(holder.UserID, authz.ScopeOrg, "", w.a.ID)
+	k := user.MembershipKey(holder.UserID, authz.ScopeOrg, "", w.A.ID)
 	if err := w.env.Store.Do(context.Background(), store.Delete(k.PK, k.SK)); err != nil {
 		t.Fatal(err)
 	}
@@ -304,14 +301,14 @@ func TestDeleteIsBlockedByHoldersAndChildren(t *testing.T) {
 func TestRoleNamesAreUniquePerOwner(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := orgCaller(w.a, role.OrgAdminID)
+	a := orgCaller(w.A, role.OrgAdminID)
 	mustCreate(t, w.svc, a, role.CreateInput{Name: "Ops"})
 	_, err := w.svc.Create(a, role.CreateInput{Name: "  ops "})
 	wantErr(t, err, role.ErrNameTaken)
 
 	// Other owners have their own names.
-	mustCreate(t, w.svc, orgCaller(w.b, role.OrgAdminID), role.CreateInput{Name: "Ops"})
-	mustCreate(t, w.svc, partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll), role.CreateInput{Name: "Ops"})
+	mustCreate(t, w.svc, orgCaller(w.B, role.OrgAdminID), role.CreateInput{Name: "Ops"})
+	mustCreate(t, w.svc, partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll), role.CreateInput{Name: "Ops"})
 
 	dev := mustCreate(t, w.svc, a, role.CreateInput{Name: "Dev"})
 	_, err = w.svc.Update(a, dev.ID, role.UpdateInput{Name: ptr("OPS")})
@@ -354,12 +351,12 @@ func TestRoleNamesAreUniquePerOwner(t *testing.T) {
 func TestTenancy(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := orgCaller(w.a, role.OrgAdminID)
+	a := orgCaller(w.A, role.OrgAdminID)
 	secret := mustCreate(t, w.svc, a, role.CreateInput{Name: "Secret", Permissions: []authz.Permission{authz.DevicesRead}})
 
 	for name, ctx := range map[string]context.Context{
-		"org B":         orgCaller(w.b, role.OrgAdminID),
-		"other partner": partnerCaller(w.p2, role.PartnerAdminID, authz.OrgAccessAll),
+		"org B":         orgCaller(w.B, role.OrgAdminID),
+		"other partner": partnerCaller(w.PY, role.PartnerAdminID, authz.OrgAccessAll),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := w.svc.Get(ctx, secret.ID)
@@ -373,13 +370,13 @@ func TestTenancy(t *testing.T) {
 			wantErr(t, err, role.ErrNotFound)
 			_, err = w.svc.Create(ctx, role.CreateInput{Name: "Child", ParentRoleID: &secret.ID})
 			wantErr(t, err, role.ErrNotFound)
-			_, err = w.svc.Create(ctx, role.CreateInput{OrgID: w.a.ID, Name: "Planted"})
+			_, err = w.svc.Create(ctx, role.CreateInput{OrgID: w.A.ID, Name: "Planted"})
 			wantErr(t, err, role.ErrOrgNotFound)
-			_, err = w.svc.List(ctx, w.a.ID)
+			_, err = w.svc.List(ctx, w.A.ID)
 			wantErr(t, err, role.ErrOrgNotFound)
 		})
 	}
-	bList, err := w.svc.List(orgCaller(w.b, role.OrgAdminID), "")
+	bList, err := w.svc.List(orgCaller(w.B, role.OrgAdminID), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,18 +391,18 @@ func TestTenancy(t *testing.T) {
 	}
 
 	// Partner P1 (all organizations) and the system see it.
-	for _, ctx := range []context.Context{partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll), sysCaller()} {
+	for _, ctx := range []context.Context{partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll), sysCaller()} {
 		if _, err := w.svc.Get(ctx, secret.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	// A role the caller can see but that belongs to another owner is no parent.
-	partner := partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll)
+	partner := partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll)
 	prole := mustCreate(t, w.svc, partner, role.CreateInput{Name: "Partner role"})
-	_, err = w.svc.Create(partner, role.CreateInput{OrgID: w.a.ID, Name: "Mixed", ParentRoleID: &prole.ID})
+	_, err = w.svc.Create(partner, role.CreateInput{OrgID: w.A.ID, Name: "Mixed", ParentRoleID: &prole.ID})
 	wantField(t, err, "parentRoleId")
-	_, err = w.svc.Create(partner, role.CreateInput{OrgID: w.a.ID, Name: "Mixed", ParentRoleID: ptr(role.PartnerViewerID)})
+	_, err = w.svc.Create(partner, role.CreateInput{OrgID: w.A.ID, Name: "Mixed", ParentRoleID: ptr(role.PartnerViewerID)})
 	wantField(t, err, "parentRoleId")
 	_, err = w.svc.Create(a, role.CreateInput{Name: "Mixed", ParentRoleID: ptr(role.PartnerViewerID)})
 	wantErr(t, err, role.ErrNotFound)
@@ -416,18 +413,18 @@ func TestTenancy(t *testing.T) {
 func TestPartnerAccess(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	secret := mustCreate(t, w.svc, orgCaller(w.a, role.OrgAdminID), role.CreateInput{Name: "In A"})
+	secret := mustCreate(t, w.svc, orgCaller(w.A, role.OrgAdminID), role.CreateInput{Name: "In A"})
 
 	for name, ctx := range map[string]context.Context{
-		"selected": partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessSelected, w.a.ID),
-		"none":     partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessNone),
+		"selected": partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessSelected, w.A.ID),
+		"none":     partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessNone),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := w.svc.Create(ctx, role.CreateInput{Name: "Nope"})
 			wantErr(t, err, authz.ErrFullPartnerAccess)
-			_, err = w.svc.Create(ctx, role.CreateInput{OrgID: w.a.ID, Name: "Nope"})
+			_, err = w.svc.Create(ctx, role.CreateInput{OrgID: w.A.ID, Name: "Nope"})
 			wantErr(t, err, authz.ErrFullPartnerAccess)
-			_, err = w.svc.List(ctx, w.a.ID)
+			_, err = w.svc.List(ctx, w.A.ID)
 			wantErr(t, err, authz.ErrFullPartnerAccess)
 			_, err = w.svc.Get(ctx, secret.ID)
 			wantErr(t, err, authz.ErrFullPartnerAccess)
@@ -439,20 +436,20 @@ func TestPartnerAccess(t *testing.T) {
 		})
 	}
 
-	all := partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll)
+	all := partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll)
 	pr := mustCreate(t, w.svc, all, role.CreateInput{Name: "Partner ops"})
-	if pr.Scope != authz.ScopePartner || pr.PartnerID == nil || *pr.PartnerID != w.p1.ID || pr.OrgID != nil {
+	if pr.Scope != authz.ScopePartner || pr.PartnerID == nil || *pr.PartnerID != w.PX.ID || pr.OrgID != nil {
 		t.Fatalf("partner role owner: %+v", pr.Role)
 	}
-	or := mustCreate(t, w.svc, all, role.CreateInput{OrgID: w.a.ID, Name: "Org ops", ParentRoleID: ptr(role.OrgTechnicianID)})
-	if or.Scope != authz.ScopeOrg || or.OrgID == nil || *or.OrgID != w.a.ID {
+	or := mustCreate(t, w.svc, all, role.CreateInput{OrgID: w.A.ID, Name: "Org ops", ParentRoleID: ptr(role.OrgTechnicianID)})
+	if or.Scope != authz.ScopeOrg || or.OrgID == nil || *or.OrgID != w.A.ID {
 		t.Fatalf("org role owner: %+v", or.Role)
 	}
 	// Org A's admin sees the role the partner made for A.
-	if _, err := w.svc.Get(orgCaller(w.a, role.OrgAdminID), or.ID); err != nil {
+	if _, err := w.svc.Get(orgCaller(w.A, role.OrgAdminID), or.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.svc.Create(all, role.CreateInput{OrgID: w.c.ID, Name: "Elsewhere"})
+	_, err := w.svc.Create(all, role.CreateInput{OrgID: w.C.ID, Name: "Elsewhere"})
 	wantErr(t, err, role.ErrOrgNotFound)
 	_, err = w.svc.Create(all, role.CreateInput{OrgID: uuid.NewString(), Name: "Nowhere"})
 	wantErr(t, err, role.ErrOrgNotFound)
@@ -468,8 +465,8 @@ func TestContextAndPermissions(t *testing.T) {
 	wantErr(t, err, authz.ErrContextRequired)
 	_, err = w.svc.Clone(sys, role.OrgViewerID, "Floating")
 	wantErr(t, err, authz.ErrContextRequired)
-	v := mustCreate(t, w.svc, sys, role.CreateInput{OrgID: w.c.ID, Name: "By the system"})
-	if v.OrgID == nil || *v.OrgID != w.c.ID {
+	v := mustCreate(t, w.svc, sys, role.CreateInput{OrgID: w.C.ID, Name: "By the system"})
+	if v.OrgID == nil || *v.OrgID != w.C.ID {
 		t.Fatalf("system-made role owner: %+v", v.Role)
 	}
 
@@ -480,15 +477,15 @@ func TestContextAndPermissions(t *testing.T) {
 	_, err = w.svc.List(noScope, "")
 	wantErr(t, err, authz.ErrContextRequired)
 
-	_, err = w.svc.Create(orgCaller(w.a, role.OrgTechnicianID), role.CreateInput{Name: "x"})
+	_, err = w.svc.Create(orgCaller(w.A, role.OrgTechnicianID), role.CreateInput{Name: "x"})
 	wantErr(t, err, authz.ErrForbidden)
-	_, err = w.svc.List(orgCaller(w.a, role.OrgViewerID), "")
+	_, err = w.svc.List(orgCaller(w.A, role.OrgViewerID), "")
 	wantErr(t, err, authz.ErrForbidden)
-	wantErr(t, w.svc.Delete(partnerCaller(w.p1, role.PartnerTechnicianID, authz.OrgAccessAll), v.ID), authz.ErrForbidden)
+	wantErr(t, w.svc.Delete(partnerCaller(w.PX, role.PartnerTechnicianID, authz.OrgAccessAll), v.ID), authz.ErrForbidden)
 	_, err = w.svc.Effective(context.Background(), v.ID)
 	wantErr(t, err, authz.ErrUnauthenticated)
 
-	key := as(&authz.Principal{Kind: authz.KindAPIKey, APIKeyID: "k", Scope: authz.ScopeOrg, OrgID: w.a.ID,
+	key := as(&authz.Principal{Kind: authz.KindAPIKey, APIKeyID: "k", Scope: authz.ScopeOrg, OrgID: w.A.ID,
 		KeyScopes: []string{"users:read"}, Perms: systemSet(role.OrgAdminID)})
 	if _, err := w.svc.List(key, ""); err != nil {
 		t.Fatal(err)
@@ -500,7 +497,7 @@ func TestContextAndPermissions(t *testing.T) {
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := orgCaller(w.a, role.OrgAdminID)
+	a := orgCaller(w.A, role.OrgAdminID)
 	for _, c := range []struct {
 		in   role.CreateInput
 		path string
@@ -520,9 +517,9 @@ func TestValidation(t *testing.T) {
 	// *:* only from a holder of *:*, directly or through a parent.
 	_, err := w.svc.Create(a, role.CreateInput{Name: "God", Permissions: []authz.Permission{authz.AdminAll}})
 	wantErr(t, err, role.ErrWildcard)
-	padmin := partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll)
+	padmin := partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll)
 	god := mustCreate(t, w.svc, padmin, role.CreateInput{Name: "God", Permissions: []authz.Permission{authz.AdminAll}})
-	puser := as(&authz.Principal{Scope: authz.ScopePartner, PartnerID: w.p1.ID, OrgAccess: authz.OrgAccessAll,
+	puser := as(&authz.Principal{Scope: authz.ScopePartner, PartnerID: w.PX.ID, OrgAccess: authz.OrgAccessAll,
 		Perms: authz.NewSet(authz.UsersRead, authz.UsersWrite)})
 	_, err = w.svc.Create(puser, role.CreateInput{Name: "Heir", ParentRoleID: ptr(role.PartnerAdminID)})
 	wantErr(t, err, role.ErrWildcard)
@@ -569,7 +566,7 @@ func TestValidation(t *testing.T) {
 func TestUpdateChangesFieldsAndParents(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := orgCaller(w.a, role.OrgAdminID)
+	a := orgCaller(w.A, role.OrgAdminID)
 	p1 := mustCreate(t, w.svc, a, role.CreateInput{Name: "P1"})
 	p2 := mustCreate(t, w.svc, a, role.CreateInput{Name: "P2"})
 	r := mustCreate(t, w.svc, a, role.CreateInput{Name: "R", ParentRoleID: &p1.ID})
@@ -621,7 +618,7 @@ func TestUpdateChangesFieldsAndParents(t *testing.T) {
 func TestConcurrentReparentCannotCloseACycle(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx := orgCaller(w.a, role.OrgAdminID)
+	ctx := orgCaller(w.A, role.OrgAdminID)
 	a := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "A"})
 	b := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "B"})
 	for round := range 6 {
@@ -657,13 +654,13 @@ func TestConcurrentReparentCannotCloseACycle(t *testing.T) {
 func TestListWithUserCounts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := orgCaller(w.a, role.OrgAdminID)
+	a := orgCaller(w.A, role.OrgAdminID)
 	zeta := mustCreate(t, w.svc, a, role.CreateInput{Name: "zeta"})
 	alpha := mustCreate(t, w.svc, a, role.CreateInput{Name: "Alpha"})
-	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: role.OrgAdminID})
-	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: role.OrgAdminID})
-	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: alpha.ID, RoleOwner: role.OrgOwner(w.a.ID)})
-	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.b.ID, RoleID: role.OrgAdminID}) // another org
+	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
+	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
+	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: alpha.ID, RoleOwner: role.OrgOwner(w.A.ID)})
+	fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.B.ID, RoleID: role.OrgAdminID}) // another org
 
 	ctx, calls := store.WithCalls(a)
 	list, err := w.svc.List(ctx, "")
@@ -691,7 +688,7 @@ func TestListWithUserCounts(t *testing.T) {
 		t.Fatalf("Alpha: %+v, %v", v, err)
 	}
 
-	partner := partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll)
+	partner := partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll)
 	mustCreate(t, w.svc, partner, role.CreateInput{Name: "Partner custom"})
 	plist, err := w.svc.List(partner, "")
 	if err != nil {
@@ -704,7 +701,7 @@ func TestListWithUserCounts(t *testing.T) {
 	if !slices.Equal(names, []string{"Partner Admin", "Partner Technician", "Partner Viewer", "Partner custom"}) {
 		t.Fatalf("partner list %v", names)
 	}
-	olist, err := w.svc.List(partner, w.a.ID)
+	olist, err := w.svc.List(partner, w.A.ID)
 	if err != nil || len(olist) != 5 {
 		t.Fatalf("partner's list of A: %d roles, %v", len(olist), err)
 	}
@@ -713,7 +710,7 @@ func TestListWithUserCounts(t *testing.T) {
 func TestChangesAreAudited(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	p := &authz.Principal{Scope: authz.ScopeOrg, OrgID: w.a.ID, Perms: systemSet(role.OrgAdminID), Email: "admin@example.com"}
+	p := &authz.Principal{Scope: authz.ScopeOrg, OrgID: w.A.ID, Perms: systemSet(role.OrgAdminID), Email: "admin@example.com"}
 	ctx := as(p)
 	tick := func() { w.env.Clock.Advance(time.Second) } // records sort by time
 	r := mustCreate(t, w.svc, ctx, role.CreateInput{Name: "Audited"})
@@ -735,7 +732,7 @@ func TestChangesAreAudited(t *testing.T) {
 	_, err = w.svc.Create(ctx, role.CreateInput{Name: "Audited copy"})
 	wantErr(t, err, role.ErrNameTaken)
 
-	recs, err := audit.List(context.Background(), w.env.Store, audit.Tenant(w.a.ID, ""), 50)
+	recs, err := audit.List(context.Background(), w.env.Store, audit.Tenant(w.A.ID, ""), 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -752,8 +749,8 @@ func TestChangesAreAudited(t *testing.T) {
 		t.Fatalf("audit %v, want %v", got, want)
 	}
 
-	pr := mustCreate(t, w.svc, partnerCaller(w.p1, role.PartnerAdminID, authz.OrgAccessAll), role.CreateInput{Name: "P"})
-	precs, err := audit.List(context.Background(), w.env.Store, audit.Tenant("", w.p1.ID), 10)
+	pr := mustCreate(t, w.svc, partnerCaller(w.PX, role.PartnerAdminID, authz.OrgAccessAll), role.CreateInput{Name: "P"})
+	precs, err := audit.List(context.Background(), w.env.Store, audit.Tenant("", w.PX.ID), 10)
 	if err != nil || len(precs) != 1 || precs[0].Action != "role.create" || precs[0].ResourceID != pr.ID {
 		t.Fatalf("partner audit: %+v, %v", precs, err)
 	}
@@ -762,7 +759,7 @@ func TestChangesAreAudited(t *testing.T) {
 func TestCallBudgets(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	a := as(&authz.Principal{Scope: authz.ScopeOrg, OrgID: w.a.ID, PartnerID: w.p1.ID, Perms: systemSet(role.OrgAdminID)})
+	a := as(&authz.Principal{Scope: authz.ScopeOrg, OrgID: w.A.ID, PartnerID: w.PX.ID, Perms: systemSet(role.OrgAdminID)})
 	for _, c := range []struct {
 		name   string
 		budget int

@@ -24,6 +24,11 @@ type (
 		OrgAccess      valid.Opt[string]   `json:"orgAccess"`
 		OrgIDs         valid.Opt[[]string] `json:"orgIds"`
 	}
+	// assignBody is the body of POST /users/:id/role.
+	assignBody struct {
+		OrgID  string `json:"orgId"`
+		RoleID string `json:"roleId"`
+	}
 )
 
 // Handler serves /api/v1/users.
@@ -37,13 +42,13 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: httpapi.Call(http.StatusOK, h.me)},
 		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/me", Access: httpapi.User, Enrol: true, Handle: httpapi.CallBody(http.StatusOK, h.updateMe)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.list)},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/roles", Access: httpapi.User, Handle: h.roles},
+		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/roles", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.roles)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/invite", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusCreated, h.invite)},
 		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/resend-invite", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.resend)},
 		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.get)},
-		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: h.update},
+		httpapi.Route{Method: http.MethodPatch, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.update)},
 		httpapi.Route{Method: http.MethodDelete, Path: "/api/v1/users/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.remove)},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/{id}/role", Access: httpapi.User, Handle: h.assignRole},
+		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/users/{id}/role", Access: httpapi.User, Handle: httpapi.CallBody(http.StatusOK, h.assignRole)},
 	)
 }
 
@@ -64,6 +69,14 @@ func (h *Handler) updateMe(r *http.Request, b profileBody) (*User, error) {
 	return u, nil
 }
 
+// The two lists below page in memory (httpapi.NewList), not on tenant.List:
+// each is the list of one tenant (a partner's own staff or roles, or one
+// organization's), never rows of several organizations across a caller's
+// reach, which is what the list indexes (GSI3/GSI4) and tenant.List serve.
+// Members are ordered by e-mail, which lives on the account (the profile) and
+// changes there, not on the membership row an index would hold, so a page is
+// cut after the tenant's profiles are read.
+
 func (h *Handler) list(r *http.Request) (httpapi.List[Member], error) {
 	pg, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
@@ -76,17 +89,18 @@ func (h *Handler) list(r *http.Request) (httpapi.List[Member], error) {
 	return httpapi.NewList(ms, pg), nil
 }
 
-func (h *Handler) roles(w http.ResponseWriter, r *http.Request) error {
+// roles answers the roles assignable in one tenant: the built-in roles of its
+// scope (code) and its own custom roles.
+func (h *Handler) roles(r *http.Request) (httpapi.List[RoleInfo], error) {
 	pg, err := httpapi.ParsePage(r, 50, 100)
 	if err != nil {
-		return err
+		return httpapi.List[RoleInfo]{}, err
 	}
 	rs, err := h.Svc.RolesInScope(r.Context(), r.URL.Query().Get("orgId"))
 	if err != nil {
-		return err
+		return httpapi.List[RoleInfo]{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.NewList(rs, pg))
-	return nil
+	return httpapi.NewList(rs, pg), nil
 }
 
 func (h *Handler) get(r *http.Request) (*Member, error) {
@@ -101,24 +115,15 @@ func (h *Handler) resend(r *http.Request, in ResendInput) (*Resent, error) {
 	return h.Svc.ResendInvite(r.Context(), in)
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
-	var b updateBody
-	if err := httpapi.Decode(r, &b); err != nil {
-		return err
-	}
+func (h *Handler) update(r *http.Request, b updateBody) (*Member, error) {
 	f := fault.Fields{}
 	in := UpdateInput{OrgID: b.OrgID, Name: b.Name.NotNull(f, "name", "a string"), Status: b.Status.NotNull(f, "status", "a string"),
 		SiteIDs: b.SiteIDs.NotNull(f, "siteIds", "an array"), DeviceGroupIDs: b.DeviceGroupIDs.NotNull(f, "deviceGroupIds", "an array"),
 		OrgAccess: b.OrgAccess.NotNull(f, "orgAccess", "a string"), OrgIDs: b.OrgIDs.NotNull(f, "orgIds", "an array")}
 	if err := f.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	m, err := h.Svc.Update(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return h.Svc.Update(r.Context(), r.PathValue("id"), in)
 }
 
 func (h *Handler) remove(r *http.Request) (map[string]any, error) {
@@ -128,18 +133,6 @@ func (h *Handler) remove(r *http.Request) (map[string]any, error) {
 	return map[string]any{"success": true}, nil
 }
 
-func (h *Handler) assignRole(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		OrgID  string `json:"orgId"`
-		RoleID string `json:"roleId"`
-	}
-	if err := httpapi.Decode(r, &in); err != nil {
-		return err
-	}
-	m, err := h.Svc.AssignRole(r.Context(), r.PathValue("id"), in.OrgID, in.RoleID)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, m)
-	return nil
+func (h *Handler) assignRole(r *http.Request, b assignBody) (*Member, error) {
+	return h.Svc.AssignRole(r.Context(), r.PathValue("id"), b.OrgID, b.RoleID)
 }

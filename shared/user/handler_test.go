@@ -45,13 +45,15 @@ import (
 
 const strongPassword = "Tangerine-Kettle-42!"
 
+// world is the fixture's tenants (partner X with organizations A and B,
+// partner Y with C) served over HTTP, with admins of A and C, a member of A
+// and an admin of partner X.
 type world struct {
+	fixture.Tenants
 	env          *testenv.Env
 	do           func(method, path, token string, body any) fixture.Response
-	partner      tenant.Partner
-	orgA, orgB   tenant.Organization
 	adminA       fixture.Caller
-	adminB       fixture.Caller
+	adminC       fixture.Caller
 	memberA      fixture.Caller
 	partnerAdmin fixture.Caller
 }
@@ -60,17 +62,14 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
 	h := fixture.API(t, env, "users", "auth")
-	w := &world{env: env}
+	w := &world{Tenants: fixture.NewTenants(t, env), env: env}
 	w.do = func(method, path, token string, body any) fixture.Response {
 		return fixture.Do(t, h, fixture.Request{Method: method, Path: path, Token: token, Body: body, RemoteAddr: "198.51.100.7:1234"})
 	}
-	w.partner = fixture.Partner(t, env, "Acme MSP")
-	w.orgA = fixture.Org(t, env, w.partner.ID, "Org A")
-	w.orgB = fixture.Org(t, env, fixture.Partner(t, env, "Other MSP").ID, "Org B")
-	w.adminA = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID})
-	w.adminB = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgB.ID, RoleID: role.OrgAdminID})
-	w.memberA = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgViewerID, Password: strongPassword})
-	w.partnerAdmin = fixture.User(t, env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.partner.ID,
+	w.adminA = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
+	w.adminC = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.C.ID, RoleID: role.OrgAdminID})
+	w.memberA = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgViewerID, Password: strongPassword})
+	w.partnerAdmin = fixture.User(t, env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.PX.ID,
 		RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true, MFA: true})
 	return w
 }
@@ -128,13 +127,13 @@ func TestInvitePreviewAcceptLogin(t *testing.T) {
 
 	// The invited user is listed in A with status invited and cannot log in.
 	got := fixture.Expect(t, w.do("GET", "/api/v1/users/"+id, w.adminA.Token, nil), 200).JSON(t)
-	if got["status"] != "invited" || got["orgId"] != w.orgA.ID {
+	if got["status"] != "invited" || got["orgId"] != w.A.ID {
 		t.Fatalf("member %v", got)
 	}
 
 	prev := fixture.Expect(t, w.do("POST", "/api/v1/auth/invite/preview", "", map[string]any{"token": tok}), 200)
 	fixture.Budget(t, prev, 2)
-	if pv := prev.JSON(t); pv["email"] != email || pv["name"] != "New Person" || pv["scopeName"] != "Org A" {
+	if pv := prev.JSON(t); pv["email"] != email || pv["name"] != "New Person" || pv["scopeName"] != w.A.Name {
 		t.Fatalf("preview %v", pv)
 	}
 
@@ -146,7 +145,7 @@ func TestInvitePreviewAcceptLogin(t *testing.T) {
 	}
 	ab := acc.JSON(t)
 	access := ab["tokens"].(map[string]any)["accessToken"].(string)
-	if u := ab["user"].(map[string]any); u["status"] != "active" || u["orgId"] != w.orgA.ID || u["name"] != "Renamed Person" {
+	if u := ab["user"].(map[string]any); u["status"] != "active" || u["orgId"] != w.A.ID || u["name"] != "Renamed Person" {
 		t.Fatalf("accept user %v", u)
 	}
 	me := fixture.Expect(t, w.do("GET", "/api/v1/users/me", access, nil), 200).JSON(t)
@@ -199,7 +198,7 @@ func TestResendRevokesPreviousToken(t *testing.T) {
 	if e := errorOf(t, fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.adminA.Token, map[string]any{"userId": id}), 400)); e != "User is not awaiting an invitation" {
 		t.Fatalf("error %q", e)
 	}
-	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.adminB.Token, map[string]any{"userId": id}), 404)
+	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.adminC.Token, map[string]any{"userId": id}), 404)
 	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.adminA.Token, map[string]any{"userId": "nope"}), 400)
 	fixture.Expect(t, w.do("POST", "/api/v1/users/resend-invite", w.memberA.Token, map[string]any{"userId": id}), 403)
 }
@@ -214,7 +213,7 @@ func TestInviteConflictsAndExistingAccounts(t *testing.T) {
 	fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(w.memberA.Email, role.OrgViewerID)), 409)
 
 	// The same (still invited) address may join another organization: membership and a new token.
-	res := fixture.Expect(t, w.invite(t, w.adminB.Token, orgBody(email, role.OrgViewerID)), 201).JSON(t)
+	res := fixture.Expect(t, w.invite(t, w.adminC.Token, orgBody(email, role.OrgViewerID)), 201).JSON(t)
 	if res["status"] != "invited" || res["inviteEmailSent"] != true {
 		t.Fatalf("second scope %v", res)
 	}
@@ -226,7 +225,7 @@ func TestInviteConflictsAndExistingAccounts(t *testing.T) {
 	if res["id"] != reg.UserID || res["status"] != "invited" || res["name"] != "New Person" || res["inviteEmailSent"] != true {
 		t.Fatalf("existing account %v", res)
 	}
-	org, err := tenant.Store{St: w.env.Store}.Org(t.Context(), w.orgA.ID)
+	org, err := tenant.Store{St: w.env.Store}.Org(t.Context(), w.A.ID)
 	if err != nil || org.MemberCount != 4 { // adminA, memberA, dup, reg
 		t.Fatalf("member count %d %v", org.MemberCount, err)
 	}
@@ -234,7 +233,7 @@ func TestInviteConflictsAndExistingAccounts(t *testing.T) {
 
 func TestInviteValidation(t *testing.T) {
 	w := newWorld(t)
-	site := fixture.Site(t, w.env, w.orgA.ID, "HQ")
+	site := fixture.Site(t, w.env, w.A.ID, "HQ")
 	bad := []map[string]any{
 		{"email": "not-an-email", "name": "X", "roleId": role.OrgViewerID},
 		{"email": uniqueEmail("v"), "name": "", "roleId": role.OrgViewerID},
@@ -290,20 +289,20 @@ func customRole(t *testing.T, env *testenv.Env, orgID string, perms ...authz.Per
 func TestRoleAssignabilityAndEscalation(t *testing.T) {
 	w := newWorld(t)
 	// A custom role that may invite and read users, nothing else.
-	inviterRole := customRole(t, w.env, w.orgA.ID, authz.UsersInvite, authz.UsersRead, authz.UsersWrite)
-	inviter := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: inviterRole, RoleOwner: role.OrgOwner(w.orgA.ID)})
+	inviterRole := customRole(t, w.env, w.A.ID, authz.UsersInvite, authz.UsersRead, authz.UsersWrite)
+	inviter := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: inviterRole, RoleOwner: role.OrgOwner(w.A.ID)})
 
 	res := fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("esc"), role.OrgAdminID)), 403)
 	if errorOf(t, res) != "Cannot grant permissions you do not hold" {
 		t.Fatalf("escalation %s", res.Body)
 	}
 	// Their own role (or a weaker custom one) is fine.
-	weaker := customRole(t, w.env, w.orgA.ID, authz.UsersRead)
+	weaker := customRole(t, w.env, w.A.ID, authz.UsersRead)
 	fixture.Expect(t, w.invite(t, inviter.Token, orgBody(uniqueEmail("ok"), weaker)), 201)
 
 	// Another scope's system role: 403. Another tenant's custom role and unknown
 	// ids: 404, alike, so the other tenant's role is never revealed (see the OpenAPI document's conventions).
-	foreign := customRole(t, w.env, w.orgB.ID, authz.DevicesRead)
+	foreign := customRole(t, w.env, w.C.ID, authz.DevicesRead)
 	for _, rid := range []string{role.PartnerAdminID, role.SystemAdminID} {
 		if e := errorOf(t, fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(uniqueEmail("scope"), rid)), 403)); e != "Role cannot be assigned in this scope" {
 			t.Fatalf("role %s: %q", rid, e)
@@ -320,7 +319,7 @@ func TestRoleAssignabilityAndEscalation(t *testing.T) {
 	fixture.Expect(t, w.do("POST", path, inviter.Token, map[string]any{"roleId": role.OrgAdminID}), 403)
 	fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": foreign}), 404)
 	fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": "x"}), 400)
-	fixture.Expect(t, w.do("POST", path, w.adminB.Token, map[string]any{"roleId": role.OrgTechnicianID}), 404)
+	fixture.Expect(t, w.do("POST", path, w.adminC.Token, map[string]any{"roleId": role.OrgTechnicianID}), 404)
 	fixture.Expect(t, w.do("POST", path, w.memberA.Token, map[string]any{"roleId": role.OrgTechnicianID}), 403)
 	res = fixture.Expect(t, w.do("POST", path, w.adminA.Token, map[string]any{"roleId": role.OrgTechnicianID}), 200)
 	fixture.Budget(t, res, 5)
@@ -337,14 +336,14 @@ func TestRoleAssignabilityAndEscalation(t *testing.T) {
 
 func TestTenancyIsolation(t *testing.T) {
 	w := newWorld(t)
-	list := fixture.Expect(t, w.do("GET", "/api/v1/users", w.adminB.Token, nil), 200)
+	list := fixture.Expect(t, w.do("GET", "/api/v1/users", w.adminC.Token, nil), 200)
 	fixture.Budget(t, list, 4)
 	var page struct {
 		Data       []map[string]any `json:"data"`
 		Pagination map[string]any   `json:"pagination"`
 	}
 	list.Decode(t, &page)
-	if len(page.Data) != 1 || page.Data[0]["id"] != w.adminB.UserID || page.Pagination["total"] != float64(1) {
+	if len(page.Data) != 1 || page.Data[0]["id"] != w.adminC.UserID || page.Pagination["total"] != float64(1) {
 		t.Fatalf("B's list %s", list.Body)
 	}
 	a := fixture.Expect(t, w.do("GET", "/api/v1/users?limit=1&page=2", w.adminA.Token, nil), 200)
@@ -356,10 +355,10 @@ func TestTenancyIsolation(t *testing.T) {
 	fixture.Budget(t, one, 3)
 
 	id := "/api/v1/users/" + w.memberA.UserID
-	fixture.Expect(t, w.do("GET", id, w.adminB.Token, nil), 404)
-	fixture.Expect(t, w.do("PATCH", id, w.adminB.Token, map[string]any{"name": "x"}), 404)
-	fixture.Expect(t, w.do("DELETE", id, w.adminB.Token, nil), 404)
-	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.orgA.ID, w.adminB.Token, nil), 404)
+	fixture.Expect(t, w.do("GET", id, w.adminC.Token, nil), 404)
+	fixture.Expect(t, w.do("PATCH", id, w.adminC.Token, map[string]any{"name": "x"}), 404)
+	fixture.Expect(t, w.do("DELETE", id, w.adminC.Token, nil), 404)
+	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.A.ID, w.adminC.Token, nil), 404)
 	fixture.Expect(t, w.do("GET", "/api/v1/users/not-a-uuid", w.adminA.Token, nil), 400)
 	fixture.Expect(t, w.do("GET", "/api/v1/users/"+uuid.NewString(), w.adminA.Token, nil), 404)
 	fixture.Expect(t, w.do("GET", "/api/v1/users", w.memberA.Token, nil), 403)
@@ -369,23 +368,23 @@ func TestTenancyIsolation(t *testing.T) {
 func TestPartnerCallers(t *testing.T) {
 	w := newWorld(t)
 	// orgId addresses an organization of the partner.
-	res := fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.orgA.ID, w.partnerAdmin.Token, nil), 200)
+	res := fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.A.ID, w.partnerAdmin.Token, nil), 200)
 	fixture.Budget(t, res, 5)
 	if !strings.Contains(string(res.Body), w.adminA.UserID) {
 		t.Fatalf("partner's view of A %s", res.Body)
 	}
-	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.orgB.ID, w.partnerAdmin.Token, nil), 404)
+	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.C.ID, w.partnerAdmin.Token, nil), 404)
 	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId=bad", w.partnerAdmin.Token, nil), 400)
 	b := orgBody(uniqueEmail("porg"), role.OrgTechnicianID)
-	b["orgId"] = w.orgA.ID
+	b["orgId"] = w.A.ID
 	fixture.Expect(t, w.invite(t, w.partnerAdmin.Token, b), 201)
 
 	// Partner body: orgAccess selected needs orgIds of the partner.
 	pb := map[string]any{"email": uniqueEmail("tech"), "name": "Tech", "roleId": role.PartnerTechnicianID, "orgAccess": "selected"}
 	fixture.Expect(t, w.invite(t, w.partnerAdmin.Token, pb), 400)
-	pb["orgIds"] = []string{w.orgB.ID}
+	pb["orgIds"] = []string{w.C.ID}
 	fixture.Expect(t, w.invite(t, w.partnerAdmin.Token, pb), 400)
-	pb["orgIds"] = []string{w.orgA.ID}
+	pb["orgIds"] = []string{w.A.ID}
 	id := fixture.Expect(t, w.invite(t, w.partnerAdmin.Token, pb), 201).JSON(t)["id"].(string)
 	got := fixture.Expect(t, w.do("GET", "/api/v1/users/"+id, w.partnerAdmin.Token, nil), 200).JSON(t)
 	if got["orgAccess"] != "selected" || got["scope"] != "partner" {
@@ -399,9 +398,9 @@ func TestPartnerCallers(t *testing.T) {
 	fixture.Expect(t, w.invite(t, w.partnerAdmin.Token, map[string]any{"email": uniqueEmail("x"), "name": "N", "roleId": role.OrgViewerID}), 403)
 
 	// A partner user with selected access administers no users.
-	sel := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.partner.ID, RoleID: role.PartnerAdminID,
-		OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.orgA.ID}, TOTP: true})
-	if e := errorOf(t, fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.orgA.ID, sel.Token, nil), 403)); e != "Full partner organization access required" {
+	sel := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID,
+		OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.A.ID}, TOTP: true})
+	if e := errorOf(t, fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.A.ID, sel.Token, nil), 403)); e != "Full partner organization access required" {
 		t.Fatalf("error %q", e)
 	}
 	fixture.Expect(t, w.invite(t, sel.Token, b), 403)
@@ -412,7 +411,7 @@ func TestPartnerCallers(t *testing.T) {
 		t.Fatalf("error %q", e)
 	}
 	sys := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeSystem, RoleID: role.SystemAdminID})
-	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.orgB.ID, sys.Token, nil), 200)
+	fixture.Expect(t, w.do("GET", "/api/v1/users?orgId="+w.C.ID, sys.Token, nil), 200)
 }
 
 func TestContextRequired(t *testing.T) {
@@ -473,7 +472,7 @@ func TestRemoveMembership(t *testing.T) {
 	if _, err := w.env.Users.Get(t.Context(), w.memberA.UserID); err != nil {
 		t.Fatal(err)
 	}
-	org, _ := tenant.Store{St: w.env.Store}.Org(t.Context(), w.orgA.ID)
+	org, _ := tenant.Store{St: w.env.Store}.Org(t.Context(), w.A.ID)
 	if org.MemberCount != 1 {
 		t.Fatalf("member count %d", org.MemberCount)
 	}
@@ -509,12 +508,12 @@ func TestMeAndRoles(t *testing.T) {
 	fixture.Expect(t, w.do("GET", "/api/v1/users/me", "", nil), 401)
 
 	// Force MFA: a partner admin without TOTP may use /users/me but nothing else.
-	pa := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.partner.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
+	pa := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: w.PX.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
 	fixture.Expect(t, w.do("GET", "/api/v1/users/me", pa.Token, nil), 200)
 	fixture.Expect(t, w.do("PATCH", "/api/v1/users/me", pa.Token, map[string]any{"name": "PA"}), 200)
 	fixture.Expect(t, w.do("GET", "/api/v1/users", pa.Token, nil), 428)
 
-	custom := customRole(t, w.env, w.orgA.ID, authz.DevicesRead)
+	custom := customRole(t, w.env, w.A.ID, authz.DevicesRead)
 	roles := fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.adminA.Token, nil), 200)
 	fixture.Budget(t, roles, 3)
 	body := string(roles.Body)
@@ -534,7 +533,7 @@ func TestMeAndRoles(t *testing.T) {
 	if strings.Contains(body, role.PartnerAdminID) {
 		t.Fatalf("partner role offered to an organization: %s", body)
 	}
-	if strings.Contains(string(fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.adminB.Token, nil), 200).Body), custom) {
+	if strings.Contains(string(fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.adminC.Token, nil), 200).Body), custom) {
 		t.Fatal("org B sees org A's custom role")
 	}
 	fixture.Expect(t, w.do("GET", "/api/v1/users/roles", w.memberA.Token, nil), 403)
@@ -564,7 +563,7 @@ func TestAuditTrail(t *testing.T) {
 	fixture.Expect(t, w.do("POST", "/api/v1/users/"+w.memberA.UserID+"/role", w.adminA.Token, map[string]any{"roleId": role.OrgTechnicianID}), 200)
 	fixture.Expect(t, w.do("PATCH", "/api/v1/users/me", w.adminA.Token, map[string]any{"name": "Admin"}), 200)
 	fixture.Expect(t, w.do("DELETE", "/api/v1/users/"+id, w.adminA.Token, nil), 200)
-	recs, err := audit.List(t.Context(), w.env.Store, audit.Tenant(w.orgA.ID, ""), 50)
+	recs, err := audit.List(t.Context(), w.env.Store, audit.Tenant(w.A.ID, ""), 50)
 	if err != nil {
 		t.Fatal(err)
 	}

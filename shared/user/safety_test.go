@@ -22,7 +22,7 @@ import (
 func (w *world) victim(t *testing.T) fixture.Caller {
 	t.Helper()
 	return fixture.User(t, w.env, fixture.Member{Email: uniqueEmail("victim"), Name: "Victim Real Name",
-		Password: strongPassword, Scope: authz.ScopeOrg, OrgID: w.orgB.ID, RoleID: role.OrgViewerID})
+		Password: strongPassword, Scope: authz.ScopeOrg, OrgID: w.C.ID, RoleID: role.OrgViewerID})
 }
 
 func (w *world) profile(t *testing.T, id string) *user.User {
@@ -89,7 +89,7 @@ func TestAccountWideFieldsNeedEveryMembership(t *testing.T) {
 	if fixture.Expect(t, res, 403); errorOf(t, res) != user.ErrAccountWide.Message {
 		t.Fatalf("rename: %s", res.Body)
 	}
-	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminB.Token, map[string]any{"name": "Pwned"}), 403)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminC.Token, map[string]any{"name": "Pwned"}), 403)
 	got = fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+v.UserID, w.adminA.Token, map[string]any{"status": "disabled"}), 200).JSON(t)
 	if got["status"] != "disabled" {
 		t.Fatalf("suspended member shows %v", got["status"])
@@ -100,7 +100,7 @@ func TestAccountWideFieldsNeedEveryMembership(t *testing.T) {
 	}
 	// Organization B's session still works; B sees an active member.
 	fixture.Expect(t, w.do("GET", "/api/v1/users/me", v.Token, nil), 200)
-	if s := fixture.Expect(t, w.do("GET", "/api/v1/users/"+v.UserID, w.adminB.Token, nil), 200).JSON(t)["status"]; s != "active" {
+	if s := fixture.Expect(t, w.do("GET", "/api/v1/users/"+v.UserID, w.adminC.Token, nil), 200).JSON(t)["status"]; s != "active" {
 		t.Fatalf("B sees %v", s)
 	}
 	// A restores its own membership.
@@ -146,7 +146,7 @@ func TestInvitationsArePerScope(t *testing.T) {
 	email := uniqueEmail("twice")
 	fixture.Expect(t, w.invite(t, w.adminA.Token, orgBody(email, role.OrgViewerID)), 201)
 	first := tokens(t, email)[0]
-	fixture.Expect(t, w.invite(t, w.adminB.Token, orgBody(email, role.OrgViewerID)), 201)
+	fixture.Expect(t, w.invite(t, w.adminC.Token, orgBody(email, role.OrgViewerID)), 201)
 	fixture.Expect(t, w.do("POST", "/api/v1/auth/invite/preview", "", map[string]any{"token": first}), 200)
 	fixture.Expect(t, w.do("POST", "/api/v1/auth/accept-invite", "", map[string]any{"token": first, "password": strongPassword}), 200)
 	// B's invitation is still open for the now existing account.
@@ -156,9 +156,9 @@ func TestInvitationsArePerScope(t *testing.T) {
 // Finding 3: a user administrator acts only on members within its level.
 func TestNoActingAboveYourLevel(t *testing.T) {
 	w := newWorld(t)
-	rid := customRole(t, w.env, w.orgA.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)
-	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: rid,
-		RoleOwner: role.OrgOwner(w.orgA.ID)})
+	rid := customRole(t, w.env, w.A.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)
+	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: rid,
+		RoleOwner: role.OrgOwner(w.A.ID)})
 	for _, tc := range []struct{ method, path string }{
 		{"PATCH", "/api/v1/users/" + w.adminA.UserID},
 		{"DELETE", "/api/v1/users/" + w.adminA.UserID},
@@ -182,17 +182,17 @@ func TestNoActingAboveYourLevel(t *testing.T) {
 	// The viewer holds device, script and alert reads the caller lacks.
 	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.memberA.UserID, usersAdmin.Token, map[string]any{"status": "disabled"}), 403)
 	// Within its level it still works.
-	weaker := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID,
-		RoleID: customRole(t, w.env, w.orgA.ID, authz.UsersRead), RoleOwner: role.OrgOwner(w.orgA.ID)})
+	weaker := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID,
+		RoleID: customRole(t, w.env, w.A.ID, authz.UsersRead), RoleOwner: role.OrgOwner(w.A.ID)})
 	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+weaker.UserID, usersAdmin.Token, map[string]any{"status": "disabled"}), 200)
 }
 
 // Finding 2: a site-restricted admin stays inside its restriction.
 func TestRestrictedAdminStaysInside(t *testing.T) {
 	w := newWorld(t)
-	site := fixture.Site(t, w.env, w.orgA.ID, "HQ")
-	other := fixture.Site(t, w.env, w.orgA.ID, "Branch")
-	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}})
+	site := fixture.Site(t, w.env, w.A.ID, "HQ")
+	other := fixture.Site(t, w.env, w.A.ID, "Branch")
+	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}})
 	res := w.invite(t, restricted.Token, orgBody(uniqueEmail("wide"), role.OrgViewerID))
 	if fixture.Expect(t, res, 403); errorOf(t, res) != user.ErrWiderInvite.Message {
 		t.Fatalf("unrestricted invite: %s", res.Body)
@@ -211,13 +211,13 @@ func TestRestrictedAdminStaysInside(t *testing.T) {
 // The last administrator stays; two admins demoting each other at once: one wins.
 func TestLastAdministratorStays(t *testing.T) {
 	w := newWorld(t)
-	res := w.do("POST", "/api/v1/users/"+w.adminA.UserID+"/role", w.partnerAdmin.Token, map[string]any{"roleId": role.OrgViewerID, "orgId": w.orgA.ID})
+	res := w.do("POST", "/api/v1/users/"+w.adminA.UserID+"/role", w.partnerAdmin.Token, map[string]any{"roleId": role.OrgViewerID, "orgId": w.A.ID})
 	if fixture.Expect(t, res, 409); errorOf(t, res) != user.ErrLastAdmin.Message {
 		t.Fatalf("demoting the last admin: %s", res.Body)
 	}
-	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.adminA.UserID, w.partnerAdmin.Token, map[string]any{"status": "disabled", "orgId": w.orgA.ID}), 409)
+	fixture.Expect(t, w.do("PATCH", "/api/v1/users/"+w.adminA.UserID, w.partnerAdmin.Token, map[string]any{"status": "disabled", "orgId": w.A.ID}), 409)
 
-	second := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID})
+	second := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
 	var wg sync.WaitGroup
 	statuses := make([]int, 2)
 	for i, pair := range [][2]fixture.Caller{{w.adminA, second}, {second, w.adminA}} {
@@ -248,9 +248,9 @@ func TestRolesAndSettingsStayAboveLowerCallers(t *testing.T) {
 	do := func(method, path, token string, body any) fixture.Response {
 		return fixture.Do(t, api, fixture.Request{Method: method, Path: path, Token: token, Body: body})
 	}
-	strong := customRole(t, w.env, w.orgA.ID, authz.DevicesRead, authz.DevicesWrite, authz.UsersRead)
-	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleOwner: role.OrgOwner(w.orgA.ID),
-		RoleID: customRole(t, w.env, w.orgA.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)})
+	strong := customRole(t, w.env, w.A.ID, authz.DevicesRead, authz.DevicesWrite, authz.UsersRead)
+	usersAdmin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleOwner: role.OrgOwner(w.A.ID),
+		RoleID: customRole(t, w.env, w.A.ID, authz.UsersRead, authz.UsersWrite, authz.UsersInvite, authz.UsersDelete)})
 	strip := map[string]any{"permissions": []any{map[string]string{"resource": "users", "action": "read"}}}
 	for _, res := range []fixture.Response{
 		do("PATCH", "/api/v1/roles/"+strong, usersAdmin.Token, strip),
@@ -263,12 +263,12 @@ func TestRolesAndSettingsStayAboveLowerCallers(t *testing.T) {
 	// The org admin, who holds all of it, may.
 	fixture.Expect(t, do("PATCH", "/api/v1/roles/"+strong, w.adminA.Token, strip), 200)
 
-	site := fixture.Site(t, w.env, w.orgA.ID, "HQ")
-	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID,
+	site := fixture.Site(t, w.env, w.A.ID, "HQ")
+	restricted := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID,
 		SiteIDs: []string{site.ID}, MFA: true})
 	for _, res := range []fixture.Response{
-		do("PATCH", "/api/v1/organizations/"+w.orgA.ID, restricted.Token, map[string]any{"name": "Mine now"}),
-		do("PUT", "/api/v1/organizations/"+w.orgA.ID+"/security-settings", restricted.Token, map[string]any{"requireMfa": false, "allowedMfaMethods": []string{"sms"}}),
+		do("PATCH", "/api/v1/organizations/"+w.A.ID, restricted.Token, map[string]any{"name": "Mine now"}),
+		do("PUT", "/api/v1/organizations/"+w.A.ID+"/security-settings", restricted.Token, map[string]any{"requireMfa": false, "allowedMfaMethods": []string{"sms"}}),
 		do("POST", "/api/v1/roles", restricted.Token, map[string]any{"name": "Wide", "permissions": []any{map[string]string{"resource": "devices", "action": "read"}}}),
 		do("DELETE", "/api/v1/roles/"+strong, restricted.Token, nil),
 	} {
@@ -283,7 +283,7 @@ func TestRolesAndSettingsStayAboveLowerCallers(t *testing.T) {
 func TestInvitationLimitsAndPlainMail(t *testing.T) {
 	w := newWorld(t)
 	email := uniqueEmail("spam")
-	inviter := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.orgA.ID, RoleID: role.OrgAdminID,
+	inviter := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID,
 		Name: `<a href="https://evil.example/x">Click</a> http://evil.example`})
 	body := map[string]any{"email": email, "name": `<b>x</b> https://phish.example`, "roleId": role.OrgViewerID}
 	res := fixture.Expect(t, w.invite(t, inviter.Token, body), 201).JSON(t)
@@ -317,7 +317,7 @@ func TestInvitationLimitsAndPlainMail(t *testing.T) {
 func TestAcceptingAnInvitationKeepsTheAccountsMFA(t *testing.T) {
 	w := newWorld(t)
 	v := fixture.User(t, w.env, fixture.Member{Email: uniqueEmail("mfa-victim"), Name: "Victim", Password: strongPassword,
-		Scope: authz.ScopeOrg, OrgID: w.orgB.ID, RoleID: role.OrgViewerID, TOTP: true})
+		Scope: authz.ScopeOrg, OrgID: w.C.ID, RoleID: role.OrgViewerID, TOTP: true})
 	fixture.Expect(t, w.invite(t, w.adminA.Token, map[string]any{"email": v.Email, "name": "Guest", "roleId": role.OrgViewerID}), 201)
 	got := fixture.Expect(t, w.accept(t, v.Email, strongPassword), http.StatusOK).JSON(t)
 	if got["mfaRequired"] != true || got["tokens"] != nil {

@@ -149,13 +149,11 @@ func (t Target) membershipKey(userID string) store.KeyRef {
 	return MembershipKey(userID, t.Scope, t.PartnerID, t.OrgID)
 }
 
-// target resolves where p administers users: partner callers need full
-// organization access; orgId names an organization for partner and system
-// callers (404 when out of reach); organization callers act in their own.
+// target resolves where p (in a tenant, or the system: authz.RequireTenant)
+// administers users: partner callers need full organization access; orgId
+// names an organization for partner and system callers (404 when out of
+// reach); organization callers act in their own.
 func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) (Target, error) {
-	if p.Scope == authz.ScopeNone || (p.Scope == authz.ScopePartner && p.PartnerID == "") || (p.Scope == authz.ScopeOrg && p.OrgID == "") {
-		return Target{}, authz.ErrContextRequired
-	}
 	if err := p.RequireFullPartnerAccess(); err != nil {
 		return Target{}, err
 	}
@@ -186,9 +184,10 @@ func (s *Service) target(ctx context.Context, p *authz.Principal, orgID string) 
 	return Target{}, authz.ErrContextRequired
 }
 
-// admin opens every administration method: perm, then the target scope.
+// admin opens every administration method: perm and a tenant context
+// (authz.RequireTenant), then the target scope.
 func (s *Service) admin(ctx context.Context, perm authz.Permission, orgID string) (*authz.Principal, Target, error) {
-	p, err := authz.Require(ctx, perm)
+	p, err := authz.RequireTenant(ctx, perm)
 	if err != nil {
 		return nil, Target{}, err
 	}
@@ -438,7 +437,7 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 	if err != nil {
 		return RoleInfo{}, err
 	}
-	if !r.IsSystem && !roleVisible(p, r) {
+	if !r.IsSystem && !roleVisible(ctx, p, r) {
 		return RoleInfo{}, ErrRoleNotFound
 	}
 	if (r.IsSystem && r.Scope != t.Scope) || (!r.IsSystem && (t.RoleOwner() == "" || r.Owner != t.RoleOwner())) {
@@ -458,16 +457,29 @@ func (s *Service) assignable(ctx context.Context, p *authz.Principal, t Target, 
 }
 
 // roleVisible reports whether p may see custom role r at all (as the roles
-// routes decide it): a role of an organization p can access or of p's partner.
-func roleVisible(p *authz.Principal, r RoleInfo) bool {
-	if id, ok := store.OrgOf(r.Owner); ok {
-		return p.CanAccessOrg(authz.Org{ID: id, PartnerID: r.PartnerID})
-	}
+// routes decide it): a role of p's partner, or of an organization p reaches,
+// which tenant.Find decides on the role already read (no second read).
+func roleVisible(ctx context.Context, p *authz.Principal, r RoleInfo) bool {
 	if id, ok := store.PartnerOf(r.Owner); ok {
 		return p.CanAccessPartner(id)
 	}
-	return false
+	id, ok := store.OrgOf(r.Owner)
+	if !ok {
+		return false
+	}
+	read := func(context.Context, string) (orgRole, error) {
+		return orgRole{authz.Org{ID: id, PartnerID: r.PartnerID}}, nil
+	}
+	_, err := tenant.Find(ctx, p, r.ID, func(ctx context.Context, _, id string) (orgRole, error) { return read(ctx, id) }, read, ErrRoleNotFound)
+	return err == nil
 }
+
+// orgRole is an organization's custom role as a record of that organization
+// (tenant.Owned).
+type orgRole struct{ org authz.Org }
+
+// Owner is the organization that owns the role.
+func (o orgRole) Owner() authz.Org { return o.org }
 
 // InviteInput is the body of POST /users/invite: the organization body
 // (siteIds, deviceGroupIds) or the partner body (orgAccess, orgIds), with orgId
