@@ -176,11 +176,18 @@ var inlineCommand = regexp.MustCompile("`((?:make|go run|go test) [^`]+)`")
 
 func readme(t *testing.T) (root string, blocks []shBlock) {
 	t.Helper()
+	return markdown(t, "README.md")
+}
+
+// markdown is readme for another document of the repository (name relative to
+// its root).
+func markdown(t *testing.T, name string) (root string, blocks []shBlock) {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(root, "README.md"))
+	md, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,22 +201,25 @@ func readme(t *testing.T) (root string, blocks []shBlock) {
 }
 
 // TestReadmeCommandsExist: every make target, go run path and go test name in
-// README.md's shell blocks and inline commands exists.
+// the shell blocks and inline commands of README.md and the walk-throughs it
+// links (docs/first-hour.md) exists.
 func TestReadmeCommandsExist(t *testing.T) {
 	t.Parallel()
-	root, blocks := readme(t)
-	targets := makeTargets(t, root)
-	n := 0
-	for _, b := range blocks {
-		for _, c := range commands(b.body) {
-			n++
-			if err := checkCommand(root, targets, c); err != nil {
-				t.Errorf("README.md:%d: %s", b.line, err)
+	for _, name := range []string{"README.md", "docs/first-hour.md"} {
+		root, blocks := markdown(t, name)
+		targets := makeTargets(t, root)
+		n := 0
+		for _, b := range blocks {
+			for _, c := range commands(b.body) {
+				n++
+				if err := checkCommand(root, targets, c); err != nil {
+					t.Errorf("%s:%d: %s", name, b.line, err)
+				}
 			}
 		}
-	}
-	if n == 0 {
-		t.Fatal("README.md has no shell commands: the parser is broken")
+		if n == 0 {
+			t.Errorf("%s has no shell commands: the parser is broken", name)
+		}
 	}
 }
 
