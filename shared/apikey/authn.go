@@ -18,7 +18,6 @@ import (
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
-	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Window is the rate-limit window of every key.
@@ -235,38 +234,28 @@ func boolInt(b bool) int64 {
 // creatorRefs are the rows a user-created key's creator checks read: the
 // creator's profile and membership, and the cached custom roles.
 func creatorRefs(g *Guard) []store.KeyRef {
-	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	refs := []store.KeyRef{{PK: pk.PK, SK: pk.SK}, {PK: mk.PK, SK: mk.SK}}
-	for _, p := range c.Pins {
+	pk, mk := creatorRows(g.Creator)
+	refs := []store.KeyRef{pk, mk}
+	for _, p := range g.Creator.Pins {
 		refs = append(refs, store.KeyRef{PK: p.PK, SK: p.SK})
 	}
 	return refs
 }
 
 // creatorHolds reports whether the rows read by creatorRefs still say what the
-// guard cached: the creator active, an unrestricted active member of the key's
-// organization with the cached role, and the cached custom roles at their
-// versions.
+// guard cached: the creator entitled to act in the key's organization (the
+// check rotation applies too), with the cached role, and the cached custom
+// roles at their versions.
 func creatorHolds(g *Guard, items map[string]store.Item) (bool, error) {
 	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	pi, ok1 := items[pk.PK+"|"+pk.SK]
-	mi, ok2 := items[mk.PK+"|"+mk.SK]
-	if !ok1 || !ok2 {
+	m, err := entitled(items, c, g.OrgID)
+	if errors.Is(err, ErrCreatorGone) {
 		return false, nil
 	}
-	var u user.User
-	var m user.Membership
-	if err := store.Unmarshal(pi, &u); err != nil {
+	if err != nil {
 		return false, err
 	}
-	if err := store.Unmarshal(mi, &m); err != nil {
-		return false, err
-	}
-	if m.RoleID != c.RoleID || !entitles(&u, &m, g.OrgID) {
+	if m.RoleID != c.RoleID {
 		return false, nil
 	}
 	for _, p := range c.Pins {

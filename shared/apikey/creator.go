@@ -13,16 +13,40 @@ import (
 // creatorNow reads what creator c holds now in organization orgID, or ErrCreatorGone when a key may no longer act for them: the
 // account or the membership is not active, the membership is restricted to
 // sites or device groups, or a partner membership no longer reaches orgID.
-// It is the one creator-entitlement check: API-key authentication refreshes
-// a key's cached creator with it, and rotation bounds what it hands out by
-// it. One BatchGetItem (profile and membership), then the role's pinned set.
+// With entitled, it is the one creator-entitlement check: API-key
+// authentication refreshes a key's cached creator with it, and rotation bounds
+// what it hands out by it. One BatchGetItem (profile and membership), then the
+// role's pinned set.
 func creatorNow(ctx context.Context, st *store.Store, roles role.Store, c *Creator, orgID string) (*entitlement, error) {
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
+	pk, mk := creatorRows(c)
 	items, err := st.BatchGet(ctx, pk, mk)
 	if err != nil {
 		return nil, err
 	}
+	m, err := entitled(items, c, orgID)
+	if err != nil {
+		return nil, err
+	}
+	set, pins, err := roles.Pinned(ctx, m.RoleOwner, m.RoleID)
+	if err != nil {
+		return nil, err
+	}
+	return &entitlement{RoleID: m.RoleID, Perms: set, Pins: pins}, nil
+}
+
+// creatorRows are the keys of creator c's profile and of the membership the
+// key was created through.
+func creatorRows(c *Creator) (profile, membership store.KeyRef) {
+	return user.ProfileKey(c.UserID), user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
+}
+
+// entitled answers creator c's membership, from items holding the rows of
+// creatorRows, when it lets a key c created act in organization orgID (see
+// entitles), and ErrCreatorGone otherwise. Authentication applies it to the
+// rows it read beside the rate-limit count, creatorNow to the rows it reads
+// itself: one rule, whichever read found the rows.
+func entitled(items map[string]store.Item, c *Creator, orgID string) (*user.Membership, error) {
+	pk, mk := creatorRows(c)
 	pi, ok1 := items[pk.PK+"|"+pk.SK]
 	mi, ok2 := items[mk.PK+"|"+mk.SK]
 	if !ok1 || !ok2 {
@@ -39,11 +63,7 @@ func creatorNow(ctx context.Context, st *store.Store, roles role.Store, c *Creat
 	if !entitles(&u, &m, orgID) {
 		return nil, ErrCreatorGone
 	}
-	set, pins, err := roles.Pinned(ctx, m.RoleOwner, m.RoleID)
-	if err != nil {
-		return nil, err
-	}
-	return &entitlement{RoleID: m.RoleID, Perms: set, Pins: pins}, nil
+	return &m, nil
 }
 
 // entitlement is what a key's creator holds now: the role its membership
