@@ -2,6 +2,7 @@ package apikey
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -82,4 +83,77 @@ func entitles(u *user.User, m *user.Membership, orgID string) bool {
 		return false
 	}
 	return m.Scope != authz.ScopePartner || m.OrgAccess == authz.OrgAccessAll || slices.Contains(m.OrgIDs, orgID)
+}
+
+// CreatorRefs are the rows authentication reads, beside its rate-limit count,
+// to check g's cached creator: the creator's profile and membership, and the
+// cached custom roles.
+func (g *Guard) CreatorRefs() []store.KeyRef {
+	pk, mk := creatorRows(g.Creator)
+	refs := []store.KeyRef{pk, mk}
+	for _, p := range g.Creator.Pins {
+		refs = append(refs, store.KeyRef{PK: p.PK, SK: p.SK})
+	}
+	return refs
+}
+
+// CreatorHolds reports whether the rows read by CreatorRefs still say what
+// the guard cached: the creator entitled to act in the key's organization (the
+// check rotation applies too), with the cached role, and the cached custom
+// roles at their versions.
+func (g *Guard) CreatorHolds(items map[string]store.Item) (bool, error) {
+	c := g.Creator
+	m, err := entitled(items, c, g.OrgID)
+	if errors.Is(err, ErrCreatorGone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if m.RoleID != c.RoleID {
+		return false, nil
+	}
+	for _, p := range c.Pins {
+		var row struct {
+			Version int `dynamodbav:"version"`
+		}
+		it, ok := items[p.PK+"|"+p.SK]
+		if !ok {
+			return false, nil
+		}
+		if err := store.Unmarshal(it, &row); err != nil {
+			return false, err
+		}
+		if row.Version != p.Version {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// RefreshCreator reads what g's creator holds now (creatorNow, as rotation
+// does) and, while a key may still act for them, caches it on g and on its
+// guard row (a guard changed meanwhile keeps its own); false when the key may
+// no longer act.
+func (s Store) RefreshCreator(ctx context.Context, roles role.Store, g *Guard) (bool, error) {
+	c := g.Creator
+	e, err := creatorNow(ctx, s.St, roles, c, g.OrgID)
+	if errors.Is(err, ErrCreatorGone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	next := &Creator{UserID: c.UserID, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, RoleID: e.RoleID}
+	for _, p := range e.Perms.List() {
+		next.Perms = append(next.Perms, p.String())
+	}
+	for _, p := range e.Pins {
+		next.Pins = append(next.Pins, Pin{PK: p.Key.PK, SK: p.Key.SK, Version: p.Version})
+	}
+	if err := s.St.Do(ctx, creatorCacheWrite(g, next)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return false, err
+	}
+	g.Creator = next
+	return true, nil
 }
