@@ -106,18 +106,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	}
 	now := s.Clock.Now()
 	f := fault.Fields{}
-	if in.OrgID == "" {
-		f.Add("orgId", "is required")
-	} else {
-		valid.UUID(f, "orgId", in.OrgID)
-	}
-	name := ""
-	if in.Name == nil {
-		f.Add("name", "is required")
-	} else {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, MaxName)
-	}
+	name := CheckCreate(f, in.OrgID, in.Name)
 	scopes := []string{}
 	if in.Scopes != nil {
 		scopes = CheckScopes(f, "scopes", *in.Scopes)
@@ -167,6 +156,24 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 		return nil, fmt.Errorf("create api key: %w", err)
 	}
 	return &Issued{Key: k, Raw: raw, Warning: Warning}, nil
+}
+
+// CheckCreate validates what a create body of a key or a principal names
+// (orgId, a required UUID; name, required, at most MaxName once trimmed) into
+// f, and answers the trimmed name.
+func CheckCreate(f fault.Fields, orgID string, name *string) string {
+	if orgID == "" {
+		f.Add("orgId", "is required")
+	} else {
+		valid.UUID(f, "orgId", orgID)
+	}
+	if name == nil {
+		f.Add("name", "is required")
+		return ""
+	}
+	trimmed := strings.TrimSpace(*name)
+	valid.Name(f, "name", trimmed, MaxName)
+	return trimmed
 }
 
 // Get returns one key's metadata.

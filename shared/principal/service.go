@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -72,18 +71,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*Issued, error) {
 		return nil, err
 	}
 	f := fault.Fields{}
-	if in.OrgID == "" {
-		f.Add("orgId", "is required")
-	} else {
-		valid.UUID(f, "orgId", in.OrgID)
-	}
-	name := ""
-	if in.Name == nil {
-		f.Add("name", "is required")
-	} else {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, apikey.MaxName)
-	}
+	name := apikey.CheckCreate(f, in.OrgID, in.Name)
 	var scopes []string
 	if in.Scopes == nil {
 		f.Add("scopes", "is required")
