@@ -123,7 +123,7 @@ test-timing:
 # mode, seeded); the SDK gets enough attempts that no call runs out by chance,
 # and waits at most 20 ms before each (the emulator throttles at random, not by
 # load: the production 200 ms made this pass 2.3 times as long and tested nothing more).
-FAULT_PACKAGES := ./shared/store/ ./shared/ratelimit/ ./shared/user/ ./shared/apikey/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
+FAULT_PACKAGES := ./shared/store/ ./shared/ratelimit/ ./shared/user/ ./shared/apikey/ ./shared/principal/ ./shared/keyauth/ ./shared/enrollment/ ./shared/agent/ ./shared/webhook/
 test-faults:
 	@set -e; pids=""; pool=""; \
 	 for n in $$(seq 1 $(TEST_EMULATORS)); do \
@@ -170,8 +170,8 @@ synth: build infra/cdk/node_modules
 bench: moto-check
 	$(GO) test -run '^$$' -bench DecodeHostile -benchmem ./shared/httpapi/
 	$(GO) test -run '^$$' -bench RateLimit -benchtime 100x ./shared/ratelimit/
-	$(GO) test -run '^$$' -bench KeyAuthentication -benchtime 60x ./shared/apikey/
-	$(GO) test -p 1 -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -x -e '.*/shared/httpapi' -e '.*/shared/ratelimit' -e '.*/shared/apikey')
+	$(GO) test -run '^$$' -bench KeyAuthentication -benchtime 60x ./shared/keyauth/
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v -x -e '.*/shared/httpapi' -e '.*/shared/ratelimit' -e '.*/shared/keyauth')
 
 ## freeze-test: the freeze-under-load experiment (70 s; see shared/emulator/freeze_test.go):
 ## requests arrive at 10/s, the emulator is stopped for 15 s, then the time to recover is measured.

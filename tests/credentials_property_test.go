@@ -20,6 +20,7 @@ import (
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/passhash"
+	svcprincipal "github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/store"
@@ -634,9 +635,9 @@ func (s *seq) check() {
 			s.fail("key %s works without devices:read in its scopes %v", k.id, stored.Scopes)
 		}
 		if stored.PrincipalID != "" {
-			sp, err := apikey.Store{St: s.pw.Env.Store}.Principal(ctx, s.pw.A.ID, stored.PrincipalID)
+			sp, err := svcprincipal.Store{St: s.pw.Env.Store}.Principal(ctx, s.pw.A.ID, stored.PrincipalID)
 			must(s.t, err)
-			if sp.Status != apikey.SPActive {
+			if sp.Status != svcprincipal.Active {
 				s.fail("key %s of disabled principal %s works", k.id, sp.ID)
 			}
 			continue

@@ -9,7 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/gale-rmm/gale/shared/apikey"
+	svcprincipal "github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
@@ -93,7 +93,7 @@ func (s *seq) spKillRace() {
 	}
 	s.last = fixture.AAdmin
 	tok := s.pw.Tokens[fixture.AAdmin]
-	before, err := apikey.Store{St: s.pw.Env.Store}.Principal(s.t.Context(), s.pw.A.ID, sp.id)
+	before, err := svcprincipal.Store{St: s.pw.Env.Store}.Principal(s.t.Context(), s.pw.A.ID, sp.id)
 	must(s.t, err)
 	reqs := []fixture.Request{{Method: http.MethodPost, Path: "/api/v1/service-principals/" + sp.id + "/disable", Token: tok}}
 	var migrated []*key
@@ -108,7 +108,7 @@ func (s *seq) spKillRace() {
 	rapid.Just(0).Draw(s.rt, "race") // marks the burst in a shrunk sequence
 	res := s.burst(reqs)
 	s.logf("org A admin disables principal %s (was %s) against %d rotations and migrations: %d", sp.id, before.Status, len(reqs)-1, res[0].Status)
-	if before.Status == apikey.SPActive && res[0].Status != http.StatusOK {
+	if before.Status == svcprincipal.Active && res[0].Status != http.StatusOK {
 		s.fail("disabling active principal %s answered %d %s", sp.id, res[0].Status, res[0].Body)
 	}
 	mi := 0

@@ -1,6 +1,23 @@
-// Package apikey owns API keys (/api/v1/api-keys), service principals
-// (/api/v1/service-principals) and X-API-Key authentication (Authenticator,
-// plugged into shared/auth for the routes that accept keys).
+// Package apikey owns API keys (/api/v1/api-keys): their rows, their
+// material, the routes that manage them and the creator-entitlement check.
+//
+// Three packages share what a key is, each one room (the import arrows run
+// one way: shared/keyauth and shared/principal import apikey, never the
+// reverse):
+//
+//   - apikey: the key record, its authentication guard and usage row, the
+//     /api-keys routes, and the one creator-entitlement check (creator.go:
+//     may a key its creator made still act in the key's organization?),
+//     which authentication and rotation both call;
+//   - shared/principal: service principals, which mint, rotate, revoke and
+//     adopt keys through this package's exported writes; the key routes reach
+//     a key's principal only through Owners, declared here and wired in
+//     shared/app;
+//   - shared/keyauth: X-API-Key authentication. Every function links it
+//     (shared/app builds it into shared/auth), so it holds only the request
+//     path: the guard read, the rate limit and the checks; the management
+//     routes' code stays in this package, whose functions the linker drops
+//     from binaries that only authenticate.
 //
 // # Invariants
 //
@@ -9,8 +26,7 @@
 //     characters (keyPrefix); the raw key is returned only by create and
 //     rotate, and keyHash by no route, log or audit record.
 //   - Every change writes the key record and its guard in one transaction with
-//     the audit record (api_key.create/update/rotate/revoke,
-//     service_principal.create/rotate_key/disable/migrate_key; details hold the
+//     the audit record (api_key.create/update/rotate/revoke; details hold the
 //     key prefix only), guarded by compare-and-swap on the record's version, so
 //     concurrent rotations leave exactly one valid key.
 //   - Status: active -> revoked (DELETE, permanent), active -> expired (the
@@ -24,17 +40,14 @@
 //     same transaction that spends the rate-limit cell (condition checks on the
 //     creator's profile, membership and custom roles), so a change is seen at
 //     once and the cache costs no read. A service principal's key depends on no
-//     user. Disabling a principal is a kill switch: one write to the principal
-//     that nothing beside it can make fail, after which authentication
-//     refuses its keys (it reads the principal's state), then its key rows
-//     revoked in batches (any number of keys; a repeat finishes the rest).
+//     user, only on its principal being active (shared/principal).
 //   - A key acts only while its organization exists: deleting an organization
 //     (DELETE /organizations/:id, refused while it has members or devices)
-//     leaves its keys and principals in the table, and authentication answers
-//     them 401 Invalid API key (it reads the organization row in the same
+//     leaves its keys in the table, and authentication answers them 401
+//     Invalid API key (it reads the organization row in the same
 //     BatchGetItem as the other checks, no extra call).
-//   - Site- or device-group-restricted users cannot create keys or principals:
-//     both act organization-wide.
+//   - Site- or device-group-restricted users cannot create keys: keys act
+//     organization-wide.
 //
 // # Rows
 //
@@ -44,8 +57,6 @@
 //	                    GSI2 APIKEYCREATOR#<creator user id> / <pid>#<oid>#<id>
 //	key guard           APIKEYHASH#<sha256 hex> / APIKEY  -
 //	key usage           RL#api-key#<sha256 hex> / WIN   -
-//	service principal   ORG#<oid> / SP#<id>             SPREF#<id> / SP
-//	                    GSI3 PARTNER#<pid>#PRINCIPALS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#PRINCIPALS / same
 //
 // The guard carries what authentication needs (organization, scopes, status,
 // expiry, rate limit, creator cache) and is written only when that changes;
@@ -54,7 +65,7 @@
 // hour, plus usageCount and lastUsedAt; about 100 bytes, 1 write unit).
 // Guards of keys used before the usage row existed still carry the usage
 // they counted then, which WithUsage adds in. Access
-// patterns: the lists read one page from the list indexes (GSI3 for a partner
+// patterns: the list reads one page from the list indexes (GSI3 for a partner
 // caller across its organizations, GSI4 for one organization; newest first,
 // store.Window); the keys of an organization are also a prefix query of
 // ORG#<oid> (principal disable); the keys a user created in a partner's
@@ -64,14 +75,6 @@
 // conditional writes and authentication's creator checks make safe); one by id is a GSI1 query
 // (the caller then checks the organization it names); authentication reads
 // the guard by hash.
-//
-// # Authentication (X-API-Key), in the order of the OpenAPI document
-//
-// A valid key costs 2 DynamoDB calls: one BatchGetItem (the guard and the
-// client IP's unknown-key bucket, so an IP that probed too many keys is refused
-// before any key is judged) and one TransactWriteItems (the rate-limit cell,
-// usage, and for a user-created key the creator checks). Unknown and malformed
-// keys spend a cell of the IP's bucket (300 per minute).
 package apikey
 
 import (
@@ -102,12 +105,6 @@ const (
 	StatusActive  = "active"
 	StatusExpired = "expired"
 	StatusRevoked = "revoked"
-)
-
-// Service principal status.
-const (
-	SPActive   = "active"
-	SPDisabled = "disabled"
 )
 
 // Key is an API key as stored and returned (never with its material or hash).
@@ -176,38 +173,6 @@ type Guard struct {
 	UsageCount  int      `dynamodbav:"usageCount"`
 }
 
-// Principal is a service principal.
-type Principal struct {
-	store.Keys
-	ID        string   `dynamodbav:"id" json:"id"`
-	OrgID     string   `dynamodbav:"orgId" json:"orgId"`
-	PartnerID string   `dynamodbav:"partnerId,omitempty" json:"-"`
-	Name      string   `dynamodbav:"name" json:"name"`
-	Scopes    []string `dynamodbav:"scopes" json:"scopes"`
-	Status    string   `dynamodbav:"status" json:"status"`
-	APIKeyID  string   `dynamodbav:"apiKeyId" json:"apiKeyId"`
-	CreatedBy string   `dynamodbav:"createdBy" json:"createdBy"`
-	CreatedAt string   `dynamodbav:"createdAt" json:"createdAt"`
-	UpdatedAt string   `dynamodbav:"updatedAt" json:"updatedAt"`
-	Version   int      `dynamodbav:"version" json:"-"`
-}
-
-// PrincipalIssued is the create answer: the principal and its first key.
-type PrincipalIssued struct {
-	*Principal
-	Raw       string `json:"key"`
-	KeyPrefix string `json:"keyPrefix"`
-	Warning   string `json:"warning"`
-}
-
-// Rotated is the principal rotate answer.
-type Rotated struct {
-	APIKeyID  string `json:"apiKeyId"`
-	Raw       string `json:"key"`
-	KeyPrefix string `json:"keyPrefix"`
-	Warning   string `json:"warning"`
-}
-
 // NewMaterial returns a raw key, its hash and its prefix.
 func NewMaterial() (raw, hash, prefix string, err error) {
 	b := make([]byte, 24) // 24 bytes are 32 base64url characters
@@ -234,11 +199,8 @@ func WellFormed(raw string) bool {
 	return err == nil
 }
 
-// Row kinds of store.OrgRows: API keys and service principals.
-const (
-	keyKind       = "APIKEY"
-	principalKind = "SP"
-)
+// keyKind is the row kind of store.OrgRows.
+const keyKind = "APIKEY"
 
 func recordKeys(orgID, id string) store.Keys {
 	return store.OrgRows[Key]{Kind: keyKind}.Keys(orgID, id)
@@ -247,11 +209,7 @@ func recordKeys(orgID, id string) store.Keys {
 // GuardKey is the key of hash's guard.
 func GuardKey(hash string) store.KeyRef { return store.KeyRef{PK: "APIKEYHASH#" + hash, SK: "APIKEY"} }
 
-func principalKeys(orgID, id string) store.Keys {
-	return store.OrgRows[Principal]{Kind: principalKind}.Keys(orgID, id)
-}
-
-// List index keys: both lists are newest first, ties by id ascending
+// List index keys: the list is newest first, ties by id ascending
 // (store.NewestSK, read descending), in the partner's partition of GSI3
 // and the organization's of GSI4.
 
@@ -261,33 +219,10 @@ func KeyPartnerListPK(partnerID string) string { return store.PartnerPK(partnerI
 // KeyOrgListPK is the GSI4 partition of the API keys of organization orgID.
 func KeyOrgListPK(orgID string) string { return store.OrgPK(orgID) + "#APIKEYS" }
 
-// PrincipalPartnerListPK is the GSI3 partition of the service principals of partner partnerID.
-func PrincipalPartnerListPK(partnerID string) string {
-	return store.PartnerPK(partnerID) + "#PRINCIPALS"
-}
-
-// PrincipalOrgListPK is the GSI4 partition of the service principals of organization orgID.
-func PrincipalOrgListPK(orgID string) string { return store.OrgPK(orgID) + "#PRINCIPALS" }
-
-// listKeys sets k's list index keys from its partner, organization, creation
-// time and id (none of which changes).
-func listKeys(k *store.Keys, partnerPK, orgPK, createdAt, id string) {
-	sk := store.NewestSK(createdAt, id)
-	k.GSI3PK, k.GSI3SK = "", ""
-	if partnerPK != "" {
-		k.GSI3PK, k.GSI3SK = partnerPK, sk
-	}
-	k.GSI4PK, k.GSI4SK = orgPK, sk
-}
-
 // setListKeys puts k into the API key list indexes and its creator's
 // partition of GSI2 (every write of the whole record).
 func (k *Key) setListKeys() {
-	pk := ""
-	if k.PartnerID != "" {
-		pk = KeyPartnerListPK(k.PartnerID)
-	}
-	listKeys(&k.Keys, pk, KeyOrgListPK(k.OrgID), k.CreatedAt, k.ID)
+	k.SetList(KeyPartnerListPK, KeyOrgListPK, k.PartnerID, k.OrgID, store.NewestSK(k.CreatedAt, k.ID))
 	k.GSI2PK, k.GSI2SK = "", ""
 	if k.CreatedBy != "" {
 		k.GSI2PK, k.GSI2SK = CreatorPK(k.CreatedBy), CreatorPrefix(k.PartnerID, k.OrgID)+k.ID
@@ -307,17 +242,5 @@ func CreatorPrefix(partnerID, orgID string) string {
 	return partnerID + "#" + orgID + "#"
 }
 
-// setListKeys puts p into the service principal list indexes.
-func (p *Principal) setListKeys() {
-	pk := ""
-	if p.PartnerID != "" {
-		pk = PrincipalPartnerListPK(p.PartnerID)
-	}
-	listKeys(&p.Keys, pk, PrincipalOrgListPK(p.OrgID), p.CreatedAt, p.ID)
-}
-
 // Owner is the organization the key belongs to.
 func (k *Key) Owner() authz.Org { return authz.Org{ID: k.OrgID, PartnerID: k.PartnerID} }
-
-// Owner is the organization the principal belongs to.
-func (p *Principal) Owner() authz.Org { return authz.Org{ID: p.OrgID, PartnerID: p.PartnerID} }

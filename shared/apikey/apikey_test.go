@@ -1,7 +1,6 @@
 package apikey_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/audit"
@@ -31,44 +28,12 @@ const (
 	devURL  = "/api/v1/devices"
 )
 
-func newWorld(t *testing.T) *fixture.World {
-	t.Helper()
-	return fixture.NewWorld(t, "api-keys", "service-principals", "devices", "roles")
-}
-
-// issued is a create or rotate answer.
-type issued struct {
-	ID, Key, KeyPrefix, Status, Warning string
-	Scopes                              []string
-}
-
-func create(t *testing.T, w *fixture.World, caller string, body map[string]any) issued {
-	t.Helper()
-	res := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL, caller, body), http.StatusCreated)
-	var k issued
-	res.Decode(t, &k)
-	return k
-}
-
-// withKey calls GET /devices with an API key (and optionally a bearer token too).
-func withKey(t testing.TB, w *fixture.World, key string, ip string) fixture.Response {
-	t.Helper()
-	if ip == "" {
-		ip = "192.0.2.10:1"
-	}
-	return fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: devURL, APIKey: key, RemoteAddr: ip})
-}
-
-func errText(t testing.TB, res fixture.Response) string {
-	t.Helper()
-	s, _ := res.JSON(t)["error"].(string)
-	return s
-}
+var errText = fixture.ErrorText
 
 func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
 	if !strings.HasPrefix(k.Key, "svc_") || len(k.Key) != 36 || k.KeyPrefix != k.Key[:12] || k.Status != "active" || k.Warning == "" {
 		t.Fatalf("issued %+v", k)
 	}
@@ -76,7 +41,7 @@ func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
 	if _, ok := got["key"]; ok || got["keyPrefix"] != k.KeyPrefix || got["rateLimit"] != 1000.0 || got["expiresAt"] != nil {
 		t.Fatalf("get = %v", got)
 	}
-	res := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	res := fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 	if res.Header.Get("X-RateLimit-Limit") != "1000" || res.Header.Get("X-RateLimit-Remaining") != "999" || res.Header.Get("X-RateLimit-Reset") == "" {
 		t.Fatalf("rate-limit headers %v", res.Header)
 	}
@@ -87,7 +52,7 @@ func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
 	if res.DBCalls != 3+1+1 {
 		t.Fatalf("GET /devices by API key made %d DynamoDB calls, want 3 (authentication) + 1 (a new usage row) + 1", res.DBCalls)
 	}
-	if res = fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK); res.DBCalls != 3+1 {
+	if res = fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK); res.DBCalls != 3+1 {
 		t.Fatalf("the second GET /devices by API key made %d DynamoDB calls, want 3 (authentication) + 1", res.DBCalls)
 	}
 	if res.WCU != 1 {
@@ -113,14 +78,14 @@ func TestCreateShowsTheKeyOnceAndAuthenticates(t *testing.T) {
 
 func TestAuthenticationErrorsInOrder(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
-	none := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "none"})
-	star := create(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "all", "scopes": []string{"*"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
+	none := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "none"})
+	star := w.APIKey(t, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "all", "scopes": []string{"*"}})
 	// An organization admin does not hold every permission, so it cannot grant "*".
 	fixture.ExpectError(t, w.Call(t, http.MethodPost, keysURL, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "all", "scopes": []string{"*"}}),
 		http.StatusForbidden, "forbidden")
-	soon := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
+	soon := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
 		"expiresAt": testenv.Start.Add(time.Minute).Format(time.RFC3339)})
 
 	cases := []struct {
@@ -141,14 +106,14 @@ func TestAuthenticationErrorsInOrder(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.msg)
 		}
 	}
-	fixture.Expect(t, withKey(t, w, star.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, star.Key, ""), http.StatusOK)
 	// The key wins over a bearer token.
 	res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: devURL, APIKey: none.Key, Token: w.Tokens[fixture.AAdmin]})
 	fixture.Expect(t, res, http.StatusForbidden)
 
 	// Expired: refused, and the status is persisted on that attempt.
 	w.Env.Clock.Advance(time.Minute + time.Second)
-	res = withKey(t, w, soon.Key, "")
+	res = w.WithKey(t, soon.Key, "")
 	if fixture.Expect(t, res, 401); errText(t, res) != "API key is expired" {
 		t.Fatalf("expired key: %s", res.Body)
 	}
@@ -163,7 +128,7 @@ func TestAuthenticationErrorsInOrder(t *testing.T) {
 
 	// Revoked.
 	fixture.Expect(t, w.Call(t, http.MethodDelete, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK)
-	res = withKey(t, w, k.Key, "")
+	res = w.WithKey(t, k.Key, "")
 	if fixture.Expect(t, res, 401); errText(t, res) != "API key is revoked" {
 		t.Fatalf("revoked key: %s", res.Body)
 	}
@@ -184,8 +149,8 @@ func TestAuthenticationErrorsInOrder(t *testing.T) {
 // neither changes it: a rotation would hand out material dead on arrival.
 func TestPastExpiresAtCannotBeUpdated(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	soon := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
+	w := fixture.NewKeyWorld(t)
+	soon := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "soon", "scopes": []string{"devices:read"},
 		"expiresAt": testenv.Start.Add(time.Minute).Format(time.RFC3339)})
 	w.Env.Clock.Advance(time.Minute + time.Second)
 	before := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+soon.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
@@ -221,8 +186,8 @@ func flip(s string) string {
 
 func TestManagementRoutesRefuseKeys(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"devices:read"}})
 	for _, path := range []string{keysURL, spURL} {
 		res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodGet, Path: path, APIKey: k.Key})
 		fixture.ExpectError(t, res, http.StatusUnauthorized, "unauthorized")
@@ -236,12 +201,12 @@ func TestManagementRoutesRefuseKeys(t *testing.T) {
 // test short; the default of 1,000 is the same code.
 func TestRateLimitThousandAndFirst(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := fixture.NewKeyWorld(t)
 	const limit = 10
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}, "rateLimit": limit})
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}, "rateLimit": limit})
 	prev := limit
 	for i := 1; i <= limit; i++ {
-		res := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+		res := fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 		rem, _ := strconv.Atoi(res.Header.Get("X-RateLimit-Remaining"))
 		if rem != prev-1 {
 			t.Fatalf("request %d: remaining %d after %d", i, rem, prev)
@@ -250,7 +215,7 @@ func TestRateLimitThousandAndFirst(t *testing.T) {
 		w.Env.Clock.Advance(5 * time.Minute) // the first at 09:00, the last at 09:45
 	}
 	w.Env.Clock.Set(testenv.Start.Add(59 * time.Minute))
-	res := withKey(t, w, k.Key, "")
+	res := w.WithKey(t, k.Key, "")
 	fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
 	if errText(t, res) != "Rate limit exceeded" || res.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("limit+1st: %v %s", res.Header, res.Body)
@@ -263,10 +228,10 @@ func TestRateLimitThousandAndFirst(t *testing.T) {
 		t.Fatalf("Retry-After %d s and X-RateLimit-Reset %d, want both %v", after, reset, want)
 	}
 	w.Env.Clock.Set(want.Add(-time.Second))
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusTooManyRequests)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusTooManyRequests)
 	w.Env.Clock.Set(want)
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusTooManyRequests)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusTooManyRequests)
 }
 
 func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
@@ -275,8 +240,8 @@ func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
 		// A request whose answer was lost reads the count after later requests.
 		t.Skip("exact remaining counts need answers that arrive (see TestHundredConcurrentRequestsOnOneKey)")
 	}
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "c", "scopes": []string{"devices:read"}, "rateLimit": 50})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "c", "scopes": []string{"devices:read"}, "rateLimit": 50})
 	const n = 20
 	var wg sync.WaitGroup
 	got := make([]int, n)
@@ -284,7 +249,7 @@ func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := withKey(t, w, k.Key, "")
+			res := w.WithKey(t, k.Key, "")
 			if res.Status != http.StatusOK {
 				t.Errorf("status %d: %s", res.Status, res.Body)
 				return
@@ -318,8 +283,8 @@ func TestRemainingCountsDownUnderConcurrency(t *testing.T) {
 
 func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "r", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "r", "scopes": []string{"devices:read"}})
 	const n = 10
 	var wg sync.WaitGroup
 	keys := make([]string, n)
@@ -331,7 +296,7 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 			res := w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil)
 			codes[i] = res.Status
 			if res.Status == http.StatusOK {
-				var r issued
+				var r fixture.IssuedKey
 				res.Decode(t, &r)
 				keys[i] = r.Key
 			}
@@ -361,7 +326,7 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 		if raw == "" {
 			continue
 		}
-		if withKey(t, w, raw, "").Status == http.StatusOK {
+		if w.WithKey(t, raw, "").Status == http.StatusOK {
 			valid++
 		}
 	}
@@ -372,30 +337,30 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 
 func TestRotateResetsUsageAndKeepsAttributes(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "keep", "scopes": []string{"devices:read"}, "rateLimit": 77})
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "keep", "scopes": []string{"devices:read"}, "rateLimit": 77})
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 	res := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
 	if res["name"] != "keep" || res["rateLimit"] != 77.0 || res["usageCount"] != 0.0 || res["lastUsedAt"] != nil || res["key"] == k.Key {
 		t.Fatalf("rotated: %v", res)
 	}
-	old := withKey(t, w, k.Key, "")
+	old := w.WithKey(t, k.Key, "")
 	if fixture.Expect(t, old, 401); errText(t, old) != "Invalid API key" {
 		t.Fatalf("old key: %s", old.Body)
 	}
-	fixture.Expect(t, withKey(t, w, res["key"].(string), ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, res["key"].(string), ""), http.StatusOK)
 }
 
 func TestKeyDiesWithItsCreatorAndNeverExceedsThem(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := fixture.NewKeyWorld(t)
 	env := w.Env
 	tech := fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID, RoleID: roleAdmin(), MFA: true})
 	res := fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL, Token: tech.Token,
 		Body: map[string]any{"orgId": w.A.ID, "name": "mine", "scopes": []string{"devices:read"}}}), http.StatusCreated)
-	var k issued
+	var k fixture.IssuedKey
 	res.Decode(t, &k)
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 
 	// The creator is moved to a custom role without devices:read: the key loses it at once.
 	cr := fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/roles", fixture.AAdmin, map[string]any{"name": "Users only",
@@ -403,18 +368,18 @@ func TestKeyDiesWithItsCreatorAndNeverExceedsThem(t *testing.T) {
 	mk := user.MembershipKey(tech.UserID, authz.ScopeOrg, w.PX.ID, w.A.ID)
 	setAttr(t, env, mk, "roleOwner", "ORG#"+w.A.ID)
 	setAttr(t, env, mk, "roleId", cr["id"].(string))
-	res = withKey(t, w, k.Key, "")
+	res = w.WithKey(t, k.Key, "")
 	if fixture.Expect(t, res, http.StatusForbidden); errText(t, res) != "API key does not have required permissions" {
 		t.Fatalf("after the demotion: %s", res.Body)
 	}
 	// The custom role gains devices:read: the key regains it (the cached role is pinned by version).
 	fixture.Expect(t, w.Call(t, http.MethodPatch, "/api/v1/roles/"+cr["id"].(string), fixture.AAdmin, map[string]any{
 		"permissions": []map[string]string{{"resource": "users", "action": "read"}, {"resource": "devices", "action": "read"}}}), http.StatusOK)
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 
 	// Disabled: the key is refused as unknown.
 	setAttr(t, env, user.ProfileKey(tech.UserID), "status", string(user.StatusDisabled))
-	res = withKey(t, w, k.Key, "")
+	res = w.WithKey(t, k.Key, "")
 	if fixture.Expect(t, res, 401); errText(t, res) != "Invalid API key" {
 		t.Fatalf("creator disabled: %s", res.Body)
 	}
@@ -422,21 +387,14 @@ func TestKeyDiesWithItsCreatorAndNeverExceedsThem(t *testing.T) {
 
 func roleAdmin() string { return "00000000-0000-4000-8000-000000000005" }
 
-func setAttr(t *testing.T, env *testenv.Env, k store.KeyRef, attr, v string) {
-	t.Helper()
-	if err := env.Store.Do(context.Background(), store.Change(k.PK, k.SK, expression.Set(expression.Name(attr), expression.Value(v)))); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func profileKey(uid string) store.KeyRef { return user.ProfileKey(uid) }
+var setAttr = fixture.SetAttr
 
 func TestTenancy(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	ka := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "a", "scopes": []string{"devices:read"}})
-	kb := create(t, w, fixture.BAdmin, map[string]any{"orgId": w.B.ID, "name": "b", "scopes": []string{"devices:read"}})
-	kc := create(t, w, fixture.CAdmin, map[string]any{"orgId": w.C.ID, "name": "c", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	ka := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "a", "scopes": []string{"devices:read"}})
+	kb := w.APIKey(t, fixture.BAdmin, map[string]any{"orgId": w.B.ID, "name": "b", "scopes": []string{"devices:read"}})
+	kc := w.APIKey(t, fixture.CAdmin, map[string]any{"orgId": w.C.ID, "name": "c", "scopes": []string{"devices:read"}})
 	lists := map[string][]string{
 		fixture.AAdmin:      {ka.ID},
 		fixture.BAdmin:      {kb.ID},
@@ -481,7 +439,7 @@ func TestTenancy(t *testing.T) {
 		t.Fatalf("key a after the attacks: %v", got)
 	}
 	// A key sees only its own organization.
-	res := fixture.Expect(t, withKey(t, w, ka.Key, ""), http.StatusOK)
+	res := fixture.Expect(t, w.WithKey(t, ka.Key, ""), http.StatusOK)
 	var list struct{ Data []map[string]any }
 	res.Decode(t, &list)
 	for _, d := range list.Data {
@@ -493,8 +451,8 @@ func TestTenancy(t *testing.T) {
 
 func TestBadInputNamesTheFieldAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "k", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "k", "scopes": []string{"devices:read"}})
 	before := fixture.Scan(t, w.Env)
 	cases := []struct {
 		method, path string
@@ -550,8 +508,8 @@ func stripVolatile(dump string) string {
 
 func TestTableHoldsNoRawKeyMaterial(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scan", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scan", "scopes": []string{"devices:read"}})
 	rot := fixture.Expect(t, w.Call(t, http.MethodPost, keysURL+"/"+k.ID+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
 	res := fixture.Expect(t, w.Call(t, http.MethodPost, spURL, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}}), http.StatusCreated).JSON(t)
 	spRot := fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+res["id"].(string)+"/rotate", fixture.AAdmin, nil), http.StatusOK).JSON(t)
@@ -572,21 +530,63 @@ func TestTableHoldsNoRawKeyMaterial(t *testing.T) {
 func TestProbingAddressDoesNotLockOutValidKeys(t *testing.T) {
 	t.Parallel()
 	w := fixture.NewWorld(t, "api-keys", "devices")
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
 	const ip = "192.0.2.77"
 	l := ratelimit.Limiter{St: w.Env.Store, Clock: w.Env.Clock}
 	if err := l.Seed(t.Context(), ratelimit.BucketKey(ratelimit.BadAPIKeyIP, ip), ratelimit.BadAPIKeyIP, ratelimit.BadAPIKeyIP.Limit-1); err != nil {
 		t.Fatal(err)
 	}
 	unknown := "svc_" + strings.Repeat("0", 32)
-	fixture.ExpectError(t, withKey(t, w, unknown, ip+":1"), http.StatusUnauthorized, "unauthorized")
-	fixture.ExpectError(t, withKey(t, w, unknown, ip+":1"), http.StatusTooManyRequests, "rate_limited")
-	res := fixture.Expect(t, withKey(t, w, k.Key, ip+":1"), http.StatusOK)
+	fixture.ExpectError(t, w.WithKey(t, unknown, ip+":1"), http.StatusUnauthorized, "unauthorized")
+	fixture.ExpectError(t, w.WithKey(t, unknown, ip+":1"), http.StatusTooManyRequests, "rate_limited")
+	res := fixture.Expect(t, w.WithKey(t, k.Key, ip+":1"), http.StatusOK)
 	if res.Header.Get("X-RateLimit-Limit") == "" {
 		t.Fatalf("the valid key's answer carries no rate-limit headers: %v", res.Header)
 	}
 	n, err := l.Count(t.Context(), ratelimit.BadAPIKeyIP, ip)
 	if err != nil || n != ratelimit.BadAPIKeyIP.Limit {
 		t.Fatalf("the address's window holds %d (%v), want %d: a valid key is not counted there", n, err, ratelimit.BadAPIKeyIP.Limit)
+	}
+}
+
+// Revoking a key is a kill switch: raced by ten rotations of the key, it
+// answers 200 and afterwards neither the first material nor any rotated one
+// authenticates.
+func TestRevokeWinsAgainstRotations(t *testing.T) {
+	t.Parallel()
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}})
+	raws := []string{k.Key}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var revoked fixture.Response
+	start := make(chan struct{})
+	wg.Add(11)
+	go func() {
+		defer wg.Done()
+		<-start
+		revoked = fixture.Do(t, w.API, fixture.Request{Method: http.MethodDelete, Path: keysURL + "/" + k.ID, Token: w.Tokens[fixture.AAdmin], Raced: true})
+	}()
+	for range 10 {
+		go func() {
+			defer wg.Done()
+			<-start
+			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL + "/" + k.ID + "/rotate", Token: w.Tokens[fixture.AAdmin]})
+			if res.Status == http.StatusOK {
+				mu.Lock()
+				raws = append(raws, res.JSON(t)["key"].(string))
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if revoked.Status != http.StatusOK {
+		t.Fatalf("revoke raced by rotations: %d %s", revoked.Status, revoked.Body)
+	}
+	for i, raw := range raws {
+		if r := w.WithKey(t, raw, ""); r.Status != http.StatusUnauthorized {
+			t.Errorf("material %d after the revocation: %d %s", i, r.Status, r.Body)
+		}
 	}
 }

@@ -2,9 +2,6 @@ package apikey
 
 import (
 	"context"
-	"errors"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
@@ -23,8 +20,9 @@ import (
 //     otherwise;
 //   - rotate or PATCH of a principal's key: the principal is active, the
 //     caller holds what the key acts with, new scopes stay within the
-//     principal's; the change bumps the principal's version, so it and
-//     disable, rotate and migrate-key of that principal serialise.
+//     principal's; the change commits the principal's Hold write (its
+//     version bumped), so it and disable, rotate and migrate-key of that
+//     principal serialise.
 
 // rotatable applies the ceiling to rotating user-created key k whose guard
 // caches creator c.
@@ -49,22 +47,6 @@ func (s *Service) rotatable(ctx context.Context, p *authz.Principal, k *Key, c *
 	return authz.Ceiling(p, authz.Acting(k.Scopes, perms))
 }
 
-// activePrincipal reads the principal owning key k; a disabled one is
-// ErrSPDisabled.
-func (s *Service) activePrincipal(ctx context.Context, k *Key) (*Principal, error) {
-	sp, err := s.St.Principal(ctx, k.OrgID, k.PrincipalID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrSPDisabled
-	}
-	if err != nil {
-		return nil, err
-	}
-	if sp.Status != SPActive {
-		return nil, ErrSPDisabled
-	}
-	return sp, nil
-}
-
 // within reports whether every scope is allowed by the principal's scopes.
 func within(scopes, principal []string) bool {
 	allowed := authz.Acting(principal, nil)
@@ -77,10 +59,21 @@ func within(scopes, principal []string) bool {
 	return true
 }
 
-// bumpPrincipal moves principal sp's version on, if it is still at the
-// version read and active: every change of the principal or its keys takes
-// this step, so they serialise with disable.
-func bumpPrincipal(sp *Principal) *store.Write {
-	return store.Change(sp.PK, sp.SK, expression.Add(expression.Name("version"), expression.Value(1))).
-		When(store.Is("version", sp.Version).And(store.Is("status", SPActive)))
+// Owners is what the key routes need of the service principal owning a key
+// (shared/principal's Store, wired in shared/app; principal imports apikey to
+// mint and revoke its keys, so apikey reaches it only through this).
+type Owners interface {
+	// Hold reads principal id of organization orgID while it is active (the
+	// principal's "disabled" conflict otherwise).
+	Hold(ctx context.Context, orgID, id string) (*Hold, error)
+	// Lost names why a transaction failed at a Hold's write.
+	Lost(ctx context.Context, orgID, id string) error
+}
+
+// Hold is an active principal as a change of one of its keys sees it: its
+// scopes, and the write the change commits with, which fails if the principal
+// changed meanwhile.
+type Hold struct {
+	Scopes []string
+	Write  *store.Write
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
-// Handler serves /api/v1/api-keys and /api/v1/service-principals. Every route
+// Handler serves /api/v1/api-keys (shared/principal serves
+// /api/v1/service-principals). Every route
 // needs a user session (API keys are refused); writes need MFA.
 //
 // DynamoDB calls per request, after authentication (one BatchGetItem, plus one
@@ -23,12 +24,6 @@ import (
 //	PATCH  /api-keys/:id                       yes  4       read as GET (1), transaction (record CAS, guard, audit), read back (2)
 //	DELETE /api-keys/:id                       yes  2       read, transaction (record CAS, guard, audit)
 //	POST   /api-keys/:id/rotate                yes  3       read, GetItem guard (creator), transaction (record CAS, old guard, new guard, audit)
-//	GET    /service-principals                      2-3     as GET /api-keys, without the guards
-//	POST   /service-principals                 yes  2       GetItem organization, transaction (principal, key, guard, audit)
-//	GET    /service-principals/:id                  1       GetItem or GSI1 query
-//	POST   /service-principals/:id/rotate      yes  3       read, GetItem current key, transaction
-//	POST   /service-principals/:id/disable     yes  3       read, Query of the organization's keys, transaction
-//	POST   /service-principals/:id/migrate-key yes  5       read principal, read key, transaction, read back (2)
 type Handler struct{ Svc *Service }
 
 // KeyRoutes registers /api-keys.
@@ -43,20 +38,9 @@ func (h *Handler) KeyRoutes(rt *httpapi.Router) {
 	)
 }
 
-// PrincipalRoutes registers /service-principals.
-func (h *Handler) PrincipalRoutes(rt *httpapi.Router) {
-	rt.Add(
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.listSP)},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusCreated, h.createSP)},
-		httpapi.Route{Method: http.MethodGet, Path: "/api/v1/service-principals/{id}", Access: httpapi.User, Handle: httpapi.Call(http.StatusOK, h.getSP)},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/rotate", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.rotateSP)},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/disable", Access: httpapi.User, MFA: true, Handle: httpapi.Call(http.StatusOK, h.disableSP)},
-		httpapi.Route{Method: http.MethodPost, Path: "/api/v1/service-principals/{id}/migrate-key", Access: httpapi.User, MFA: true, Handle: httpapi.CallBody(http.StatusOK, h.migrateSP)},
-	)
-}
-
-// listFilter reads a list's query: filters, page and limit, cursor.
-func listFilter(r *http.Request) (ListFilter, error) {
+// ParseListFilter reads a list's query (filters, page and limit, cursor):
+// the key list's, and shared/principal's.
+func ParseListFilter(r *http.Request) (ListFilter, error) {
 	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return ListFilter{}, err
@@ -66,7 +50,7 @@ func listFilter(r *http.Request) (ListFilter, error) {
 }
 
 func (h *Handler) list(r *http.Request) (httpapi.List[Key], error) {
-	f, err := listFilter(r)
+	f, err := ParseListFilter(r)
 	if err != nil {
 		return httpapi.List[Key]{}, err
 	}
@@ -118,42 +102,4 @@ func (h *Handler) rotate(r *http.Request) (*Issued, error) {
 		return nil, err
 	}
 	return h.Svc.Rotate(r.Context(), r.PathValue("id"))
-}
-
-func (h *Handler) listSP(r *http.Request) (httpapi.List[Principal], error) {
-	f, err := listFilter(r)
-	if err != nil {
-		return httpapi.List[Principal]{}, err
-	}
-	pg, err := h.Svc.Principals(r.Context(), f)
-	if err != nil {
-		return httpapi.List[Principal]{}, err
-	}
-	return pg.Envelope(), nil
-}
-
-func (h *Handler) createSP(r *http.Request, in PrincipalInput) (*PrincipalIssued, error) {
-	return h.Svc.CreatePrincipal(r.Context(), in)
-}
-
-func (h *Handler) getSP(r *http.Request) (*Principal, error) {
-	return h.Svc.GetPrincipal(r.Context(), r.PathValue("id"))
-}
-
-func (h *Handler) rotateSP(r *http.Request) (*Rotated, error) {
-	if err := httpapi.EmptyBody(r); err != nil {
-		return nil, err
-	}
-	return h.Svc.RotatePrincipal(r.Context(), r.PathValue("id"))
-}
-
-func (h *Handler) disableSP(r *http.Request) (*Principal, error) {
-	if err := httpapi.EmptyBody(r); err != nil {
-		return nil, err
-	}
-	return h.Svc.DisablePrincipal(r.Context(), r.PathValue("id"))
-}
-
-func (h *Handler) migrateSP(r *http.Request, in MigrateInput) (*Key, error) {
-	return h.Svc.MigrateKey(r.Context(), r.PathValue("id"), in)
 }

@@ -12,7 +12,7 @@ import (
 // choices, not the ceiling's "Cannot grant scopes you do not hold".
 func TestUnknownScopeIsNamedWithTheChoices(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := fixture.NewKeyWorld(t)
 	for _, url := range []string{keysURL, spURL} {
 		res := w.Call(t, http.MethodPost, url, fixture.AAdmin,
 			map[string]any{"orgId": w.A.ID, "name": "typo", "scopes": []string{"devices:read", "device:read"}})
@@ -27,15 +27,15 @@ func TestUnknownScopeIsNamedWithTheChoices(t *testing.T) {
 		fixture.ExpectError(t, res, http.StatusBadRequest, "validation_failed", "scopes.0")
 	}
 	// A resource wildcard of the catalogue is a scope.
-	create(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "all devices", "scopes": []string{"devices:*"}})
+	w.APIKey(t, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "all devices", "scopes": []string{"devices:*"}})
 }
 
 // Issue 35: a key's 403 names the scope it lacks.
 func TestKeyRefusalNamesTheMissingScope(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scripts only", "scopes": []string{"scripts:read"}})
-	body := fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusForbidden).JSON(t)
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "scripts only", "scopes": []string{"scripts:read"}})
+	body := fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusForbidden).JSON(t)
 	d, _ := body["details"].(map[string]any)
 	if body["error"] != "API key does not have required permissions" || d["required"] != "devices:read" {
 		t.Fatalf("body %v, want details.required devices:read", body)

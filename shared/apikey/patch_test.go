@@ -12,8 +12,8 @@ import (
 // each a 400 naming the field.
 func TestPatchRefusesNullAndWrongTypeByField(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "CI", "scopes": []string{"devices:read"}})
 	for _, c := range []struct {
 		field string
 		value any

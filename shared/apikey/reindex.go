@@ -2,9 +2,9 @@ package apikey
 
 import "github.com/gale-rmm/gale/shared/store"
 
-// Reindex gives API keys and service principals written before their lists
-// had an index their list keys, and API keys written before the creator
-// index their place in it (store.Backfill).
+// Reindex gives API keys written before their list had an index their list
+// keys, and those written before the creator index their place in it
+// (store.Backfill; shared/principal has its own).
 func Reindex() []store.Reindex {
 	return []store.Reindex{
 		{Kind: "api key", SKPrefix: keyKind + "#", Creator: true, Keys: func(it store.Item) (store.Keys, error) {
@@ -14,14 +14,6 @@ func Reindex() []store.Reindex {
 			}
 			k.setListKeys()
 			return k.Keys, nil
-		}},
-		{Kind: "service principal", SKPrefix: principalKind + "#", Keys: func(it store.Item) (store.Keys, error) {
-			var p Principal
-			if err := store.Unmarshal(it, &p); err != nil {
-				return store.Keys{}, err
-			}
-			p.setListKeys()
-			return p.Keys, nil
 		}},
 	}
 }

@@ -54,9 +54,9 @@ func TestRemovalRevokesKeysAndReinvitationDoesNotResurrect(t *testing.T) {
 	victim := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID,
 		RoleID: role.OrgAdminID, MFA: true, Password: memberPassword})
 	w.Tokens["victim"] = victim.Token
-	k := create(t, w, "victim", map[string]any{"orgId": w.A.ID, "name": "victim's", "scopes": []string{"devices:read"}})
-	other := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "admin's", "scopes": []string{"devices:read"}})
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	k := w.APIKey(t, "victim", map[string]any{"orgId": w.A.ID, "name": "victim's", "scopes": []string{"devices:read"}})
+	other := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "admin's", "scopes": []string{"devices:read"}})
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 
 	fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+victim.UserID, fixture.AAdmin, nil), http.StatusOK)
 	if s := keyStatus(t, w, k.ID); s != "revoked" {
@@ -68,7 +68,7 @@ func TestRemovalRevokesKeysAndReinvitationDoesNotResurrect(t *testing.T) {
 	if scan := fixture.Scan(t, w.Env); !strings.Contains(scan, "api_key.revoke") || !strings.Contains(scan, "creator_removed") {
 		t.Fatal("no api_key.revoke audit record for the removed creator's key")
 	}
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusUnauthorized)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusUnauthorized)
 
 	// Re-invited and accepted with the account's own password: the key stays dead.
 	fixture.Expect(t, w.Call(t, http.MethodPost, "/api/v1/users/invite", fixture.AAdmin,
@@ -79,7 +79,7 @@ func TestRemovalRevokesKeysAndReinvitationDoesNotResurrect(t *testing.T) {
 	if s := keyStatus(t, w, k.ID); s != "revoked" {
 		t.Fatalf("after re-invitation the key is %s", s)
 	}
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusUnauthorized)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusUnauthorized)
 }
 
 // RemoveMembership is idempotent: a second run (after a crash, or by a bulk
@@ -91,8 +91,8 @@ func TestRemoveMembershipIsIdempotent(t *testing.T) {
 	victim := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.PX.ID, OrgID: w.A.ID,
 		RoleID: role.OrgAdminID, MFA: true})
 	w.Tokens["victim"] = victim.Token
-	k1 := create(t, w, "victim", map[string]any{"orgId": w.A.ID, "name": "one", "scopes": []string{"devices:read"}})
-	k2 := create(t, w, "victim", map[string]any{"orgId": w.A.ID, "name": "two"})
+	k1 := w.APIKey(t, "victim", map[string]any{"orgId": w.A.ID, "name": "one", "scopes": []string{"devices:read"}})
+	k2 := w.APIKey(t, "victim", map[string]any{"orgId": w.A.ID, "name": "two"})
 	svc := usersgroup.Service(w.Env.Deps)
 	ctx := context.Background()
 	actor := audit.Actor{ID: "review-1", Type: "system"}
@@ -111,7 +111,7 @@ func TestRemoveMembershipIsIdempotent(t *testing.T) {
 		}
 	}
 	// The last administrator is not removed, and keeps their keys.
-	k3 := create(t, w, fixture.BAdmin, map[string]any{"orgId": w.B.ID, "name": "kept"})
+	k3 := w.APIKey(t, fixture.BAdmin, map[string]any{"orgId": w.B.ID, "name": "kept"})
 	got, err = svc.RemoveMembership(ctx, actor, user.Removal{UserID: w.Users[fixture.BAdmin], Scope: authz.ScopeOrg, OrgID: w.B.ID})
 	if !errors.Is(err, user.ErrLastAdmin) || got.Membership || got.RevokedKeys != 0 {
 		t.Fatalf("removing the last administrator of B = %+v, %v", got, err)
@@ -141,7 +141,7 @@ func TestRemovalRevokesManyKeysInBatches(t *testing.T) {
 	w.Tokens["victim"] = victim.Token
 	var ids []string
 	for i := range 40 {
-		ids = append(ids, create(t, w, "victim", map[string]any{"orgId": w.A.ID, "name": fmt.Sprintf("k%02d", i), "scopes": []string{"devices:read"}}).ID)
+		ids = append(ids, w.APIKey(t, "victim", map[string]any{"orgId": w.A.ID, "name": fmt.Sprintf("k%02d", i), "scopes": []string{"devices:read"}}).ID)
 	}
 	res := fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+victim.UserID, fixture.AAdmin, nil), http.StatusOK)
 	fixture.Budget(t, res, 10) // 8, then two revocation transactions (33 + 7 keys)
@@ -168,7 +168,7 @@ func TestPartnerRemovalCallsDoNotGrowWithOrganizations(t *testing.T) {
 		w.Tokens["victim"] = victim.Token
 		var ids []string
 		for _, o := range orgIDs {
-			ids = append(ids, create(t, w, "victim", map[string]any{"orgId": o, "name": "k", "scopes": []string{"devices:read"}}).ID)
+			ids = append(ids, w.APIKey(t, "victim", map[string]any{"orgId": o, "name": "k", "scopes": []string{"devices:read"}}).ID)
 		}
 		res := fixture.Expect(t, w.Call(t, http.MethodDelete, "/api/v1/users/"+victim.UserID, fixture.PXAdmin, nil), http.StatusOK)
 		for _, id := range ids {

@@ -41,20 +41,21 @@ func (s *Service) RevokeCreatedBy(ctx context.Context, actor audit.Actor, userID
 			mine = append(mine, k)
 		}
 	}
-	n, err := s.revokeAll(ctx, actor, mine, "creator_removed", func(k *Key) bool { return k.PrincipalID == "" })
+	n, err := s.RevokeAll(ctx, actor, mine, "creator_removed", func(k *Key) bool { return k.PrincipalID == "" })
 	if err != nil {
 		return n, fmt.Errorf("revoke api keys of removed creator %s: %w", userID, err)
 	}
 	return n, nil
 }
 
-// revokeAll revokes keys in transactions of revokeBatch (one api_key.revoke
+// RevokeAll revokes keys (a removed creator's here, a disabled principal's
+// for shared/principal) in transactions of revokeBatch (one api_key.revoke
 // audit record each, details.reason reason). A batch that loses a race (a
 // key rotated, revoked, expired or migrated meanwhile) is cancelled whole and
 // its keys are then revoked one by one: a key no longer active, or no longer
 // owned as owned says, is left alone; one rotated under us is re-read and
 // tried once more. It answers how many keys it revoked, and may be re-run.
-func (s *Service) revokeAll(ctx context.Context, actor audit.Actor, keys []*Key, reason string, owned func(*Key) bool) (int, error) {
+func (s *Service) RevokeAll(ctx context.Context, actor audit.Actor, keys []*Key, reason string, owned func(*Key) bool) (int, error) {
 	n := 0
 	now := clock.Format(s.Clock.Now())
 	for batch := range slices.Chunk(keys, revokeBatch) {
@@ -104,7 +105,7 @@ func (s *Service) revokeOne(ctx context.Context, actor audit.Actor, k *Key, reas
 
 // revokeWrites revoke k and record why.
 func (s *Service) revokeWrites(actor audit.Actor, k *Key, reason, now string) []*store.Write {
-	return append(statusWrites(k, StatusRevoked, now),
+	return append(StatusWrites(k, StatusRevoked, now),
 		audit.Put(s.Clock, audit.Entry{Actor: actor, OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.revoke",
 			ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
 			Details: map[string]any{"keyPrefix": k.KeyPrefix, "previousStatus": k.Status, "reason": reason}}))

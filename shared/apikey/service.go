@@ -24,12 +24,15 @@ import (
 // Orgs resolves the organizations a caller reaches; tenant.Store satisfies it.
 type Orgs interface{ tenant.ListOrgs }
 
-// Service holds the key and principal rules.
+// Service holds the key rules.
 type Service struct {
-	St    Store
-	Orgs  Orgs
-	Roles role.Store
-	Clock clock.Clock
+	St   Store
+	Orgs Orgs
+	// Owners reaches the service principal of a principal's key (PATCH,
+	// rotate); nil where only RevokeCreatedBy is used (shared/user).
+	Owners Owners
+	Roles  role.Store
+	Clock  clock.Clock
 }
 
 // CreateInput is the create body.
@@ -103,21 +106,10 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	}
 	now := s.Clock.Now()
 	f := fault.Fields{}
-	if in.OrgID == "" {
-		f.Add("orgId", "is required")
-	} else {
-		valid.UUID(f, "orgId", in.OrgID)
-	}
-	name := ""
-	if in.Name == nil {
-		f.Add("name", "is required")
-	} else {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, MaxName)
-	}
+	name := CheckCreate(f, in.OrgID, in.Name)
 	scopes := []string{}
 	if in.Scopes != nil {
-		scopes = checkScopes(f, "scopes", *in.Scopes)
+		scopes = CheckScopes(f, "scopes", *in.Scopes)
 	}
 	rate := DefaultRateLimit
 	if in.RateLimit != nil {
@@ -156,7 +148,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 	k := &Key{Keys: recordKeys(o.ID, id), ID: id, OrgID: o.ID, PartnerID: o.PartnerID, Name: name, KeyPrefix: prefix,
 		KeyHash: hash, Scopes: scopes, ExpiresAt: expires, RateLimit: rate, CreatedBy: p.UserID, CreatedAt: ts,
 		UpdatedAt: ts, Status: StatusActive, Version: 1}
-	tx := (&store.Tx{}).Add(createWrites(k, c)...)
+	tx := (&store.Tx{}).Add(CreateWrites(k, c)...)
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.create",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
 		Details: map[string]any{"keyPrefix": prefix, "scopes": scopes, "rateLimit": rate, "expiresAt": expires}}))
@@ -164,6 +156,24 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Issued, error) {
 		return nil, fmt.Errorf("create api key: %w", err)
 	}
 	return &Issued{Key: k, Raw: raw, Warning: Warning}, nil
+}
+
+// CheckCreate validates what a create body of a key or a principal names
+// (orgId, a required UUID; name, required, at most MaxName once trimmed) into
+// f, and answers the trimmed name.
+func CheckCreate(f fault.Fields, orgID string, name *string) string {
+	if orgID == "" {
+		f.Add("orgId", "is required")
+	} else {
+		valid.UUID(f, "orgId", orgID)
+	}
+	if name == nil {
+		f.Add("name", "is required")
+		return ""
+	}
+	trimmed := strings.TrimSpace(*name)
+	valid.Name(f, "name", trimmed, MaxName)
+	return trimmed
 }
 
 // Get returns one key's metadata.
@@ -237,7 +247,7 @@ func checkPatch(in PatchInput) (*change, error) {
 		c.fields = append(c.fields, "name")
 	}
 	if sc := in.Scopes.NotNull(f, "scopes", "an array"); sc != nil {
-		scopes := checkScopes(f, "scopes", *sc)
+		scopes := CheckScopes(f, "scopes", *sc)
 		c.scopes, c.fields = &scopes, append(c.fields, "scopes")
 	}
 	if rl := in.RateLimit.NotNull(f, "rateLimit", "an integer"); rl != nil {
@@ -253,14 +263,14 @@ func checkPatch(in PatchInput) (*change, error) {
 	return c, nil
 }
 
-// patchPrincipal is the active service principal a principal's key belongs
-// to (nil for a user's key): the key never acts beyond its principal, and
-// changes only while the principal is active (serialised on its version).
-func (s *Service) patchPrincipal(ctx context.Context, k *Key, c *change) (*Principal, error) {
+// patchPrincipal holds the active service principal a principal's key
+// belongs to (nil for a user's key): the key never acts beyond its principal,
+// and changes only while the principal is active (serialised on its version).
+func (s *Service) patchPrincipal(ctx context.Context, k *Key, c *change) (*Hold, error) {
 	if k.PrincipalID == "" {
 		return nil, nil
 	}
-	sp, err := s.activePrincipal(ctx, k)
+	sp, err := s.Owners.Hold(ctx, k.OrgID, k.PrincipalID)
 	if err != nil {
 		return nil, err
 	}
@@ -288,10 +298,10 @@ func (c *change) apply(k *Key, now string) Key {
 
 // patchWrite is the one transaction of a PATCH: the key as read (version),
 // its guard settings, the principal's version when it has one, the audit entry.
-func (s *Service) patchWrite(ctx context.Context, p *authz.Principal, k, next *Key, sp *Principal, changed []string) error {
+func (s *Service) patchWrite(ctx context.Context, p *authz.Principal, k, next *Key, sp *Hold, changed []string) error {
 	tx := (&store.Tx{}).Add(replaceWrite(next, k.Version), guardSettingsWrite(next))
 	if sp != nil {
-		tx.Add(bumpPrincipal(sp))
+		tx.Add(sp.Write)
 	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.update",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: next.Name,
@@ -303,7 +313,7 @@ func (s *Service) patchWrite(ctx context.Context, p *authz.Principal, k, next *K
 	case failedAt(err, 0):
 		return ErrConcurrent
 	case sp != nil && failedAt(err, 2):
-		return s.principalConflict(ctx, sp)
+		return s.Owners.Lost(ctx, k.OrgID, k.PrincipalID)
 	}
 	return fmt.Errorf("update api key %s: %w", k.ID, err)
 }
@@ -375,7 +385,7 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 	// credential ceiling: the caller must hold what the key acts with, and its
 	// owner must still be entitled to act (ceiling.go).
 	var c *Creator
-	var sp *Principal
+	var sp *Hold
 	if k.PrincipalID == "" {
 		g, err := s.St.Guard(ctx, k.KeyHash)
 		if errors.Is(err, store.ErrNotFound) {
@@ -389,7 +399,7 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 			return nil, err
 		}
 	} else {
-		if sp, err = s.activePrincipal(ctx, k); err != nil {
+		if sp, err = s.Owners.Hold(ctx, k.OrgID, k.PrincipalID); err != nil {
 			return nil, err
 		}
 		if err := authz.Ceiling(p, authz.Acting(k.Scopes, authz.Acting(sp.Scopes, nil))); err != nil {
@@ -402,7 +412,7 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 	}
 	tx := (&store.Tx{}).Add(rotateWrites(k, issued.Key, c)...)
 	if sp != nil {
-		tx.Add(bumpPrincipal(sp))
+		tx.Add(sp.Write)
 	}
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: k.OrgID, PartnerID: k.PartnerID, Action: "api_key.rotate",
 		ResourceType: "api_key", ResourceID: k.ID, ResourceName: k.Name,
@@ -412,11 +422,30 @@ func (s *Service) Rotate(ctx context.Context, id string) (*Issued, error) {
 			return nil, ErrConcurrent
 		}
 		if sp != nil && failedAt(err, 3) {
-			return nil, s.principalConflict(ctx, sp)
+			return nil, s.Owners.Lost(ctx, k.OrgID, k.PrincipalID)
 		}
 		return nil, fmt.Errorf("rotate api key %s: %w", id, err)
 	}
 	return issued, nil
+}
+
+// Owned is what a service principal's new key takes from the principal.
+type Owned struct {
+	OrgID, PartnerID, PrincipalID, Name, CreatedBy string
+	Scopes                                         []string
+}
+
+// OwnedKey is a new active key of principal o at time now, with the default
+// rate limit, and its raw material (the caller commits CreateWrites).
+func OwnedKey(o Owned, now string) (*Key, string, error) {
+	raw, hash, prefix, err := NewMaterial()
+	if err != nil {
+		return nil, "", err
+	}
+	id := uuid.NewString()
+	return &Key{Keys: recordKeys(o.OrgID, id), ID: id, OrgID: o.OrgID, PartnerID: o.PartnerID, Name: o.Name,
+		KeyPrefix: prefix, KeyHash: hash, Scopes: o.Scopes, RateLimit: DefaultRateLimit, CreatedBy: o.CreatedBy,
+		CreatedAt: now, UpdatedAt: now, Status: StatusActive, PrincipalID: o.PrincipalID, Version: 1}, raw, nil
 }
 
 // rotateMaterial returns k with new material (the caller commits it).
@@ -433,7 +462,7 @@ func (s *Service) rotateMaterial(k *Key) (*Issued, error) {
 
 // revokeWrites revoke a key that is not revoked yet.
 func revokeWrites(k *Key, now string) []*store.Write {
-	ws := statusWrites(k, StatusRevoked, now)
+	ws := StatusWrites(k, StatusRevoked, now)
 	ws[0].When(store.Is("version", k.Version))
 	return ws
 }
@@ -446,7 +475,7 @@ func updatable(k *Key, now time.Time) error {
 	switch {
 	case k.Status == StatusRevoked:
 		return ErrRevokedUpdate
-	case k.Status == StatusExpired, expired(k.ExpiresAt, now):
+	case k.Status == StatusExpired, Expired(k.ExpiresAt, now):
 		return ErrExpiredUpdate
 	}
 	return nil
@@ -508,9 +537,10 @@ func (s *Service) creator(ctx context.Context, p *authz.Principal) (*Creator, er
 	return c, nil
 }
 
-// checkScopes validates scopes: "*" or resource:action, at most MaxScopes,
-// without duplicates; it returns them sorted.
-func checkScopes(f fault.Fields, path string, in []string) []string {
+// CheckScopes validates scopes (a key's, or shared/principal's): "*" or
+// resource:action, at most MaxScopes, without duplicates; it returns them
+// sorted.
+func CheckScopes(f fault.Fields, path string, in []string) []string {
 	if len(in) > MaxScopes {
 		f.Add(path, fmt.Sprintf("must hold at most %d scopes", MaxScopes))
 		return nil
@@ -573,8 +603,8 @@ func failedAt(err error, i int) bool {
 	return errors.As(err, &te) && te.FailedAt(i)
 }
 
-// expired reports whether expiresAt has passed at now.
-func expired(expiresAt *string, now time.Time) bool {
+// Expired reports whether expiresAt has passed at now.
+func Expired(expiresAt *string, now time.Time) bool {
 	if expiresAt == nil {
 		return false
 	}

@@ -2,22 +2,35 @@ package apikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/gale-rmm/gale/shared/clock"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 )
+
+// Window is the rate-limit window of every key.
+const Window = time.Hour
+
+// Rule is the rate limit of a key: limit requests in any Window.
+func Rule(limit int) ratelimit.Rule {
+	return ratelimit.Rule{Name: "api-key", Limit: limit, Window: Window}
+}
+
+// UsageKey is the row that counts the requests of the key with hash, and
+// carries its lastUsedAt and usageCount.
+func UsageKey(hash string) store.KeyRef { return ratelimit.BucketKey(Rule(0), hash) }
 
 // Store reads and writes the rows of the package doc.
 type Store struct{ St *store.Store }
 
-// keys and principals are the organization-owned row repositories (store.OrgRows).
+// keys is the organization-owned row repository (store.OrgRows).
 func (s Store) keys() store.OrgRows[Key] { return store.OrgRows[Key]{St: s.St, Kind: keyKind} }
-
-func (s Store) principals() store.OrgRows[Principal] {
-	return store.OrgRows[Principal]{St: s.St, Kind: principalKind}
-}
 
 // Key reads key id of organization orgID (consistent read).
 func (s Store) Key(ctx context.Context, orgID, id string) (*Key, error) {
@@ -52,6 +65,17 @@ func (s Store) Guard(ctx context.Context, hash string) (*Guard, error) {
 		return nil, fmt.Errorf("api key guard: %w", err)
 	}
 	return &g, nil
+}
+
+// Expire persists the expired status of the key guard g belongs to (record
+// and guard); a key changed meanwhile keeps its new status.
+func (s Store) Expire(ctx context.Context, g *Guard, now time.Time) error {
+	k := &Key{Keys: recordKeys(g.OrgID, g.KeyID), KeyHash: strings.TrimPrefix(g.PK, "APIKEYHASH#")}
+	err := s.St.Commit(ctx, (&store.Tx{}).Add(StatusWrites(k, StatusExpired, clock.Format(now))...))
+	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		return err
+	}
+	return nil
 }
 
 // WithUsage copies the usage of each key onto it: its usage row (UsageKey,
@@ -93,21 +117,6 @@ func (s Store) WithUsage(ctx context.Context, keys []Key) error {
 	return nil
 }
 
-// Principal reads principal id of organization orgID.
-func (s Store) Principal(ctx context.Context, orgID, id string) (*Principal, error) {
-	return s.principals().Get(ctx, orgID, id)
-}
-
-// PrincipalByID finds principal id of whatever organization (GSI1).
-func (s Store) PrincipalByID(ctx context.Context, id string) (*Principal, error) {
-	return s.principals().ByID(ctx, id)
-}
-
-// OrgPrincipals lists the principals of organization orgID.
-func (s Store) OrgPrincipals(ctx context.Context, orgID string) ([]Principal, error) {
-	return s.principals().All(ctx, orgID)
-}
-
 // guardOf is the guard of k with the given creator cache.
 func guardOf(k *Key, c *Creator) Guard {
 	g := GuardKey(k.KeyHash)
@@ -116,8 +125,9 @@ func guardOf(k *Key, c *Creator) Guard {
 		PrincipalID: k.PrincipalID, Creator: c}
 }
 
-// createWrites puts a new key (in the list indexes) and its guard.
-func createWrites(k *Key, c *Creator) []*store.Write {
+// CreateWrites puts a new key (in the list indexes) and its guard with
+// creator cache c (nil for a service principal's key).
+func CreateWrites(k *Key, c *Creator) []*store.Write {
 	k.setListKeys()
 	g := guardOf(k, c)
 	return []*store.Write{store.PutNew(k), store.PutNew(&g)}
@@ -136,6 +146,14 @@ func replaceWrite(next *Key, prev int) *store.Write {
 	return store.Put(next).When(isVersion(prev))
 }
 
+// AdoptWrites move key next, read at version prev and still active, to the
+// service principal it names (next.PrincipalID, its scopes narrowed): the
+// record (write 0, ErrConcurrent when it fails) and its guard, which loses its
+// creator cache.
+func AdoptWrites(next *Key, prev int) []*store.Write {
+	return []*store.Write{replaceWrite(next, prev), guardSettingsWrite(next)}
+}
+
 // guardSettingsWrite copies the settings authentication reads onto k's guard;
 // a key owned by a principal loses its creator cache.
 func guardSettingsWrite(k *Key) *store.Write {
@@ -150,8 +168,8 @@ func guardSettingsWrite(k *Key) *store.Write {
 	return store.Change(g.PK, g.SK, upd).When(store.Present())
 }
 
-// statusWrites move an active key (record and guard) to status to.
-func statusWrites(k *Key, to, now string) []*store.Write {
+// StatusWrites move an active key (record and guard) to status to.
+func StatusWrites(k *Key, to, now string) []*store.Write {
 	rec := store.Change(k.PK, k.SK, expression.Set(expression.Name("status"), expression.Value(to)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Add(expression.Name("version"), expression.Value(1))).
@@ -175,26 +193,4 @@ func rotateWrites(prev, next *Key, c *Creator) []*store.Write {
 // creatorCacheWrite refreshes g's creator cache if g is unchanged otherwise.
 func creatorCacheWrite(g *Guard, c *Creator) *store.Write {
 	return store.Change(g.PK, g.SK, expression.Set(expression.Name("creator"), expression.Value(c))).When(store.Present())
-}
-
-// putPrincipal creates principal p (in the list indexes).
-func putPrincipal(p *Principal) *store.Write {
-	p.setListKeys()
-	return store.PutNew(p)
-}
-
-// replacePrincipal overwrites p (version bumped) if it is still at version prev
-// and active.
-// disablePrincipalWrite moves sp to disabled whatever else changed it (it
-// checks only that the row exists) and moves its version on.
-func disablePrincipalWrite(sp *Principal, now string) *store.Write {
-	return store.Change(sp.PK, sp.SK, expression.Set(expression.Name("status"), expression.Value(SPDisabled)).
-		Set(expression.Name("updatedAt"), expression.Value(now)).
-		Add(expression.Name("version"), expression.Value(1))).When(store.Present())
-}
-
-func replacePrincipal(p *Principal, prev int) *store.Write {
-	p.Version = prev + 1
-	p.setListKeys()
-	return store.Put(p).When(store.Is("version", prev).And(store.Is("status", SPActive)))
 }

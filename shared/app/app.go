@@ -26,6 +26,7 @@ import (
 	"github.com/gale-rmm/gale/shared/config"
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/keyauth"
 	"github.com/gale-rmm/gale/shared/notify"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
@@ -85,7 +86,7 @@ func NewDeps(ctx context.Context, cfg config.Config, clk clock.Clock) (*Deps, er
 		Users:    user.Store{St: st},
 		Notify:   notify.Queue{SQS: q, URL: cfg.MailQueueURL},
 		Auth: &auth.Authenticator{St: st, Sessions: sessions, Roles: roles, Clock: clk, Enable2FA: cfg.Enable2FA,
-			Keys: &apikey.Authenticator{St: apikey.Store{St: st}, Roles: roles, Limits: ratelimit.Limiter{St: st, Clock: clk}, Clock: clk}},
+			Keys: &keyauth.Authenticator{St: apikey.Store{St: st}, Roles: roles, Limits: ratelimit.Limiter{St: st, Clock: clk}, Clock: clk}},
 	}, nil
 }
 

@@ -67,7 +67,8 @@ var (
 )
 
 // keyPrefix starts every API key (apikey.Prefix; a test holds the two equal).
-// It is repeated here so that every Lambda linking auth need not link apikey.
+// It is repeated here so that auth imports no key package: X-API-Key itself
+// is checked by the KeyAuthenticator shared/app plugs in (shared/keyauth).
 const keyPrefix = "svc_"
 
 // Authenticate builds the caller of a non-public route.

@@ -26,21 +26,19 @@ func (k *keyAuth) AuthenticateKey(_ context.Context, _ http.ResponseWriter, _ *h
 		KeyScopes: []string{"*"}, Perms: authz.NewSet(authz.AdminAll)}, nil
 }
 
+// world is fixture's small world (one partner, one organization) with an
+// organization admin, the stand-in key authenticator and a router of one
+// route per access kind.
 type world struct {
-	env    *testenv.Env
-	h      http.Handler
+	*fixture.World
 	keys   *keyAuth
 	caller fixture.Caller
-	org    string
 }
 
 func newWorld(t *testing.T) *world {
-	env := testenv.New(t)
-	p := fixture.Partner(t, env, "P")
-	o := fixture.Org(t, env, p.ID, "O")
-	w := &world{env: env, keys: &keyAuth{}, org: o.ID}
-	env.Auth.Keys = w.keys
-	w.caller = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
+	w := &world{World: fixture.NewSmallWorld(t, nil), keys: &keyAuth{}}
+	w.Env.Auth.Keys = w.keys
+	w.caller = fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
 	who := func(w http.ResponseWriter, r *http.Request) error {
 		p, err := authz.Require(r.Context(), authz.DevicesRead)
 		if err != nil {
@@ -49,19 +47,19 @@ func newWorld(t *testing.T) *world {
 		httpapi.WriteJSON(w, 200, map[string]any{"kind": p.Kind, "user": p.UserID, "mfa": p.MFA})
 		return nil
 	}
-	rt := env.Router()
+	rt := w.Env.Router()
 	rt.Add(
 		httpapi.Route{Method: "GET", Path: "/user", Access: httpapi.User, Handle: who},
 		httpapi.Route{Method: "GET", Path: "/mfa", Access: httpapi.User, MFA: true, Handle: who},
 		httpapi.Route{Method: "GET", Path: "/dual", Access: httpapi.UserOrKey, Handle: who},
 		httpapi.Route{Method: "GET", Path: "/agent", Access: httpapi.Agent, Handle: who},
 	)
-	w.h = rt
+	w.API = rt
 	return w
 }
 
 func (w *world) get(t *testing.T, path, token, key string) fixture.Response {
-	return fixture.Do(t, w.h, fixture.Request{Method: "GET", Path: path, Token: token, APIKey: key})
+	return fixture.Do(t, w.API, fixture.Request{Method: "GET", Path: path, Token: token, APIKey: key})
 }
 
 func TestBearer(t *testing.T) {
@@ -101,7 +99,7 @@ func TestMFARoutesNeedTheClaim(t *testing.T) {
 	if body["error"] != "MFA required" || body["code"] != "MFA_REQUIRED" {
 		t.Fatalf("body %v", body)
 	}
-	strong := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: role.OrgAdminID, MFA: true})
+	strong := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID, MFA: true})
 	fixture.Expect(t, w.get(t, "/mfa", strong.Token, ""), 200)
 	// API keys never satisfy MFA: the route is user-only anyway.
 	fixture.Expect(t, w.get(t, "/mfa", "", "svc_key"), 401)
@@ -109,13 +107,13 @@ func TestMFARoutesNeedTheClaim(t *testing.T) {
 
 func TestForceMFA428(t *testing.T) {
 	w := newWorld(t)
-	p := fixture.Partner(t, w.env, "MSP")
-	c := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
+	p := fixture.Partner(t, w.Env, "MSP")
+	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
 	body := fixture.Expect(t, w.get(t, "/user", c.Token, ""), 428).JSON(t)
 	if body["error"] != "mfa_enrollment_required" || body["code"] != "mfa_enrollment_required" || body["enrollUrl"] != "/api/v1/auth/mfa/setup" {
 		t.Fatalf("body %v", body)
 	}
-	enrolled := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true})
+	enrolled := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true})
 	fixture.Expect(t, w.get(t, "/user", enrolled.Token, ""), 200)
 }
 
@@ -124,22 +122,22 @@ func TestRevocationTakesEffectAtOnce(t *testing.T) {
 	t.Run("disabled user", func(t *testing.T) {
 		w := newWorld(t)
 		k := user.ProfileKey(w.caller.UserID)
-		if err := w.env.Store.Do(ctx, store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
+		if err := w.Env.Store.Do(ctx, store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
 			t.Fatal(err)
 		}
 		fixture.Expect(t, w.get(t, "/user", w.caller.Token, ""), 401)
 	})
 	t.Run("membership removed", func(t *testing.T) {
 		w := newWorld(t)
-		k := user.MembershipKey(w.caller.UserID, authz.ScopeOrg, "", w.org)
-		if err := w.env.Store.Do(ctx, store.Delete(k.PK, k.SK)); err != nil {
+		k := user.MembershipKey(w.caller.UserID, authz.ScopeOrg, "", w.A.ID)
+		if err := w.Env.Store.Do(ctx, store.Delete(k.PK, k.SK)); err != nil {
 			t.Fatal(err)
 		}
 		fixture.Expect(t, w.get(t, "/user", w.caller.Token, ""), 401)
 	})
 	t.Run("session revoked", func(t *testing.T) {
 		w := newWorld(t)
-		if err := w.env.Sessions.Revoke(ctx, w.caller.UserID, w.caller.SessionID); err != nil {
+		if err := w.Env.Sessions.Revoke(ctx, w.caller.UserID, w.caller.SessionID); err != nil {
 			t.Fatal(err)
 		}
 		fixture.Expect(t, w.get(t, "/user", w.caller.Token, ""), 401)
@@ -148,7 +146,7 @@ func TestRevocationTakesEffectAtOnce(t *testing.T) {
 
 func TestAgentRoutesWithoutAgentsBuilt(t *testing.T) {
 	w := newWorld(t)
-	res := fixture.Do(t, w.h, fixture.Request{Method: "GET", Path: "/agent", Header: map[string]string{"Authorization": "Bearer agt_x"}})
+	res := fixture.Do(t, w.API, fixture.Request{Method: "GET", Path: "/agent", Header: map[string]string{"Authorization": "Bearer agt_x"}})
 	fixture.Expect(t, res, 401)
 }
 
@@ -158,13 +156,13 @@ func TestAgentRoutesWithoutAgentsBuilt(t *testing.T) {
 func TestSystemRoleCostsOneCall(t *testing.T) {
 	w := newWorld(t)
 	for _, id := range []string{role.OrgAdminID, role.OrgTechnicianID, role.OrgViewerID} {
-		c := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: id})
+		c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: id})
 		res := fixture.Expect(t, w.get(t, "/user", c.Token, ""), 200)
 		if res.DBCalls != 1 {
 			t.Fatalf("role %s: %d DynamoDB calls, want 1", id, res.DBCalls)
 		}
 	}
-	items, err := w.env.Store.All(context.Background(), store.Query{PK: "ROLES#" + role.SystemOwner})
+	items, err := w.Env.Store.All(context.Background(), store.Query{PK: "ROLES#" + role.SystemOwner})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/enrollment"
 	"github.com/gale-rmm/gale/shared/pam"
+	"github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/savedfilter"
 	"github.com/gale-rmm/gale/shared/script"
 	"github.com/gale-rmm/gale/shared/store"
@@ -53,7 +54,8 @@ func Kinds() []store.Reindex {
 		enrollment.Reindex(),
 		pam.Reindex(),
 	}
-	return append(ks, apikey.Reindex()...)
+	ks = append(ks, apikey.Reindex()...)
+	return append(ks, principal.Reindex()...)
 }
 
 func alertKeys(it store.Item) (store.Keys, error) {

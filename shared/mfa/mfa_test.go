@@ -55,10 +55,11 @@ const (
 	budgetSMSStepUp   = 9 // auth, profile, memberships, settings, two rate limits (+1 when a row is new), put
 )
 
+// world is fixture's small world (one partner, one organization) serving
+// the auth group, with an organization admin (c, signing in as email) and a
+// count of sign-ins, each from its own address.
 type world struct {
-	env    *testenv.Env
-	h      http.Handler
-	org    string
+	*fixture.World
 	email  string
 	c      fixture.Caller
 	logins atomic.Int32
@@ -66,21 +67,19 @@ type world struct {
 
 func newWorld(t *testing.T, vars ...string) *world {
 	t.Helper()
-	env := testenv.New(t, vars...)
-	p := fixture.Partner(t, env, "P")
-	o := fixture.Org(t, env, p.ID, "O")
-	email := "m-" + randDigits(8) + "@example.com"
-	c := fixture.User(t, env, fixture.Member{Email: email, Password: pw, Scope: authz.ScopeOrg, OrgID: o.ID, RoleID: role.OrgAdminID})
-	h, err := authgroup.Auth(env.Deps)
+	w := &world{World: fixture.NewSmallWorld(t, vars), email: "m-" + randDigits(8) + "@example.com"}
+	w.c = fixture.User(t, w.Env, fixture.Member{Email: w.email, Password: pw, Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgAdminID})
+	h, err := authgroup.Auth(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{env: env, h: h, org: o.ID, email: email, c: c}
+	w.API = h
+	return w
 }
 
 func (w *world) post(t *testing.T, path, token string, body any) fixture.Response {
 	t.Helper()
-	return fixture.Do(t, w.h, fixture.Request{Method: "POST", Path: "/api/v1/auth" + path, Token: token, Body: body,
+	return fixture.Do(t, w.API, fixture.Request{Method: "POST", Path: "/api/v1/auth" + path, Token: token, Body: body,
 		RemoteAddr: "198.51.100.10:4000"})
 }
 
@@ -88,7 +87,7 @@ func (w *world) post(t *testing.T, path, token string, body any) fixture.Respons
 func (w *world) login(t *testing.T, email string) map[string]any {
 	t.Helper()
 	n := w.logins.Add(1)
-	res := fixture.Do(t, w.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/login",
+	res := fixture.Do(t, w.API, fixture.Request{Method: "POST", Path: "/api/v1/auth/login",
 		Body: map[string]string{"email": email, "password": pw}, RemoteAddr: fmt.Sprintf("203.0.%d.%d:4000", n/250, n%250+1)})
 	return fixture.Expect(t, res, 200).JSON(t)
 }
@@ -111,7 +110,7 @@ func (w *world) tempToken(t *testing.T, email, method string) string {
 // of the service's verifier, at the fake clock's time.
 func (w *world) code(t *testing.T, secret string) string {
 	t.Helper()
-	c, err := totp.GenerateCodeCustom(secret, w.env.Clock.Now(), totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	c, err := totp.GenerateCodeCustom(secret, w.Env.Clock.Now(), totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func (w *world) code(t *testing.T, secret string) string {
 }
 
 // tick moves to the next TOTP time step.
-func (w *world) tick() { w.env.Clock.Advance(30 * time.Second) }
+func (w *world) tick() { w.Env.Clock.Advance(30 * time.Second) }
 
 type setupBody struct {
 	Secret        string   `json:"secret"`
@@ -226,7 +225,7 @@ func usedHint(t *testing.T, body map[string]any, want bool) {
 
 func (w *world) profile(t *testing.T, uid string) *user.User {
 	t.Helper()
-	u, err := w.env.Users.Get(t.Context(), uid)
+	u, err := w.Env.Users.Get(t.Context(), uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +234,7 @@ func (w *world) profile(t *testing.T, uid string) *user.User {
 
 func (w *world) audits(t *testing.T, action string) []audit.Record {
 	t.Helper()
-	recs, err := audit.List(t.Context(), w.env.Store, audit.Tenant(w.org, ""), 100)
+	recs, err := audit.List(t.Context(), w.Env.Store, audit.Tenant(w.A.ID, ""), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,9 +249,9 @@ func (w *world) audits(t *testing.T, action string) []audit.Record {
 
 func (w *world) setPolicy(t *testing.T, require bool, methods ...string) {
 	t.Helper()
-	k := tenant.SecurityKey(w.org)
-	sec := tenant.SecuritySettings{Keys: store.Keys{PK: k.PK, SK: k.SK}, OrgID: w.org, RequireMFA: require, AllowedMFAMethods: methods}
-	if err := w.env.Store.Do(t.Context(), store.Put(sec)); err != nil {
+	k := tenant.SecurityKey(w.A.ID)
+	sec := tenant.SecuritySettings{Keys: store.Keys{PK: k.PK, SK: k.SK}, OrgID: w.A.ID, RequireMFA: require, AllowedMFAMethods: methods}
+	if err := w.Env.Store.Do(t.Context(), store.Put(sec)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -364,7 +363,7 @@ func TestTOTPSetupEnableLoginAndReplay(t *testing.T) {
 	res = w.verify(t, tok, code)
 	fixture.Budget(t, res, budgetVerifyTOTP)
 	access := signedIn(t, res)
-	if fixture.Do(t, w.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}).JSON(t)["user"].(map[string]any)["mfaEnabled"] != true {
+	if fixture.Do(t, w.API, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: access}).JSON(t)["user"].(map[string]any)["mfaEnabled"] != true {
 		t.Fatal("/auth/me does not show mfaEnabled")
 	}
 	logins := w.audits(t, "user.login")
@@ -416,7 +415,7 @@ func TestConcurrentVerifySameCodeOneWinner(t *testing.T) {
 	w := newWorld(t)
 	secret, codes := w.enableTOTP(t, w.c.Token)
 	for _, totpRound := range []bool{true, false} {
-		w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
+		w.Env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 		code := codes[0]
 		if totpRound {
 			code = w.code(t, secret)
@@ -456,11 +455,11 @@ func TestVerifyRefusals(t *testing.T) {
 	})
 	t.Run("expired temp token", func(t *testing.T) {
 		tok := w.tempToken(t, w.email, "totp")
-		w.env.Clock.Advance(5*time.Minute + time.Second)
+		w.Env.Clock.Advance(5*time.Minute + time.Second)
 		expectError(t, w.verify(t, tok, w.code(t, secret)), 401, "Invalid or expired MFA token")
 	})
 	t.Run("wrong and malformed codes", func(t *testing.T) {
-		w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
+		w.Env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 		tok := w.tempToken(t, w.email, "totp")
 		usedHint(t, expectError(t, w.verify(t, tok, "000000"), 401, "Invalid MFA code"), false)
 		usedHint(t, expectError(t, w.verify(t, tok, "ZZZZ-ZZZZ"), 401, "Invalid MFA code"), false)
@@ -469,7 +468,7 @@ func TestVerifyRefusals(t *testing.T) {
 		signedIn(t, w.verify(t, tok, w.code(t, secret)))
 	})
 	t.Run("rate limit", func(t *testing.T) {
-		w.env.Clock.Advance(5*time.Minute + 5*time.Second)
+		w.Env.Clock.Advance(5*time.Minute + 5*time.Second)
 		tok := w.tempToken(t, w.email, "totp")
 		for i := 0; i < 5; i++ {
 			expectError(t, w.verify(t, tok, "000001"), 401, "")
@@ -480,12 +479,12 @@ func TestVerifyRefusals(t *testing.T) {
 		}
 	})
 	t.Run("disabled user", func(t *testing.T) {
-		w.env.Clock.Advance(5*time.Minute + 5*time.Second)
+		w.Env.Clock.Advance(5*time.Minute + 5*time.Second)
 		access := signedIn(t, w.verify(t, w.tempToken(t, w.email, "totp"), w.code(t, secret)))
 		w.tick()
 		tok := w.tempToken(t, w.email, "totp")
 		k := user.ProfileKey(w.c.UserID)
-		if err := w.env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
+		if err := w.Env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "status", user.StatusDisabled)); err != nil {
 			t.Fatal(err)
 		}
 		expectError(t, w.verify(t, tok, w.code(t, secret)), 401, "Invalid or expired MFA token")
@@ -502,7 +501,7 @@ func TestEnableRefusals(t *testing.T) {
 	s := w.setup(t, w.c.Token)
 	expectError(t, w.post(t, "/mfa/enable", w.c.Token, map[string]string{"code": "000000"}), 400, "Invalid MFA code")
 	// The setup data lives 10 minutes.
-	w.env.Clock.Advance(10*time.Minute + time.Second)
+	w.Env.Clock.Advance(10*time.Minute + time.Second)
 	expectError(t, w.post(t, "/mfa/enable", w.c.Token, map[string]string{"code": w.code(t, s.Secret)}), 400, "No TOTP setup in progress or it expired; start again with /auth/mfa/setup")
 	// A new setup replaces the old: the old secret's codes do not confirm it.
 	s1 := w.setup(t, w.c.Token)
@@ -517,7 +516,7 @@ func TestEnableRefusals(t *testing.T) {
 	expectError(t, w.post(t, "/mfa/setup", w.c.Token, nil), 409, "TOTP is already enabled; disable it first to enrol another authenticator")
 	// API keys and anonymous callers are refused.
 	expectError(t, w.post(t, "/mfa/setup", "", nil), 401, "")
-	expectError(t, fixture.Do(t, w.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/mfa/setup", APIKey: "svc_x"}), 401, "")
+	expectError(t, fixture.Do(t, w.API, fixture.Request{Method: "POST", Path: "/api/v1/auth/mfa/setup", APIKey: "svc_x"}), 401, "")
 }
 
 func TestDisableNeedsCodeAndClearsFactors(t *testing.T) {
@@ -561,7 +560,7 @@ func TestDisableKeepsPasskeyPrimary(t *testing.T) {
 	secret, _ := w.enableTOTP(t, w.c.Token)
 	// shared/passkey keeps passkeyCount on the profile; one passkey is registered.
 	k := user.ProfileKey(w.c.UserID)
-	if err := w.env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "passkeyCount", 1)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), store.Set(k.PK, k.SK, "passkeyCount", 1)); err != nil {
 		t.Fatal(err)
 	}
 	// With a passkey left, MFA stays on, so an organization requiring MFA allows it.
@@ -594,7 +593,7 @@ func TestRotateRecoveryCodes(t *testing.T) {
 	}
 	// The TOTP code was spent by the rotation; an authenticated route hints too.
 	usedHint(t, expectError(t, w.post(t, "/mfa/recovery-codes", w.c.Token, map[string]string{"code": code}), 400, "Invalid MFA code"), true)
-	w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
+	w.Env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 	if recs := w.audits(t, "auth.mfa.recovery_codes.rotate"); len(recs) != 1 {
 		t.Fatalf("audit = %+v", recs)
 	}
@@ -615,7 +614,7 @@ func TestSMSFactorEndToEnd(t *testing.T) {
 	fixture.Expect(t, w.post(t, "/phone/verify", w.c.Token, map[string]string{"phoneNumber": phone}), 200)
 	expectError(t, w.post(t, "/phone/confirm", w.c.Token, map[string]string{"code": "000000"}), 400, "Invalid MFA code")
 	// The phone code lives 10 minutes.
-	w.env.Clock.Advance(10*time.Minute + time.Second)
+	w.Env.Clock.Advance(10*time.Minute + time.Second)
 	expectError(t, w.post(t, "/phone/confirm", w.c.Token, map[string]string{"code": lastSMS(t, phone, 1)}), 400, "No phone verification in progress or the code expired; request a new code")
 
 	codes := w.enableSMS(t, w.c.Token, phone, 1)
@@ -650,7 +649,7 @@ func TestSMSFactorEndToEnd(t *testing.T) {
 	tok3 := w.tempToken(t, w.email, "sms")
 	fixture.Expect(t, w.post(t, "/mfa/sms/send", "", map[string]string{"tempToken": tok3}), 200)
 	late := lastSMS(t, phone, 4)
-	w.env.Clock.Advance(5*time.Minute + 5*time.Second)
+	w.Env.Clock.Advance(5*time.Minute + 5*time.Second)
 	tok4 := w.tempToken(t, w.email, "sms")
 	expectError(t, w.verify(t, tok4, late), 401, "Invalid MFA code")
 }
@@ -696,14 +695,14 @@ func TestSMSRateLimits(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			fixture.Expect(t, w.post(t, "/phone/verify", w.c.Token, map[string]string{"phoneNumber": phone}), 200)
 		}
-		other := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: role.OrgViewerID})
+		other := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgViewerID})
 		b := expectError(t, w.post(t, "/phone/verify", other.Token, map[string]string{"phoneNumber": phone}), 429, "")
 		if ra, _ := b["retryAfter"].(float64); ra < 1 || ra > 3660 {
 			t.Fatalf("retryAfter = %v", b["retryAfter"])
 		}
 	})
 	t.Run("phone verify per user", func(t *testing.T) {
-		c := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.org, RoleID: role.OrgViewerID})
+		c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgViewerID})
 		for i := 0; i < 5; i++ {
 			fixture.Expect(t, w.post(t, "/phone/verify", c.Token, map[string]string{"phoneNumber": uniquePhone()}), 200)
 		}
@@ -711,7 +710,7 @@ func TestSMSRateLimits(t *testing.T) {
 	})
 	t.Run("sms send per temp token and per phone", func(t *testing.T) {
 		email := "s-" + randDigits(8) + "@example.com"
-		c := fixture.User(t, w.env, fixture.Member{Email: email, Password: pw, Scope: authz.ScopeOrg, OrgID: w.org, RoleID: role.OrgViewerID})
+		c := fixture.User(t, w.Env, fixture.Member{Email: email, Password: pw, Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: role.OrgViewerID})
 		phone := uniquePhone()
 		w.enableSMS(t, c.Token, phone, 0)
 		tok := w.tempToken(t, email, "sms")
@@ -760,9 +759,9 @@ func TestOrganizationDisallowsSMS(t *testing.T) {
 func TestForceMFAUntilTOTPEnabled(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	p := fixture.Partner(t, w.env, "MSP")
-	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := organizationsgroup.Organizations(w.env.Deps)
+	p := fixture.Partner(t, w.Env, "MSP")
+	admin := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
+	orgs, err := organizationsgroup.Organizations(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -788,9 +787,9 @@ func TestTwoFactorSwitchedOff(t *testing.T) {
 	expectError(t, w.post(t, "/mfa/enable", w.c.Token, map[string]string{"code": "123456"}), 403, "Two-factor authentication is disabled on this server")
 	expectError(t, w.post(t, "/mfa/sms/enable", w.c.Token, nil), 403, "Two-factor authentication is disabled on this server")
 	// Force MFA is waived with it: no authenticator could be enrolled.
-	p := fixture.Partner(t, w.env, "MSP")
-	admin := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
-	orgs, err := organizationsgroup.Organizations(w.env.Deps)
+	p := fixture.Partner(t, w.Env, "MSP")
+	admin := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
+	orgs, err := organizationsgroup.Organizations(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -801,7 +800,7 @@ func TestSecretsNeverInResponsesOrLogs(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	secret, _ := w.enableTOTP(t, w.c.Token)
-	me := fixture.Do(t, w.h, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: w.c.Token})
+	me := fixture.Do(t, w.API, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: w.c.Token})
 	for _, leak := range []string{secret, "mfaSecret", "mfaRecoveryCodes", "mfaLastStep", "mfaSmsEnabled"} {
 		if strings.Contains(string(me.Body), leak) {
 			t.Fatalf("/auth/me leaks %q: %s", leak, me.Body)
@@ -817,7 +816,7 @@ func TestVerifyBurstChecksAtMostFive(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	secret, _ := w.enableTOTP(t, w.c.Token)
-	w.env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
+	w.Env.Clock.Advance(5*time.Minute + 5*time.Second) // a fresh rate-limit window
 	tok := w.tempToken(t, w.email, "totp")
 	right := w.code(t, secret)
 	wrong := "000000"

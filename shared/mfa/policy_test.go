@@ -24,15 +24,15 @@ import (
 func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	svc, err := authgroup.MFA(w.env.Deps)
+	svc, err := authgroup.MFA(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := authpasskeysgroup.Passkeys(w.env.Deps)
+	pk, err := authpasskeysgroup.Passkeys(w.Env.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol := mfa.OrgPolicy{Users: w.env.Deps.Users, Orgs: tenant.Store{St: w.env.Deps.Store}}
+	pol := mfa.OrgPolicy{Users: w.Env.Deps.Users, Orgs: tenant.Store{St: w.Env.Deps.Store}}
 	if any(svc.Policy) != any(pol) || any(pk.Policy) != any(pol) {
 		t.Fatalf("mfa reads the policy with %#v, passkey with %#v: want the one app.MFAPolicy reader", svc.Policy, pk.Policy)
 	}
@@ -48,16 +48,16 @@ func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	check(w.c.UserID, false, "totp", "sms", "passkey")
 
 	// A second organization of the same user: its stricter settings bind the account.
-	p := fixture.Partner(t, w.env, "P2")
-	other := fixture.Org(t, w.env, p.ID, "Other")
+	p := fixture.Partner(t, w.Env, "P2")
+	other := fixture.Org(t, w.Env, p.ID, "Other")
 	m := &user.Membership{ID: uuid.NewString(), UserID: w.c.UserID, Scope: authz.ScopeOrg, OrgID: other.ID,
 		RoleID: role.OrgViewerID, RoleOwner: role.SystemOwner, CreatedAt: "2026-11-01T09:00:00.000Z"}
-	if err := w.env.Store.Do(t.Context(), user.AddMembershipWrite(m)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), user.AddMembershipWrite(m)); err != nil {
 		t.Fatal(err)
 	}
 	sec := tenant.DefaultSecurity(other.ID)
 	sec.RequireMFA, sec.AllowedMFAMethods = true, []string{"sms", "passkey"}
-	if err := w.env.Store.Do(t.Context(), store.Put(sec)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), store.Put(sec)); err != nil {
 		t.Fatal(err)
 	}
 	check(w.c.UserID, true, "sms", "passkey")
@@ -65,7 +65,7 @@ func TestOneMFAPolicyForMFAAndPasskeys(t *testing.T) {
 	check(w.c.UserID, true, "passkey")
 
 	// Partner staff are under no organization's policy.
-	staff := fixture.User(t, w.env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerViewerID,
+	staff := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopePartner, PartnerID: p.ID, RoleID: role.PartnerViewerID,
 		OrgAccess: authz.OrgAccessAll})
 	check(staff.UserID, false, "totp", "sms", "passkey")
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -41,40 +40,35 @@ const (
 	origin = "https://gale.test"
 )
 
-// world is one isolated table with a partner, an organization and the /auth group.
+// world is fixture's small world (one partner, one organization) serving
+// the /auth group, with a relying party and a source address per sign-in.
 type world struct {
-	env     *testenv.Env
-	h       http.Handler
-	partner tenant.Partner
-	org     tenant.Organization
-	rp      virtualwebauthn.RelyingParty
-	ip      atomic.Int32
+	*fixture.World
+	rp virtualwebauthn.RelyingParty
+	ip atomic.Int32
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	t.Parallel()
-	env := testenv.New(t, "APP_URL", origin, "WEBAUTHN_RP_ID", rpID)
-	p := fixture.Partner(t, env, "P")
-	o := fixture.Org(t, env, p.ID, "O")
 	// Sign-in lives in the auth function, passkeys in auth-passkeys: serve both.
-	h := fixture.API(t, env, "auth", "auth-passkeys")
-	return &world{env: env, h: h, partner: p, org: o, rp: virtualwebauthn.RelyingParty{Name: "Gale", ID: rpID, Origin: origin}}
+	fw := fixture.NewSmallWorld(t, []string{"APP_URL", origin, "WEBAUTHN_RP_ID", rpID}, "auth", "auth-passkeys")
+	return &world{World: fw, rp: virtualwebauthn.RelyingParty{Name: "Gale", ID: rpID, Origin: origin}}
 }
 
 // orgUser creates an Org Admin (no Force MFA) with the test password.
 func (w *world) orgUser(t *testing.T, m fixture.Member) fixture.Caller {
 	t.Helper()
-	m.Password, m.Scope, m.OrgID = pw, authz.ScopeOrg, w.org.ID
+	m.Password, m.Scope, m.OrgID = pw, authz.ScopeOrg, w.A.ID
 	if m.RoleID == "" {
 		m.RoleID = role.OrgAdminID
 	}
-	return fixture.User(t, w.env, m)
+	return fixture.User(t, w.Env, m)
 }
 
 func (w *world) do(t *testing.T, method, path, token string, body any) fixture.Response {
 	t.Helper()
-	return fixture.Do(t, w.h, fixture.Request{Method: method, Path: path, Token: token, Body: body})
+	return fixture.Do(t, w.API, fixture.Request{Method: method, Path: path, Token: token, Body: body})
 }
 
 // authenticator is a software authenticator holding one credential.
@@ -119,7 +113,7 @@ func (w *world) register(t *testing.T, c fixture.Caller, a *authenticator, name 
 func (w *world) login(t *testing.T, email string) fixture.Response {
 	t.Helper()
 	ip := fmt.Sprintf("198.51.100.%d", w.ip.Add(1))
-	return fixture.Expect(t, fixture.Do(t, w.h, fixture.Request{Method: "POST", Path: "/api/v1/auth/login",
+	return fixture.Expect(t, fixture.Do(t, w.API, fixture.Request{Method: "POST", Path: "/api/v1/auth/login",
 		Body: map[string]string{"email": email, "password": pw}, RemoteAddr: ip + ":4000"}), 200)
 }
 
@@ -164,7 +158,7 @@ func (w *world) passkeyLogin(t *testing.T, email string, a *authenticator, count
 
 func (w *world) stored(t *testing.T, userID string) []passkey.Passkey {
 	t.Helper()
-	keys, err := passkey.Store{St: w.env.Store}.List(t.Context(), userID)
+	keys, err := passkey.Store{St: w.Env.Store}.List(t.Context(), userID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +167,7 @@ func (w *world) stored(t *testing.T, userID string) []passkey.Passkey {
 
 func (w *world) profile(t *testing.T, userID string) *user.User {
 	t.Helper()
-	u, err := w.env.Users.Get(t.Context(), userID)
+	u, err := w.Env.Users.Get(t.Context(), userID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +176,7 @@ func (w *world) profile(t *testing.T, userID string) *user.User {
 
 func (w *world) auditActions(t *testing.T, tenantKey string) []string {
 	t.Helper()
-	recs, err := audit.List(t.Context(), w.env.Store, tenantKey, 50)
+	recs, err := audit.List(t.Context(), w.Env.Store, tenantKey, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +189,9 @@ func (w *world) auditActions(t *testing.T, tenantKey string) []string {
 
 func (w *world) setSecurity(t *testing.T, requireMFA bool, methods ...string) {
 	t.Helper()
-	sec := tenant.DefaultSecurity(w.org.ID)
+	sec := tenant.DefaultSecurity(w.A.ID)
 	sec.RequireMFA, sec.AllowedMFAMethods = requireMFA, methods
-	if err := w.env.Store.Do(t.Context(), store.Put(sec)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), store.Put(sec)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -248,7 +242,7 @@ func TestRegisterListRenameAndLogIn(t *testing.T) {
 	if len(keys) != 1 || len(keys[0].PublicKey) == 0 || keys[0].AAGUID == "" || keys[0].CreatedAt == "" {
 		t.Fatalf("stored = %+v", keys)
 	}
-	if acts := w.auditActions(t, audit.Tenant(w.org.ID, "")); !slices.Contains(acts, "auth.mfa.passkey.register") {
+	if acts := w.auditActions(t, audit.Tenant(w.A.ID, "")); !slices.Contains(acts, "auth.mfa.passkey.register") {
 		t.Fatalf("audit = %v", acts)
 	}
 
@@ -306,8 +300,8 @@ func TestRegisterListRenameAndLogIn(t *testing.T) {
 	if out.Tokens == nil || out.Tokens.AccessToken == "" || out.MFARequired || out.User["id"] != c.UserID {
 		t.Fatalf("verify = %s", vres.Body)
 	}
-	claims, err := w.env.Sessions.Signer.Verify(out.Tokens.AccessToken)
-	if err != nil || !claims.MFA || claims.OrgID != w.org.ID {
+	claims, err := w.Env.Sessions.Signer.Verify(out.Tokens.AccessToken)
+	if err != nil || !claims.MFA || claims.OrgID != w.A.ID {
 		t.Fatalf("claims = %+v, %v", claims, err)
 	}
 	if !strings.Contains(vres.Header.Get("Set-Cookie"), signin.CookieName+"=") {
@@ -373,7 +367,7 @@ func TestExpiredChallengeIsRefused(t *testing.T) {
 	c := w.orgUser(t, fixture.Member{})
 	a := newAuthenticator()
 	_, opts := w.registerOptions(t, c, "Key")
-	w.env.Clock.Advance(passkey.ChallengeTTL + time.Second)
+	w.Env.Clock.Advance(passkey.ChallengeTTL + time.Second)
 	expectError(t, w.do(t, "POST", "/api/v1/auth/passkeys/register/verify", c.Token, w.attest(a, opts)), 400,
 		"Passkey registration challenge expired or already used")
 	if n := len(w.stored(t, c.UserID)); n != 0 {
@@ -382,13 +376,13 @@ func TestExpiredChallengeIsRefused(t *testing.T) {
 
 	// Just inside the window it works.
 	_, opts = w.registerOptions(t, c, "Key")
-	w.env.Clock.Advance(passkey.ChallengeTTL - time.Second)
+	w.Env.Clock.Advance(passkey.ChallengeTTL - time.Second)
 	fixture.Expect(t, w.do(t, "POST", "/api/v1/auth/passkeys/register/verify", c.Token, w.attest(a, opts)), 201)
 
 	// At login the temp token (5 minutes) bounds the challenge as well.
 	temp := w.tempToken(t, c.Email)
 	_, aopts := w.loginOptions(t, temp)
-	w.env.Clock.Advance(passkey.ChallengeTTL + time.Second)
+	w.Env.Clock.Advance(passkey.ChallengeTTL + time.Second)
 	fixture.Expect(t, w.loginVerify(t, temp, w.assert(a, aopts)), 401)
 }
 
@@ -413,7 +407,7 @@ func TestStepUpPasswordAndRateLimit(t *testing.T) {
 	// Password login is not affected by the step-up limit.
 	w.login(t, c.Email)
 	// The window passes.
-	w.env.Clock.Advance(5*time.Minute + 5*time.Second)
+	w.Env.Clock.Advance(5*time.Minute + 5*time.Second)
 	w.registerOptions(t, c, "Key")
 }
 
@@ -577,7 +571,7 @@ func TestDeleteLastFactor(t *testing.T) {
 
 	t.Run("blocked under a Force MFA role", func(t *testing.T) {
 		// Partner Admin is seeded with Force MFA on; the passkey routes stay open to it.
-		c := fixture.User(t, w.env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.partner.ID,
+		c := fixture.User(t, w.Env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.PX.ID,
 			RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll})
 		a := newAuthenticator()
 		w.register(t, c, a, "Only key")
@@ -595,7 +589,7 @@ func TestDeleteLastFactor(t *testing.T) {
 	})
 
 	t.Run("allowed under Force MFA when TOTP remains", func(t *testing.T) {
-		c := fixture.User(t, w.env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.partner.ID,
+		c := fixture.User(t, w.Env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.PX.ID,
 			RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true})
 		a := newAuthenticator()
 		reg := w.register(t, c, a, "Key")
@@ -630,7 +624,7 @@ func TestDeleteLastFactor(t *testing.T) {
 		if u.MFAEnabled || u.MFAMethod != "" || u.PasskeyCount != 0 || len(w.stored(t, c.UserID)) != 0 {
 			t.Fatalf("after delete: enabled=%v method=%q count=%d", u.MFAEnabled, u.MFAMethod, u.PasskeyCount)
 		}
-		if acts := w.auditActions(t, audit.Tenant(w.org.ID, "")); !slices.Contains(acts, "auth.mfa.passkey.delete") {
+		if acts := w.auditActions(t, audit.Tenant(w.A.ID, "")); !slices.Contains(acts, "auth.mfa.passkey.delete") {
 			t.Fatalf("audit = %v", acts)
 		}
 		// Login no longer asks for MFA.
@@ -657,7 +651,7 @@ func TestOrganizationDisallowingPasskeys(t *testing.T) {
 		t.Fatal("a refused registration stored something")
 	}
 	// Partner users are under no organization's policy.
-	p := fixture.User(t, w.env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.partner.ID,
+	p := fixture.User(t, w.Env, fixture.Member{Password: pw, Scope: authz.ScopePartner, PartnerID: w.PX.ID,
 		RoleID: role.PartnerViewerID, OrgAccess: authz.OrgAccessAll})
 	w.register(t, p, newAuthenticator(), "Key")
 }
@@ -669,15 +663,15 @@ func TestPolicyOfEveryOrganizationOfTheUser(t *testing.T) {
 	w.register(t, c, a, "Key")
 	// The user also belongs to a second organization; its policy binds the
 	// account's factors whichever organization the session acts in.
-	other := fixture.Org(t, w.env, w.partner.ID, "Other")
+	other := fixture.Org(t, w.Env, w.PX.ID, "Other")
 	m := &user.Membership{ID: uuid.NewString(), UserID: c.UserID, Scope: authz.ScopeOrg, OrgID: other.ID,
 		RoleID: role.OrgViewerID, RoleOwner: role.SystemOwner, CreatedAt: "2026-11-01T09:00:00.000Z"}
-	if err := w.env.Store.Do(t.Context(), user.AddMembershipWrite(m)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), user.AddMembershipWrite(m)); err != nil {
 		t.Fatal(err)
 	}
 	sec := tenant.DefaultSecurity(other.ID)
 	sec.RequireMFA, sec.AllowedMFAMethods = true, []string{"totp"}
-	if err := w.env.Store.Do(t.Context(), store.Put(sec)); err != nil {
+	if err := w.Env.Store.Do(t.Context(), store.Put(sec)); err != nil {
 		t.Fatal(err)
 	}
 	expectError(t, w.do(t, "DELETE", "/api/v1/auth/passkeys/"+a.id(), c.Token, map[string]string{"currentPassword": pw}), 403,
@@ -708,7 +702,7 @@ func TestPasskeyInsteadOfTOTP(t *testing.T) {
 		Tokens signin.Tokens `json:"tokens"`
 	}
 	res.Decode(t, &out)
-	if claims, err := w.env.Sessions.Signer.Verify(out.Tokens.AccessToken); err != nil || !claims.MFA {
+	if claims, err := w.Env.Sessions.Signer.Verify(out.Tokens.AccessToken); err != nil || !claims.MFA {
 		t.Fatalf("claims = %+v, %v", claims, err)
 	}
 }

@@ -1,5 +1,5 @@
 // Package apikeysgroup wires the api-keys function (/api/v1/api-keys) and the
-// key service the service-principals function shares.
+// key service the service-principals function builds on.
 package apikeysgroup
 
 import (
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/app"
+	"github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
 
@@ -17,7 +18,9 @@ func APIKeys(d *app.Deps) (http.Handler, error) {
 	return d.Edge(rt), nil
 }
 
-// Service builds the key and principal service.
+// Service builds the key service; a principal's key reaches its principal
+// through shared/principal's store.
 func Service(d *app.Deps) *apikey.Service {
-	return &apikey.Service{St: apikey.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Roles: d.Roles, Clock: d.Clock}
+	return &apikey.Service{St: apikey.Store{St: d.Store}, Orgs: tenant.Store{St: d.Store}, Owners: principal.Store{St: d.Store},
+		Roles: d.Roles, Clock: d.Clock}
 }

@@ -1,4 +1,20 @@
-package apikey
+// Package keyauth authenticates X-API-Key: the Authenticator that
+// shared/auth consults (its KeyAuthenticator) on the routes that accept keys.
+//
+// It holds only the request path, in the order of the OpenAPI document's
+// apiKeyAuth (see Authenticator): what a key is (its rows, its creator cache
+// and the creator-entitlement check rotation applies too) is shared/apikey's,
+// and a principal's state is shared/principal's; this package imports both
+// and nothing imports it but shared/app, which builds it into shared/auth for
+// every function. Keeping it apart is what lets the key and principal
+// services stay out of every binary's reachable code.
+//
+// A valid key costs 3 DynamoDB calls, the last two side by side: one
+// BatchGetItem (the guard), one UpdateItem (the rate-limit count and usage)
+// beside one BatchGetItem (the organization and the principal or the
+// creator's rows). Unknown and malformed keys spend a cell of the client
+// address's bucket (300 per minute, ratelimit.BadAPIKeyIP).
+package keyauth
 
 import (
 	"context"
@@ -10,19 +26,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
+	"github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
-	"github.com/gale-rmm/gale/shared/user"
 )
-
-// Window is the rate-limit window of every key.
-const Window = time.Hour
 
 // Authenticator checks X-API-Key (shared/auth's KeyAuthenticator): the steps
 // of the OpenAPI document's apiKeyAuth, in 3 DynamoDB calls of which the last
@@ -35,7 +49,7 @@ const Window = time.Hour
 //     by its address's window, so a noisy neighbour behind the same address
 //     cannot lock it out);
 //  2. one conditional UpdateItem counts the request on the key's own usage
-//     row (UsageKey: shared/ratelimit's flat row, 1 write unit whatever the
+//     row (apikey.UsageKey: shared/ratelimit's flat row, 1 write unit whatever the
 //     limit) and sets lastUsedAt and usageCount there; past the limit it
 //     writes nothing and the request is refused;
 //  3. beside it, one BatchGetItem, with consistent reads, reads the key's
@@ -49,7 +63,7 @@ const Window = time.Hour
 // when that cache is stale (a creator whose role or roles changed) and when a
 // key expires; the row written per request is the small usage row.
 type Authenticator struct {
-	St     Store
+	St     apikey.Store
 	Roles  role.Store
 	Limits ratelimit.Limiter
 	Clock  clock.Clock
@@ -58,22 +72,13 @@ type Authenticator struct {
 	LimitOf func(rateLimit int) int
 }
 
-func (a *Authenticator) limit(g *Guard) int {
+func (a *Authenticator) limit(g *apikey.Guard) int {
 	n := max(g.RateLimit, 1)
 	if a.LimitOf != nil {
 		n = a.LimitOf(n)
 	}
 	return n
 }
-
-// keyRule is the rate limit of a key: its rateLimit in any hour.
-func keyRule(limit int) ratelimit.Rule {
-	return ratelimit.Rule{Name: "api-key", Limit: limit, Window: Window}
-}
-
-// UsageKey is the row that counts the requests of the key with hash, and
-// carries its lastUsedAt and usageCount.
-func UsageKey(hash string) store.KeyRef { return ratelimit.BucketKey(keyRule(0), hash) }
 
 // AuthenticateKey returns the principal of raw, setting the rate-limit headers
 // on w.
@@ -95,15 +100,15 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, w http.ResponseWrit
 
 // guard reads the guard row of raw and answers it while the key is live and
 // acts for someone (a service principal or its creator), with the key's hash.
-func (a *Authenticator) guard(ctx context.Context, ip, raw string, now time.Time) (*Guard, string, error) {
-	if !strings.HasPrefix(raw, Prefix) {
+func (a *Authenticator) guard(ctx context.Context, ip, raw string, now time.Time) (*apikey.Guard, string, error) {
+	if !strings.HasPrefix(raw, apikey.Prefix) {
 		return nil, "", a.badKey(ctx, ip, errKeyFormat)
 	}
-	if !WellFormed(raw) { // truncated or altered: it cannot match a key
+	if !apikey.WellFormed(raw) { // truncated or altered: it cannot match a key
 		return nil, "", a.badKey(ctx, ip, errKeyUnknown)
 	}
-	hash := Hash(raw)
-	gk := GuardKey(hash)
+	hash := apikey.Hash(raw)
+	gk := apikey.GuardKey(hash)
 	first, err := a.St.St.BatchGet(ctx, gk)
 	if err != nil {
 		return nil, "", err
@@ -112,17 +117,17 @@ func (a *Authenticator) guard(ctx context.Context, ip, raw string, now time.Time
 	if item == nil {
 		return nil, "", a.badKey(ctx, ip, errKeyUnknown)
 	}
-	var g Guard
+	var g apikey.Guard
 	if err := store.Unmarshal(item, &g); err != nil {
 		return nil, "", err
 	}
 	switch {
-	case g.Status == StatusExpired:
+	case g.Status == apikey.StatusExpired:
 		return nil, "", errKeyExpired
-	case g.Status != StatusActive:
+	case g.Status != apikey.StatusActive:
 		return nil, "", errKeyRevoked
-	case expired(g.ExpiresAt, now):
-		if err := a.expire(ctx, &g, now); err != nil {
+	case apikey.Expired(g.ExpiresAt, now):
+		if err := a.St.Expire(ctx, &g, now); err != nil {
 			return nil, "", err
 		}
 		return nil, "", errKeyExpired
@@ -136,12 +141,12 @@ func (a *Authenticator) guard(ctx context.Context, ip, raw string, now time.Time
 // rate-limit headers on w) and reads what the key acts for: its organization
 // and its service principal or its creator's rows. Both depend only on the
 // guard, so they run side by side.
-func (a *Authenticator) countAndRead(ctx context.Context, w http.ResponseWriter, g *Guard, hash string, now time.Time) (map[string]store.Item, error) {
+func (a *Authenticator) countAndRead(ctx context.Context, w http.ResponseWriter, g *apikey.Guard, hash string, now time.Time) (map[string]store.Item, error) {
 	refs := []store.KeyRef{tenant.OrgKey(g.OrgID)}
 	if g.PrincipalID == "" {
-		refs = append(refs, creatorRefs(g)...)
+		refs = append(refs, g.CreatorRefs()...)
 	} else {
-		refs = append(refs, principalRef(g))
+		refs = append(refs, principal.Ref(g.OrgID, g.PrincipalID))
 	}
 	type read struct {
 		items map[string]store.Item
@@ -157,7 +162,7 @@ func (a *Authenticator) countAndRead(ctx context.Context, w http.ResponseWriter,
 		return u.Set(expression.Name("lastUsedAt"), expression.Value(clock.Format(now))).
 			Add(expression.Name("usageCount"), expression.Value(1))
 	}
-	win, cerr := a.Limits.CountOn(ctx, UsageKey(hash), keyRule(limit), usage)
+	win, cerr := a.Limits.CountOn(ctx, apikey.UsageKey(hash), apikey.Rule(limit), usage)
 	rd := <-reads
 	if cerr != nil {
 		if errors.Is(cerr, fault.ErrRateLimited) {
@@ -170,52 +175,31 @@ func (a *Authenticator) countAndRead(ctx context.Context, w http.ResponseWriter,
 	return rd.items, rd.err
 }
 
-// principalRef is the row of the service principal g acts for.
-func principalRef(g *Guard) store.KeyRef {
-	k := principalKeys(g.OrgID, g.PrincipalID)
-	return store.KeyRef{PK: k.PK, SK: k.SK}
-}
-
 // actsFor checks, on the rows countAndRead read, that the key's organization
 // exists and that its service principal is active or its creator still holds
 // the role cached on g (refreshing the cache when the creator changed but
 // still may hold a key).
-func (a *Authenticator) actsFor(ctx context.Context, g *Guard, items map[string]store.Item) error {
+func (a *Authenticator) actsFor(ctx context.Context, g *apikey.Guard, items map[string]store.Item) error {
 	if org := tenant.OrgKey(g.OrgID); items[org.PK+"|"+org.SK] == nil {
 		return errKeyUnknown // its organization was deleted
 	}
 	if g.PrincipalID != "" {
-		if spk := principalRef(g); !principalActive(items[spk.PK+"|"+spk.SK]) {
+		if spk := principal.Ref(g.OrgID, g.PrincipalID); !principal.IsActive(items[spk.PK+"|"+spk.SK]) {
 			// Disabled: its key rows may still be on their way to revoked.
 			return errKeyRevoked
 		}
 		return nil
 	}
-	ok, err := creatorHolds(g, items)
+	ok, err := g.CreatorHolds(items)
 	if err != nil || ok {
 		return err
 	}
 	// The creator changed: disabled, removed, restricted, or another role.
-	c, err := a.currentCreator(ctx, g)
-	if err != nil {
-		return err
-	}
-	if c == nil {
+	ok, err = a.St.RefreshCreator(ctx, a.Roles, g)
+	if err == nil && !ok {
 		return errKeyUnknown
 	}
-	if err := a.St.St.Do(ctx, creatorCacheWrite(g, c)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return err
-	}
-	g.Creator = c
-	return nil
-}
-
-// principalActive reports whether the stored principal item is active.
-func principalActive(it store.Item) bool {
-	var sp struct {
-		Status string `dynamodbav:"status"`
-	}
-	return it != nil && store.Unmarshal(it, &sp) == nil && sp.Status == SPActive
+	return err
 }
 
 func header(w http.ResponseWriter, limit int, win ratelimit.Window) {
@@ -232,61 +216,6 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// creatorRefs are the rows a user-created key's creator checks read: the
-// creator's profile and membership, and the cached custom roles.
-func creatorRefs(g *Guard) []store.KeyRef {
-	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	refs := []store.KeyRef{{PK: pk.PK, SK: pk.SK}, {PK: mk.PK, SK: mk.SK}}
-	for _, p := range c.Pins {
-		refs = append(refs, store.KeyRef{PK: p.PK, SK: p.SK})
-	}
-	return refs
-}
-
-// creatorHolds reports whether the rows read by creatorRefs still say what the
-// guard cached: the creator active, an unrestricted active member of the key's
-// organization with the cached role, and the cached custom roles at their
-// versions.
-func creatorHolds(g *Guard, items map[string]store.Item) (bool, error) {
-	c := g.Creator
-	pk := user.ProfileKey(c.UserID)
-	mk := user.MembershipKey(c.UserID, authz.Scope(c.Scope), c.PartnerID, c.OrgID)
-	pi, ok1 := items[pk.PK+"|"+pk.SK]
-	mi, ok2 := items[mk.PK+"|"+mk.SK]
-	if !ok1 || !ok2 {
-		return false, nil
-	}
-	var u user.User
-	var m user.Membership
-	if err := store.Unmarshal(pi, &u); err != nil {
-		return false, err
-	}
-	if err := store.Unmarshal(mi, &m); err != nil {
-		return false, err
-	}
-	if m.RoleID != c.RoleID || !entitles(&u, &m, g.OrgID) {
-		return false, nil
-	}
-	for _, p := range c.Pins {
-		var row struct {
-			Version int `dynamodbav:"version"`
-		}
-		it, ok := items[p.PK+"|"+p.SK]
-		if !ok {
-			return false, nil
-		}
-		if err := store.Unmarshal(it, &row); err != nil {
-			return false, err
-		}
-		if row.Version != p.Version {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
 // badKey spends a cell of ip's unknown-key bucket and answers err, or 429
 // once the address has probed too much.
 func (a *Authenticator) badKey(ctx context.Context, ip string, err error) error {
@@ -296,42 +225,10 @@ func (a *Authenticator) badKey(ctx context.Context, ip string, err error) error 
 	return err
 }
 
-// expire persists an expired key's status (record and guard); a key changed
-// meanwhile keeps its new status.
-func (a *Authenticator) expire(ctx context.Context, g *Guard, now time.Time) error {
-	k := &Key{Keys: recordKeys(g.OrgID, g.KeyID), KeyHash: strings.TrimPrefix(g.PK, "APIKEYHASH#")}
-	err := a.St.St.Commit(ctx, (&store.Tx{}).Add(statusWrites(k, StatusExpired, clock.Format(now))...))
-	if err != nil && !errors.Is(err, store.ErrConditionFailed) {
-		return err
-	}
-	return nil
-}
-
-// currentCreator reads what a key's creator holds now; nil when the key may
-// no longer act for them.
-func (a *Authenticator) currentCreator(ctx context.Context, g *Guard) (*Creator, error) {
-	c := g.Creator
-	e, err := creatorNow(ctx, a.St.St, a.Roles, c, g.OrgID)
-	if errors.Is(err, ErrCreatorGone) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	next := &Creator{UserID: c.UserID, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, RoleID: e.RoleID}
-	for _, p := range e.Perms.List() {
-		next.Perms = append(next.Perms, p.String())
-	}
-	for _, p := range e.Pins {
-		next.Pins = append(next.Pins, Pin{PK: p.Key.PK, SK: p.Key.SK, Version: p.Version})
-	}
-	return next, nil
-}
-
 // principalOf is the caller a key acts as: in its organization, with its
 // scopes, bounded by its creator's permissions (or, for a principal's key,
 // its own scopes).
-func principalOf(g *Guard) *authz.Principal {
+func principalOf(g *apikey.Guard) *authz.Principal {
 	p := &authz.Principal{Kind: authz.KindAPIKey, Scope: authz.ScopeOrg, PartnerID: g.PartnerID, OrgID: g.OrgID,
 		APIKeyID: g.KeyID, KeyPrefix: g.KeyPrefix, KeyScopes: g.Scopes, ServicePrincipalID: g.PrincipalID, Perms: authz.Set{}}
 	perms := g.Scopes

@@ -1,14 +1,14 @@
-package apikey
+package principal
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/gale-rmm/gale/shared/apikey"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -18,8 +18,16 @@ import (
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
-// PrincipalInput is the create body.
-type PrincipalInput struct {
+// Service holds the principal rules; its keys are apikey's.
+type Service struct {
+	St    Store
+	Keys  *apikey.Service
+	Orgs  apikey.Orgs
+	Clock clock.Clock
+}
+
+// Input is the create body.
+type Input struct {
 	OrgID  string    `json:"orgId"`
 	Name   *string   `json:"name"`
 	Scopes *[]string `json:"scopes"`
@@ -30,11 +38,11 @@ type MigrateInput struct {
 	KeyID *string `json:"keyId"`
 }
 
-// Principals returns one page of the principals the caller can see, newest
-// first (ties by id): tenant.List over the principal list indexes, the status
+// List returns one page of the principals the caller can see, newest first
+// (ties by id): tenant.List over the principal list indexes, the status
 // filter and reach applied to the index rows.
-func (s *Service) Principals(ctx context.Context, f ListFilter) (*tenant.Page[Principal], error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsRead)
+func (s *Service) List(ctx context.Context, f apikey.ListFilter) (*tenant.Page[Principal], error) {
+	p, err := authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
 	}
@@ -43,121 +51,104 @@ func (s *Service) Principals(ctx context.Context, f ListFilter) (*tenant.Page[Pr
 		valid.UUID(fe, "orgId", f.OrgID)
 	}
 	if f.Status != "" {
-		valid.OneOf(fe, "status", f.Status, SPActive, SPDisabled)
+		valid.OneOf(fe, "status", f.Status, Active, Disabled)
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
 	return tenant.List(ctx, p, tenant.Listing[Principal]{St: s.St.St, Orgs: s.Orgs, Name: "PRINCIPALS",
-		OrgPK: PrincipalOrgListPK, PartnerPK: PrincipalPartnerListPK, Descending: true, OrgWide: true},
+		OrgPK: OrgListPK, PartnerPK: PartnerListPK, Descending: true, OrgWide: true},
 		tenant.ListQuery[Principal]{OrgID: f.OrgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Filtered: f.Status != "",
 			Keep: func(sp *Principal) bool {
 				return f.Status == "" || sp.Status == f.Status
 			}})
 }
 
-// CreatePrincipal creates a principal and mints its first key.
-func (s *Service) CreatePrincipal(ctx context.Context, in PrincipalInput) (*PrincipalIssued, error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+// Create creates a principal and mints its first key.
+func (s *Service) Create(ctx context.Context, in Input) (*Issued, error) {
+	p, err := authorize(ctx, authz.OrgsWrite)
 	if err != nil {
 		return nil, err
 	}
 	f := fault.Fields{}
-	if in.OrgID == "" {
-		f.Add("orgId", "is required")
-	} else {
-		valid.UUID(f, "orgId", in.OrgID)
-	}
-	name := ""
-	if in.Name == nil {
-		f.Add("name", "is required")
-	} else {
-		name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", name, MaxName)
-	}
+	name := apikey.CheckCreate(f, in.OrgID, in.Name)
 	var scopes []string
 	if in.Scopes == nil {
 		f.Add("scopes", "is required")
 	} else {
-		scopes = checkScopes(f, "scopes", *in.Scopes)
+		scopes = apikey.CheckScopes(f, "scopes", *in.Scopes)
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if err := ceiling(p, scopes); err != nil {
+	if err := authz.CeilingScopes(p, scopes); err != nil {
 		return nil, err
 	}
-	o, err := s.org(ctx, p, in.OrgID)
+	o, err := s.Orgs.Reach(ctx, p, in.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
 	sp := &Principal{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Scopes: scopes,
-		Status: SPActive, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now, Version: 1}
-	sp.Keys = principalKeys(o.ID, sp.ID)
-	k, raw, err := s.principalKey(sp, now)
+		Status: Active, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	sp.Keys = rowKeys(o.ID, sp.ID)
+	k, raw, err := newKey(sp, now)
 	if err != nil {
 		return nil, err
 	}
 	sp.APIKeyID = k.ID
-	tx := (&store.Tx{}).Add(putPrincipal(sp)).Add(createWrites(k, nil)...)
+	tx := (&store.Tx{}).Add(put(sp)).Add(apikey.CreateWrites(k, nil)...)
 	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.create",
 		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
 		Details: map[string]any{"keyPrefix": k.KeyPrefix, "scopes": scopes, "apiKeyId": k.ID}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		return nil, fmt.Errorf("create service principal: %w", err)
 	}
-	return &PrincipalIssued{Principal: sp, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: Warning}, nil
+	return &Issued{Principal: sp, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: apikey.Warning}, nil
 }
 
-// principalKey is a new key owned by sp, with sp's scopes.
-func (s *Service) principalKey(sp *Principal, now string) (*Key, string, error) {
-	raw, hash, prefix, err := NewMaterial()
-	if err != nil {
-		return nil, "", err
-	}
-	id := uuid.NewString()
-	return &Key{Keys: recordKeys(sp.OrgID, id), ID: id, OrgID: sp.OrgID, PartnerID: sp.PartnerID, Name: sp.Name,
-		KeyPrefix: prefix, KeyHash: hash, Scopes: sp.Scopes, RateLimit: DefaultRateLimit, CreatedBy: sp.CreatedBy,
-		CreatedAt: now, UpdatedAt: now, Status: StatusActive, PrincipalID: sp.ID, Version: 1}, raw, nil
+// newKey is a new key owned by sp, with sp's name and scopes.
+func newKey(sp *Principal, now string) (*apikey.Key, string, error) {
+	return apikey.OwnedKey(apikey.Owned{OrgID: sp.OrgID, PartnerID: sp.PartnerID, PrincipalID: sp.ID, Name: sp.Name,
+		Scopes: sp.Scopes, CreatedBy: sp.CreatedBy}, now)
 }
 
-// GetPrincipal returns one principal.
-func (s *Service) GetPrincipal(ctx context.Context, id string) (*Principal, error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsRead)
+// Get returns one principal.
+func (s *Service) Get(ctx context.Context, id string) (*Principal, error) {
+	p, err := authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
 	}
-	return s.principal(ctx, p, id)
+	return s.find(ctx, p, id)
 }
 
-// RotatePrincipal mints a new key for the principal and revokes its current
-// one, in one step.
-func (s *Service) RotatePrincipal(ctx context.Context, id string) (*Rotated, error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+// Rotate mints a new key for the principal and revokes its current one, in
+// one step.
+func (s *Service) Rotate(ctx context.Context, id string) (*Rotated, error) {
+	p, err := authorize(ctx, authz.OrgsWrite)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := s.principal(ctx, p, id)
+	sp, err := s.find(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	if sp.Status != SPActive {
-		return nil, ErrSPDisabled
+	if sp.Status != Active {
+		return nil, ErrDisabled
 	}
-	if err := ceiling(p, sp.Scopes); err != nil {
+	if err := authz.CeilingScopes(p, sp.Scopes); err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
 	next := *sp
-	k, raw, err := s.principalKey(&next, now)
+	k, raw, err := newKey(&next, now)
 	if err != nil {
 		return nil, err
 	}
 	next.APIKeyID, next.UpdatedAt = k.ID, now
-	tx := (&store.Tx{}).Add(replacePrincipal(&next, sp.Version)).Add(createWrites(k, nil)...)
-	if old, err := s.St.Key(ctx, sp.OrgID, sp.APIKeyID); err == nil && old.Status == StatusActive {
-		tx.Add(statusWrites(old, StatusRevoked, now)...)
+	tx := (&store.Tx{}).Add(replace(&next, sp.Version)).Add(apikey.CreateWrites(k, nil)...)
+	if old, err := s.Keys.St.Key(ctx, sp.OrgID, sp.APIKeyID); err == nil && old.Status == apikey.StatusActive {
+		tx.Add(apikey.StatusWrites(old, apikey.StatusRevoked, now)...)
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -166,57 +157,57 @@ func (s *Service) RotatePrincipal(ctx context.Context, id string) (*Rotated, err
 		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "previousApiKeyId": sp.APIKeyID}}))
 	if err := s.St.St.Commit(ctx, tx); err != nil {
 		if failedAt(err, 0) {
-			return nil, s.principalConflict(ctx, sp)
+			return nil, s.St.Lost(ctx, sp.OrgID, sp.ID)
 		}
 		return nil, fmt.Errorf("rotate service principal %s: %w", id, err)
 	}
-	return &Rotated{APIKeyID: k.ID, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: Warning}, nil
+	return &Rotated{APIKeyID: k.ID, Raw: raw, KeyPrefix: k.KeyPrefix, Warning: apikey.Warning}, nil
 }
 
-// DisablePrincipal disables the principal and revokes every active key it
-// owns. Disabled is final. It is a kill switch
+// Disable disables the principal and revokes every active key it owns.
+// Disabled is final. It is a kill switch
 // (docs/decisions.md#kill-switches-always-win): the principal's state moves by
 // one write that checks nothing but the row's existence, so no rotation or
 // migration beside it makes it lose, and it bumps the version those
 // compare-and-swap on, so none that read the principal before can commit after
 // it. Key authentication reads the principal's state, so from this write on
 // none of its keys authenticates; the key rows are then revoked in batches
-// (revokeAll), whatever their number. A repeated disable answers 200 and
-// revokes what a first one left (a crash between the two steps, a key that kept
-// changing under it).
-func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+// (apikey's RevokeAll), whatever their number. A repeated disable answers 200
+// and revokes what a first one left (a crash between the two steps, a key that
+// kept changing under it).
+func (s *Service) Disable(ctx context.Context, id string) (*Principal, error) {
+	p, err := authorize(ctx, authz.OrgsWrite)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := s.principal(ctx, p, id)
+	sp, err := s.find(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	now := clock.Format(s.Clock.Now())
-	if sp.Status == SPActive {
-		tx := (&store.Tx{}).Add(disablePrincipalWrite(sp, now),
+	if sp.Status == Active {
+		tx := (&store.Tx{}).Add(disableWrite(sp, now),
 			audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.disable",
 				ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name}))
 		if err := s.St.St.Commit(ctx, tx); err != nil {
 			if errors.Is(err, store.ErrConditionFailed) {
-				return nil, ErrSPNotFound // deleted with its organization meanwhile
+				return nil, ErrNotFound // deleted with its organization meanwhile
 			}
 			return nil, fmt.Errorf("disable service principal %s: %w", id, err)
 		}
-		sp.Status, sp.UpdatedAt, sp.Version = SPDisabled, now, sp.Version+1
+		sp.Status, sp.UpdatedAt, sp.Version = Disabled, now, sp.Version+1
 	}
-	keys, err := s.St.OrgKeys(ctx, sp.OrgID)
+	keys, err := s.Keys.St.OrgKeys(ctx, sp.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	var owned []*Key
+	var owned []*apikey.Key
 	for i := range keys {
-		if keys[i].PrincipalID == sp.ID && keys[i].Status == StatusActive {
+		if keys[i].PrincipalID == sp.ID && keys[i].Status == apikey.StatusActive {
 			owned = append(owned, &keys[i])
 		}
 	}
-	if _, err := s.revokeAll(ctx, p.Actor(), owned, "principal_disabled", func(k *Key) bool { return k.PrincipalID == sp.ID }); err != nil {
+	if _, err := s.Keys.RevokeAll(ctx, p.Actor(), owned, "principal_disabled", func(k *apikey.Key) bool { return k.PrincipalID == sp.ID }); err != nil {
 		return nil, fmt.Errorf("revoke the keys of disabled service principal %s: %w", id, err)
 	}
 	return sp, nil
@@ -225,8 +216,8 @@ func (s *Service) DisablePrincipal(ctx context.Context, id string) (*Principal, 
 // MigrateKey re-points an API key of the principal's organization to the
 // principal; its scopes become the intersection of its own and the
 // principal's, and it no longer depends on its creator.
-func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*Key, error) {
-	p, err := s.authorizeSP(ctx, authz.OrgsWrite)
+func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*apikey.Key, error) {
+	p, err := authorize(ctx, authz.OrgsWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -239,15 +230,46 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	sp, err := s.principal(ctx, p, id)
+	sp, err := s.find(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	if sp.Status != SPActive {
-		return nil, ErrSPDisabled
+	if sp.Status != Active {
+		return nil, ErrDisabled
 	}
-	k, err := s.key(ctx, p, *in.KeyID)
-	if errors.Is(err, ErrNotFound) {
+	k, err := s.adoptable(ctx, p, sp, *in.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	scopes := intersect(k.Scopes, sp.Scopes)
+	if err := authz.CeilingScopes(p, scopes); err != nil {
+		return nil, err
+	}
+	next := *k
+	next.PrincipalID, next.Scopes, next.UpdatedAt = sp.ID, scopes, clock.Format(s.Clock.Now())
+	// The principal's version moves with the migration, so a disable that read
+	// the principal's keys before it cannot commit after it (and miss this key).
+	tx := (&store.Tx{}).Add(apikey.AdoptWrites(&next, k.Version)...).Add(bump(sp))
+	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.migrate_key",
+		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
+		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "scopesBefore": k.Scopes, "scopes": scopes}}))
+	if err := s.St.St.Commit(ctx, tx); err != nil {
+		if failedAt(err, 0) {
+			return nil, apikey.ErrConcurrent
+		}
+		if failedAt(err, 2) {
+			return nil, s.St.Lost(ctx, sp.OrgID, sp.ID)
+		}
+		return nil, fmt.Errorf("migrate api key %s: %w", k.ID, err)
+	}
+	return s.Keys.Get(ctx, k.ID)
+}
+
+// adoptable reads key keyID for migration to sp: an active user-created key
+// of sp's organization the caller reaches.
+func (s *Service) adoptable(ctx context.Context, p *authz.Principal, sp *Principal, keyID string) (*apikey.Key, error) {
+	k, err := tenant.Find(ctx, p, keyID, s.Keys.St.Key, s.Keys.St.KeyByID, apikey.ErrNotFound)
+	if errors.Is(err, apikey.ErrNotFound) {
 		return nil, ErrKeyOtherOrg
 	}
 	if err != nil {
@@ -256,7 +278,7 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 	switch {
 	case k.OrgID != sp.OrgID:
 		return nil, ErrKeyOtherOrg
-	case k.Status != StatusActive:
+	case k.Status != apikey.StatusActive:
 		return nil, ErrKeyNotActive
 	case k.PrincipalID == sp.ID:
 		return nil, ErrOwnedAlready
@@ -265,37 +287,7 @@ func (s *Service) MigrateKey(ctx context.Context, id string, in MigrateInput) (*
 		// never moves to another principal.
 		return nil, ErrKeyNotUserCreated
 	}
-	scopes := intersect(k.Scopes, sp.Scopes)
-	if err := ceiling(p, scopes); err != nil {
-		return nil, err
-	}
-	next := *k
-	next.PrincipalID, next.Scopes, next.UpdatedAt = sp.ID, scopes, clock.Format(s.Clock.Now())
-	// The principal's version moves with the migration, so a disable that read
-	// the principal's keys before it cannot commit after it (and miss this key).
-	tx := (&store.Tx{}).Add(replaceWrite(&next, k.Version), guardSettingsWrite(&next), bumpPrincipal(sp))
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: sp.OrgID, PartnerID: sp.PartnerID, Action: "service_principal.migrate_key",
-		ResourceType: "service_principal", ResourceID: sp.ID, ResourceName: sp.Name,
-		Details: map[string]any{"keyPrefix": k.KeyPrefix, "apiKeyId": k.ID, "scopesBefore": k.Scopes, "scopes": scopes}}))
-	if err := s.St.St.Commit(ctx, tx); err != nil {
-		if failedAt(err, 0) {
-			return nil, ErrConcurrent
-		}
-		if failedAt(err, 2) {
-			return nil, s.principalConflict(ctx, sp)
-		}
-		return nil, fmt.Errorf("migrate api key %s: %w", k.ID, err)
-	}
-	return s.Get(ctx, k.ID)
-}
-
-// principalConflict names why a principal write lost its compare-and-swap.
-func (s *Service) principalConflict(ctx context.Context, sp *Principal) error {
-	cur, err := s.St.Principal(ctx, sp.OrgID, sp.ID)
-	if err == nil && cur.Status != SPActive {
-		return ErrSPDisabled
-	}
-	return ErrSPConcurrent
+	return k, nil
 }
 
 // intersect returns the scopes of a that b allows ("*" in b allows all; "*" in
@@ -316,20 +308,26 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// authorizeSP is authorize for the principal routes, which also refuse
-// site- and device-group-restricted users explicitly.
-func (s *Service) authorizeSP(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
-	p, err := s.authorize(ctx, perm)
+// authorize is the preamble of every route: a user session holding perm (API
+// keys never manage principals), not restricted to sites or device groups.
+func authorize(ctx context.Context, perm authz.Permission) (*authz.Principal, error) {
+	p, err := authz.RequireTenant(ctx, perm, authz.NeedUserSession)
 	if err != nil {
 		return nil, err
 	}
-	if restricted(p) {
-		return nil, ErrSPRestricted
+	if len(p.SiteIDs) > 0 || len(p.DeviceGroupIDs) > 0 {
+		return nil, ErrRestricted
 	}
 	return p, nil
 }
 
-// principal reads principal id if the caller can reach its organization.
-func (s *Service) principal(ctx context.Context, p *authz.Principal, id string) (*Principal, error) {
-	return tenant.Find(ctx, p, id, s.St.Principal, s.St.PrincipalByID, ErrSPNotFound)
+// find reads principal id if the caller can reach its organization.
+func (s *Service) find(ctx context.Context, p *authz.Principal, id string) (*Principal, error) {
+	return tenant.Find(ctx, p, id, s.St.Principal, s.St.ByID, ErrNotFound)
+}
+
+// failedAt reports whether write i of a cancelled transaction failed its condition.
+func failedAt(err error, i int) bool {
+	var te *store.TxError
+	return errors.As(err, &te) && te.FailedAt(i)
 }

@@ -1,42 +1,46 @@
-package apikey_test
+package principal_test
 
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gale-rmm/gale/shared/apikey"
+	"github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/user"
 	"github.com/gale-rmm/gale/tests/fixture"
+	"github.com/gale-rmm/gale/tests/testenv"
 )
 
-// spIssued is the create answer.
-type spIssued struct {
-	ID, OrgID, Status, APIKeyID, Key, KeyPrefix, Warning string
-	Scopes                                               []string
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-func createSP(t *testing.T, w *fixture.World, caller string, body map[string]any) spIssued {
-	t.Helper()
-	res := fixture.Expect(t, w.Call(t, http.MethodPost, spURL, caller, body), http.StatusCreated)
-	var sp spIssued
-	res.Decode(t, &sp)
-	return sp
-}
+const (
+	keysURL = "/api/v1/api-keys"
+	spURL   = "/api/v1/service-principals"
+)
+
+var (
+	errText = fixture.ErrorText
+	setAttr = fixture.SetAttr
+)
+
+func profileKey(uid string) store.KeyRef { return user.ProfileKey(uid) }
 
 func TestServicePrincipalLifecycle(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "Backup bot", "scopes": []string{"devices:read", "scripts:read"}})
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "Backup bot", "scopes": []string{"devices:read", "scripts:read"}})
 	if sp.Status != "active" || sp.APIKeyID == "" || !strings.HasPrefix(sp.Key, "svc_") || sp.KeyPrefix != sp.Key[:12] || sp.Warning == "" {
 		t.Fatalf("created %+v", sp)
 	}
-	fixture.Expect(t, withKey(t, w, sp.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, sp.Key, ""), http.StatusOK)
 	// The principal's key does not depend on the user who created it.
 	setAttr(t, w.Env, profileKey(w.Users[fixture.AAdmin]), "status", "disabled")
-	fixture.Expect(t, withKey(t, w, sp.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, sp.Key, ""), http.StatusOK)
 	setAttr(t, w.Env, profileKey(w.Users[fixture.AAdmin]), "status", "active")
 
 	// Rotate: a new key, the previous revoked in the same step.
@@ -45,19 +49,19 @@ func TestServicePrincipalLifecycle(t *testing.T) {
 	if res["apiKeyId"] == sp.APIKeyID || next == "" {
 		t.Fatalf("rotate: %v", res)
 	}
-	if r := withKey(t, w, sp.Key, ""); r.Status != 401 || errText(t, r) != "API key is revoked" {
+	if r := w.WithKey(t, sp.Key, ""); r.Status != 401 || errText(t, r) != "API key is revoked" {
 		t.Fatalf("previous key after rotation: %d %s", r.Status, r.Body)
 	}
-	fixture.Expect(t, withKey(t, w, next, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, next, ""), http.StatusOK)
 
 	// Migrate a user's key: its scopes narrow to the intersection, and it no longer depends on the user.
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "legacy", "scopes": []string{"devices:read", "sites:read"}})
+	k := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "legacy", "scopes": []string{"devices:read", "sites:read"}})
 	mig := fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": k.ID}), http.StatusOK).JSON(t)
 	if sc, _ := mig["scopes"].([]any); len(sc) != 1 || sc[0] != "devices:read" || mig["servicePrincipalId"] != sp.ID {
 		t.Fatalf("migrated: %v", mig)
 	}
 	setAttr(t, w.Env, profileKey(w.Users[fixture.AAdmin]), "status", "disabled")
-	fixture.Expect(t, withKey(t, w, k.Key, ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, k.Key, ""), http.StatusOK)
 	setAttr(t, w.Env, profileKey(w.Users[fixture.AAdmin]), "status", "active")
 
 	// Disable: every active key of the principal is revoked; disabled is final.
@@ -66,7 +70,7 @@ func TestServicePrincipalLifecycle(t *testing.T) {
 		t.Fatalf("disable: %v", dis)
 	}
 	for _, raw := range []string{next, k.Key} {
-		if r := withKey(t, w, raw, ""); r.Status != 401 || errText(t, r) != "API key is revoked" {
+		if r := w.WithKey(t, raw, ""); r.Status != 401 || errText(t, r) != "API key is revoked" {
 			t.Fatalf("key of a disabled principal: %d %s", r.Status, r.Body)
 		}
 	}
@@ -77,13 +81,13 @@ func TestServicePrincipalLifecycle(t *testing.T) {
 	// A kill switch never refuses: disabling again answers 200 (and revokes
 	// whatever a first disable left).
 	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/disable", fixture.AAdmin, nil), http.StatusOK)
-	k2 := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "other", "scopes": []string{"devices:read"}})
+	k2 := w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "other", "scopes": []string{"devices:read"}})
 	fixture.Expect(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": k2.ID}), http.StatusConflict)
 }
 
 func TestServicePrincipalRules(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := fixture.NewKeyWorld(t)
 	// Ceiling: the acting user holds every scope granted.
 	r := w.Call(t, http.MethodPost, spURL, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "x", "scopes": []string{"*"}})
 	if fixture.Expect(t, r, http.StatusForbidden); errText(t, r) != "Cannot grant scopes you do not hold" {
@@ -102,8 +106,8 @@ func TestServicePrincipalRules(t *testing.T) {
 		}
 	}
 	// Migrate only keys of the principal's organization.
-	sp := createSP(t, w, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"*"}})
-	kb := create(t, w, fixture.PXAdmin, map[string]any{"orgId": w.B.ID, "name": "b", "scopes": []string{"devices:read"}})
+	sp := w.ServicePrincipal(t, fixture.PXAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"*"}})
+	kb := w.APIKey(t, fixture.PXAdmin, map[string]any{"orgId": w.B.ID, "name": "b", "scopes": []string{"devices:read"}})
 	fixture.Invalid(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.PXAdmin, map[string]any{"keyId": kb.ID}), "keyId")
 	// MFA is required for the writes.
 	fixture.ExpectError(t, w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/rotate", fixture.ANoMFA, nil), http.StatusForbidden, "MFA_REQUIRED")
@@ -111,8 +115,8 @@ func TestServicePrincipalRules(t *testing.T) {
 
 func TestConcurrentPrincipalRotationsLeaveOneActiveKey(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
 	const n = 8
 	var wg sync.WaitGroup
 	codes := make([]int, n)
@@ -167,11 +171,11 @@ func principalKeyStatuses(t *testing.T, w *fixture.World, spID string) map[strin
 // every key row it owns is revoked.
 func TestDisableWinsAgainstRotationsAndMigrations(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
-	var users []issued
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	var users []fixture.IssuedKey
 	for range 20 {
-		users = append(users, create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "u", "scopes": []string{"devices:read"}}))
+		users = append(users, w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "u", "scopes": []string{"devices:read"}}))
 	}
 	raws := []string{sp.Key}
 	var mu sync.Mutex
@@ -211,7 +215,7 @@ func TestDisableWinsAgainstRotationsAndMigrations(t *testing.T) {
 		t.Fatalf("after disable the principal's key rows are %v", migrated)
 	}
 	for i, raw := range raws {
-		res := withKey(t, w, raw, "")
+		res := w.WithKey(t, raw, "")
 		owned := i == 0 || res.Status != http.StatusOK
 		if !owned {
 			// A user key whose migration lost to the disable stays its creator's and works.
@@ -228,7 +232,7 @@ func TestDisableWinsAgainstRotationsAndMigrations(t *testing.T) {
 	t.Logf("after the race the principal owns %v key rows", migrated)
 }
 
-func keyIDOf(users []issued, raw string) string {
+func keyIDOf(users []fixture.IssuedKey, raw string) string {
 	for _, u := range users {
 		if u.Key == raw {
 			return u.ID
@@ -241,21 +245,21 @@ func keyIDOf(users []issued, raw string) string {
 // disabled by one call: 200, every key refused at once, every row revoked.
 func TestDisableAPrincipalOf200Keys(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
-	raws, err := apikey.MintPrincipalKeys(context.Background(), w.Env.Store, w.A.ID, sp.ID, 199, "2026-11-01T09:00:00.000Z")
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	raws, err := principal.MintKeys(context.Background(), w.Env.Store, w.A.ID, sp.ID, 199, "2026-11-01T09:00:00.000Z")
 	if err != nil {
 		t.Fatal(err)
 	}
 	raws = append(raws, sp.Key)
-	fixture.Expect(t, withKey(t, w, raws[7], ""), http.StatusOK)
+	fixture.Expect(t, w.WithKey(t, raws[7], ""), http.StatusOK)
 	res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: spURL + "/" + sp.ID + "/disable", Token: w.Tokens[fixture.AAdmin]})
 	fixture.Expect(t, res, http.StatusOK)
 	if got := principalKeyStatuses(t, w, sp.ID); got[apikey.StatusRevoked] != 200 || len(got) != 1 {
 		t.Fatalf("key rows after disabling a principal of 200 keys: %v", got)
 	}
 	for _, i := range []int{0, 7, 99, 199} {
-		if r := withKey(t, w, raws[i], ""); r.Status != http.StatusUnauthorized {
+		if r := w.WithKey(t, raws[i], ""); r.Status != http.StatusUnauthorized {
 			t.Errorf("key %d after disable: %d %s", i, r.Status, r.Body)
 		}
 	}
@@ -266,57 +270,68 @@ func TestDisableAPrincipalOf200Keys(t *testing.T) {
 // them at once.
 func TestDisabledPrincipalsKeysAreRefusedBeforeTheirRowsAreRevoked(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	sp := createSP(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
-	fixture.Expect(t, withKey(t, w, sp.Key, ""), http.StatusOK)
-	k, err := apikey.Store{St: w.Env.Store}.Principal(context.Background(), w.A.ID, sp.ID)
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	fixture.Expect(t, w.WithKey(t, sp.Key, ""), http.StatusOK)
+	k, err := principal.Store{St: w.Env.Store}.Principal(context.Background(), w.A.ID, sp.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	setAttr(t, w.Env, store.KeyRef{PK: k.PK, SK: k.SK}, "status", "disabled")
-	if r := withKey(t, w, sp.Key, ""); r.Status != http.StatusUnauthorized || errText(t, r) != "API key is revoked" {
+	if r := w.WithKey(t, sp.Key, ""); r.Status != http.StatusUnauthorized || errText(t, r) != "API key is revoked" {
 		t.Fatalf("key of a principal disabled, row still active: %d %s", r.Status, r.Body)
 	}
 }
 
-// Revoking a key is a kill switch: raced by ten rotations of the key, it
-// answers 200 and afterwards neither the first material nor any rotated one
-// authenticates.
-func TestRevokeWinsAgainstRotations(t *testing.T) {
+// Finding 3 of issue 18: migrate-key checked the principal's version but did
+// not bump it, so keys migrated beside a disable stayed active under the
+// disabled principal.
+func TestDisableSerialisesWithMigrations(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	k := create(t, w, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "busy", "scopes": []string{"devices:read"}})
-	raws := []string{k.Key}
-	var mu sync.Mutex
+	w := fixture.NewKeyWorld(t)
+	sp := w.ServicePrincipal(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "bot", "scopes": []string{"devices:read"}})
+	const n = 12
+	keys := make([]fixture.IssuedKey, n)
+	for i := range keys {
+		keys[i] = w.APIKey(t, fixture.AAdmin, map[string]any{"orgId": w.A.ID, "name": "k", "scopes": []string{"devices:read"}})
+	}
 	var wg sync.WaitGroup
-	var revoked fixture.Response
-	start := make(chan struct{})
-	wg.Add(11)
+	disabled := 0
+	wg.Add(n + 1)
+	for i := range keys {
+		go func(id string) {
+			defer wg.Done()
+			res := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/migrate-key", fixture.AAdmin, map[string]any{"keyId": id})
+			if res.Status != http.StatusOK && res.Status != http.StatusConflict {
+				t.Errorf("migrate: %d %s", res.Status, res.Body)
+			}
+		}(keys[i].ID)
+	}
 	go func() {
 		defer wg.Done()
-		<-start
-		revoked = fixture.Do(t, w.API, fixture.Request{Method: http.MethodDelete, Path: keysURL + "/" + k.ID, Token: w.Tokens[fixture.AAdmin], Raced: true})
-	}()
-	for range 10 {
-		go func() {
-			defer wg.Done()
-			<-start
-			res := fixture.Do(t, w.API, fixture.Request{Method: http.MethodPost, Path: keysURL + "/" + k.ID + "/rotate", Token: w.Tokens[fixture.AAdmin]})
+		for range 20 {
+			res := w.Call(t, http.MethodPost, spURL+"/"+sp.ID+"/disable", fixture.AAdmin, nil)
 			if res.Status == http.StatusOK {
-				mu.Lock()
-				raws = append(raws, res.JSON(t)["key"].(string))
-				mu.Unlock()
+				disabled++
+				return
 			}
-		}()
-	}
-	close(start)
+			if res.Status != http.StatusConflict {
+				t.Errorf("disable: %d %s", res.Status, res.Body)
+				return
+			}
+		}
+	}()
 	wg.Wait()
-	if revoked.Status != http.StatusOK {
-		t.Fatalf("revoke raced by rotations: %d %s", revoked.Status, revoked.Body)
+	if disabled != 1 {
+		t.Fatalf("disable never answered 200")
 	}
-	for i, raw := range raws {
-		if r := withKey(t, w, raw, ""); r.Status != http.StatusUnauthorized {
-			t.Errorf("material %d after the revocation: %d %s", i, r.Status, r.Body)
+	for _, k := range keys {
+		got := fixture.Expect(t, w.Call(t, http.MethodGet, keysURL+"/"+k.ID, fixture.AAdmin, nil), http.StatusOK).JSON(t)
+		if got["servicePrincipalId"] == sp.ID && got["status"] == "active" {
+			t.Errorf("key %s of the disabled principal is active", k.ID)
+		}
+		if got["servicePrincipalId"] == sp.ID && w.WithKey(t, k.Key, "").Status != http.StatusUnauthorized {
+			t.Errorf("key %s of the disabled principal authenticates", k.ID)
 		}
 	}
 }
