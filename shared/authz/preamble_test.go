@@ -43,12 +43,8 @@ func TestTenantPreambleIsOneCall(t *testing.T) {
 // tenant.Find, tenant.List (which checks every Owned row) or
 // tenant.Store.Reach. The list only shrinks (issue 33): a new copy fails.
 var orgChecks = map[string]int{
-	"pam/rules.go":       1, // a rule's site, checked with its organization
-	"pam/settings.go":    1,
-	"role/service.go":    1,
-	"sso/service.go":     1,
-	"user/service.go":    1,
-	"webhook/service.go": 1,
+	"role/service.go": 1,
+	"user/service.go": 1,
 }
 
 // TestOrganizationReachIsDecidedOnce fails on a service that calls

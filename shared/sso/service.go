@@ -215,31 +215,15 @@ func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tena
 	return o, err
 }
 
-// provider reads provider id and checks the caller can reach it: an
-// organization's provider as the organization, a partner's own provider as a
-// partner caller of that partner (organization callers, even of the
-// partner's organizations, never see it). Writing a partner provider also
-// needs access to every organization of the partner (403 otherwise).
+// provider reads provider id for p (tenant.Find): an organization's provider
+// as the organization, a partner's own provider as a partner caller of that
+// partner (PartnerOwned; organization callers, even of the partner's
+// organizations, never see it). Writing a partner provider also needs access
+// to every organization of the partner (403 otherwise).
 func (s *Service) provider(ctx context.Context, p *authz.Principal, id string, write bool) (*record, error) {
-	if err := valid.PathID("id", id); err != nil {
+	r, err := tenant.Find(ctx, p, id, s.St.inOrg, s.St.ByID, ErrNotFound)
+	if err != nil {
 		return nil, err
-	}
-	var r *record
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		r, err = s.St.Get(ctx, owner{OrgID: p.OrgID}, id)
-	} else {
-		r, err = s.St.ByID(ctx, id)
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrNotFound
-	case err != nil:
-		return nil, err
-	case r.owner().isPartner() && !p.CanAccessPartner(r.PartnerID):
-		return nil, ErrNotFound
-	case !r.owner().isPartner() && !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}):
-		return nil, ErrNotFound
 	}
 	if write && r.owner().isPartner() {
 		if err := p.RequireFullPartnerAccess(); err != nil {

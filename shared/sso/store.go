@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/sso/enforce"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -29,6 +30,13 @@ func (o owner) pk() string { return store.TenantPK(o.OrgID, o.PartnerID) }
 func (o owner) isPartner() bool { return o.OrgID == "" }
 
 func (r *record) owner() owner { return owner{OrgID: r.OrgID, PartnerID: r.PartnerID} }
+
+// Owner is the provider's organization (tenant.Owned); a partner's own
+// provider has none and answers OwnedByPartner (tenant.PartnerOwned).
+func (r *record) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.PartnerID} }
+
+// OwnedByPartner answers the partner of a partner's own provider.
+func (r *record) OwnedByPartner() (string, bool) { return r.PartnerID, r.owner().isPartner() }
 
 // key is a provider's key.
 func key(o owner, id string) store.Keys {
@@ -103,6 +111,12 @@ func (s Store) Get(ctx context.Context, o owner, id string) (*record, error) {
 		return nil, fmt.Errorf("get SSO provider %s: %w", id, err)
 	}
 	return &r, nil
+}
+
+// inOrg reads provider id of organization orgID (tenant.Find's read for an
+// organization caller).
+func (s Store) inOrg(ctx context.Context, orgID, id string) (*record, error) {
+	return s.Get(ctx, owner{OrgID: orgID}, id)
 }
 
 // ByID finds provider id of any tenant (GSI1).

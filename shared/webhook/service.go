@@ -107,27 +107,16 @@ func orgParam(p *authz.Principal, orgID string) (string, error) {
 	return orgID, nil
 }
 
-// webhook reads webhook id and checks the caller can see it: organization
-// callers in their own partition (GetItem), others by id (GSI1) and the
-// organization's partner kept on the row. withDeleting returns a webhook whose
-// deletion is under way (DELETE resumes it).
+// webhook reads webhook id for p (tenant.Find: organization callers in their
+// own partition, others by id through GSI1, the organization's reach decided
+// there). withDeleting returns a webhook whose deletion is under way (DELETE
+// resumes it).
 func (s *Service) webhook(ctx context.Context, p *authz.Principal, id string, withDeleting bool) (*record, error) {
-	if err := valid.PathID("id", id); err != nil {
+	r, err := tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
+	if err != nil {
 		return nil, err
 	}
-	var r *record
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		r, err = s.St.Get(ctx, p.OrgID, id)
-	} else {
-		r, err = s.St.ByID(ctx, id)
-	}
-	switch {
-	case isNotFound(err):
-		return nil, ErrNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}), r.Deleting && !withDeleting:
+	if r.Deleting && !withDeleting {
 		return nil, ErrNotFound
 	}
 	return r, nil

@@ -67,6 +67,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -161,6 +162,9 @@ type record struct {
 	ActiveSince string `dynamodbav:"activeSince,omitempty"`
 	counters
 }
+
+// Owner is the organization the webhook belongs to (tenant.Owned).
+func (r *record) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.PartnerID} }
 
 // counters are kept by atomic ADD and SET on the webhook row.
 type counters struct {
