@@ -42,10 +42,13 @@
 //
 //	entity            PK / SK                                     GSI1PK / GSI1SK
 //	webhook           ORG#<oid> / WEBHOOK#<id>                    WEBHOOKREF#<id> / WEBHOOK
+//	                  GSI3 PARTNER#<pid>#WEBHOOKS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#WEBHOOKS / same (read descending)
 //	delivery          ORG#<oid> / WHDLV#<webhook id>#<id>         -
 //
-// Access patterns: an organization's webhooks (list, fan-out) are one prefix
-// query of ORG#<oid>; a webhook by id is a GetItem for organization callers and
+// Access patterns: GET /webhooks reads one page of the organization's GSI4
+// partition (tenant.List; a webhook being deleted has no list keys); the
+// fan-out reads every webhook of an organization in one prefix query of
+// ORG#<oid>; a webhook by id is a GetItem for organization callers and
 // one GSI1 query for partner and system callers; a webhook's deliveries are a
 // descending prefix query of WHDLV#<webhook id>#; a delivery by id is a
 // GetItem (its key holds the webhook id and the organization).
