@@ -16,37 +16,13 @@ import (
 	"github.com/gale-rmm/gale/tests/fixture"
 )
 
-// providerIDs reads every page of GET /sso/providers (query) by cursor,
-// limit 1, and answers the ids in order and the first page's total.
+// providerIDs reads every page of GET /sso/providers (query) as caller by
+// cursor, limit 1 (fixture.CursorPages).
 func (w *world) providerIDs(t *testing.T, caller, query string) ([]string, int) {
 	t.Helper()
-	var ids []string
-	total, cursor := -1, ""
-	for range 10 {
-		var l struct {
-			Data       []sso.Provider
-			Pagination struct {
-				Total      int
-				NextCursor string
-			}
-		}
-		q := base + "?limit=1" + query
-		if cursor != "" {
-			q += "&cursor=" + url.QueryEscape(cursor)
-		}
-		fixture.Expect(t, w.call(t, http.MethodGet, q, caller, nil), http.StatusOK).Decode(t, &l)
-		if total < 0 {
-			total = l.Pagination.Total
-		}
-		for _, p := range l.Data {
-			ids = append(ids, p.ID)
-		}
-		if cursor = l.Pagination.NextCursor; cursor == "" {
-			return ids, total
-		}
-	}
-	t.Fatal("more pages than providers")
-	return nil, 0
+	return fixture.CursorPages(t, func(path string) fixture.Response {
+		return w.call(t, http.MethodGet, path, caller, nil)
+	}, base+"?limit=1"+query, 10)
 }
 
 // created makes n inactive providers as caller (body extra, e.g. orgId), a

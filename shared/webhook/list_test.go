@@ -23,31 +23,13 @@ type webhookPage struct {
 	}
 }
 
-// listIDs reads every page of path by cursor, limit 1, and answers the ids in
-// order and the total of the first page.
+// listIDs reads every page of GET /webhooks (query) as caller by cursor,
+// limit 1 (fixture.CursorPages).
 func (w *world) listIDs(t *testing.T, caller, query string) ([]string, int) {
 	t.Helper()
-	var ids []string
-	total, cursor := -1, ""
-	for range 10 {
-		var l webhookPage
-		q := base + "?limit=1" + query
-		if cursor != "" {
-			q += "&cursor=" + url.QueryEscape(cursor)
-		}
-		fixture.Expect(t, w.call(t, http.MethodGet, q, caller, nil), http.StatusOK).Decode(t, &l)
-		if total < 0 {
-			total = l.Pagination.Total
-		}
-		for _, h := range l.Data {
-			ids = append(ids, h.ID)
-		}
-		if cursor = l.Pagination.NextCursor; cursor == "" {
-			return ids, total
-		}
-	}
-	t.Fatal("more pages than webhooks")
-	return nil, 0
+	return fixture.CursorPages(t, func(path string) fixture.Response {
+		return w.call(t, http.MethodGet, path, caller, nil)
+	}, base+"?limit=1"+query, 10)
 }
 
 // GET /webhooks reads one page from the list indexes (tenant.List): newest
