@@ -38,16 +38,11 @@ func TestTenantPreambleIsOneCall(t *testing.T) {
 	})
 }
 
-// orgChecks are the files outside authz and tenant that still decide an
-// organization's reach themselves, each with its count; the rest read through
-// tenant.Find, tenant.List (which checks every Owned row) or
-// tenant.Store.Reach. The list only shrinks (issue 33): a new copy fails.
-var orgChecks = map[string]int{
-	"pam/rules.go":       1, // a rule's site, checked with its organization
-	"pam/settings.go":    1,
-	"sso/service.go":     1,
-	"webhook/service.go": 1,
-}
+// orgChecks are the files outside authz and tenant that may decide an
+// organization's reach themselves, each with its count: none since issue 33.
+// Every service reads through tenant.Find, tenant.List (which checks every
+// Owned row) or tenant.Store.Reach; a new copy fails.
+var orgChecks = map[string]int{}
 
 // TestOrganizationReachIsDecidedOnce fails on a service that calls
 // CanAccessOrg where tenant.Find, tenant.List or tenant.Store.Reach decide.

@@ -262,6 +262,10 @@ type Device struct {
 // Owner is the device's organization (tenant.Owned).
 func (d *Device) Owner() authz.Org { return authz.Org{ID: d.OrgID, PartnerID: d.PartnerID} }
 
+// Owner is the device's organization (tenant.Owned: PAM reads a device by id
+// through tenant.Find).
+func (a *Agent) Owner() authz.Org { return authz.Org{ID: a.OrgID, PartnerID: a.PartnerID} }
+
 // Agent is a device's credential row: what the token check needs in one read.
 type Agent struct {
 	store.Keys

@@ -139,9 +139,10 @@ type RuleReply struct {
 }
 
 // ruleVisible: restricted callers see organization-wide rules and the rules
-// of their sites.
+// of their sites. The rule's organization is decided before, by the read
+// that found it (tenant.Find, or the organizations listPolicies reached).
 func ruleVisible(p *authz.Principal, r *Rule) bool {
-	return p.CanAccessOrg(r.Owner()) && (r.SiteID == nil || p.CanAccessSite(*r.SiteID))
+	return r.SiteID == nil || p.CanAccessSite(*r.SiteID)
 }
 
 // Rules lists the rules the caller can see in priority order (lower first;

@@ -12,6 +12,7 @@ import (
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/valid"
 )
 
@@ -97,19 +98,16 @@ func (s *Service) UACEnabled(ctx context.Context, a *device.Agent) (bool, error)
 	return Resolve(org, partner, a.OrgID, a.PartnerID, site, a.GroupID, a.DeviceID).UACInterceptionEnabled, nil
 }
 
-// deviceFor reads device id's agent row for p: 404 beyond its tenants and,
-// for reads, outside its restriction; 403 for writes there.
+// deviceFor reads device id's agent row for p (tenant.Find, both reads the
+// agent row by id): 404 beyond its tenants and, for reads, outside its
+// restriction; 403 for writes there.
 func (s *Service) deviceFor(ctx context.Context, p *authz.Principal, id string, write bool) (*device.Agent, error) {
-	a, err := device.Store{St: s.St.St}.Agent(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrDeviceNotFound
-	case err != nil:
+	agents := device.Store{St: s.St.St}
+	a, err := tenant.Find(ctx, p, id, func(ctx context.Context, _, id string) (*device.Agent, error) {
+		return agents.Agent(ctx, id)
+	}, agents.Agent, ErrDeviceNotFound)
+	if err != nil {
 		return nil, err
-	}
-	org := authz.Org{ID: a.OrgID, PartnerID: a.PartnerID}
-	if !p.CanAccessOrg(org) {
-		return nil, ErrDeviceNotFound
 	}
 	site := ""
 	if a.SiteID != nil {
@@ -119,7 +117,7 @@ func (s *Service) deviceFor(ctx context.Context, p *authz.Principal, id string, 
 	if a.GroupID != "" {
 		groups = []string{a.GroupID}
 	}
-	if !p.CanAccessDevice(org, site, groups) {
+	if !p.CanAccessSite(site) || !p.CanAccessDeviceGroups(groups) {
 		if write {
 			return nil, ErrSiteAccess
 		}

@@ -17,7 +17,7 @@ import (
 //
 //	route                                  calls           what
 //	GET    /sso/presets                    0
-//	GET    /sso/providers                  org 1; others 2 organization GetItem; providers Query
+//	GET    /sso/providers                  org 2-3; others 3-4  organization GetItem (orgId of a partner or system caller); list index Query, BatchGetItem (+ Select COUNT when the page stops short)
 //	POST   /sso/providers                  1-2 (+role)     organization GetItem; transaction (provider, pair guard, audit)
 //	GET    /sso/providers/:id              1               provider GetItem (organization callers) or GSI1 Query
 //	PATCH  /sso/providers/:id              2 (+role)       read; transaction (CAS on version, guards, active row, audit)
@@ -74,12 +74,17 @@ func (h *Handler) presets(r *http.Request) (httpapi.List[Preset], error) {
 }
 
 func (h *Handler) list(r *http.Request) (httpapi.List[Provider], error) {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return httpapi.List[Provider]{}, err
 	}
-	ps, err := h.Svc.List(r.Context(), r.URL.Query().Get("orgId"), r.URL.Query().Get("partnerId"))
-	return httpapi.NewList(ps, page), err
+	q := r.URL.Query()
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), PartnerID: q.Get("partnerId"),
+		Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
+	if err != nil {
+		return httpapi.List[Provider]{}, err
+	}
+	return pg.Envelope(), nil
 }
 
 func (h *Handler) create(r *http.Request, in CreateInput) (*Provider, error) {

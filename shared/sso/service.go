@@ -28,9 +28,7 @@ import (
 )
 
 // Orgs reaches organizations; tenant.Store satisfies it.
-type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
-}
+type Orgs interface{ tenant.ListOrgs }
 
 // Roles resolves a role with its effective permissions; role.Store satisfies it.
 type Roles interface {
@@ -215,31 +213,15 @@ func (s *Service) org(ctx context.Context, p *authz.Principal, id string) (*tena
 	return o, err
 }
 
-// provider reads provider id and checks the caller can reach it: an
-// organization's provider as the organization, a partner's own provider as a
-// partner caller of that partner (organization callers, even of the
-// partner's organizations, never see it). Writing a partner provider also
-// needs access to every organization of the partner (403 otherwise).
+// provider reads provider id for p (tenant.Find): an organization's provider
+// as the organization, a partner's own provider as a partner caller of that
+// partner (PartnerOwned; organization callers, even of the partner's
+// organizations, never see it). Writing a partner provider also needs access
+// to every organization of the partner (403 otherwise).
 func (s *Service) provider(ctx context.Context, p *authz.Principal, id string, write bool) (*record, error) {
-	if err := valid.PathID("id", id); err != nil {
+	r, err := tenant.Find(ctx, p, id, s.St.inOrg, s.St.ByID, ErrNotFound)
+	if err != nil {
 		return nil, err
-	}
-	var r *record
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		r, err = s.St.Get(ctx, owner{OrgID: p.OrgID}, id)
-	} else {
-		r, err = s.St.ByID(ctx, id)
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, ErrNotFound
-	case err != nil:
-		return nil, err
-	case r.owner().isPartner() && !p.CanAccessPartner(r.PartnerID):
-		return nil, ErrNotFound
-	case !r.owner().isPartner() && !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}):
-		return nil, ErrNotFound
 	}
 	if write && r.owner().isPartner() {
 		if err := p.RequireFullPartnerAccess(); err != nil {
@@ -272,34 +254,52 @@ func (s *Service) ListPresets(ctx context.Context) ([]Preset, error) {
 	return slices.Clone(Presets), nil
 }
 
-// List returns the providers of the organization or partner the caller names
-// (or its own).
-func (s *Service) List(ctx context.Context, orgID, partnerID string) ([]Provider, error) {
+// ListFilter is the providers list query: the owner (orgId or partnerId, or
+// the caller's own), and page and limit or the cursor of the page before (it
+// wins over page).
+type ListFilter struct {
+	OrgID, PartnerID string
+	Page, Limit      int
+	Cursor           string
+}
+
+// List returns one page of the providers of the organization or partner the
+// caller names (or its own), oldest first (ties by id): an organization's
+// through tenant.List over its list partition (GSI4; Reach checks an orgId of
+// a partner or system caller), a partner's own from its partition
+// (Store.partnerPage) once the caller reaches the partner.
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Provider], error) {
 	p, err := s.authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
 	}
-	o, err := ownerParam(p, orgID, partnerID)
+	o, err := ownerParam(p, f.OrgID, f.PartnerID)
 	if err != nil {
 		return nil, err
 	}
-	if o, err = s.reachOwner(ctx, p, o, false); err != nil {
-		return nil, err
-	}
-	rs, err := s.St.List(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Provider, 0, len(rs))
-	for i := range rs {
-		out = append(out, *rs[i].view())
-	}
-	slices.SortFunc(out, func(a, b Provider) int {
-		if c := strings.Compare(a.CreatedAt, b.CreatedAt); c != 0 {
-			return c
+	q := tenant.ListQuery[record]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor}
+	var pg *tenant.Page[record]
+	if o.isPartner() {
+		if o, err = s.reachOwner(ctx, p, o, false); err == nil {
+			pg, err = s.St.partnerPage(ctx, o.PartnerID, q)
 		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	} else {
+		if p.Scope != authz.ScopeOrg {
+			q.OrgID = o.OrgID // Reach checks it
+		}
+		pg, err = tenant.List(ctx, p, tenant.Listing[record]{St: s.St.St, Orgs: s.Orgs, Name: "SSOPROVS",
+			OrgPK: orgListPK, PartnerPK: orgListPK, OrgWide: true}, q)
+	}
+	if errors.Is(err, tenant.ErrOrgNotFound) {
+		return nil, ErrOrgNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &tenant.Page[Provider]{Items: make([]Provider, 0, len(pg.Items)), Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}
+	for i := range pg.Items {
+		out.Items = append(out.Items, *pg.Items[i].view())
+	}
 	return out, nil
 }
 

@@ -147,7 +147,9 @@
 // # Rows
 //
 //	provider          ORG#<oid> / SSOPROV#<id>             GSI1 SSOPROVREF#<id> / SSOPROV
+//	                  GSI4 ORG#<oid>#SSOPROVS / <createdAt>#<id> (the list, oldest first)
 //	partner provider  PARTNER#<pid> / SSOPROV#<id>         GSI1 SSOPROVREF#<id> / SSOPROV
+//	                  GSI4 PARTNER#<pid>#SSOPROVS / <createdAt>#<id> (the partner's own list)
 //	client guard      SSOCLIENT#<sha256(issuer, clientId)> / SSOCLIENT        providerId
 //	active provider   ORG#<oid> or PARTNER#<pid> / SSOACTIVE                  (shared/sso/enforce)
 //	login session     SSOLOGIN#<sha256(state)> / SSOLOGIN  ttl 1 h after its 10-minute expiry (so an expired one is told apart)

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/sso/enforce"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // Store reads and writes the rows of the package doc.
@@ -29,6 +33,13 @@ func (o owner) pk() string { return store.TenantPK(o.OrgID, o.PartnerID) }
 func (o owner) isPartner() bool { return o.OrgID == "" }
 
 func (r *record) owner() owner { return owner{OrgID: r.OrgID, PartnerID: r.PartnerID} }
+
+// Owner is the provider's organization (tenant.Owned); a partner's own
+// provider has none and answers OwnedByPartner (tenant.PartnerOwned).
+func (r *record) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.PartnerID} }
+
+// OwnedByPartner answers the partner of a partner's own provider.
+func (r *record) OwnedByPartner() (string, bool) { return r.PartnerID, r.owner().isPartner() }
 
 // key is a provider's key.
 func key(o owner, id string) store.Keys {
@@ -105,6 +116,12 @@ func (s Store) Get(ctx context.Context, o owner, id string) (*record, error) {
 	return &r, nil
 }
 
+// inOrg reads provider id of organization orgID (tenant.Find's read for an
+// organization caller).
+func (s Store) inOrg(ctx context.Context, orgID, id string) (*record, error) {
+	return s.Get(ctx, owner{OrgID: orgID}, id)
+}
+
 // ByID finds provider id of any tenant (GSI1).
 // A provider's GSI1 keys are those of store.OrgRows (kind SSOPROV), whether an
 // organization or a partner owns it.
@@ -112,11 +129,24 @@ func (s Store) ByID(ctx context.Context, id string) (*record, error) {
 	return store.OrgRows[record]{St: s.St, Kind: "SSOPROV"}.ByID(ctx, id)
 }
 
-// List reads the providers of tenant o.
-func (s Store) List(ctx context.Context, o owner) ([]record, error) {
-	out := []record{}
-	if err := s.St.AllInto(ctx, store.Query{PK: o.pk(), SKPrefix: "SSOPROV#"}, &out); err != nil {
-		return nil, fmt.Errorf("SSO providers of %s: %w", o.pk(), err)
+// partnerPage reads one page of partner partnerID's own providers from its
+// list partition (store.Window), counting the partition when the page stops
+// short of its end.
+func (s Store) partnerPage(ctx context.Context, partnerID string, q tenant.ListQuery[record]) (*tenant.Page[record], error) {
+	q.Page, q.Limit = max(q.Page, 1), max(q.Limit, 1)
+	qu := store.Query{Index: store.GSI4, PK: listPK(owner{PartnerID: partnerID})}
+	pg, err := s.St.Window(ctx, store.Window{Query: qu, Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor})
+	if err != nil {
+		return nil, fmt.Errorf("SSO providers of partner %s: %w", partnerID, err)
+	}
+	out := &tenant.Page[record]{Items: []record{}, Page: pg.Offset/q.Limit + 1, Limit: q.Limit, Total: pg.Total, Next: pg.Next}
+	if err := attributevalue.UnmarshalListOfMaps(pg.Items, &out.Items); err != nil {
+		return nil, err
+	}
+	if out.Total < 0 {
+		if out.Total, err = s.St.Count(ctx, qu, nil); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -145,14 +175,46 @@ func (s Store) Active(ctx context.Context, o owner) (*enforce.Active, error) {
 	return enforce.Store{St: s.St}.ActiveOf(ctx, o.pk())
 }
 
+// List index keys: a provider is listed oldest first (createdAt, then id) in
+// its owner's partition of GSI4, <owner's partition>#SSOPROVS: an
+// organization's (read by tenant.List) or a partner's own (read by
+// store.Window). No partner-wide list of providers exists, so none is in GSI3.
+
+// listPK is the GSI4 partition of the providers of tenant o.
+func listPK(o owner) string { return o.pk() + "#SSOPROVS" }
+
+// orgListPK is the GSI4 partition of the providers of organization orgID.
+func orgListPK(orgID string) string { return listPK(owner{OrgID: orgID}) }
+
+// setListKeys puts r into its owner's list partition.
+func setListKeys(r *record) {
+	r.GSI3PK, r.GSI3SK = "", ""
+	r.GSI4PK, r.GSI4SK = listPK(r.owner()), r.CreatedAt+"#"+r.ID
+}
+
+// Reindex gives the providers written before their list had an index their
+// list keys (shared/backfill), in organization and partner partitions.
+func Reindex() store.Reindex {
+	return store.Reindex{Kind: "SSO provider", SKPrefix: "SSOPROV#", Partners: true, Keys: func(it store.Item) (store.Keys, error) {
+		var r record
+		if err := store.Unmarshal(it, &r); err != nil {
+			return store.Keys{}, err
+		}
+		setListKeys(&r)
+		return r.Keys, nil
+	}}
+}
+
 // putNew creates a provider; its pair guard is the second write.
 func putNew(r *record) []*store.Write {
+	setListKeys(r)
 	k := clientKey(r.Issuer, r.ClientID)
 	return []*store.Write{store.PutNew(r), store.PutNew(clientGuard{Keys: store.Keys{PK: k.PK, SK: k.SK}, ProviderID: r.ID})}
 }
 
 // replace writes r over the stored version prev (compare-and-swap on version).
 func replace(r *record, prev int) *store.Write {
+	setListKeys(r)
 	return store.Put(r).When(store.Is("version", prev))
 }
 

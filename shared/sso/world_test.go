@@ -10,8 +10,6 @@ import (
 
 	"github.com/oauth2-proxy/mockoidc"
 
-	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/sso"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -25,27 +23,29 @@ const (
 	apiURL = fixture.APIURL
 )
 
-// Callers of the world.
+// Callers of the world: fixture.World's cast.
 const (
-	aAdmin      = "org A admin"
-	aNoMFA      = "org A admin without mfa"
-	aViewer     = "org A viewer"
-	aRestricted = "org A admin restricted to a site"
-	bAdmin      = "org B admin"
-	cAdmin      = "org C admin"
-	pxAdmin     = "partner X admin"
-	pyAdmin     = "partner Y admin"
-	sysAdmin    = "system admin"
+	aAdmin      = fixture.AAdmin
+	aNoMFA      = fixture.ANoMFA
+	aViewer     = fixture.AViewer
+	aRestricted = fixture.ARestricted
+	bAdmin      = fixture.BAdmin
+	cAdmin      = fixture.CAdmin
+	pxAdmin     = fixture.PXAdmin
+	pyAdmin     = fixture.PYAdmin
+	sysAdmin    = fixture.SysAdmin
 )
 
 // idp is the test OpenID provider (fixture.IdP).
 type idp = fixture.IdP
 
-// world is three organizations (A and B of partner X, C of partner Y), the
-// sso and auth groups on an environment whose outbound guard exempts loopback
-// and trusts the test CA (as a local run would), two identity providers and
-// the cast.
+// world is fixture.World (three organizations: A and B of partner X, C of
+// partner Y, and the cast) serving the sso, auth and users groups on an
+// environment whose outbound guard exempts loopback and trusts the test CA
+// (as a local run would), with two identity providers. Its lower-case fields
+// are the World's, under the names this package's tests use.
 type world struct {
+	*fixture.World
 	env    *testenv.Env
 	api    http.Handler
 	pki    *fixture.PKI
@@ -55,7 +55,8 @@ type world struct {
 	a, b   tenant.Organization
 	c      tenant.Organization
 	tokens map[string]string
-	users  map[string]fixture.Caller
+	// emails are the cast's e-mail addresses (partnerCaller adds its own).
+	emails map[string]string
 	// clients numbers the source addresses of browsers and exchanges, so
 	// that tests running many logins stay clear of the per-IP rate limits.
 	clients atomic.Int32
@@ -71,31 +72,13 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	pki := fixture.NewPKI(t)
 	env := testenv.New(t, pki.SSOVars()...)
-	// Provider tokens carry the wall clock; the injected clock starts there.
+	// Provider tokens carry the wall clock; the injected clock starts there,
+	// before the cast signs in.
 	env.Clock.Set(time.Now())
-	w := &world{env: env, pki: pki, tokens: map[string]string{}, users: map[string]fixture.Caller{}}
-	w.api = fixture.API(t, env, "sso", "auth", "users")
+	fw := fixture.NewWorldOn(t, env, "sso", "auth", "users")
+	w := &world{World: fw, env: env, api: fw.API, pki: pki, px: fw.PX, py: fw.PY, a: fw.A, b: fw.B, c: fw.C,
+		tokens: fw.Tokens, emails: fw.Emails}
 	w.idpA, w.idpB = fixture.NewIdP(t, pki), fixture.NewIdP(t, pki)
-	w.px = fixture.Partner(t, env, "Partner X")
-	w.py = fixture.Partner(t, env, "Partner Y")
-	w.a = fixture.Org(t, env, w.px.ID, "Alpha")
-	w.b = fixture.Org(t, env, w.px.ID, "Bravo")
-	w.c = fixture.Org(t, env, w.py.ID, "Charlie")
-	site := fixture.Site(t, env, w.a.ID, "A one")
-	for name, m := range map[string]fixture.Member{
-		sysAdmin:    {Scope: authz.ScopeSystem, RoleID: role.SystemAdminID, MFA: true},
-		pxAdmin:     {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
-		pyAdmin:     {Scope: authz.ScopePartner, PartnerID: w.py.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
-		aAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, MFA: true},
-		aNoMFA:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID},
-		aViewer:     {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID, MFA: true},
-		aRestricted: {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}, MFA: true},
-		bAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.b.ID, RoleID: role.OrgAdminID, MFA: true},
-		cAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgAdminID, MFA: true},
-	} {
-		c := fixture.User(t, env, m)
-		w.tokens[name], w.users[name] = c.Token, c
-	}
 	return w
 }
 

@@ -33,6 +33,19 @@ type Reindex struct {
 	// Except, when set, tells the rows under SKPrefix that are not of the
 	// kind (a device's live row, DEVICE#<id>#live): they are never given keys.
 	Except func(sk string) bool
+	// Partners tells that rows of the kind also live in partner partitions
+	// (an SSO provider of a partner's own members): the scan matches them
+	// there too.
+	Partners bool
+}
+
+// where is the scan's condition for the rows of kind k still to backfill.
+func (k *Reindex) where() expression.ConditionBuilder {
+	in := expression.Name("PK").BeginsWith(orgPrefix)
+	if k.Partners {
+		in = in.Or(expression.Name("PK").BeginsWith(partnerPrefix))
+	}
+	return in.And(expression.Name("SK").BeginsWith(k.SKPrefix), k.missing())
 }
 
 // Holds reports whether sort key sk names a row of kind k.
@@ -76,7 +89,8 @@ const backfillTries = 3
 // Backfill gives the rows of kinds that have no list-index keys (written
 // before their list had an index) the keys their domain writes today. It scans
 // the table from cursor ("" is the start) for at most pages scan pages (1 MB
-// each), filtered to organization rows of those kinds without GSI4PK (or
+// each), filtered to organization rows (and partner rows of a Partners kind)
+// of those kinds without GSI4PK (or
 // GSI2PK, for Creator kinds), and sets each row's keys with one UpdateItem
 // under the condition that the row still exists, still lacks one of them and
 // still holds the From values it was computed from (a row that changed
@@ -92,11 +106,10 @@ func (s *Store) Backfill(ctx context.Context, kinds []Reindex, cursor string, pa
 	if err != nil {
 		return run, err
 	}
-	match := expression.Name("SK").BeginsWith(kinds[0].SKPrefix).And(kinds[0].missing())
+	filter := kinds[0].where()
 	for _, k := range kinds[1:] {
-		match = match.Or(expression.Name("SK").BeginsWith(k.SKPrefix).And(k.missing()))
+		filter = filter.Or(k.where())
 	}
-	filter := expression.Name("PK").BeginsWith(orgPrefix).And(match)
 	ex, err := expression.NewBuilder().WithFilter(filter).Build()
 	if err != nil {
 		return run, fmt.Errorf("store: backfill filter: %w", err)

@@ -62,7 +62,10 @@
 //	                    GSI3 PARTNER#<pid>#SCRIPTS / <lower name>\x01<id>, GSI4 ORG#<oid>#SCRIPTS / same (list indexes)
 //	saved filter        ORG#<oid> / FILTER#<id>                  FILTERREF#<id> / FILTER            -                        savedfilter
 //	                    GSI3 PARTNER#<pid>#FILTERS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#FILTERS / same (read descending)
+//	SSO provider        ORG#<oid> or PARTNER#<pid> / SSOPROV#<id>  SSOPROVREF#<id> / SSOPROV      -                        sso
+//	                    GSI4 ORG#<oid>#SSOPROVS or PARTNER#<pid>#SSOPROVS / <createdAt>#<id> (one owner's list; no GSI3)
 //	webhook             ORG#<oid> / WEBHOOK#<id>                 WEBHOOKREF#<id> / WEBHOOK          -                        webhook
+//	                    GSI3 PARTNER#<pid>#WEBHOOKS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#WEBHOOKS / same (read descending)
 //	webhook delivery    ORG#<oid> / WHDLV#<webhook>#<id>         -                                  -                        webhook
 //	audit record        AUDIT#<tenant> / <time>#<id>             -                                  -                        audit
 //	outbox event        OUTBOX#<00..15> / <time>#<id>            -                                  -                        event

@@ -12,9 +12,20 @@ import (
 // Owned is a record that belongs to one organization.
 type Owned interface{ Owner() authz.Org }
 
+// PartnerOwned is an Owned record that may belong to a partner itself rather
+// than to one of its organizations (an SSO provider of the partner's own
+// members): OwnedByPartner answers the partner and true then, and Find checks
+// the partner's reach (authz.Principal.CanAccessPartner) instead of an
+// organization's.
+type PartnerOwned interface {
+	Owned
+	OwnedByPartner() (string, bool)
+}
+
 // Find reads record id for p: from p's own organization's partition (one
 // GetItem) for an organization caller, by id (inOrg is skipped; byID reads
-// GSI1) otherwise. A malformed id is 400; an unknown id, or one of an
+// GSI1) otherwise. An organization caller never finds a partner's own row
+// (PartnerOwned): inOrg reads only its organization's partition. A malformed id is 400; an unknown id, or one of an
 // organization p cannot reach, is notFound alike.
 func Find[T Owned](ctx context.Context, p *authz.Principal, id string,
 	inOrg func(ctx context.Context, orgID, id string) (T, error),
@@ -35,8 +46,19 @@ func Find[T Owned](ctx context.Context, p *authz.Principal, id string,
 		return zero, notFound
 	case err != nil:
 		return zero, err
-	case !p.CanAccessOrg(rec.Owner()):
+	case !reaches(p, rec):
 		return zero, notFound
 	}
 	return rec, nil
+}
+
+// reaches reports whether p reaches rec's owner: its partner for a
+// PartnerOwned record of a partner, else its organization.
+func reaches(p *authz.Principal, rec Owned) bool {
+	if po, ok := rec.(PartnerOwned); ok {
+		if id, partner := po.OwnedByPartner(); partner {
+			return p.CanAccessPartner(id)
+		}
+	}
+	return p.CanAccessOrg(rec.Owner())
 }

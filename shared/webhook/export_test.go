@@ -30,3 +30,9 @@ func FailRun(ctx context.Context, st Store, orgID, id string) (int64, string, er
 	}
 	return r.FailRun, r.FailRunSince, nil
 }
+
+// MarkDeleting hides a webhook as a DELETE does before removing its
+// deliveries (tests of a DELETE that stopped half-way).
+func MarkDeleting(ctx context.Context, st Store, orgID, id string) error {
+	return st.St.Do(ctx, markDeleting(orgID, id))
+}

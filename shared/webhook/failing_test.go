@@ -103,7 +103,7 @@ func TestFailingWebhookStopsOnceAndTellsItsAdmins(t *testing.T) {
 		t.Errorf("%d webhook.failed audit rows, want 1", n)
 	}
 	w.env.DeliverMail(t)
-	want := []string{w.emails[aAdmin], w.emails[aNoMFA], w.emails[aRestricted]}
+	want := []string{w.emails[aAdmin], w.emails[aNoMFA], w.emails[aRestricted], w.emails[fixture.AGroupOnly]}
 	slices.Sort(want)
 	if got := mail.to(); !slices.Equal(got, want) {
 		t.Errorf("mail to %v, want one each to A's admins %v", got, want)

@@ -13,7 +13,7 @@ import (
 // system role, 2 with a custom one); the handler tests assert the totals:
 //
 //	route                                     MFA  calls              what
-//	GET    /webhooks                               org 1; others 2    others: organization GetItem; webhooks Query
+//	GET    /webhooks                               org 2-3; others 3-4  others: organization GetItem; list index Query, BatchGetItem (+ Select COUNT when the page stops short)
 //	GET    /webhooks/event-types                   0                  the catalogue (shared/webhook/eventtype), from code
 //	POST   /webhooks                          yes  2                  organization GetItem; transaction (webhook, audit)
 //	GET    /webhooks/:id                           1                  webhook GetItem (organization callers) or GSI1 Query
@@ -40,16 +40,17 @@ func (h *Handler) Routes(rt *httpapi.Router) {
 }
 
 func (h *Handler) list(r *http.Request) (httpapi.List[Webhook], error) {
-	page, err := httpapi.ParsePage(r, 50, 100)
+	page, err := httpapi.ParseWindow(r, 50, 100)
 	if err != nil {
 		return httpapi.List[Webhook]{}, err
 	}
 	q := r.URL.Query()
-	hooks, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status")})
+	pg, err := h.Svc.List(r.Context(), ListFilter{OrgID: q.Get("orgId"), Status: q.Get("status"),
+		Page: page.Page, Limit: page.Limit, Cursor: page.Cursor})
 	if err != nil {
 		return httpapi.List[Webhook]{}, err
 	}
-	return httpapi.NewList(hooks, page), nil
+	return pg.Envelope(), nil
 }
 
 func (h *Handler) eventTypes(w http.ResponseWriter, r *http.Request) error {

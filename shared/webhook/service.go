@@ -24,10 +24,9 @@ import (
 	"github.com/gale-rmm/gale/shared/webhook/eventtype"
 )
 
-// Orgs reads organizations; tenant.Store satisfies it.
-type Orgs interface {
-	Reach(ctx context.Context, p *authz.Principal, id string) (*tenant.Organization, error)
-}
+// Orgs reads organizations (Reach, and the list's reads); tenant.Store
+// satisfies it.
+type Orgs interface{ tenant.ListOrgs }
 
 // Service holds the rules of /webhooks.
 type Service struct {
@@ -67,8 +66,13 @@ type TestInput struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// ListFilter is the list query.
-type ListFilter struct{ OrgID, Status string }
+// ListFilter is the list query: page and limit, or the cursor of the page
+// before (it wins over page).
+type ListFilter struct {
+	OrgID, Status string
+	Page, Limit   int
+	Cursor        string
+}
 
 // MaxTestPayload bounds a test delivery's payload (it is stored with the delivery).
 const MaxTestPayload = 64 << 10
@@ -107,27 +111,16 @@ func orgParam(p *authz.Principal, orgID string) (string, error) {
 	return orgID, nil
 }
 
-// webhook reads webhook id and checks the caller can see it: organization
-// callers in their own partition (GetItem), others by id (GSI1) and the
-// organization's partner kept on the row. withDeleting returns a webhook whose
-// deletion is under way (DELETE resumes it).
+// webhook reads webhook id for p (tenant.Find: organization callers in their
+// own partition, others by id through GSI1, the organization's reach decided
+// there). withDeleting returns a webhook whose deletion is under way (DELETE
+// resumes it).
 func (s *Service) webhook(ctx context.Context, p *authz.Principal, id string, withDeleting bool) (*record, error) {
-	if err := valid.PathID("id", id); err != nil {
+	r, err := tenant.Find(ctx, p, id, s.St.Get, s.St.ByID, ErrNotFound)
+	if err != nil {
 		return nil, err
 	}
-	var r *record
-	var err error
-	if p.Scope == authz.ScopeOrg {
-		r, err = s.St.Get(ctx, p.OrgID, id)
-	} else {
-		r, err = s.St.ByID(ctx, id)
-	}
-	switch {
-	case isNotFound(err):
-		return nil, ErrNotFound
-	case err != nil:
-		return nil, err
-	case !p.CanAccessOrg(authz.Org{ID: r.OrgID, PartnerID: r.PartnerID}), r.Deleting && !withDeleting:
+	if r.Deleting && !withDeleting {
 		return nil, ErrNotFound
 	}
 	return r, nil
@@ -143,9 +136,13 @@ func (s *Service) EventTypes(ctx context.Context) ([]eventtype.Type, error) {
 	return eventtype.Types(), nil
 }
 
-// List returns the webhooks of the organization the caller names (or their
-// own), newest first.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]Webhook, error) {
+// List returns one page of the webhooks of the organization the caller names
+// (or its own), newest first (ties by id): tenant.List over the webhook list
+// indexes (the organization's GSI4 partition; partner and system callers name
+// the organization, which Reach checks). Webhooks are organization-wide: a
+// site- or device-group-restricted caller sees all of its organization's. The
+// status filter is decided on the index rows (status is projected).
+func (s *Service) List(ctx context.Context, f ListFilter) (*tenant.Page[Webhook], error) {
 	p, err := s.authorize(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
@@ -157,32 +154,26 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
+	q := tenant.ListQuery[record]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor}
 	if p.Scope != authz.ScopeOrg {
-		if _, err := s.Orgs.Reach(ctx, p, orgID); err != nil {
-			return nil, err
-		}
+		q.OrgID = orgID // Reach checks it
 	}
-	rs, err := s.St.List(ctx, orgID)
+	if f.Status != "" {
+		q.Keep, q.Filtered = func(r *record) bool { return r.Status == f.Status }, true
+	}
+	pg, err := tenant.List(ctx, p, tenant.Listing[record]{St: s.St.St, Orgs: s.Orgs, Name: "WEBHOOKS",
+		OrgPK: orgListPK, PartnerPK: partnerListPK, Descending: true, OrgWide: true}, q)
 	if err != nil {
 		return nil, err
 	}
-	out := []Webhook{}
-	for i := range rs {
-		if rs[i].Deleting || (f.Status != "" && rs[i].Status != f.Status) {
-			continue
-		}
-		v, err := s.view(&rs[i])
+	out := &tenant.Page[Webhook]{Items: make([]Webhook, 0, len(pg.Items)), Page: pg.Page, Limit: pg.Limit, Total: pg.Total, Next: pg.Next}
+	for i := range pg.Items {
+		v, err := s.view(&pg.Items[i])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, *v)
+		out.Items = append(out.Items, *v)
 	}
-	slices.SortFunc(out, func(a, b Webhook) int {
-		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out, nil
 }
 
@@ -248,6 +239,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Webhook, error) 
 	r := &record{ID: uuid.NewString(), OrgID: o.ID, PartnerID: o.PartnerID, Name: name, Events: events,
 		Status: StatusActive, RetryPolicy: policy, CreatedBy: p.UserID, CreatedAt: now, UpdatedAt: now}
 	r.Keys = Key(r.OrgID, r.ID)
+	setListKeys(r)
 	if r.URL, err = s.seal(r.ID, "url", []byte(rawURL)); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,42 @@ func (s Store) ByID(ctx context.Context, id string) (*record, error) {
 	return &rs[0], nil
 }
 
-// List reads every webhook of organization orgID.
+// List index keys: a webhook is listed newest first (createdAt, then the id
+// complemented, read in descending order; store.NewestSK) in its partner's
+// partition of GSI3 and its organization's partition of GSI4 (tenant.List). A
+// webhook being deleted leaves both (markDeleting removes its keys), so no
+// list sees it while its deliveries go.
+
+// partnerListPK is the GSI3 partition of the webhooks of partner partnerID.
+func partnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#WEBHOOKS" }
+
+// orgListPK is the GSI4 partition of the webhooks of organization orgID.
+func orgListPK(orgID string) string { return store.OrgPK(orgID) + "#WEBHOOKS" }
+
+// setListKeys puts r into the list indexes; a webhook being deleted gets none.
+func setListKeys(r *record) {
+	if r.Deleting {
+		r.GSI3PK, r.GSI3SK, r.GSI4PK, r.GSI4SK = "", "", "", ""
+		return
+	}
+	r.SetList(partnerListPK, orgListPK, r.PartnerID, r.OrgID, store.NewestSK(r.CreatedAt, r.ID))
+}
+
+// Reindex gives the webhooks written before their list had an index their
+// list keys (shared/backfill); one being deleted gets none, and the backfill
+// writes only while it is still not being deleted (From).
+func Reindex() store.Reindex {
+	return store.Reindex{Kind: "webhook", SKPrefix: "WEBHOOK#", From: []string{"deleting"}, Keys: func(it store.Item) (store.Keys, error) {
+		var r record
+		if err := store.Unmarshal(it, &r); err != nil {
+			return store.Keys{}, err
+		}
+		setListKeys(&r)
+		return r.Keys, nil
+	}}
+}
+
+// List reads every webhook of organization orgID (the fan-out's read).
 func (s Store) List(ctx context.Context, orgID string) ([]record, error) {
 	out := []record{}
 	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "WEBHOOK#"}, &out); err != nil {
@@ -151,10 +186,15 @@ func changeWrite(orgID, id string, set map[string]any, remove []string) *store.W
 	return store.Change(k.PK, k.SK, u).When(live())
 }
 
-// markDeleting hides a webhook while its deliveries are removed.
+// markDeleting hides a webhook while its deliveries are removed, and takes it
+// out of the list indexes.
 func markDeleting(orgID, id string) *store.Write {
 	k := Key(orgID, id)
-	return store.Change(k.PK, k.SK, expression.Set(expression.Name("deleting"), expression.Value(true))).When(store.Present())
+	u := expression.Set(expression.Name("deleting"), expression.Value(true))
+	for _, name := range []string{"GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"} {
+		u = u.Remove(expression.Name(name))
+	}
+	return store.Change(k.PK, k.SK, u).When(store.Present())
 }
 
 // deleteWrite removes the webhook row.

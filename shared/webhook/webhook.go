@@ -42,10 +42,13 @@
 //
 //	entity            PK / SK                                     GSI1PK / GSI1SK
 //	webhook           ORG#<oid> / WEBHOOK#<id>                    WEBHOOKREF#<id> / WEBHOOK
+//	                  GSI3 PARTNER#<pid>#WEBHOOKS / <createdAt>#<complemented id>, GSI4 ORG#<oid>#WEBHOOKS / same (read descending)
 //	delivery          ORG#<oid> / WHDLV#<webhook id>#<id>         -
 //
-// Access patterns: an organization's webhooks (list, fan-out) are one prefix
-// query of ORG#<oid>; a webhook by id is a GetItem for organization callers and
+// Access patterns: GET /webhooks reads one page of the organization's GSI4
+// partition (tenant.List; a webhook being deleted has no list keys); the
+// fan-out reads every webhook of an organization in one prefix query of
+// ORG#<oid>; a webhook by id is a GetItem for organization callers and
 // one GSI1 query for partner and system callers; a webhook's deliveries are a
 // descending prefix query of WHDLV#<webhook id>#; a delivery by id is a
 // GetItem (its key holds the webhook id and the organization).
@@ -67,6 +70,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
 
@@ -161,6 +165,9 @@ type record struct {
 	ActiveSince string `dynamodbav:"activeSince,omitempty"`
 	counters
 }
+
+// Owner is the organization the webhook belongs to (tenant.Owned).
+func (r *record) Owner() authz.Org { return authz.Org{ID: r.OrgID, PartnerID: r.PartnerID} }
 
 // counters are kept by atomic ADD and SET on the webhook row.
 type counters struct {

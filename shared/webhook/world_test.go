@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/gale-rmm/gale/shared/app/admingroup"
 	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/authz"
@@ -36,17 +36,17 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 const (
-	sysAdmin    = "system admin"
-	pxAdmin     = "partner X admin"
-	pxTech      = "partner X technician"
-	pxSelectedB = "partner X admin, selected B"
-	pyAdmin     = "partner Y admin"
-	aAdmin      = "org A admin"
-	aNoMFA      = "org A admin without mfa"
-	aViewer     = "org A viewer"
-	aRestricted = "org A admin restricted to a site"
-	bAdmin      = "org B admin"
-	cAdmin      = "org C admin"
+	sysAdmin    = fixture.SysAdmin
+	pxAdmin     = fixture.PXAdmin
+	pxTech      = "partner X technician" // beside fixture.World's cast
+	pxSelectedB = fixture.PXSelectedB
+	pyAdmin     = fixture.PYAdmin
+	aAdmin      = fixture.AAdmin
+	aNoMFA      = fixture.ANoMFA
+	aViewer     = fixture.AViewer
+	aRestricted = fixture.ARestricted
+	bAdmin      = fixture.BAdmin
+	cAdmin      = fixture.CAdmin
 )
 
 // dns is a resolver whose answers a test changes (rebinding).
@@ -161,10 +161,13 @@ func (q *recordingQueue) recorded(url string) []int32 {
 	return append([]int32(nil), q.delays[url]...)
 }
 
-// world is two partners (X with organizations A and B, Y with C), one caller
-// per role, the webhooks and admin routes, the worker, a resolver the test
-// controls and receivers.
+// world is fixture.World (two partners: X with organizations A and B, Y
+// with C; one caller per role, and a partner technician) with the webhook
+// pieces layered on it: the webhooks routes on a service whose resolver the
+// test controls, the admin routes, the worker and receivers. Its lower-case
+// fields are the World's, under the names this package's tests use.
 type world struct {
+	*fixture.World
 	env    *testenv.Env
 	api    http.Handler
 	worker *webhook.Worker
@@ -191,9 +194,11 @@ func newWorldWith(t testing.TB, settings []string, rcs ...*receiver) *world {
 	if len(rcs) > 0 {
 		vars = append(vars, "WEBHOOK_CA_FILE", caFile(t, rcs...))
 	}
-	env := testenv.New(t, vars...)
-	w := &world{env: env, tokens: map[string]string{}, emails: map[string]string{}, ids: map[string]string{}, claims: map[string]fixture.Member{}, dns: &dns{m: map[string][]string{
-		"hooks.example.com": {"93.184.216.34"}, "example.com": {"127.0.0.1"}}}}
+	fw := fixture.NewWorldWith(t, vars, "admin")
+	env := fw.Env
+	w := &world{World: fw, env: env, px: fw.PX, py: fw.PY, a: fw.A, b: fw.B, c: fw.C,
+		tokens: fw.Tokens, emails: fw.Emails, ids: fw.Users, claims: fw.Members, dns: &dns{m: map[string][]string{
+			"hooks.example.com": {"93.184.216.34"}, "example.com": {"127.0.0.1"}}}}
 	svc, err := webhooksgroup.Service(env.Deps)
 	if err != nil {
 		t.Fatal(err)
@@ -202,16 +207,12 @@ func newWorldWith(t testing.TB, settings []string, rcs ...*receiver) *world {
 	rt := env.Router()
 	(&webhook.Handler{Svc: svc}).Routes(rt)
 	hooks := env.Edge(rt)
-	admin, err := admingroup.Admin(env.Deps)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w.api = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if len(r.URL.Path) >= len("/api/v1/webhooks") && r.URL.Path[:len("/api/v1/webhooks")] == "/api/v1/webhooks" {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/webhooks") {
 			hooks.ServeHTTP(rw, r)
 			return
 		}
-		admin.ServeHTTP(rw, r)
+		fw.API.ServeHTTP(rw, r)
 	})
 	if w.worker, err = webhookworkergroup.Worker(env.Deps); err != nil {
 		t.Fatal(err)
@@ -220,29 +221,9 @@ func newWorldWith(t testing.TB, settings []string, rcs ...*receiver) *world {
 	w.queue = &recordingQueue{inner: w.worker.Queue, delays: map[string][]int32{}}
 	w.worker.Queue = w.queue
 
-	w.px = fixture.Partner(t, env, "Partner X")
-	w.py = fixture.Partner(t, env, "Partner Y")
-	w.a = fixture.Org(t, env, w.px.ID, "Alpha")
-	w.b = fixture.Org(t, env, w.px.ID, "Bravo")
-	w.c = fixture.Org(t, env, w.py.ID, "Charlie")
-	site := fixture.Site(t, env, w.a.ID, "A one")
-	users := map[string]fixture.Member{
-		sysAdmin:    {Scope: authz.ScopeSystem, RoleID: role.SystemAdminID, MFA: true},
-		pxAdmin:     {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
-		pxTech:      {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerTechnicianID, OrgAccess: authz.OrgAccessAll, MFA: true},
-		pxSelectedB: {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.b.ID}, MFA: true, TOTP: true},
-		pyAdmin:     {Scope: authz.ScopePartner, PartnerID: w.py.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
-		aAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, MFA: true},
-		aNoMFA:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID},
-		aViewer:     {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID, MFA: true},
-		aRestricted: {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, SiteIDs: []string{site.ID}, MFA: true},
-		bAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.b.ID, RoleID: role.OrgAdminID, MFA: true},
-		cAdmin:      {Scope: authz.ScopeOrg, PartnerID: w.py.ID, OrgID: w.c.ID, RoleID: role.OrgAdminID, MFA: true},
-	}
-	for name, m := range users {
-		c := fixture.User(t, env, m)
-		w.tokens[name], w.emails[name], w.ids[name], w.claims[name] = c.Token, c.Email, c.UserID, m
-	}
+	m := fixture.Member{Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerTechnicianID, OrgAccess: authz.OrgAccessAll, MFA: true}
+	c := fixture.User(t, env, m)
+	w.tokens[pxTech], w.emails[pxTech], w.ids[pxTech], w.claims[pxTech] = c.Token, c.Email, c.UserID, m
 	return w
 }
 
