@@ -6003,6 +6003,9 @@ type DeviceGroupListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListDevicesParams defines parameters for ListDevices.
@@ -6068,6 +6071,9 @@ type OrganizationListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetPamConfigParams defines parameters for GetPamConfig.
@@ -6201,6 +6207,9 @@ type SiteListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // SsoCallbackParams defines parameters for SsoCallback.
@@ -8343,7 +8352,7 @@ type ClientInterface interface {
 
 	// DeviceGroupList Device groups of an organization
 	//
-	// devices:read.
+	// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/device-groups (the `DeviceGroupList` operationId).
 	DeviceGroupList(ctx context.Context, params *DeviceGroupListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8641,7 +8650,7 @@ type ClientInterface interface {
 
 	// OrganizationList Organizations the caller can see
 	//
-	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/organizations (the `OrganizationList` operationId).
 	OrganizationList(ctx context.Context, params *OrganizationListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9247,7 +9256,7 @@ type ClientInterface interface {
 
 	// SiteList Sites of an organization
 	//
-	// sites:read. Partner and system callers name the organization with `orgId`.
+	// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/sites (the `SiteList` operationId).
 	SiteList(ctx context.Context, params *SiteListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12023,7 +12032,7 @@ func (c *Client) AuthSwitch(ctx context.Context, body AuthSwitchJSONRequestBody,
 
 // DeviceGroupList Device groups of an organization
 //
-// devices:read.
+// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/device-groups (the `DeviceGroupList` operationId).
 func (c *Client) DeviceGroupList(ctx context.Context, params *DeviceGroupListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12681,7 +12690,7 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 
 // OrganizationList Organizations the caller can see
 //
-// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/organizations (the `OrganizationList` operationId).
 func (c *Client) OrganizationList(ctx context.Context, params *OrganizationListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13997,7 +14006,7 @@ func (c *Client) RotateServicePrincipal(ctx context.Context, id openapi_types.UU
 
 // SiteList Sites of an organization
 //
-// sites:read. Partner and system callers name the organization with `orgId`.
+// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/sites (the `SiteList` operationId).
 func (c *Client) SiteList(ctx context.Context, params *SiteListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18498,6 +18507,18 @@ func NewDeviceGroupListRequest(server string, params *DeviceGroupListParams) (*h
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -19712,6 +19733,18 @@ func NewOrganizationListRequest(server string, params *OrganizationListParams) (
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -22136,6 +22169,18 @@ func NewSiteListRequest(server string, params *SiteListParams) (*http.Request, e
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25242,7 +25287,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeviceGroupListWithResponse Device groups of an organization
 	//
-	// devices:read.
+	// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25576,7 +25621,7 @@ type ClientWithResponsesInterface interface {
 
 	// OrganizationListWithResponse Organizations the caller can see
 	//
-	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -26240,7 +26285,7 @@ type ClientWithResponsesInterface interface {
 
 	// SiteListWithResponse Sites of an organization
 	//
-	// sites:read. Partner and system callers name the organization with `orgId`.
+	// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -54153,7 +54198,7 @@ func (c *ClientWithResponses) AuthSwitchWithResponse(ctx context.Context, body A
 
 // DeviceGroupListWithResponse Device groups of an organization
 //
-// devices:read.
+// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -54703,7 +54748,7 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 
 // OrganizationListWithResponse Organizations the caller can see
 //
-// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -55793,7 +55838,7 @@ func (c *ClientWithResponses) RotateServicePrincipalWithResponse(ctx context.Con
 
 // SiteListWithResponse Sites of an organization
 //
-// sites:read. Partner and system callers name the organization with `orgId`.
+// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //

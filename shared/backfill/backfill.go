@@ -1,8 +1,8 @@
 // Package backfill gives the rows written before their list had a list index
 // (GSI3/GSI4, shared/store) the index keys their domain's writes set today, so
 // the lists that read one page (tenant.List) find them: devices, alerts,
-// scripts, saved filters, API keys, service principals, enrollment keys and
-// elevation requests.
+// scripts, saved filters, API keys, service principals, enrollment keys,
+// elevation requests, organizations, sites and device groups.
 // New rows get their keys when they are written; this is for the rows of a
 // table that predates the indexes, run once after the deployment that adds
 // the indexes and the code that writes their keys (infra/cdk/README.md).
@@ -40,6 +40,7 @@ import (
 	"github.com/gale-rmm/gale/shared/savedfilter"
 	"github.com/gale-rmm/gale/shared/script"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 )
 
 // Kinds are the rows the backfill gives list keys, each computed by its
@@ -53,6 +54,7 @@ func Kinds() []store.Reindex {
 		enrollment.Reindex(),
 		pam.Reindex(),
 	}
+	ks = append(ks, tenant.Reindex()...)
 	return append(ks, apikey.Reindex()...)
 }
 

@@ -3,7 +3,6 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -23,27 +22,19 @@ type GroupInput struct {
 	Name   string `json:"name"`
 }
 
-// ListGroups returns the device groups of an organization the caller can see.
-func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
+// ListGroups returns one page of the device groups of an organization the
+// caller can see, by name (case-insensitively), then id (listChildren).
+func (s *Service) ListGroups(ctx context.Context, f ListFilter) (*Page[DeviceGroup], error) {
 	p, err := authz.Require(ctx, authz.DevicesRead)
 	if err != nil {
 		return nil, err
 	}
-	if orgID, err = listParam(p, orgID); err != nil {
-		return nil, err
-	}
-	if p.Scope != authz.ScopeOrg {
-		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
-			return nil, err
-		}
-	}
-	groups, err := s.St.Groups(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
-	groups = slices.DeleteFunc(groups, func(g DeviceGroup) bool { return !groupVisible(p, &g) })
-	slices.SortFunc(groups, func(a, b DeviceGroup) int { return byName(a.Name, a.ID, b.Name, b.ID) })
-	return groups, nil
+	l := Listing[DeviceGroup]{St: s.St.St, Orgs: s.St, Name: "DGROUPS", OrgPK: groupListPK,
+		Counter: func(o *Organization) int { return o.GroupCount }}
+	return listChildren(ctx, p, f, l, func(g *DeviceGroup) bool {
+		g.ID = strings.TrimPrefix(g.SK, groupSK) // an index row projects no id
+		return groupVisible(p, g)
+	})
 }
 
 // CreateGroup creates a device group, optionally within a site, counting it on
@@ -82,6 +73,7 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	now := clock.Format(s.Clock.Now())
 	g := &DeviceGroup{ID: uuid.NewString(), OrgID: orgID, Name: name, CreatedAt: now}
 	g.Keys = GroupKeys(orgID, g.ID)
+	g.SetListKeys()
 	details := map[string]any{}
 	if in.SiteID != "" {
 		g.SiteID = &in.SiteID

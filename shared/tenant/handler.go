@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -122,23 +123,22 @@ const (
 	pageMax     = 100
 )
 
-// inPages answers one page of list (a list without an index: each is
-// bounded by design, an organization's sites and groups, a partner's
-// organizations).
-func inPages[T any](r *http.Request, list func(r *http.Request) ([]T, error)) (httpapi.List[T], error) {
-	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+// paged answers one page of a list read by List, from the request's page,
+// limit and cursor and the organization orgId names (sites, device groups).
+func paged[T any](r *http.Request, list func(ctx context.Context, f ListFilter) (*Page[T], error)) (httpapi.List[T], error) {
+	pg, err := httpapi.ParseWindow(r, pageDefault, pageMax)
 	if err != nil {
 		return httpapi.List[T]{}, err
 	}
-	all, err := list(r)
+	out, err := list(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: pg.Page, Limit: pg.Limit, Cursor: pg.Cursor})
 	if err != nil {
 		return httpapi.List[T]{}, err
 	}
-	return httpapi.NewList(all, pg), nil
+	return out.Envelope(), nil
 }
 
 func (h *Handler) listOrgs(r *http.Request) (httpapi.List[Organization], error) {
-	return inPages(r, func(r *http.Request) ([]Organization, error) { return h.Svc.ListOrgs(r.Context()) })
+	return paged(r, h.Svc.ListOrgs)
 }
 
 func (h *Handler) createOrg(r *http.Request, in OrgInput) (*Organization, error) {
@@ -170,7 +170,7 @@ func (h *Handler) putSecurity(r *http.Request, in SecurityInput) (*SecuritySetti
 }
 
 func (h *Handler) listSites(r *http.Request) (httpapi.List[Site], error) {
-	return inPages(r, func(r *http.Request) ([]Site, error) { return h.Svc.ListSites(r.Context(), r.URL.Query().Get("orgId")) })
+	return paged(r, h.Svc.ListSites)
 }
 
 func (h *Handler) createSite(r *http.Request, in SiteInput) (*Site, error) {
@@ -194,9 +194,7 @@ func (h *Handler) deleteSite(r *http.Request) (deleted, error) {
 }
 
 func (h *Handler) listGroups(r *http.Request) (httpapi.List[DeviceGroup], error) {
-	return inPages(r, func(r *http.Request) ([]DeviceGroup, error) {
-		return h.Svc.ListGroups(r.Context(), r.URL.Query().Get("orgId"))
-	})
+	return paged(r, h.Svc.ListGroups)
 }
 
 func (h *Handler) createGroup(r *http.Request, in GroupInput) (*DeviceGroup, error) {

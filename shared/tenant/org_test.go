@@ -26,14 +26,14 @@ func TestListOrganizations(t *testing.T) {
 		want   []string
 		calls  int
 	}{
-		{sysAdmin, []string{w.a.ID, w.b.ID, w.c.ID}, 2},
-		{pxAdmin, []string{w.a.ID, w.b.ID}, 2},
-		{pxViewer, []string{w.a.ID, w.b.ID}, 2},
-		{pxSelected, []string{w.a.ID}, 2},
+		{sysAdmin, []string{w.a.ID, w.b.ID, w.c.ID}, 5},
+		{pxAdmin, []string{w.a.ID, w.b.ID}, 3},
+		{pxViewer, []string{w.a.ID, w.b.ID}, 3},
+		{pxSelected, []string{w.a.ID}, 3},
 		{pxNone, nil, 1},
-		{pyAdmin, []string{w.c.ID}, 2},
-		{aAdmin, []string{w.a.ID}, 2},
-		{bAdmin, []string{w.b.ID}, 2},
+		{pyAdmin, []string{w.c.ID}, 3},
+		{aAdmin, []string{w.a.ID}, 3},
+		{bAdmin, []string{w.b.ID}, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.caller, func(t *testing.T) {

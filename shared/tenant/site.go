@@ -3,7 +3,6 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -33,27 +32,16 @@ type SitePatch struct {
 	Timezone *string
 }
 
-// ListSites returns the sites of an organization the caller can see, by name.
-func (s *Service) ListSites(ctx context.Context, orgID string) ([]Site, error) {
+// ListSites returns one page of the sites of an organization the caller can
+// see, by name (case-insensitively), then id (listChildren).
+func (s *Service) ListSites(ctx context.Context, f ListFilter) (*Page[Site], error) {
 	p, err := authz.Require(ctx, authz.SitesRead)
 	if err != nil {
 		return nil, err
 	}
-	if orgID, err = listParam(p, orgID); err != nil {
-		return nil, err
-	}
-	if p.Scope != authz.ScopeOrg {
-		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
-			return nil, err
-		}
-	}
-	sites, err := s.St.Sites(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
-	sites = slices.DeleteFunc(sites, func(st Site) bool { return !p.CanAccessSite(st.ID) })
-	slices.SortFunc(sites, func(a, b Site) int { return byName(a.Name, a.ID, b.Name, b.ID) })
-	return sites, nil
+	l := Listing[Site]{St: s.St.St, Orgs: s.St, Name: "SITES", OrgPK: siteListPK,
+		Counter: func(o *Organization) int { return o.SiteCount }}
+	return listChildren(ctx, p, f, l, func(st *Site) bool { return p.CanAccessSite(strings.TrimPrefix(st.SK, siteSK)) })
 }
 
 // CreateSite creates a site and counts it on its organization in one transaction
@@ -88,6 +76,7 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	now := clock.Format(s.Clock.Now())
 	st := &Site{ID: uuid.NewString(), OrgID: orgID, Name: name, Timezone: tz, CreatedAt: now, UpdatedAt: now}
 	st.Keys = SiteKeys(orgID, st.ID)
+	st.SetListKeys()
 	tx := &store.Tx{}
 	tx.Add(store.PutNew(st))
 	org := tx.Include(CountOrg(orgID, owner, CountSites, 1))
@@ -160,6 +149,7 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 		changes["name"] = map[string]string{"from": st.Name, "to": *in.Name}
 		st.Name = *in.Name
 		set["name"] = st.Name
+		set["GSI4SK"] = listSK(st.Name, st.ID)
 	}
 	if in.Timezone != nil {
 		changes["timezone"] = map[string]string{"from": st.Timezone, "to": *in.Timezone}
