@@ -57,14 +57,14 @@ func (b groupPatchBody) input() (GroupPatch, error) {
 // platform administrator. Reads through GSI1 are eventually consistent.
 //
 //	route                                        MFA  calls             what
-//	GET    /organizations                             3 (none: 2)       GSI2 query (system), GSI1 query (partner, all), BatchGetItem (selected, org)
+//	GET    /organizations                             4 (none: 2)       GSI3/GSI4 page, BatchGetItem (tenant.List); system: + GSI2 query, a Query per partner
 //	POST   /organizations                        yes  3                 transaction: organization, partner-exists check, audit
 //	GET    /organizations/:id                         3                 GetItem
 //	PATCH  /organizations/:id                         4                 GetItem, transaction (update, audit)
 //	DELETE /organizations/:id                    yes  4 (409: 3)        GetItem, transaction (conditional delete, security settings, audit)
 //	GET    /organizations/:id/security-settings       3                 BatchGetItem (organization, settings)
 //	PUT    /organizations/:id/security-settings  yes  3                 transaction (settings, organization check, audit)
-//	GET    /sites?orgId=                              org 3, others 4   partner and system: GetItem organization; Query of its sites
+//	GET    /sites?orgId=                              org 4, others 5   partner and system: GetItem organization; GSI4 page + BatchGetItem
 //	POST   /sites                                     3                 transaction (site, organization count, audit)
 //	GET    /sites/:id                                 partner 4, else 3 GSI1 query; partner: GetItem organization
 //	PATCH  /sites/:id                                 4                 GSI1 query, transaction (update, audit; partner: organization check)

@@ -5,14 +5,18 @@
 //
 //	partner         PARTNER#<id> / PARTNER          -                                  PARTNERS / <id>
 //	organization    ORG#<id> / ORG                  PARTNER#<pid>#ORGS / <id>          ORGS / <id>
+//	                GSI3 PARTNER#<pid>#ORGLIST / <lower name>\x01<id>, GSI4 ORG#<id>#ORGLIST / same
 //	security        ORG#<id> / SECURITY             -                                  -
 //	site            ORG#<oid> / SITE#<id>           SITEREF#<id> / SITE                -
+//	                GSI4 ORG#<oid>#SITES / <lower name>\x01<id>
 //	device group    ORG#<oid> / DGROUP#<id>         DGROUPREF#<id> / DGROUP            -
+//	                GSI4 ORG#<oid>#DGROUPS / <lower name>\x01<id>
 //
 // An organization is read by id with one consistent GetItem; a partner's
 // organizations are one GSI1 query; all organizations (system scope) one GSI2
-// query. Sites and device groups are listed by their organization's partition and
-// found by id through GSI1, after which the caller's access to the organization
+// query; the organizations list reads one page of the list indexes (List,
+// Listing.Self). Sites and device groups are listed one page of their
+// organization's GSI4 partition at a time and found by id through GSI1, after which the caller's access to the organization
 // is checked (another tenant's item is 404, never 403).
 //
 // An organization counts its children (sites, device groups, members, devices);
