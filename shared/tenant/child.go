@@ -62,13 +62,7 @@ func (k kind) audit(s *Service, p *authz.Principal, owner, verb string, r childR
 // audit row; site, when not nil, counts it on the site it is in. A lost
 // condition on the organization is ErrOrgNotFound, on the site ErrSiteNotFound.
 func (k kind) create(ctx context.Context, s *Service, p *authz.Principal, owner string, r childRef, put *store.Write, details map[string]any, site *store.Write) error {
-	tx := (&store.Tx{}).Add(put)
-	org := tx.Include(CountOrg(r.orgID, owner, k.counter, 1))
-	tx.Add(k.audit(s, p, owner, "create", r, details))
-	if site != nil {
-		tx.Add(site)
-	}
-	err := s.St.Commit(ctx, tx)
+	org, err := k.commit(ctx, s, p, owner, "create", r, put, 1, details, site)
 	switch {
 	case err == nil:
 		return nil
@@ -78,6 +72,21 @@ func (k kind) create(ctx context.Context, s *Service, p *authz.Principal, owner 
 		return ErrSiteNotFound
 	}
 	return fmt.Errorf("create %s: %w", k.resource, err)
+}
+
+// commit writes w (child r's create or delete) in one transaction with its
+// organization's count moved by delta, the audit row of verb and site (its
+// count on its site) when not nil; it answers the organization's write too,
+// to tell whose condition a cancelled commit lost.
+func (k kind) commit(ctx context.Context, s *Service, p *authz.Principal, owner, verb string, r childRef, w *store.Write,
+	delta int, details map[string]any, site *store.Write) (*store.Write, error) {
+	tx := (&store.Tx{}).Add(w)
+	org := tx.Include(CountOrg(r.orgID, owner, k.counter, delta))
+	tx.Add(k.audit(s, p, owner, verb, r, details))
+	if site != nil {
+		tx.Add(site)
+	}
+	return org, s.St.Commit(ctx, tx)
 }
 
 // find finds child id by its own id and applies what the id and the item
@@ -128,14 +137,7 @@ func get[T interface{ ref() childRef }](ctx context.Context, s *Service, k kind,
 func (k kind) remove(ctx context.Context, s *Service, p *authz.Principal, r childRef, del *store.Write,
 	again func(ctx context.Context) error, site *store.Write) error {
 	owner, _ := ownerOf(p, r.orgID)
-	tx := &store.Tx{}
-	tx.Add(del)
-	org := tx.Include(CountOrg(r.orgID, owner, k.counter, -1))
-	tx.Add(k.audit(s, p, owner, "delete", r, nil))
-	if site != nil {
-		tx.Add(site)
-	}
-	err := s.St.Commit(ctx, tx)
+	org, err := k.commit(ctx, s, p, owner, "delete", r, del, -1, nil, site)
 	switch {
 	case err == nil:
 		return nil
