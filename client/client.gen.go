@@ -6004,6 +6004,9 @@ type DeviceGroupListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListDevicesParams defines parameters for ListDevices.
@@ -6069,6 +6072,9 @@ type OrganizationListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetPamConfigParams defines parameters for GetPamConfig.
@@ -6202,6 +6208,9 @@ type SiteListParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // SsoCallbackParams defines parameters for SsoCallback.
@@ -6235,6 +6244,9 @@ type ListSsoProvidersParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// OrgId The organization a partner- or system-scope caller acts in. An organization the caller cannot access is 404.
 	OrgId *OrgIdQuery `form:"orgId,omitempty" json:"orgId,omitempty"`
@@ -6295,6 +6307,9 @@ type ListWebhooksParams struct {
 
 	// Limit Page size, default 50, max 100.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor of the following page, as the previous page's `pagination.nextCursor` gave it: the fast path for deep pages (a page by number reads the list from its start up to the page). With a cursor, `page` is ignored and `pagination.page` tells which page it is; keep the same `limit` and filters. A cursor of another list, or a changed one, is 400 naming `cursor`.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// OrgId The organization a partner- or system-scope caller acts in. An organization the caller cannot access is 404.
 	OrgId *OrgIdQuery `form:"orgId,omitempty" json:"orgId,omitempty"`
@@ -8348,7 +8363,7 @@ type ClientInterface interface {
 
 	// DeviceGroupList Device groups of an organization
 	//
-	// devices:read.
+	// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/device-groups (the `DeviceGroupList` operationId).
 	DeviceGroupList(ctx context.Context, params *DeviceGroupListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8646,7 +8661,7 @@ type ClientInterface interface {
 
 	// OrganizationList Organizations the caller can see
 	//
-	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/organizations (the `OrganizationList` operationId).
 	OrganizationList(ctx context.Context, params *OrganizationListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9252,7 +9267,7 @@ type ClientInterface interface {
 
 	// SiteList Sites of an organization
 	//
-	// sites:read. Partner and system callers name the organization with `orgId`.
+	// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Corresponds with GET /api/v1/sites (the `SiteList` operationId).
 	SiteList(ctx context.Context, params *SiteListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9357,7 +9372,7 @@ type ClientInterface interface {
 
 	// ListSsoProviders List an organization's or a partner's SSO providers
 	//
-	// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first. The client secret is never returned (hasClientSecret).
+	// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first (ties by id), one page read from the owner's list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. The client secret is never returned (hasClientSecret).
 	//
 	// Corresponds with GET /api/v1/sso/providers (the `ListSsoProviders` operationId).
 	ListSsoProviders(ctx context.Context, params *ListSsoProvidersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9706,7 +9721,7 @@ type ClientInterface interface {
 
 	// ListWebhooks List webhooks
 	//
-	// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
+	// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first (ties by id), one page read from the list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
 	//
 	// Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
 	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12032,7 +12047,7 @@ func (c *Client) AuthSwitch(ctx context.Context, body AuthSwitchJSONRequestBody,
 
 // DeviceGroupList Device groups of an organization
 //
-// devices:read.
+// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/device-groups (the `DeviceGroupList` operationId).
 func (c *Client) DeviceGroupList(ctx context.Context, params *DeviceGroupListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12690,7 +12705,7 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 
 // OrganizationList Organizations the caller can see
 //
-// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/organizations (the `OrganizationList` operationId).
 func (c *Client) OrganizationList(ctx context.Context, params *OrganizationListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14006,7 +14021,7 @@ func (c *Client) RotateServicePrincipal(ctx context.Context, id openapi_types.UU
 
 // SiteList Sites of an organization
 //
-// sites:read. Partner and system callers name the organization with `orgId`.
+// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Corresponds with GET /api/v1/sites (the `SiteList` operationId).
 func (c *Client) SiteList(ctx context.Context, params *SiteListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14241,7 +14256,7 @@ func (c *Client) ListSsoPresets(ctx context.Context, params *ListSsoPresetsParam
 
 // ListSsoProviders List an organization's or a partner's SSO providers
 //
-// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first. The client secret is never returned (hasClientSecret).
+// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first (ties by id), one page read from the owner's list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. The client secret is never returned (hasClientSecret).
 //
 // Corresponds with GET /api/v1/sso/providers (the `ListSsoProviders` operationId).
 func (c *Client) ListSsoProviders(ctx context.Context, params *ListSsoProvidersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14880,7 +14895,7 @@ func (c *Client) UserAssignRole(ctx context.Context, id IdPath, body UserAssignR
 
 // ListWebhooks List webhooks
 //
-// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
+// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first (ties by id), one page read from the list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
 //
 // Corresponds with GET /api/v1/webhooks (the `ListWebhooks` operationId).
 func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18507,6 +18522,18 @@ func NewDeviceGroupListRequest(server string, params *DeviceGroupListParams) (*h
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -19721,6 +19748,18 @@ func NewOrganizationListRequest(server string, params *OrganizationListParams) (
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -22154,6 +22193,18 @@ func NewSiteListRequest(server string, params *SiteListParams) (*http.Request, e
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -22630,6 +22681,18 @@ func NewListSsoProvidersRequest(server string, params *ListSsoProvidersParams) (
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -23615,6 +23678,18 @@ func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Re
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25255,7 +25330,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeviceGroupListWithResponse Device groups of an organization
 	//
-	// devices:read.
+	// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25589,7 +25664,7 @@ type ClientWithResponsesInterface interface {
 
 	// OrganizationListWithResponse Organizations the caller can see
 	//
-	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+	// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -26253,7 +26328,7 @@ type ClientWithResponsesInterface interface {
 
 	// SiteListWithResponse Sites of an organization
 	//
-	// sites:read. Partner and system callers name the organization with `orgId`.
+	// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -26372,7 +26447,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSsoProvidersWithResponse List an organization's or a partner's SSO providers
 	//
-	// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first. The client secret is never returned (hasClientSecret).
+	// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first (ties by id), one page read from the owner's list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. The client secret is never returned (hasClientSecret).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -26743,7 +26818,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhooksWithResponse List webhooks
 	//
-	// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
+	// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first (ties by id), one page read from the list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -54170,7 +54245,7 @@ func (c *ClientWithResponses) AuthSwitchWithResponse(ctx context.Context, body A
 
 // DeviceGroupListWithResponse Device groups of an organization
 //
-// devices:read.
+// devices:read. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -54720,7 +54795,7 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 
 // OrganizationListWithResponse Organizations the caller can see
 //
-// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own.
+// organizations:read. System: all; partner: its organizations (all or the selected ones); organization: its own. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -55810,7 +55885,7 @@ func (c *ClientWithResponses) RotateServicePrincipalWithResponse(ctx context.Con
 
 // SiteListWithResponse Sites of an organization
 //
-// sites:read. Partner and system callers name the organization with `orgId`.
+// sites:read. Partner and system callers name the organization with `orgId`. By name (case-insensitively), then id; a page reads only the page, from a list index sorted by name; `pagination.nextCursor` with `cursor` is the fast path for deep pages.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56007,7 +56082,7 @@ func (c *ClientWithResponses) ListSsoPresetsWithResponse(ctx context.Context, pa
 
 // ListSsoProvidersWithResponse List an organization's or a partner's SSO providers
 //
-// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first. The client secret is never returned (hasClientSecret).
+// Needs organizations:read and a user session (API keys are refused). Organization callers list their own organization (another orgId is 404; any partnerId is 404). Partner callers list an organization they reach with orgId, or without it their partner's own providers (partnerId, if given, must be their partner: another is 404). System callers name orgId or partnerId (neither: 400 `Organization context required`; both: 400 naming partnerId). An organization out of reach is 404. Oldest first (ties by id), one page read from the owner's list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. The client secret is never returned (hasClientSecret).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -56552,7 +56627,7 @@ func (c *ClientWithResponses) UserAssignRoleWithResponse(ctx context.Context, id
 
 // ListWebhooksWithResponse List webhooks
 //
-// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
+// Needs organizations:read and a user session (bearer JWT). Organization callers list their own organization (another orgId is 404); partner and system callers must name the organization with orgId (without it: 400 `Organization context required`), and an organization out of their reach is 404. Newest first (ties by id), one page read from the list index; `pagination.nextCursor` with `cursor` is the fast path to the following page. URLs are shown without userinfo, query or fragment; header values are masked `********`; the secret is never returned (hasSecret).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -2,7 +2,8 @@
 // (GSI3/GSI4, shared/store) the index keys their domain's writes set today, so
 // the lists that read one page (tenant.List) find them: devices, alerts,
 // scripts, saved filters, API keys, service principals, enrollment keys,
-// elevation requests, webhooks and SSO providers.
+// elevation requests, webhooks, SSO providers, organizations, sites and device
+// groups.
 // New rows get their keys when they are written; this is for the rows of a
 // table that predates the indexes, run once after the deployment that adds
 // the indexes and the code that writes their keys (infra/cdk/README.md).
@@ -42,6 +43,7 @@ import (
 	"github.com/gale-rmm/gale/shared/script"
 	"github.com/gale-rmm/gale/shared/sso"
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/webhook"
 )
 
@@ -58,6 +60,7 @@ func Kinds() []store.Reindex {
 		webhook.Reindex(),
 		sso.Reindex(),
 	}
+	ks = append(ks, tenant.Reindex()...)
 	ks = append(ks, apikey.Reindex()...)
 	return append(ks, principal.Reindex()...)
 }

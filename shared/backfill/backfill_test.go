@@ -67,9 +67,10 @@ func indexed(t *testing.T, st *store.Store) map[string]map[string]string {
 func lists(t *testing.T, w *fixture.World) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for _, path := range []string{"/api/v1/devices", "/api/v1/alerts", "/api/v1/scripts", "/api/v1/filters", "/api/v1/enrollment-keys", "/api/v1/api-keys", "/api/v1/service-principals"} {
+	for _, path := range []string{"/api/v1/devices?", "/api/v1/alerts?", "/api/v1/scripts?", "/api/v1/filters?", "/api/v1/enrollment-keys?", "/api/v1/api-keys?",
+		"/api/v1/service-principals?", "/api/v1/organizations?", "/api/v1/sites?orgId=" + w.A.ID + "&", "/api/v1/device-groups?orgId=" + w.A.ID + "&"} {
 		for _, who := range []string{fixture.PXAdmin, fixture.AAdmin} {
-			res := fixture.Expect(t, w.Call(t, http.MethodGet, path+"?limit=100", who, nil), http.StatusOK)
+			res := fixture.Expect(t, w.Call(t, http.MethodGet, path+"limit=100", who, nil), http.StatusOK)
 			out[path+" as "+who] = fixture.IDs(t, res)
 		}
 	}
@@ -82,7 +83,8 @@ func lists(t *testing.T, w *fixture.World) map[string][]string {
 // the keys their domain wrote, every list answers what it answered before,
 // and a second run writes nothing.
 func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
-	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "scripts", "filters", "api-keys", "service-principals")
+	w := fixture.NewWorld(t, "devices", "agents", "enrollment-keys", "alerts", "scripts", "filters", "api-keys", "service-principals",
+		"organizations", "sites")
 	ctx := context.Background()
 	w.Device(t, fixture.AAdmin, w.A.ID, w.A1.ID, "alpha")
 	w.Device(t, fixture.BAdmin, w.B.ID, "", "bravo")
@@ -105,9 +107,10 @@ func TestBackfillGivesRowsTheirDomainsKeys(t *testing.T) {
 		kinds[strings.SplitN(strings.SplitN(k, "|", 2)[1], "#", 2)[0]]++
 	}
 	// 3 devices, alerts, enrollment keys (those of the devices), scripts,
-	// saved filters and principals, 3 API keys + the principals' 3.
-	if len(kinds) != 7 || kinds["DEVICE"] != 3 || kinds["ALERT"] != 3 || kinds["APIKEY"] != 6 || kinds["SP"] != 3 || kinds["EKEY"] != 3 ||
-		kinds["SCRIPT"] != 3 || kinds["FILTER"] != 3 {
+	// saved filters and principals, 3 API keys + the principals' 3; the
+	// world's 3 organizations, 3 sites and device group.
+	if len(kinds) != 10 || kinds["DEVICE"] != 3 || kinds["ALERT"] != 3 || kinds["APIKEY"] != 6 || kinds["SP"] != 3 || kinds["EKEY"] != 3 ||
+		kinds["SCRIPT"] != 3 || kinds["FILTER"] != 3 || kinds["ORG"] != 3 || kinds["SITE"] != 3 || kinds["DGROUP"] != 1 {
 		t.Fatalf("rows by kind %v", kinds)
 	}
 	// The rows as a table that predates the list indexes holds them.

@@ -14,7 +14,9 @@ import (
 )
 
 // Reindex is one kind of organization-owned row (PK ORG#<oid>, SK
-// <SKPrefix>...) for Backfill: how it gets its list-index keys.
+// <SKPrefix>...) for Backfill: how it gets its list-index keys. A kind of one
+// sort key (an organization's own row, ORG) names it whole as SKPrefix and
+// refuses longer ones with Except.
 type Reindex struct {
 	// Kind names the rows in BackfillRun.Written ("device").
 	Kind     string
@@ -50,7 +52,7 @@ func (k *Reindex) where() expression.ConditionBuilder {
 
 // Holds reports whether sort key sk names a row of kind k.
 func (k *Reindex) Holds(sk string) bool {
-	return len(sk) > len(k.SKPrefix) && sk[:len(k.SKPrefix)] == k.SKPrefix && (k.Except == nil || !k.Except(sk))
+	return len(sk) >= len(k.SKPrefix) && sk[:len(k.SKPrefix)] == k.SKPrefix && (k.Except == nil || !k.Except(sk))
 }
 
 // missing is the condition "the row lacks an index key k sets".

@@ -22,10 +22,13 @@
 //	entity              PK / SK                                  GSI1PK / GSI1SK                    GSI2PK / GSI2SK          owner
 //	partner             PARTNER#<id> / PARTNER                   -                                  PARTNERS / <id>          tenant
 //	organization        ORG#<id> / ORG                           PARTNER#<pid>#ORGS / <id>          ORGS / <id>              tenant
+//	                    GSI3 PARTNER#<pid>#ORGLIST / <lower name>\x01<id>, GSI4 ORG#<id>#ORGLIST / same (list indexes)
 //	security settings   ORG#<id> / SECURITY                      -                                  -                        tenant
 //	admin epoch         ORG#<id> or PARTNER#<id> / ADMINS        -                                  -                        user (last-administrator guard)
 //	site                ORG#<oid> / SITE#<id>                    SITEREF#<id> / SITE                -                        tenant
+//	                    GSI4 ORG#<oid>#SITES / <lower name>\x01<id> (list index)
 //	device group        ORG#<oid> / DGROUP#<id>                  DGROUPREF#<id> / DGROUP            -                        tenant
+//	                    GSI4 ORG#<oid>#DGROUPS / <lower name>\x01<id> (list index)
 //	user                USER#<id> / PROFILE                      -                                  -                        user
 //	e-mail guard        EMAIL#<lower e-mail> / EMAIL             -                                  -                        user
 //	membership          USER#<uid> / MEMBER#<scope>#<tenant>     MEMBERS#<scope>#<tenant> / USER#<uid>  ROLEUSERS#<role> / <uid>  user
@@ -91,8 +94,9 @@
 // Queries: a user's memberships, sessions and passkeys are prefix queries of
 // USER#<uid>; a tenant's users are one GSI1 query; a role's holders one GSI2
 // query; a partner's organizations one GSI1 query; all organizations (system
-// scope) one GSI2 query; sites and device groups of an organization are prefix
-// queries of ORG#<oid>, and so are its enrollment keys, devices and software
+// scope) one GSI2 query; an organization's sites and device groups are read
+// a page at a time from GSI4; prefix queries of ORG#<oid> read its
+// enrollment keys, devices and software
 // chunks, its webhooks, and (newest first, by time-ordered ids) a webhook's
 // deliveries. A device, enrollment key or webhook by its own id goes through its
 // agent row (GetItem) or GSI1; agent enrollment finds a key by its hash guard (GetItem); the

@@ -3,12 +3,10 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
@@ -23,27 +21,19 @@ type GroupInput struct {
 	Name   string `json:"name"`
 }
 
-// ListGroups returns the device groups of an organization the caller can see.
-func (s *Service) ListGroups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
+// ListGroups returns one page of the device groups of an organization the
+// caller can see, by name (case-insensitively), then id (listChildren).
+func (s *Service) ListGroups(ctx context.Context, f ListFilter) (*Page[DeviceGroup], error) {
 	p, err := authz.Require(ctx, authz.DevicesRead)
 	if err != nil {
 		return nil, err
 	}
-	if orgID, err = listParam(p, orgID); err != nil {
-		return nil, err
-	}
-	if p.Scope != authz.ScopeOrg {
-		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
-			return nil, err
-		}
-	}
-	groups, err := s.St.Groups(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
-	groups = slices.DeleteFunc(groups, func(g DeviceGroup) bool { return !groupVisible(p, &g) })
-	slices.SortFunc(groups, func(a, b DeviceGroup) int { return byName(a.Name, a.ID, b.Name, b.ID) })
-	return groups, nil
+	l := Listing[DeviceGroup]{St: s.St.St, Orgs: s.St, Name: "DGROUPS", OrgPK: groupListPK,
+		Counter: func(o *Organization) int { return o.GroupCount }}
+	return listChildren(ctx, p, f, l, func(g *DeviceGroup) bool {
+		g.ID = strings.TrimPrefix(g.SK, groupSK) // an index row projects no id
+		return groupVisible(p, g)
+	})
 }
 
 // CreateGroup creates a device group, optionally within a site, counting it on
@@ -56,13 +46,11 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	if groupRestricted(p) {
 		return nil, ErrGroupRestricted
 	}
-	if err := orgContext(p, in.OrgID); err != nil {
+	f := fault.Fields{}
+	orgID, name, err := createIn(f, p, in.OrgID, in.Name)
+	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	orgID := orgParam(f, p, in.OrgID)
-	name := strings.TrimSpace(in.Name)
-	valid.Name(f, "name", name, 255)
 	if in.SiteID != "" {
 		valid.UUID(f, "siteId", in.SiteID)
 	}
@@ -82,28 +70,16 @@ func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*DeviceGroup,
 	now := clock.Format(s.Clock.Now())
 	g := &DeviceGroup{ID: uuid.NewString(), OrgID: orgID, Name: name, CreatedAt: now}
 	g.Keys = GroupKeys(orgID, g.ID)
+	g.SetListKeys()
 	details := map[string]any{}
+	var site *store.Write
 	if in.SiteID != "" {
 		g.SiteID = &in.SiteID
 		details["siteId"] = in.SiteID
+		site = CountSite(orgID, in.SiteID, CountGroups, 1)
 	}
-	tx := &store.Tx{}
-	tx.Add(store.PutNew(g))
-	org := tx.Include(CountOrg(orgID, owner, CountGroups, 1))
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "device_group.create",
-		ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name, Details: details}))
-	var site *store.Write
-	if in.SiteID != "" {
-		site = tx.Include(CountSite(orgID, in.SiteID, CountGroups, 1))
-	}
-	if err := s.St.Commit(ctx, tx); err != nil {
-		switch {
-		case failedOn(err, org):
-			return nil, ErrOrgNotFound
-		case site != nil && failedOn(err, site):
-			return nil, ErrSiteNotFound
-		}
-		return nil, fmt.Errorf("create device group: %w", err)
+	if err := groupKind.create(ctx, s, p, owner, g.ref(), store.PutNew(g), details, site); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -114,19 +90,7 @@ func (s *Service) GetGroup(ctx context.Context, id string) (*DeviceGroup, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	g, err := s.group(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	if p.Scope == authz.ScopePartner { // the item's organization must be their partner's
-		if _, err := s.St.Reach(ctx, p, g.OrgID); err != nil {
-			return nil, notFoundAs(err, ErrGroupNotFound)
-		}
-	}
-	return g, nil
+	return get(ctx, s, groupKind, p, id, s.group)
 }
 
 // GroupPatch is a PATCH /device-groups/:id (groupPatchBody checked): nil or
@@ -231,8 +195,7 @@ func (s *Service) writeGroup(ctx context.Context, p *authz.Principal, g, next *D
 	owner, _ := ownerOf(p, g.OrgID)
 	tx := &store.Tx{}
 	upd := tx.Include(updateGroup(g.OrgID, g.ID, next.Name, oldSite, newSite))
-	tx.Add(audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.update",
-		ResourceType: "device_group", ResourceID: g.ID, ResourceName: next.Name, Details: map[string]any{"changes": changes}}))
+	tx.Add(groupKind.audit(s, p, owner, "update", next.ref(), map[string]any{"changes": changes}))
 	var orgCheck, newCount *store.Write
 	if owner != "" {
 		orgCheck = tx.Include(CheckOrg(g.OrgID, owner))
@@ -281,53 +244,27 @@ func (s *Service) DeleteGroup(ctx context.Context, id string) error {
 	if g.DeviceCount > 0 {
 		return groupNotEmpty(g)
 	}
-	owner, _ := ownerOf(p, g.OrgID)
-	tx := &store.Tx{}
-	del := tx.Include(deleteGroup(g.OrgID, g.ID))
-	org := tx.Include(CountOrg(g.OrgID, owner, CountGroups, -1))
-	tx.Add(
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: g.OrgID, PartnerID: owner, Action: "device_group.delete",
-			ResourceType: "device_group", ResourceID: g.ID, ResourceName: g.Name}),
-	)
+	var site *store.Write
 	if g.SiteID != nil {
-		tx.Add(CountSite(g.OrgID, *g.SiteID, CountGroups, -1))
+		site = CountSite(g.OrgID, *g.SiteID, CountGroups, -1)
 	}
-	if err := s.St.Commit(ctx, tx); err != nil {
-		switch {
-		case failedOn(err, org):
-			return ErrGroupNotFound
-		case !failedOn(err, del):
-			return fmt.Errorf("delete device group %s: %w", id, err)
-		}
-		now, rerr := s.St.Group(ctx, g.OrgID, g.ID)
-		switch {
-		case isNotFound(rerr):
-			return ErrGroupNotFound
-		case rerr != nil:
-			return rerr
+	return groupKind.remove(ctx, s, p, g.ref(), deleteGroup(g.OrgID, g.ID), func(ctx context.Context) error {
+		now, err := s.St.Group(ctx, g.OrgID, g.ID)
+		if err != nil {
+			return err
 		}
 		return groupNotEmpty(now)
-	}
-	return nil
+	}, site)
 }
 
 func groupNotEmpty(g *DeviceGroup) error {
 	return ErrGroupNotEmpty.WithDetails(map[string]int{"deviceCount": g.DeviceCount})
 }
 
-// group finds device group id and applies the caller's reach and restrictions.
+// group finds device group id (find): its organization in the caller's
+// reach, and visible to their site and device-group restrictions.
 func (s *Service) group(ctx context.Context, p *authz.Principal, id string) (*DeviceGroup, error) {
-	g, err := s.St.GroupByID(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrGroupNotFound
-	case err != nil:
-		return nil, err
-	}
-	if _, ok := ownerOf(p, g.OrgID); !ok || !groupVisible(p, g) {
-		return nil, ErrGroupNotFound
-	}
-	return g, nil
+	return find(ctx, groupKind, p, id, s.St.GroupByID, func(g *DeviceGroup) bool { return groupVisible(p, g) })
 }
 
 // groupVisible applies site and device-group restrictions: a group without a

@@ -20,15 +20,15 @@ func TestListDeviceGroups(t *testing.T) {
 		want          []string
 		calls         int
 	}{
-		{aAdmin, "", []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 2},
-		{aDevicesOnly, "", []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 3},
+		{aAdmin, "", []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 3},
+		{aDevicesOnly, "", []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 4},
 		// A site-restricted user sees groups of their sites only, not site-less ones.
-		{aRestricted, "", []string{w.gA1.ID}, 2},
-		{aGroupOnly, "", []string{w.gA1.ID}, 2},
-		{pxAdmin, "?orgId=" + w.a.ID, []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 3},
-		{pxSelected, "?orgId=" + w.a.ID, []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 3},
-		{sysAdmin, "?orgId=" + w.c.ID, []string{w.gC.ID}, 3},
-		{bAdmin, "", []string{w.gB.ID}, 2},
+		{aRestricted, "", []string{w.gA1.ID}, 3},
+		{aGroupOnly, "", []string{w.gA1.ID}, 3},
+		{pxAdmin, "?orgId=" + w.a.ID, []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 4},
+		{pxSelected, "?orgId=" + w.a.ID, []string{w.gA1.ID, w.gA2.ID, w.gA.ID}, 4},
+		{sysAdmin, "?orgId=" + w.c.ID, []string{w.gC.ID}, 4},
+		{bAdmin, "", []string{w.gB.ID}, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.caller+tc.query, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/fault"
@@ -56,14 +57,14 @@ func (b groupPatchBody) input() (GroupPatch, error) {
 // platform administrator. Reads through GSI1 are eventually consistent.
 //
 //	route                                        MFA  calls             what
-//	GET    /organizations                             3 (none: 2)       GSI2 query (system), GSI1 query (partner, all), BatchGetItem (selected, org)
+//	GET    /organizations                             4 (none: 2)       GSI3/GSI4 page, BatchGetItem (tenant.List); system: + GSI2 query, a Query per partner
 //	POST   /organizations                        yes  3                 transaction: organization, partner-exists check, audit
 //	GET    /organizations/:id                         3                 GetItem
 //	PATCH  /organizations/:id                         4                 GetItem, transaction (update, audit)
 //	DELETE /organizations/:id                    yes  4 (409: 3)        GetItem, transaction (conditional delete, security settings, audit)
 //	GET    /organizations/:id/security-settings       3                 BatchGetItem (organization, settings)
 //	PUT    /organizations/:id/security-settings  yes  3                 transaction (settings, organization check, audit)
-//	GET    /sites?orgId=                              org 3, others 4   partner and system: GetItem organization; Query of its sites
+//	GET    /sites?orgId=                              org 4, others 5   partner and system: GetItem organization; GSI4 page + BatchGetItem
 //	POST   /sites                                     3                 transaction (site, organization count, audit)
 //	GET    /sites/:id                                 partner 4, else 3 GSI1 query; partner: GetItem organization
 //	PATCH  /sites/:id                                 4                 GSI1 query, transaction (update, audit; partner: organization check)
@@ -122,23 +123,22 @@ const (
 	pageMax     = 100
 )
 
-// inPages answers one page of list (a list without an index: each is
-// bounded by design, an organization's sites and groups, a partner's
-// organizations).
-func inPages[T any](r *http.Request, list func(r *http.Request) ([]T, error)) (httpapi.List[T], error) {
-	pg, err := httpapi.ParsePage(r, pageDefault, pageMax)
+// paged answers one page of a list read by List, from the request's page,
+// limit and cursor and the organization orgId names (sites, device groups).
+func paged[T any](r *http.Request, list func(ctx context.Context, f ListFilter) (*Page[T], error)) (httpapi.List[T], error) {
+	pg, err := httpapi.ParseWindow(r, pageDefault, pageMax)
 	if err != nil {
 		return httpapi.List[T]{}, err
 	}
-	all, err := list(r)
+	out, err := list(r.Context(), ListFilter{OrgID: r.URL.Query().Get("orgId"), Page: pg.Page, Limit: pg.Limit, Cursor: pg.Cursor})
 	if err != nil {
 		return httpapi.List[T]{}, err
 	}
-	return httpapi.NewList(all, pg), nil
+	return out.Envelope(), nil
 }
 
 func (h *Handler) listOrgs(r *http.Request) (httpapi.List[Organization], error) {
-	return inPages(r, func(r *http.Request) ([]Organization, error) { return h.Svc.ListOrgs(r.Context()) })
+	return paged(r, h.Svc.ListOrgs)
 }
 
 func (h *Handler) createOrg(r *http.Request, in OrgInput) (*Organization, error) {
@@ -170,7 +170,7 @@ func (h *Handler) putSecurity(r *http.Request, in SecurityInput) (*SecuritySetti
 }
 
 func (h *Handler) listSites(r *http.Request) (httpapi.List[Site], error) {
-	return inPages(r, func(r *http.Request) ([]Site, error) { return h.Svc.ListSites(r.Context(), r.URL.Query().Get("orgId")) })
+	return paged(r, h.Svc.ListSites)
 }
 
 func (h *Handler) createSite(r *http.Request, in SiteInput) (*Site, error) {
@@ -194,9 +194,7 @@ func (h *Handler) deleteSite(r *http.Request) (deleted, error) {
 }
 
 func (h *Handler) listGroups(r *http.Request) (httpapi.List[DeviceGroup], error) {
-	return inPages(r, func(r *http.Request) ([]DeviceGroup, error) {
-		return h.Svc.ListGroups(r.Context(), r.URL.Query().Get("orgId"))
-	})
+	return paged(r, h.Svc.ListGroups)
 }
 
 func (h *Handler) createGroup(r *http.Request, in GroupInput) (*DeviceGroup, error) {

@@ -42,6 +42,19 @@ type Listing[T any] struct {
 	// reaches (Keep checks the organization only): its total is counted as
 	// anyone's.
 	OrgWide bool
+	// Self tells that the rows are the organizations themselves (the
+	// organizations list): a partner's partition then holds only its
+	// organizations that exist, so a partner's list reads no organizations
+	// before its page, and a system caller's total is the organizations read.
+	Self bool
+}
+
+// ListFilter is a list request of the tenancy routes (organizations, sites,
+// device groups): OrgID names the organization of a site or device-group list.
+type ListFilter struct {
+	OrgID       string
+	Page, Limit int
+	Cursor      string
 }
 
 // ListQuery is one request of a list. OrgID (optional) is validated by the
@@ -217,16 +230,21 @@ func (l Listing[T]) orgParts(ctx context.Context, p *authz.Principal, q ListQuer
 func (l Listing[T]) partnerParts(ctx context.Context, p *authz.Principal, v authz.Visibility, q ListQuery[T], keep func(store.Item) bool, every bool) ([]store.Query, func(store.Item) bool, func() (int, error), error) {
 	var orgs []Organization
 	var err error
-	if v.PartnerID == "" {
+	switch {
+	case l.Self: // the partition holds the organizations; keep holds a selected grant to its own (Owned)
+	case v.PartnerID == "":
 		orgs, err = l.Orgs.OrgsByID(ctx, v.OrgIDs)
-	} else {
+	default:
 		orgs, err = l.Orgs.PartnerOrgs(ctx, v.PartnerID)
 	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
-	live := liveOnly(orgs, keep)
+	live := keep
+	if !l.Self {
+		live = liveOnly(orgs, keep)
+	}
 	parts := l.partitions(store.GSI3, l.PartnerPK(p.PartnerID), q.Parts)
 	total := func() (int, error) {
 		n := 0
@@ -280,7 +298,9 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 	for _, id := range partners {
 		queries = append(queries, l.partitions(store.GSI3, l.PartnerPK(id), q.Parts)...)
 	}
-	keep = liveOnly(orgs, keep)
+	if !l.Self { // an organization's own row goes with it
+		keep = liveOnly(orgs, keep)
+	}
 	pg, err := l.St.Merge(ctx, store.Merge{Name: l.Name, Queries: queries, Keep: keep,
 		Offset: store.Offset(q.Page, q.Limit), Limit: q.Limit, Cursor: q.Cursor, Companion: l.Companion})
 	if err != nil {
@@ -295,6 +315,10 @@ func (l Listing[T]) merge(ctx context.Context, q ListQuery[T], keep func(store.I
 		return out, nil
 	}
 	out.Total = 0
+	if l.Self {
+		out.Total = len(orgs)
+		return out, nil
+	}
 	if every && l.Counter != nil {
 		for i := range orgs {
 			out.Total += l.Counter(&orgs[i])

@@ -39,32 +39,18 @@ type SecurityInput struct {
 	AllowedMFAMethods []string `json:"allowedMfaMethods"`
 }
 
-// ListOrgs returns the organizations the caller can see, by name.
-func (s *Service) ListOrgs(ctx context.Context) ([]Organization, error) {
+// ListOrgs returns one page of the organizations the caller can see, by name
+// (case-insensitively), then id: List over the organizations' list indexes
+// (the caller's own partition, its partner's, every partner's merged for a
+// system caller). A partner user with selected organizations sees those.
+func (s *Service) ListOrgs(ctx context.Context, f ListFilter) (*Page[Organization], error) {
 	p, err := authz.Require(ctx, authz.OrgsRead)
 	if err != nil {
 		return nil, err
 	}
-	var orgs []Organization
-	switch v := p.Visible(); {
-	case v.All:
-		orgs, err = s.St.AllOrgs(ctx)
-	case v.PartnerID != "":
-		orgs, err = s.St.PartnerOrgs(ctx, v.PartnerID)
-	case len(v.OrgIDs) > 0:
-		orgs, err = s.St.OrgsByID(ctx, v.OrgIDs)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The queries above are already the caller's reach; the filter keeps a
-	// selected id of another partner out.
-	orgs = slices.DeleteFunc(orgs, func(o Organization) bool { return !p.CanAccessOrg(o.Ref()) })
-	slices.SortFunc(orgs, func(a, b Organization) int { return byName(a.Name, a.ID, b.Name, b.ID) })
-	if orgs == nil {
-		orgs = []Organization{}
-	}
-	return orgs, nil
+	return List(ctx, p, Listing[Organization]{St: s.St.St, Orgs: s.St, Name: "ORGS",
+		OrgPK: orgListPK, PartnerPK: partnerOrgListPK, OrgWide: true, Self: true},
+		ListQuery[Organization]{Page: f.Page, Limit: f.Limit, Cursor: f.Cursor})
 }
 
 // CreateOrg creates an organization of the caller's partner (or, from system
@@ -103,6 +89,7 @@ func (s *Service) CreateOrg(ctx context.Context, in OrgInput) (*Organization, er
 	now := clock.Format(s.Clock.Now())
 	o := &Organization{ID: uuid.NewString(), PartnerID: partnerID, Name: name, Status: status, CreatedAt: now, UpdatedAt: now}
 	o.Keys = OrgKeys(o.ID, partnerID)
+	o.SetListKeys()
 	tx := &store.Tx{}
 	tx.Add(store.PutNew(o))
 	partner := tx.Include(checkPartner(partnerID))
@@ -171,7 +158,13 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 	if in.Name != nil {
 		changes["name"] = map[string]string{"from": o.Name, "to": *in.Name}
 		o.Name = *in.Name
+		o.SetListKeys()
 		set["name"] = o.Name
+		for n, v := range map[string]string{"GSI3SK": o.GSI3SK, "GSI4SK": o.GSI4SK} {
+			if v != "" {
+				set[n] = v
+			}
+		}
 	}
 	if in.Status != nil {
 		changes["status"] = map[string]string{"from": o.Status, "to": *in.Status}

@@ -3,6 +3,8 @@ package tenant_test
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +28,14 @@ func TestListOrganizations(t *testing.T) {
 		want   []string
 		calls  int
 	}{
-		{sysAdmin, []string{w.a.ID, w.b.ID, w.c.ID}, 2},
-		{pxAdmin, []string{w.a.ID, w.b.ID}, 2},
-		{pxViewer, []string{w.a.ID, w.b.ID}, 2},
-		{pxSelected, []string{w.a.ID}, 2},
+		{sysAdmin, []string{w.a.ID, w.b.ID, w.c.ID}, 5},
+		{pxAdmin, []string{w.a.ID, w.b.ID}, 3},
+		{pxViewer, []string{w.a.ID, w.b.ID}, 3},
+		{pxSelected, []string{w.a.ID}, 3},
 		{pxNone, nil, 1},
-		{pyAdmin, []string{w.c.ID}, 2},
-		{aAdmin, []string{w.a.ID}, 2},
-		{bAdmin, []string{w.b.ID}, 2},
+		{pyAdmin, []string{w.c.ID}, 3},
+		{aAdmin, []string{w.a.ID}, 3},
+		{bAdmin, []string{w.b.ID}, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.caller, func(t *testing.T) {
@@ -431,4 +433,62 @@ func aViewerWithOrgRead(t *testing.T, w *world) string {
 	w.tokens["org A reader"] = fixture.User(t, w.env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.a.ID, RoleID: rid,
 		RoleOwner: role.OrgOwner(w.a.ID)}).Token
 	return "org A reader"
+}
+
+// TestTenancyListsPageByCursor: the organizations, sites and device-group
+// lists read one page from their list index (name order, case-insensitive,
+// then id) and follow pagination.nextCursor to the last page; a rename moves
+// its row, as the list sorted in memory did.
+func TestTenancyListsPageByCursor(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	walk := func(h http.Handler, path, who string) []string {
+		t.Helper()
+		var got []string
+		for q := path + "limit=1"; ; {
+			var list struct {
+				Data []struct {
+					ID string `json:"id"`
+				} `json:"data"`
+				Pagination struct {
+					NextCursor string `json:"nextCursor"`
+				} `json:"pagination"`
+			}
+			res := fixture.Expect(t, w.call(t, h, http.MethodGet, q, who, nil), http.StatusOK)
+			res.Decode(t, &list)
+			for _, d := range list.Data {
+				got = append(got, d.ID)
+			}
+			if list.Pagination.NextCursor == "" {
+				return got
+			}
+			if len(got) > 10 {
+				t.Fatalf("%s as %s does not end: %v", path, who, got)
+			}
+			q = path + "limit=1&cursor=" + url.QueryEscape(list.Pagination.NextCursor)
+		}
+	}
+	same := func(got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("pages gave %v, want %v", got, want)
+		}
+	}
+	same(walk(w.orgs, orgs+"?", sysAdmin), w.a.ID, w.b.ID, w.c.ID)
+	same(walk(w.orgs, orgs+"?", pxAdmin), w.a.ID, w.b.ID)
+	same(walk(w.orgs, orgs+"?", pxSelected), w.a.ID)
+	same(walk(w.orgs, orgs+"?", aAdmin), w.a.ID)
+	same(walk(w.sites, sites+"?orgId="+w.a.ID+"&", pxAdmin), w.a1.ID, w.a2.ID)
+	same(walk(w.sites, sites+"?", aRestricted), w.a1.ID)
+	same(walk(w.sites, groups+"?", aAdmin), w.gA.ID, w.gA1.ID, w.gA2.ID)
+	same(walk(w.sites, groups+"?", aRestricted), w.gA1.ID)
+
+	fixture.Expect(t, w.call(t, w.orgs, http.MethodPatch, orgs+"/"+w.b.ID, pxAdmin, map[string]any{"name": "aardvark"}), http.StatusOK)
+	fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, sites+"/"+w.a2.ID, aAdmin, map[string]any{"name": "a ONE"}), http.StatusOK)
+	fixture.Expect(t, w.call(t, w.sites, http.MethodPatch, groups+"/"+w.gA2.ID, aAdmin, map[string]any{"name": "Group 0"}), http.StatusOK)
+	same(walk(w.orgs, orgs+"?", pxAdmin), w.b.ID, w.a.ID)
+	want := []string{w.a1.ID, w.a2.ID} // "a one" twice: by id
+	slices.Sort(want)
+	same(walk(w.sites, sites+"?", aAdmin), want...)
+	same(walk(w.sites, groups+"?", aAdmin), w.gA2.ID, w.gA.ID, w.gA1.ID)
 }

@@ -1,9 +1,8 @@
 package tenant
 
 import (
-	"cmp"
+	"context"
 	"errors"
-	"strings"
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -58,6 +57,21 @@ func listParam(p *authz.Principal, orgID string) (string, error) {
 	return orgID, nil
 }
 
+// listChildren reads one page of an organization's sites or device groups
+// (l) for p: the organization of f (listParam; an organization caller's own
+// is read without reaching it first), and the rows keep keeps of it, keep
+// being p's site or device-group restriction.
+func listChildren[T any](ctx context.Context, p *authz.Principal, f ListFilter, l Listing[T], keep func(*T) bool) (*Page[T], error) {
+	orgID, err := listParam(p, f.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Scope == authz.ScopeOrg {
+		orgID = "" // their own: List reads its partition without a Reach
+	}
+	return List(ctx, p, l, ListQuery[T]{OrgID: orgID, Page: f.Page, Limit: f.Limit, Cursor: f.Cursor, Keep: keep})
+}
+
 // notFoundAs answers notFound, an item's own 404, for an organization Reach
 // refused, so a site or group of an organization out of sight is not found.
 func notFoundAs(err, notFound error) error {
@@ -89,11 +103,4 @@ func orgParam(f fault.Fields, p *authz.Principal, orgID string) string {
 		f.Add("orgId", "must be a UUID")
 	}
 	return orgID
-}
-
-func byName(an, aid, bn, bid string) int {
-	if c := cmp.Compare(strings.ToLower(an), strings.ToLower(bn)); c != 0 {
-		return c
-	}
-	return cmp.Compare(aid, bid)
 }

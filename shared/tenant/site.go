@@ -3,13 +3,11 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/fault"
@@ -33,27 +31,16 @@ type SitePatch struct {
 	Timezone *string
 }
 
-// ListSites returns the sites of an organization the caller can see, by name.
-func (s *Service) ListSites(ctx context.Context, orgID string) ([]Site, error) {
+// ListSites returns one page of the sites of an organization the caller can
+// see, by name (case-insensitively), then id (listChildren).
+func (s *Service) ListSites(ctx context.Context, f ListFilter) (*Page[Site], error) {
 	p, err := authz.Require(ctx, authz.SitesRead)
 	if err != nil {
 		return nil, err
 	}
-	if orgID, err = listParam(p, orgID); err != nil {
-		return nil, err
-	}
-	if p.Scope != authz.ScopeOrg {
-		if _, err := s.St.Reach(ctx, p, orgID); err != nil {
-			return nil, err
-		}
-	}
-	sites, err := s.St.Sites(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
-	sites = slices.DeleteFunc(sites, func(st Site) bool { return !p.CanAccessSite(st.ID) })
-	slices.SortFunc(sites, func(a, b Site) int { return byName(a.Name, a.ID, b.Name, b.ID) })
-	return sites, nil
+	l := Listing[Site]{St: s.St.St, Orgs: s.St, Name: "SITES", OrgPK: siteListPK,
+		Counter: func(o *Organization) int { return o.SiteCount }}
+	return listChildren(ctx, p, f, l, func(st *Site) bool { return p.CanAccessSite(strings.TrimPrefix(st.SK, siteSK)) })
 }
 
 // CreateSite creates a site and counts it on its organization in one transaction
@@ -66,13 +53,11 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	if p.SiteRestricted() {
 		return nil, ErrSiteRestricted
 	}
-	if err := orgContext(p, in.OrgID); err != nil {
+	f := fault.Fields{}
+	orgID, name, err := createIn(f, p, in.OrgID, in.Name)
+	if err != nil {
 		return nil, err
 	}
-	f := fault.Fields{}
-	orgID := orgParam(f, p, in.OrgID)
-	name := strings.TrimSpace(in.Name)
-	valid.Name(f, "name", name, 255)
 	tz := "UTC"
 	if in.Timezone != nil {
 		tz = *in.Timezone
@@ -88,18 +73,9 @@ func (s *Service) CreateSite(ctx context.Context, in SiteInput) (*Site, error) {
 	now := clock.Format(s.Clock.Now())
 	st := &Site{ID: uuid.NewString(), OrgID: orgID, Name: name, Timezone: tz, CreatedAt: now, UpdatedAt: now}
 	st.Keys = SiteKeys(orgID, st.ID)
-	tx := &store.Tx{}
-	tx.Add(store.PutNew(st))
-	org := tx.Include(CountOrg(orgID, owner, CountSites, 1))
-	tx.Add(
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: orgID, PartnerID: owner, Action: "site.create",
-			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"timezone": tz}}),
-	)
-	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedOn(err, org) {
-			return nil, ErrOrgNotFound
-		}
-		return nil, fmt.Errorf("create site: %w", err)
+	st.SetListKeys()
+	if err := siteKind.create(ctx, s, p, owner, st.ref(), store.PutNew(st), map[string]any{"timezone": tz}, nil); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -110,19 +86,7 @@ func (s *Service) GetSite(ctx context.Context, id string) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := valid.PathID("id", id); err != nil {
-		return nil, err
-	}
-	st, err := s.site(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	if p.Scope == authz.ScopePartner { // the item's organization must be their partner's
-		if _, err := s.St.Reach(ctx, p, st.OrgID); err != nil {
-			return nil, notFoundAs(err, ErrSiteNotFound)
-		}
-	}
-	return st, nil
+	return get(ctx, s, siteKind, p, id, s.site)
 }
 
 // UpdateSite renames a site or changes its timezone.
@@ -160,6 +124,7 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 		changes["name"] = map[string]string{"from": st.Name, "to": *in.Name}
 		st.Name = *in.Name
 		set["name"] = st.Name
+		set["GSI4SK"] = listSK(st.Name, st.ID)
 	}
 	if in.Timezone != nil {
 		changes["timezone"] = map[string]string{"from": st.Timezone, "to": *in.Timezone}
@@ -169,8 +134,7 @@ func (s *Service) UpdateSite(ctx context.Context, id string, in SitePatch) (*Sit
 	st.UpdatedAt = now
 	k := SiteKeys(st.OrgID, st.ID)
 	tx := (&store.Tx{}).Add(changeWrite(store.KeyRef{PK: k.PK, SK: k.SK}, set, now),
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.update",
-			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name, Details: map[string]any{"changes": changes}}))
+		siteKind.audit(s, p, owner, "update", st.ref(), map[string]any{"changes": changes}))
 	if owner != "" {
 		tx.Add(CheckOrg(st.OrgID, owner))
 	}
@@ -204,52 +168,23 @@ func (s *Service) DeleteSite(ctx context.Context, id string) error {
 	if st.GroupCount > 0 || st.DeviceCount > 0 {
 		return siteNotEmpty(st)
 	}
-	owner, _ := ownerOf(p, st.OrgID)
-	tx := &store.Tx{}
-	del := tx.Include(deleteSite(st.OrgID, st.ID))
-	org := tx.Include(CountOrg(st.OrgID, owner, CountSites, -1))
-	tx.Add(
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: st.OrgID, PartnerID: owner, Action: "site.delete",
-			ResourceType: "site", ResourceID: st.ID, ResourceName: st.Name}),
-	)
-	if err := s.St.Commit(ctx, tx); err != nil {
-		switch {
-		case failedOn(err, org):
-			return ErrSiteNotFound
-		case !failedOn(err, del):
-			return fmt.Errorf("delete site %s: %w", id, err)
-		}
-		now, rerr := s.St.Site(ctx, st.OrgID, st.ID)
-		switch {
-		case isNotFound(rerr):
-			return ErrSiteNotFound
-		case rerr != nil:
-			return rerr
+	return siteKind.remove(ctx, s, p, st.ref(), deleteSite(st.OrgID, st.ID), func(ctx context.Context) error {
+		now, err := s.St.Site(ctx, st.OrgID, st.ID)
+		if err != nil {
+			return err
 		}
 		return siteNotEmpty(now)
-	}
-	return nil
+	}, nil)
 }
 
 func siteNotEmpty(st *Site) error {
 	return ErrSiteNotEmpty.WithDetails(map[string]int{"deviceGroupCount": st.GroupCount, "deviceCount": st.DeviceCount})
 }
 
-// site finds site id and applies what the id and the item decide: the caller's
-// reach over its organization and their site restriction. Partner callers'
-// ownership of the organization is still to check (Reach, or a condition).
+// site finds site id (find): its organization in the caller's reach, and
+// within their site restriction.
 func (s *Service) site(ctx context.Context, p *authz.Principal, id string) (*Site, error) {
-	st, err := s.St.SiteByID(ctx, id)
-	switch {
-	case isNotFound(err):
-		return nil, ErrSiteNotFound
-	case err != nil:
-		return nil, err
-	}
-	if _, ok := ownerOf(p, st.OrgID); !ok || !p.CanAccessSite(st.ID) {
-		return nil, ErrSiteNotFound
-	}
-	return st, nil
+	return find(ctx, siteKind, p, id, s.St.SiteByID, func(st *Site) bool { return p.CanAccessSite(st.ID) })
 }
 
 // timezone checks an IANA zone name ("Local" and "" are not zones).

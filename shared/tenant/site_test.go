@@ -22,14 +22,14 @@ func TestListSites(t *testing.T) {
 		want          []string
 		calls         int
 	}{
-		{aAdmin, "", []string{w.a1.ID, w.a2.ID}, 2},
-		{aViewer, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 2},
-		{aRestricted, "", []string{w.a1.ID}, 2},
-		{pxAdmin, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
-		{pxSelected, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
-		{pxViewer, "?orgId=" + w.b.ID, []string{w.b1.ID}, 3},
-		{sysAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 3},
-		{pyAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 3},
+		{aAdmin, "", []string{w.a1.ID, w.a2.ID}, 3},
+		{aViewer, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 3},
+		{aRestricted, "", []string{w.a1.ID}, 3},
+		{pxAdmin, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 4},
+		{pxSelected, "?orgId=" + w.a.ID, []string{w.a1.ID, w.a2.ID}, 4},
+		{pxViewer, "?orgId=" + w.b.ID, []string{w.b1.ID}, 4},
+		{sysAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 4},
+		{pyAdmin, "?orgId=" + w.c.ID, []string{w.c1.ID}, 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.caller+tc.query, func(t *testing.T) {

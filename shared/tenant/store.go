@@ -132,15 +132,6 @@ func (s Store) SecuritySettings(ctx context.Context, orgID string) (SecuritySett
 	return SecuritySettings{}, fmt.Errorf("security settings of %s: %w", orgID, err)
 }
 
-// Sites lists the sites of organization orgID.
-func (s Store) Sites(ctx context.Context, orgID string) ([]Site, error) {
-	out := []Site{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "SITE#"}, &out); err != nil {
-		return nil, fmt.Errorf("sites of %s: %w", orgID, err)
-	}
-	return out, nil
-}
-
 // Site reads site id of organization orgID (consistent read).
 func (s Store) Site(ctx context.Context, orgID, id string) (*Site, error) {
 	var st Site
@@ -162,15 +153,6 @@ func (s Store) SiteByID(ctx context.Context, id string) (*Site, error) {
 		return nil, fmt.Errorf("site %s: %w", id, store.ErrNotFound)
 	}
 	return &out[0], nil
-}
-
-// Groups lists the device groups of organization orgID.
-func (s Store) Groups(ctx context.Context, orgID string) ([]DeviceGroup, error) {
-	out := []DeviceGroup{}
-	if err := s.St.AllInto(ctx, store.Query{PK: store.OrgPK(orgID), SKPrefix: "DGROUP#"}, &out); err != nil {
-		return nil, fmt.Errorf("device groups of %s: %w", orgID, err)
-	}
-	return out, nil
 }
 
 // Group reads device group id of organization orgID (consistent read).
@@ -286,7 +268,7 @@ func deleteSite(orgID, id string) *store.Write {
 	return empty(store.Delete(k.PK, k.SK), CountGroups, CountDevices)
 }
 
-// updateGroup sets device group id's name and site, provided its site is still
+// updateGroup sets device group id's name (and its list sort key) and site, provided its site is still
 // oldSite ("" for none): a compare-and-swap, so the site counters moved in the
 // same transaction stay right when two moves race.
 func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
@@ -296,6 +278,7 @@ func updateGroup(orgID, id, name, oldSite, newSite string) *store.Write {
 		site = newSite
 	}
 	upd := expression.Set(expression.Name("name"), expression.Value(name)).
+		Set(expression.Name("GSI4SK"), expression.Value(listSK(name, id))).
 		Set(expression.Name("siteId"), expression.Value(site))
 	was := store.Is("siteId", oldSite)
 	if oldSite == "" {
@@ -333,11 +316,15 @@ func (s Store) Seed(ctx context.Context, clk clock.Clock, partnerID, name string
 	now := clock.Format(clk.Now())
 	tx := (&store.Tx{}).Add(store.PutNew(Partner{Keys: PartnerKeys(partnerID), ID: partnerID, Name: name, CreatedAt: now, UpdatedAt: now}))
 	for _, o := range orgs {
-		tx.Add(store.PutNew(Organization{Keys: OrgKeys(o.ID, partnerID), ID: o.ID, PartnerID: partnerID, Name: o.Name,
-			Status: OrgActive, SiteCount: len(o.Sites), CreatedAt: now, UpdatedAt: now}))
+		org := &Organization{Keys: OrgKeys(o.ID, partnerID), ID: o.ID, PartnerID: partnerID, Name: o.Name,
+			Status: OrgActive, SiteCount: len(o.Sites), CreatedAt: now, UpdatedAt: now}
+		org.SetListKeys()
+		tx.Add(store.PutNew(org))
 		for i, site := range o.Sites {
 			id := uuid.NewSHA1(uuid.MustParse(o.ID), []byte(fmt.Sprintf("site-%d-%s", i, site))).String()
-			tx.Add(store.PutNew(Site{Keys: SiteKeys(o.ID, id), ID: id, OrgID: o.ID, Name: site, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}))
+			st := &Site{Keys: SiteKeys(o.ID, id), ID: id, OrgID: o.ID, Name: site, Timezone: "UTC", CreatedAt: now, UpdatedAt: now}
+			st.SetListKeys()
+			tx.Add(store.PutNew(st))
 		}
 	}
 	if err := s.St.Commit(ctx, tx); err != nil {

@@ -5,14 +5,18 @@
 //
 //	partner         PARTNER#<id> / PARTNER          -                                  PARTNERS / <id>
 //	organization    ORG#<id> / ORG                  PARTNER#<pid>#ORGS / <id>          ORGS / <id>
+//	                GSI3 PARTNER#<pid>#ORGLIST / <lower name>\x01<id>, GSI4 ORG#<id>#ORGLIST / same
 //	security        ORG#<id> / SECURITY             -                                  -
 //	site            ORG#<oid> / SITE#<id>           SITEREF#<id> / SITE                -
+//	                GSI4 ORG#<oid>#SITES / <lower name>\x01<id>
 //	device group    ORG#<oid> / DGROUP#<id>         DGROUPREF#<id> / DGROUP            -
+//	                GSI4 ORG#<oid>#DGROUPS / <lower name>\x01<id>
 //
 // An organization is read by id with one consistent GetItem; a partner's
 // organizations are one GSI1 query; all organizations (system scope) one GSI2
-// query. Sites and device groups are listed by their organization's partition and
-// found by id through GSI1, after which the caller's access to the organization
+// query; the organizations list reads one page of the list indexes (List,
+// Listing.Self). Sites and device groups are listed one page of their
+// organization's GSI4 partition at a time and found by id through GSI1, after which the caller's access to the organization
 // is checked (another tenant's item is 404, never 403).
 //
 // An organization counts its children (sites, device groups, members, devices);
@@ -40,6 +44,8 @@
 package tenant
 
 import (
+	"strings"
+
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -85,11 +91,26 @@ func (o *Organization) Ref() authz.Org { return authz.Org{ID: o.ID, PartnerID: o
 
 // OrgKeys are the keys of organization id of partner partnerID.
 func OrgKeys(id, partnerID string) store.Keys {
-	return store.Keys{PK: store.OrgPK(id), SK: "ORG", GSI1PK: store.PartnerPK(partnerID) + "#ORGS", GSI1SK: id, GSI2PK: "ORGS", GSI2SK: id}
+	return store.Keys{PK: store.OrgPK(id), SK: orgSK, GSI1PK: store.PartnerPK(partnerID) + "#ORGS", GSI1SK: id, GSI2PK: "ORGS", GSI2SK: id}
+}
+
+// Owner is the organization itself. It reads the id from the primary key
+// when the record was decoded from a list-index row (which projects no id).
+func (o *Organization) Owner() authz.Org {
+	if o.ID == "" {
+		return authz.Org{ID: strings.TrimPrefix(o.PK, store.OrgPK("")), PartnerID: o.PartnerID}
+	}
+	return o.Ref()
+}
+
+// SetListKeys puts o into the organizations' list indexes: its partner's
+// partition of GSI3 and its own of GSI4 (create and rename).
+func (o *Organization) SetListKeys() {
+	o.SetList(partnerOrgListPK, orgListPK, o.PartnerID, o.ID, listSK(o.Name, o.ID))
 }
 
 // OrgKey is the primary key of organization id.
-func OrgKey(id string) store.KeyRef { return store.KeyRef{PK: store.OrgPK(id), SK: "ORG"} }
+func OrgKey(id string) store.KeyRef { return store.KeyRef{PK: store.OrgPK(id), SK: orgSK} }
 
 // Site is a location of an organization.
 type Site struct {
@@ -106,8 +127,12 @@ type Site struct {
 
 // SiteKeys are the keys of site id of organization orgID.
 func SiteKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "SITE#" + id, GSI1PK: "SITEREF#" + id, GSI1SK: "SITE"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: siteSK + id, GSI1PK: "SITEREF#" + id, GSI1SK: "SITE"}
 }
+
+// SetListKeys puts st into its organization's sites list (GSI4; create and
+// rename).
+func (st *Site) SetListKeys() { st.GSI4PK, st.GSI4SK = siteListPK(st.OrgID), listSK(st.Name, st.ID) }
 
 // DeviceGroup groups devices of an organization, optionally within a site.
 type DeviceGroup struct {
@@ -122,8 +147,38 @@ type DeviceGroup struct {
 
 // GroupKeys are the keys of device group id of organization orgID.
 func GroupKeys(orgID, id string) store.Keys {
-	return store.Keys{PK: store.OrgPK(orgID), SK: "DGROUP#" + id, GSI1PK: "DGROUPREF#" + id, GSI1SK: "DGROUP"}
+	return store.Keys{PK: store.OrgPK(orgID), SK: groupSK + id, GSI1PK: "DGROUPREF#" + id, GSI1SK: "DGROUP"}
 }
+
+// SetListKeys puts g into its organization's device-group list (GSI4; create
+// and rename).
+func (g *DeviceGroup) SetListKeys() { g.GSI4PK, g.GSI4SK = groupListPK(g.OrgID), listSK(g.Name, g.ID) }
+
+// List index keys: organizations, sites and device groups are listed by name
+// (case-insensitively, then id), as they were sorted in memory before. listSep
+// sorts below every character a name may hold (valid.Name refuses control
+// characters), so "ab" sorts before "ab-1" as strings.Compare has it. Sites
+// and device groups are listed one organization at a time (orgId), so they
+// sit in GSI4 only.
+const listSep = "\x01"
+
+// The sort key of an organization's own row, and the sort-key prefixes of
+// its sites and device groups, in its partition.
+const (
+	orgSK   = "ORG"
+	siteSK  = "SITE#"
+	groupSK = "DGROUP#"
+)
+
+func listSK(name, id string) string { return strings.ToLower(name) + listSep + id }
+
+func orgListPK(id string) string { return store.OrgPK(id) + "#ORGLIST" }
+
+func partnerOrgListPK(id string) string { return store.PartnerPK(id) + "#ORGLIST" }
+
+func siteListPK(orgID string) string { return store.OrgPK(orgID) + "#SITES" }
+
+func groupListPK(orgID string) string { return store.OrgPK(orgID) + "#DGROUPS" }
 
 // SecuritySettings are an organization's MFA policy.
 type SecuritySettings struct {

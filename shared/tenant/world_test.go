@@ -10,8 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gale-rmm/gale/shared/app/organizationsgroup"
-	"github.com/gale-rmm/gale/shared/app/sitesgroup"
 	"github.com/gale-rmm/gale/shared/audit"
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/clock"
@@ -22,8 +20,8 @@ import (
 	"github.com/gale-rmm/gale/tests/testenv"
 )
 
-// The tenancy routes, driven over HTTP against the emulator through the same
-// builders the functions use (organizationsgroup.Organizations, sitesgroup.Sites), in Strict mode.
+// The tenancy routes, driven over HTTP against the emulator through the
+// routers of fixture.World (the organizations and sites groups).
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
@@ -64,50 +62,35 @@ const (
 	bAdmin       = "org B admin"
 )
 
+// newWorld builds on fixture.World (its partners, organizations, sites a1,
+// a2 and c1, its device group of A as gA, and its cast, whose names the
+// callers above share) and adds what the tenancy tests need besides.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	env := testenv.New(t)
-	w := &world{env: env, tokens: map[string]string{}}
-	var err error
-	if w.orgs, err = organizationsgroup.Organizations(env.Deps); err != nil {
-		t.Fatal(err)
-	}
-	if w.sites, err = sitesgroup.Sites(env.Deps); err != nil {
-		t.Fatal(err)
-	}
-	w.px = fixture.Partner(t, env, "Partner X")
-	w.py = fixture.Partner(t, env, "Partner Y")
-	w.a = fixture.Org(t, env, w.px.ID, "Alpha")
-	w.b = fixture.Org(t, env, w.px.ID, "Bravo")
-	w.c = fixture.Org(t, env, w.py.ID, "Charlie")
-	w.a1 = fixture.Site(t, env, w.a.ID, "A one")
-	w.a2 = fixture.Site(t, env, w.a.ID, "A two")
+	fw := fixture.NewWorld(t, "organizations", "sites")
+	env := fw.Env
+	w := &world{env: env, orgs: fw.API, sites: fw.API, tokens: fw.Tokens,
+		px: fw.PX, py: fw.PY, a: fw.A, b: fw.B, c: fw.C, a1: fw.A1, a2: fw.A2, c1: fw.C1}
 	w.b1 = fixture.Site(t, env, w.b.ID, "B one")
-	w.c1 = fixture.Site(t, env, w.c.ID, "C one")
+	gA, err := tenant.Store{St: env.Store}.Group(context.Background(), w.a.ID, fw.GA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.gA = *gA
 
 	w.deviceRID = customRole(t, env, role.OrgOwner(w.a.ID), authz.ScopeOrg, authz.DevicesRead)
 	users := map[string]fixture.Member{
-		sysAdmin:     {Scope: authz.ScopeSystem, RoleID: role.SystemAdminID, MFA: true},
-		pxAdmin:      {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
 		pxNoMFA:      {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, TOTP: true},
 		pxSelected:   {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessSelected, OrgIDs: []string{w.a.ID}, MFA: true, TOTP: true},
 		pxNone:       {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessNone, MFA: true, TOTP: true},
 		pxViewer:     {Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerViewerID, OrgAccess: authz.OrgAccessAll, MFA: true},
-		pyAdmin:      {Scope: authz.ScopePartner, PartnerID: w.py.ID, RoleID: role.PartnerAdminID, OrgAccess: authz.OrgAccessAll, MFA: true, TOTP: true},
-		aAdmin:       {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, MFA: true},
-		aNoMFA:       {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID},
-		aViewer:      {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgViewerID, MFA: true},
-		aTech:        {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgTechnicianID, MFA: true},
-		aRestricted:  {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: role.OrgAdminID, SiteIDs: []string{w.a1.ID}, MFA: true},
 		aDevicesOnly: {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID, RoleID: w.deviceRID, RoleOwner: role.OrgOwner(w.a.ID), MFA: true},
-		bAdmin:       {Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.b.ID, RoleID: role.OrgAdminID, MFA: true},
 	}
 	for name, m := range users {
 		w.tokens[name] = fixture.User(t, env, m).Token
 	}
 	w.gA1 = w.group(t, aAdmin, w.a.ID, w.a1.ID, "Group A1")
 	w.gA2 = w.group(t, aAdmin, w.a.ID, w.a2.ID, "Group A2")
-	w.gA = w.group(t, aAdmin, w.a.ID, "", "Group A")
 	w.gB = w.group(t, bAdmin, w.b.ID, "", "Group B")
 	w.gC = w.group(t, pyAdmin, w.c.ID, w.c1.ID, "Group C")
 	w.tokens[aGroupOnly] = fixture.User(t, env, fixture.Member{Scope: authz.ScopeOrg, PartnerID: w.px.ID, OrgID: w.a.ID,
