@@ -428,7 +428,11 @@ func TestConcurrentVerifySameCodeOneWinner(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res := w.verify(t, tok, code)
+				// Raced: the three share one rate-limit count, and the one
+				// that loses its compare-and-swap reads it again (a call
+				// over the uncontended budget when they meet).
+				res := fixture.Do(t, w.API, fixture.Request{Method: "POST", Path: "/api/v1/auth/mfa/verify",
+					Body: map[string]string{"tempToken": tok, "code": code}, RemoteAddr: "198.51.100.10:4000", Raced: true})
 				mu.Lock()
 				statuses[res.Status]++
 				mu.Unlock()
