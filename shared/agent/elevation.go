@@ -7,13 +7,15 @@ import (
 	"github.com/gale-rmm/gale/shared/device"
 	"github.com/gale-rmm/gale/shared/httpapi"
 	"github.com/gale-rmm/gale/shared/pam"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 )
 
 // Elevations records and decides the elevation prompts agents report;
-// pam.Service satisfies it. Ingest counts the request with m in its
-// transaction (pam.Meter) and returns the event's send, or nil.
+// pam.Service satisfies it. Ingest settles the request's count c (a full
+// window, a refused body, a failed ingest, or the count in its transaction)
+// and returns the event's send, or nil.
 type Elevations interface {
-	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, m pam.Meter) (*pam.Ingested, func(context.Context), error)
+	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, body error, c *ratelimit.Pending) (*pam.Ingested, func(context.Context), error)
 	// ForAgent reads one of device deviceID's requests (another device's is
 	// not found).
 	ForAgent(ctx context.Context, orgID, deviceID, id string) (*pam.AgentView, error)
@@ -21,7 +23,7 @@ type Elevations interface {
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
 // of that device only; body at most 32 KB; 600 a minute per device: a full
-// window is refused before the body is read, see meter.go).
+// window is refused whatever the body, see meter.go).
 //
 // DynamoDB calls: 4 (BatchGetItem of the agent row and the device's ingest
 // window; Query of the organization's PAM# rows; one transaction: request,
@@ -57,17 +59,15 @@ func (h *ElevationHandler) get(r *http.Request) (*pam.AgentView, error) {
 }
 
 func (h *ElevationHandler) ingest(w http.ResponseWriter, r *http.Request) error {
-	a, m, err := h.Svc.elevationCaller(r.Context(), r.PathValue("id"))
+	a, count, err := h.Svc.elevationCaller(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	var in pam.IngestInput
-	if err := httpapi.DecodeLimit(r, &in, MaxBody); err != nil {
-		return m.uncounted(r.Context(), err)
-	}
-	out, send, err := h.PAM.Ingest(r.Context(), a, in, m)
+	body := httpapi.DecodeLimit(r, &in, MaxBody) // a refused body is still counted, by Ingest
+	out, send, err := h.PAM.Ingest(r.Context(), a, in, body, count)
 	if err != nil {
-		return m.uncounted(r.Context(), err)
+		return err
 	}
 	if send != nil {
 		send(r.Context()) // best effort: an unsent event stays in the outbox for the drain

@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/gale-rmm/gale/shared/device"
-	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -19,16 +17,22 @@ import (
 // The token check of every ingest route reads the agent row and the window
 // row in one BatchGetItem, so a count knows the row and is one conditional
 // write even when it makes the row or rebases it (Limiter.CountFrom).
-// Elevation ingest (the hot route with a call budget of 3) folds the count
-// into calls it makes anyway: a full window is refused from the row read
-// (429, no write), and the ingest's one transaction carries the count's conditional
-// write (ratelimit.Limiter.CountWrite, which also makes a new row or rebases
-// one from the row read). When that write fails its condition (the window
-// filled or the row changed in between),
-// the request counts on its own (CountOn: exact, 429 when the window is full)
-// and commits again without the count. A request refused after
-// authentication (a bad body, a failed store) is counted on its own, so
-// every authenticated request counts once.
+// Elevation ingest (the hot route, 4 calls: see elevation.go) folds the count
+// into calls it makes anyway: elevationCaller hands pam.Ingest the window as
+// read, as a ratelimit.Pending, and pam.Ingest settles it. A full window is
+// refused from the row read (429, no write), the ingest's one transaction
+// carries the count's conditional write (ratelimit.Limiter.CountWrite, which
+// also makes a new row or rebases one from the row read), and when that
+// write fails its condition (the window filled or the row changed in
+// between) the request counts on its own (CountOn: exact, 429 when the
+// window is full) and commits again without the count. A request refused
+// after authentication (a bad body, a failed store) is counted on its own,
+// so every authenticated request counts once.
+//
+// The prompt's path enters each file once, downward: the handler
+// (elevation.go), this file's elevationCaller (the token check's slot, read
+// once through caller), the body's decode, then pam.Ingest, which refuses,
+// counts, decides and writes.
 
 // heartbeatPattern is the ServeMux pattern of the heartbeat, the one token
 // route that does not count against the ingest window (and so does not read
@@ -61,9 +65,10 @@ func windowKey(id string) store.KeyRef { return ratelimit.BucketKey(ratelimit.Ag
 
 // count counts one event of device id on its own: 429 with retryAfter when
 // the window is full (nothing written). When the token check read the window
-// (every ingest route), the count is one write whatever the row's state.
-func (s *Service) count(ctx context.Context, id string) error {
-	if sl := slotFrom(ctx); sl != nil && sl.windowRead {
+// into sl (every ingest route), the count is one write whatever the row's
+// state.
+func (s *Service) count(ctx context.Context, id string, sl *slot) error {
+	if sl != nil && sl.windowRead {
 		sl.windowRead = false // read once: a second count meets a changed row
 		_, err := s.Limits.CountFrom(ctx, windowKey(id), ratelimit.AgentIngest, sl.window, nil)
 		return err
@@ -72,63 +77,21 @@ func (s *Service) count(ctx context.Context, id string) error {
 	return err
 }
 
-// meter is the count of one elevation ingest (pam.Meter): the window row as
-// the token check read it.
-type meter struct {
-	s       *Service
-	id      string
-	window  store.Item // nil: absent or expired
-	counted bool
-}
-
-// Write is the count's write in the ingest's transaction.
-func (m *meter) Write() *store.Write {
-	return m.s.Limits.CountWrite(windowKey(m.id), ratelimit.AgentIngest, m.window, nil)
-}
-
-// Committed records that the transaction carrying Write committed.
-func (m *meter) Committed() { m.counted = true }
-
-// Fallback counts the request on its own after Write failed its condition.
-func (m *meter) Fallback(ctx context.Context) error {
-	m.counted = true
-	return m.s.count(ctx, m.id)
-}
-
 // elevationCaller is the preamble of elevation ingest: the authenticated
-// agent of device id, and its meter, refused with 429 when the window read
-// with the agent row is full.
-func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent, *meter, error) {
-	a, err := s.caller(ctx, id)
+// agent of device id, and the count pending on the window read with its row,
+// which pam.Ingest settles. Its key comes first and nothing of this file
+// follows the token check, so the prompt's path enters the file once.
+func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent, *ratelimit.Pending, error) {
+	c := &ratelimit.Pending{Limiter: s.Limits, Key: windowKey(id), Rule: ratelimit.AgentIngest}
+	a, sl, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &meter{s: s, id: id}
-	sl := slotFrom(ctx)
-	if sl == nil || !sl.windowRead {
-		// Not read with the token (a caller outside the router): count now.
-		m.counted = true
-		return a, m, s.count(ctx, id)
+	// The window is read with the token on every route but the heartbeat.
+	// Outside the router it was not: taken as absent, its count's write then
+	// fails on a row that exists, and the count goes on as after any race.
+	if sl != nil && sl.windowRead {
+		c.Read, sl.windowRead = sl.window, false
 	}
-	m.window = sl.window
-	if full, after := s.Limits.Full(ratelimit.AgentIngest, m.window, s.Clock.Now()); full {
-		m.counted = true // refused events do not count
-		return nil, nil, fault.RateLimited("Too many requests", after)
-	}
-	return a, m, nil
-}
-
-// uncounted counts a request refused after authentication (bad body, store
-// failure) that its transaction did not count: the window's 429 wins, as
-// when the limit was checked before the body.
-func (m *meter) uncounted(ctx context.Context, err error) error {
-	if m.counted {
-		return err
-	}
-	m.counted = true
-	var fe *fault.Error
-	if cerr := m.s.count(ctx, m.id); errors.As(cerr, &fe) && fe.Kind == fault.KindRateLimited {
-		return cerr
-	}
-	return err
+	return a, c, nil
 }

@@ -314,23 +314,25 @@ func (s *Service) ChannelHeartbeat(ctx context.Context, a *device.Agent, frame [
 }
 
 // caller is the preamble of every token route: the authenticated agent of
-// device id, with its row.
-func (s *Service) caller(ctx context.Context, id string) (*device.Agent, error) {
+// device id, with its row, and the slot in which the token check left what it
+// read (nil for a caller outside the router).
+func (s *Service) caller(ctx context.Context, id string) (*device.Agent, *slot, error) {
 	p, err := authz.Authenticated(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.Kind != authz.KindAgent || p.DeviceID != id {
-		return nil, ErrToken
+		return nil, nil, ErrToken
 	}
-	if sl := slotFrom(ctx); sl != nil && sl.agent != nil {
-		return sl.agent, nil
+	sl := slotFrom(ctx)
+	if sl != nil && sl.agent != nil {
+		return sl.agent, sl, nil
 	}
 	a, err := s.Devices.Agent(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a, nil
+	return a, sl, nil
 }
 
 // HeartbeatInput is the heartbeat body.
@@ -365,7 +367,7 @@ func (s *Service) Heartbeat(ctx context.Context, id string, in HeartbeatInput) (
 // connection then holds presence: its key is at least ConnectedFor ahead); a flag
 // without the marker would leave the device to the sweep.
 func (s *Service) HeartbeatOn(ctx context.Context, id string, in HeartbeatInput, connected bool) (*HeartbeatReply, error) {
-	a, err := s.caller(ctx, id)
+	a, _, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -477,11 +479,11 @@ func (s *Service) transition(ctx context.Context, a *device.Agent, b device.Beat
 // Ingest checks the token route's caller and counts one request against the
 // device's ingest limit (600 a minute).
 func (s *Service) ingest(ctx context.Context, id string) (*device.Agent, error) {
-	a, err := s.caller(ctx, id)
+	a, sl, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.count(ctx, id); err != nil {
+	if err := s.count(ctx, id, sl); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -65,7 +65,8 @@ func TestChainFollowsEveryChange(t *testing.T) {
 
 // TestIngestCountsEveryAuthenticatedRequest: the window read with the token
 // is counted by the ingest's transaction (the last place passes, the next is
-// 429), a bad body counts on its own, and an unknown device is 401.
+// 429), a bad body (invalid or undecodable) counts on its own, and an
+// unknown device is 401.
 func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -84,6 +85,11 @@ func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
 
 	fill(ratelimit.AgentIngest.Limit - 1)
 	fixture.Invalid(t, ingest(t, w, d, map[string]any{"subject_username": "u"}), "target_executable_path")
+	fixture.ExpectError(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
+
+	// A body the decode refuses (a field the input does not have) counts too.
+	fill(ratelimit.AgentIngest.Limit - 1)
+	fixture.Invalid(t, ingest(t, w, d, map[string]any{"subject_username": "u", "target_executable_path": `C:\a.exe`, "user": "x"}), "user")
 	fixture.ExpectError(t, ingest(t, w, d, prompt("u", `C:\a.exe`)), http.StatusTooManyRequests, "rate_limited")
 
 	ghost := dev{id: "0190a000-0000-7000-8000-000000000001", tok: d.tok}

@@ -3,7 +3,6 @@ package pam
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/gale-rmm/gale/shared/event"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/ratelimit"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/valid"
 	"github.com/gale-rmm/gale/shared/webhook/eventtype"
@@ -76,50 +76,35 @@ func ingestString(f fault.Fields, path string, v *string, required bool, max int
 	return s
 }
 
-// Meter counts an ingest against its device's limit in the ingest's own
-// transaction (shared/agent, meter.go); nil when the caller counted already.
-type Meter interface {
-	// Write is the count, conditional on the window the caller read.
-	Write() *store.Write
-	// Committed records that a transaction carrying Write committed.
-	Committed()
-	// Fallback counts the request on its own after Write failed its
-	// condition (a concurrent count): a 429 error when the window is full.
-	Fallback(ctx context.Context) error
-}
-
-// commitCounted commits the transaction build makes, with m's count in it;
-// when the count lost a race, it counts on its own and commits again without.
-func commitCounted(ctx context.Context, m Meter, build func() *store.Tx, commit func(*store.Tx) error) error {
-	if m == nil {
-		return commit(build())
-	}
-	tx := build()
-	mw := tx.Include(m.Write())
-	err := commit(tx)
-	var te *store.TxError
-	if errors.As(err, &te) && te.FailedOn(mw) {
-		if err := m.Fallback(ctx); err != nil {
-			return err
-		}
-		return commit(build())
-	}
-	if err == nil {
-		m.Committed()
-	}
-	return err
-}
-
 // Ingest records an elevation prompt the agent of a observed and decides it
-// (software-policy bridge, rules, default verdict), counting it with m
-// against the device's ingest limit. Ingest makes two DynamoDB calls: one
-// Query of the organization's PAM# rows (the compiled chain is cached per
-// organization and rules version, see chainCache) and one transaction that
-// stores the request (unless ignored), its audit record, its event and m's
-// count. It answers the event's send, which the caller runs before its
-// answer (an unsent event is sent by the outbox drain); the event queues the
-// mobile approval fan-out of a pending request (shared/push).
-func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m Meter) (*Ingested, func(context.Context), error) {
+// (software-policy bridge, rules, default verdict), and counts it once
+// against its device's ingest limit with c (nil: counted already): a full
+// window is 429 before anything else, body (the decode's refusal of the
+// request body, or nil) and every later refusal are counted on their own,
+// and a prompt that gets to its write is counted in its transaction.
+// Ingest makes two DynamoDB calls: one Query of the organization's PAM# rows
+// (the compiled chain is cached per organization and rules version, see
+// chainCache) and one transaction that stores the request (unless ignored),
+// its audit record, its event and c's count. It answers the event's send,
+// which the caller runs before its answer (an unsent event is sent by the
+// outbox drain); the event queues the mobile approval fan-out of a pending
+// request (shared/push).
+func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, body error, c *ratelimit.Pending) (*Ingested, func(context.Context), error) {
+	if err := c.Full(); err != nil {
+		return nil, nil, err
+	}
+	if body != nil {
+		return nil, nil, c.Settle(ctx, body)
+	}
+	out, send, err := s.ingest(ctx, a, in, c)
+	if err != nil {
+		return nil, nil, c.Settle(ctx, err)
+	}
+	return out, send, nil
+}
+
+// ingest is Ingest of a body that decoded.
+func (s *Service) ingest(ctx context.Context, a *device.Agent, in IngestInput, c *ratelimit.Pending) (*Ingested, func(context.Context), error) {
 	obs, err := ingestObservation(a, in)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +116,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 	now := s.Clock.Now()
 	d := decide(chain, obs, now)
 	if d.Status == StatusIgnored {
-		return s.ignore(ctx, a, obs, d, m)
+		return s.ignore(ctx, a, obs, d, c)
 	}
 	r, typ := s.newRequest(a, obs, in.PID, d, now)
 	ev, err := event.New(s.Clock, typ, r.OrgID, EventData(r, r.Status, map[string]any{"decisionSource": r.DecisionSource,
@@ -147,7 +132,7 @@ func (s *Service) Ingest(ctx context.Context, a *device.Agent, in IngestInput, m
 				Details: map[string]any{"status": r.Status, "decisionSource": r.DecisionSource, "pamRuleId": r.PamRuleID,
 					"matchedPolicyName": r.MatchedPolicyName, "skipped": d.Skipped, "evaluatorError": d.Err}}))
 	}
-	err = commitCounted(ctx, m, build, func(tx *store.Tx) error {
+	err = c.Commit(ctx, build, func(tx *store.Tx) error {
 		var err error
 		send, err = s.Events.CommitDeferred(ctx, tx, ev)
 		return err
@@ -200,14 +185,14 @@ func agentActor(a *device.Agent) audit.Actor {
 	return audit.Actor{ID: a.DeviceID, Type: string(authz.KindAgent)}
 }
 
-// ignore records an ignore verdict: an audit record and m's count, no request.
-func (s *Service) ignore(ctx context.Context, a *device.Agent, obs Observation, d decision, m Meter) (*Ingested, func(context.Context), error) {
+// ignore records an ignore verdict: an audit record and c's count, no request.
+func (s *Service) ignore(ctx context.Context, a *device.Agent, obs Observation, d decision, c *ratelimit.Pending) (*Ingested, func(context.Context), error) {
 	details := map[string]any{"subjectUsername": obs.SubjectUsername, "targetExecutablePath": obs.TargetExecutablePath, "pamRuleId": d.RuleID, "pamRuleName": d.RuleName}
 	build := func() *store.Tx {
 		return (&store.Tx{}).Add(audit.Put(s.Clock, audit.Entry{Actor: agentActor(a), OrgID: a.OrgID, PartnerID: a.PartnerID,
 			Action: "agent.elevation_request.ignored", ResourceType: "elevation_request", ResourceName: obs.TargetExecutablePath, Details: details}))
 	}
-	if err := commitCounted(ctx, m, build, func(tx *store.Tx) error { return s.St.Commit(ctx, tx) }); err != nil {
+	if err := c.Commit(ctx, build, func(tx *store.Tx) error { return s.St.Commit(ctx, tx) }); err != nil {
 		return nil, nil, fmt.Errorf("ingest elevation request: %w", err)
 	}
 	return &Ingested{Status: StatusIgnored}, nil, nil
