@@ -41,7 +41,7 @@ import (
 	"github.com/gale-rmm/gale/shared/principal"
 	"github.com/gale-rmm/gale/shared/savedfilter"
 	"github.com/gale-rmm/gale/shared/script"
-	"github.com/gale-rmm/gale/shared/sso"
+	"github.com/gale-rmm/gale/shared/sso/ssolist"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/webhook"
@@ -58,7 +58,7 @@ func Kinds() []store.Reindex {
 		enrollment.Reindex(),
 		pam.Reindex(),
 		webhook.Reindex(),
-		sso.Reindex(),
+		ssolist.Reindex(),
 	}
 	ks = append(ks, tenant.Reindex()...)
 	ks = append(ks, apikey.Reindex()...)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/sso"
+	"github.com/gale-rmm/gale/shared/sso/ssolist"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/tests/fixture"
 )
@@ -69,7 +70,7 @@ func TestProviderListPagesByCursor(t *testing.T) {
 }
 
 // Providers written before their list had an index, an organization's and a
-// partner's own, are listed again after the backfill (sso.Reindex).
+// partner's own, are listed again after the backfill (ssolist.Reindex).
 func TestProviderListBackfill(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -92,7 +93,7 @@ func TestProviderListBackfill(t *testing.T) {
 	if ids, _ := w.providerIDs(t, aAdmin, ""); len(ids) != 0 {
 		t.Fatalf("rows without list keys listed: %v", ids)
 	}
-	run, err := w.env.Store.Backfill(ctx, []store.Reindex{sso.Reindex()}, "", 10)
+	run, err := w.env.Store.Backfill(ctx, []store.Reindex{ssolist.Reindex()}, "", 10)
 	if err != nil || run.Written["SSO provider"] != 2 {
 		t.Fatalf("backfill %+v (%v), want 2 providers", run, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/sso/enforce"
+	"github.com/gale-rmm/gale/shared/sso/ssolist"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 )
@@ -175,35 +176,14 @@ func (s Store) Active(ctx context.Context, o owner) (*enforce.Active, error) {
 	return enforce.Store{St: s.St}.ActiveOf(ctx, o.pk())
 }
 
-// List index keys: a provider is listed oldest first (createdAt, then id) in
-// its owner's partition of GSI4, <owner's partition>#SSOPROVS: an
-// organization's (read by tenant.List) or a partner's own (read by
-// store.Window). No partner-wide list of providers exists, so none is in GSI3.
-
-// listPK is the GSI4 partition of the providers of tenant o.
-func listPK(o owner) string { return o.pk() + "#SSOPROVS" }
+// listPK is the GSI4 partition of the providers of tenant o (shared/sso/ssolist).
+func listPK(o owner) string { return ssolist.PK(o.pk()) }
 
 // orgListPK is the GSI4 partition of the providers of organization orgID.
 func orgListPK(orgID string) string { return listPK(owner{OrgID: orgID}) }
 
 // setListKeys puts r into its owner's list partition.
-func setListKeys(r *record) {
-	r.GSI3PK, r.GSI3SK = "", ""
-	r.GSI4PK, r.GSI4SK = listPK(r.owner()), r.CreatedAt+"#"+r.ID
-}
-
-// Reindex gives the providers written before their list had an index their
-// list keys (shared/backfill), in organization and partner partitions.
-func Reindex() store.Reindex {
-	return store.Reindex{Kind: "SSO provider", SKPrefix: "SSOPROV#", Partners: true, Keys: func(it store.Item) (store.Keys, error) {
-		var r record
-		if err := store.Unmarshal(it, &r); err != nil {
-			return store.Keys{}, err
-		}
-		setListKeys(&r)
-		return r.Keys, nil
-	}}
-}
+func setListKeys(r *record) { ssolist.Set(&r.Keys, r.CreatedAt, r.ID) }
 
 // putNew creates a provider; its pair guard is the second write.
 func putNew(r *record) []*store.Write {
