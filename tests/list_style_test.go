@@ -23,7 +23,6 @@ var memoryLists = map[string]string{
 	"passkey/handler.go list":       "the caller's own passkeys (USER#<uid> partition, a handful), not a tenant's",
 	"push/handler.go list":          "the caller's own push targets (one row, USER#<uid>/PUSHTARGETS), not a tenant's",
 	"deletion/handler.go list":      "system administrators' queue of deletion requests (DELREQS index), no tenant scope",
-	"tenant/handler.go inPages":     "organizations, sites and groups: the tenant rows themselves, not yet on list indexes (issue 33, tenant's helper)",
 	"user/handler.go list":          "a tenant's members: not yet on list indexes (issue 33, user's helper)",
 	"user/handler.go roles":         "the roles a caller may assign in a scope: system roles from code and custom ones (issue 33, user's helper)",
 	"role/handler.go list":          "system roles from code and a tenant's custom roles: not yet on list indexes (issue 33, role's helper)",

@@ -131,18 +131,7 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 	if err := valid.PathID("id", id); err != nil {
 		return nil, err
 	}
-	if in.Name == nil && in.Status == nil {
-		return nil, ErrNoUpdates
-	}
-	f := fault.Fields{}
-	if in.Name != nil {
-		*in.Name = strings.TrimSpace(*in.Name)
-		valid.Name(f, "name", *in.Name, 255)
-	}
-	if in.Status != nil {
-		valid.OneOf(f, "status", *in.Status, OrgActive, OrgSuspended, OrgTrial)
-	}
-	if err := f.Err(); err != nil {
+	if err := checkOrgPatch(&in); err != nil {
 		return nil, err
 	}
 	o, err := s.St.Reach(ctx, p, id)
@@ -153,8 +142,42 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 		return nil, ErrStatusScope
 	}
 	now := clock.Format(s.Clock.Now())
-	set := map[string]any{}
-	changes := map[string]any{}
+	set, changes := o.apply(in)
+	o.UpdatedAt = now
+	tx := &store.Tx{}
+	w := tx.Include(changeWrite(OrgKey(id), set, now))
+	tx.Add(
+		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID, Action: "organization.update",
+			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"changes": changes}}))
+	if err := s.St.Commit(ctx, tx); err != nil {
+		if failedOn(err, w) {
+			return nil, ErrOrgNotFound
+		}
+		return nil, fmt.Errorf("update organization %s: %w", id, err)
+	}
+	return o, nil
+}
+
+// checkOrgPatch validates an organization's PATCH body (the name trimmed in place).
+func checkOrgPatch(in *OrgPatch) error {
+	if in.Name == nil && in.Status == nil {
+		return ErrNoUpdates
+	}
+	f := fault.Fields{}
+	if in.Name != nil {
+		*in.Name = strings.TrimSpace(*in.Name)
+		valid.Name(f, "name", *in.Name, 255)
+	}
+	if in.Status != nil {
+		valid.OneOf(f, "status", *in.Status, OrgActive, OrgSuspended, OrgTrial)
+	}
+	return f.Err()
+}
+
+// apply makes the change in on o: the attributes to set (a rename moves the
+// name-ordered list keys with it) and the audit row's changes.
+func (o *Organization) apply(in OrgPatch) (set, changes map[string]any) {
+	set, changes = map[string]any{}, map[string]any{}
 	if in.Name != nil {
 		changes["name"] = map[string]string{"from": o.Name, "to": *in.Name}
 		o.Name = *in.Name
@@ -171,19 +194,7 @@ func (s *Service) UpdateOrg(ctx context.Context, id string, in OrgPatch) (*Organ
 		o.Status = *in.Status
 		set["status"] = o.Status
 	}
-	o.UpdatedAt = now
-	tx := &store.Tx{}
-	w := tx.Include(changeWrite(OrgKey(id), set, now))
-	tx.Add(
-		audit.Put(s.Clock, audit.Entry{Actor: p.Actor(), OrgID: o.ID, PartnerID: o.PartnerID, Action: "organization.update",
-			ResourceType: "organization", ResourceID: o.ID, ResourceName: o.Name, Details: map[string]any{"changes": changes}}))
-	if err := s.St.Commit(ctx, tx); err != nil {
-		if failedOn(err, w) {
-			return nil, ErrOrgNotFound
-		}
-		return nil, fmt.Errorf("update organization %s: %w", id, err)
-	}
-	return o, nil
+	return set, changes
 }
 
 // DeleteOrg deletes an organization with no sites, device groups, members or
