@@ -23,9 +23,9 @@ var memoryLists = map[string]string{
 	"passkey/handler.go list":       "the caller's own passkeys (USER#<uid> partition, a handful), not a tenant's",
 	"push/handler.go list":          "the caller's own push targets (one row, USER#<uid>/PUSHTARGETS), not a tenant's",
 	"deletion/handler.go list":      "system administrators' queue of deletion requests (DELREQS index), no tenant scope",
-	"user/handler.go list":          "a tenant's members: not yet on list indexes (issue 33, user's helper)",
-	"user/handler.go roles":         "the roles a caller may assign in a scope: system roles from code and custom ones (issue 33, user's helper)",
-	"role/handler.go list":          "system roles from code and a tenant's custom roles: not yet on list indexes (issue 33, role's helper)",
+	"user/handler.go list":          "one tenant's members in e-mail order: the e-mail is on the account, not on the membership row a list index would hold",
+	"user/handler.go roles":         "the roles assignable in one scope: the system roles live in code, the custom ones are one owner's handful",
+	"role/handler.go list":          "one owner's roles headed by the system roles of its scope (in code); each userCount needs the owner's every membership anyway",
 	"role/handler.go effective":     "one role's effective grants, computed in code from the role, no rows",
 }
 
