@@ -15,7 +15,7 @@ export GOFLAGS
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-packages test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
 
 ## run: serve the whole API locally (infra/local). Data is kept in .local/ across
 ## restarts (the emulator saves its state on Ctrl-C); .local/gale.env holds settings.
@@ -35,8 +35,14 @@ backfill:
 	@ev=$$(mktemp); echo '{"job":"list-index-backfill"}' > $$ev; \
 	  $(GO) run ./infra/local/invoke -function sweeper -event $$ev; rc=$$?; rm -f $$ev; exit $$rc
 
-## test: gofmt, goimports, go mod tidy, vet, every Go test against one moto_server, and the CDK assertions.
-test: moto-check fmt-check tidy-check vet deadcode-check docs lint-openapi test-go test-cdk
+## test: gofmt, goimports, go mod tidy, vet, every Go test against the emulator, and the CDK assertions.
+## Independent steps run side by side (-j, their output kept whole with -O) so that both
+## cores work: the checks together, then the Go packages beside the fault pass and the CDK
+## assertions; the wall-clock measurements last, alone. A failing step fails make test.
+test: moto-check
+	@$(MAKE) --no-print-directory -j2 -O fmt-check tidy-check vet deadcode-check docs lint-openapi
+	@$(MAKE) --no-print-directory -j2 -O test-packages test-faults test-cdk
+	@$(MAKE) --no-print-directory test-timing
 
 moto-check:
 	@command -v moto_server >/dev/null || pip install "moto[server]==5.2.1" || \
@@ -70,7 +76,13 @@ vet:
 # TEST_EMULATORS: one emulator per package running side by side (go test -p 2;
 # shared/emulator's pool): each serialises its DynamoDB requests on one core.
 TEST_EMULATORS ?= 2
+
+## test-go: every Go test: the packages beside the fault pass, then the wall-clock measurements.
 test-go:
+	@$(MAKE) --no-print-directory -j2 -O test-packages test-faults
+	@$(MAKE) --no-print-directory test-timing
+
+test-packages:
 	@set -e; $(GO) build ./... ; \
 	 if [ -z "$$AWS_ENDPOINT_URL" ]; then \
 	   moto="moto_server"; python3 -c 'import moto.server' 2>/dev/null && moto="python3 shared/emulator/moto_atomic.py"; \
@@ -85,8 +97,6 @@ test-go:
 	   export GALE_EMULATOR_POOL="$$pool"; \
 	 fi; \
 	 GALE_AWS_LOG_RETRIES=1 $(GO) test -p 2 -count=1 -timeout 15m ./...
-	@$(MAKE) --no-print-directory test-faults
-	@$(MAKE) --no-print-directory test-timing
 
 # Dead code (golang.org/x/tools' deadcode): nothing even the tests do not
 # reach, and what no binary reaches only as tests/deadcode.allow lists it.
@@ -104,7 +114,7 @@ deadcode-check:
 # the most each operation consumed into tests/fixture/capacity.go.
 budgets:
 	rm -f /tmp/gale-budgets.tsv
-	GALE_BUDGET_RECORD=/tmp/gale-budgets.tsv $(MAKE) --no-print-directory test-go || true
+	GALE_BUDGET_RECORD=/tmp/gale-budgets.tsv $(MAKE) --no-print-directory test-packages || true
 	$(GO) run ./tests/budgetgen -in /tmp/gale-budgets.tsv -out tests/fixture/capacity.go
 
 # The cost model (tests/cost): replays a month of one device and requests of one
