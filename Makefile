@@ -37,10 +37,12 @@ backfill:
 
 ## test: gofmt, goimports, go mod tidy, vet, every Go test against the emulator, and the CDK assertions.
 ## Independent steps run side by side (-j, their output kept whole with -O) so that both
-## cores work: the checks together, then the Go packages beside the fault pass and the CDK
-## assertions; the wall-clock measurements last, alone. A failing step fails make test.
-test: moto-check
-	@$(MAKE) --no-print-directory -j2 -O fmt-check tidy-check vet deadcode-check docs lint-openapi
+## cores work: the docs bundle first (shared/api embeds its folder, which every compile
+## reads; its temporary file is written outside it), the checks together, then the Go
+## packages beside the fault pass and the CDK assertions; the wall-clock measurement last,
+## alone. A failing step fails make test.
+test: moto-check docs
+	@$(MAKE) --no-print-directory -j2 -O fmt-check tidy-check vet deadcode-check lint-openapi
 	@$(MAKE) --no-print-directory -j2 -O test-packages test-faults test-cdk
 	@$(MAKE) --no-print-directory test-timing
 
@@ -208,7 +210,8 @@ docs: $(DOCS_BUNDLE)
 build run: docs
 
 $(DOCS_BUNDLE): $(API_NPM)/node_modules
-	gzip -9 -n -c $(API_NPM)/node_modules/@scalar/api-reference/dist/browser/standalone.js > $@.tmp && mv $@.tmp $@
+	gzip -9 -n -c $(API_NPM)/node_modules/@scalar/api-reference/dist/browser/standalone.js > $(API_NPM)/scalar.js.gz.tmp && \
+	  mv $(API_NPM)/scalar.js.gz.tmp $@
 
 ## client: regenerate the Go client (client/client.gen.go) from the assembled document;
 ## client's TestGeneratedClientIsCurrent fails when this was forgotten.
