@@ -15,7 +15,7 @@ export GOFLAGS
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-packages test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi
+.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-packages test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi route-tests
 
 ## run: serve the whole API locally (infra/local). Data is kept in .local/ across
 ## restarts (the emulator saves its state on Ctrl-C); .local/gale.env holds settings.
@@ -217,6 +217,11 @@ $(DOCS_BUNDLE): $(API_NPM)/node_modules
 ## client's TestGeneratedClientIsCurrent fails when this was forgotten.
 client:
 	$(GO) generate ./client/
+
+## route-tests: regenerate docs/route-tests.md, each documented path's tests, from the
+## test sources (tests/routeindex); its TestRouteIndexIsCurrent fails when this was forgotten.
+route-tests:
+	$(GO) run ./tests/routeindex -out docs/route-tests.md
 
 ## lint-openapi: Redocly lints the assembled document (what /api/v1/openapi.json serves); any error or warning fails.
 lint-openapi: $(API_NPM)/node_modules
