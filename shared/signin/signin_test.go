@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gale-rmm/gale/shared/passhash"
+	"github.com/gale-rmm/gale/shared/store"
 
 	"github.com/gale-rmm/gale/shared/app/signingroup"
 
@@ -517,4 +518,9 @@ func TestRevokeOtherSessions(t *testing.T) {
 	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: phone}), 401)
 	fixture.Expect(t, doRefresh(t, s, phoneRefresh, true), 401)
 	fixture.Expect(t, fixture.Do(t, me, fixture.Request{Method: "GET", Path: "/api/v1/auth/me", Token: laptop}), 200)
+}
+
+// storeSetStatus writes an account's status to the table behind the service's back.
+func storeSetStatus(pk, sk string, s user.Status) *store.Write {
+	return store.Set(pk, sk, "status", s)
 }
