@@ -30,9 +30,9 @@
 // the outbox event in one transaction, then clears the outbox row after the
 // SQS send.
 // A heartbeat writes no audit, no event (but the transition's), no software.
-// If the sweeper moves the device offline between the two calls, the
-// update's status condition fails and the heartbeat answers 429 once; the
-// next one sees the new status and takes the transition path.
+// If the sweeper moves the device offline between the token check and the
+// write, the update's status condition fails and the heartbeat answers 429
+// once; the next one sees the new status and takes the transition path.
 //
 // Every answer tells the agent its next interval (device.NextInterval: 60 s
 // +-10%, 300 s +-10% while its channel is open).
