@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -32,7 +33,7 @@ var budgetRestatingSkips = map[string]string{
 // TestNoRestatedCallBudgets fails when a comment of a non-test Go file under
 // shared/ states a per-request call count again (restatedBudget).
 func TestNoRestatedCallBudgets(t *testing.T) {
-	for _, hit := range restatedBudgets(t, filepath.Join("..", "shared")) {
+	for _, hit := range restatedBudgets(t) {
 		t.Errorf("%s: states a per-request DynamoDB call count (%q); say what the route reads and writes, and point at docs/budgets.md (budgets: tests/fixture/budgets.go)", hit.pos, hit.text)
 	}
 }
@@ -72,31 +73,16 @@ func TestRestatedBudgetPattern(t *testing.T) {
 
 type budgetHit struct{ pos, text string }
 
-// restatedBudgets walks root's non-test Go files (but budgetRestatingSkips)
-// and returns each comment group that matches restatedBudget.
-func restatedBudgets(t *testing.T, root string) []budgetHit {
+// restatedBudgets returns each comment group of shared/'s non-test Go files
+// (but budgetRestatingSkips) that matches restatedBudget.
+func restatedBudgets(t *testing.T) []budgetHit {
 	t.Helper()
 	var hits []budgetHit
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), "_")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, ".."+string(filepath.Separator)))
+	walkSharedGo(t, parser.ParseComments, func(fset *token.FileSet, rel string, f *ast.File) {
 		for skip := range budgetRestatingSkips {
 			if rel == skip || strings.HasSuffix(skip, "/") && strings.HasPrefix(rel, skip) {
-				return nil
+				return
 			}
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
-		if err != nil {
-			return err
 		}
 		for _, cg := range f.Comments {
 			// The text as one line (a count broken over two lines), then as
@@ -109,10 +95,33 @@ func restatedBudgets(t *testing.T, root string) []budgetHit {
 				hits = append(hits, budgetHit{fset.Position(cg.Pos()).String(), m})
 			}
 		}
+	})
+	return hits
+}
+
+// walkSharedGo parses each non-test Go file under shared/ with mode and calls
+// visit with its path from the repository's root ("shared/...").
+func walkSharedGo(t *testing.T, mode parser.Mode, visit func(fset *token.FileSet, rel string, f *ast.File)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join("..", "shared"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), "_")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, mode)
+		if err != nil {
+			return err
+		}
+		visit(fset, filepath.ToSlash(strings.TrimPrefix(p, ".."+string(filepath.Separator))), f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hits
 }
