@@ -20,8 +20,8 @@ import (
 // organization membership (usually one; none for partner and system users).
 //
 //	route                                    what
-//	POST   /auth/passkeys/register/options   auth, policy (2), rate-limit update, profile, passkeys query, challenge put
-//	POST   /auth/passkeys/register/verify    auth, policy (2), challenge take (one delete returning it), profile,
+//	POST   /auth/passkeys/register/options   auth, policy, rate-limit update, profile, passkeys query, challenge put
+//	POST   /auth/passkeys/register/verify    auth, policy, challenge take (one delete returning it), profile,
 //	                                         transaction (passkey, profile compare-and-swap, audit)
 //	GET    /auth/passkeys                    auth, passkeys query
 //	PATCH  /auth/passkeys/:id                auth, conditional update returning the passkey
