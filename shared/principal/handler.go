@@ -21,7 +21,7 @@ import (
 //	GET    /service-principals/:id                  GetItem or GSI1 query
 //	POST   /service-principals/:id/rotate      yes  read, GetItem current key, transaction
 //	POST   /service-principals/:id/disable     yes  read, Query of the organization's keys, transaction
-//	POST   /service-principals/:id/migrate-key yes  read principal, read key, transaction, read back (principal and key)
+//	POST   /service-principals/:id/migrate-key yes  read principal, read key, transaction, read back (the key and its usage, as GET /api-keys/:id)
 type Handler struct{ Svc *Service }
 
 // Routes registers /service-principals.
