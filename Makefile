@@ -15,7 +15,7 @@ export GOFLAGS
 GOIMPORTS_VERSION := v0.41.0
 GOIMPORTS := bin/goimports-$(GOIMPORTS_VERSION)
 
-.PHONY: deadcode-check budgets cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-packages test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi route-tests
+.PHONY: deadcode-check budgets budgets-doc cost backfill run reset test build synth bench freeze-test deps client moto-check fmt-check tidy-check vet test-go test-packages test-faults test-timing test-cdk cfn-lint-check clean docs lint-openapi route-tests
 
 ## run: serve the whole API locally (infra/local). Data is kept in .local/ across
 ## restarts (the emulator saves its state on Ctrl-C); .local/gale.env holds settings.
@@ -118,6 +118,13 @@ budgets:
 	rm -f /tmp/gale-budgets.tsv
 	GALE_BUDGET_RECORD=/tmp/gale-budgets.tsv $(MAKE) --no-print-directory test-packages || true
 	$(GO) run ./tests/budgetgen -in /tmp/gale-budgets.tsv -out tests/fixture/capacity.go
+	$(MAKE) --no-print-directory budgets-doc
+
+# docs/budgets.md, the page of every budget, from tests/fixture (budgets.go with
+# the reasons beside its entries, capacity.go); TestBudgetsDocIsGenerated fails
+# when the committed page differs.
+budgets-doc:
+	GALE_BUDGETS_DOC_WRITE=1 $(GO) test -count=1 -run '^TestBudgetsDocIsGenerated$$' ./tests/
 
 # The cost model (tests/cost): replays a month of one device and requests of one
 # API key, prices the measured units and rewrites docs/cost.md's cost section.

@@ -3,10 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,22 +17,7 @@ import (
 func routeLiterals(t *testing.T) (paths map[string]string, bad []string) {
 	t.Helper()
 	paths = map[string]string{}
-	fset := token.NewFileSet()
-	root := filepath.Join("..", "shared")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), "_")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			return err
-		}
+	walkSharedGo(t, 0, func(fset *token.FileSet, _ string, f *ast.File) {
 		inHTTPAPI := f.Name.Name == "httpapi"
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.CompositeLit)
@@ -62,11 +44,7 @@ func routeLiterals(t *testing.T) (paths map[string]string, bad []string) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return paths, bad
 }
 

@@ -10,26 +10,29 @@
 // at enrollment. The agent row keeps only its SHA-256, compared in constant
 // time. Decommissioning (or quarantining) the device blocks the token (403).
 //
-// # Budgets
+// # What a heartbeat reads and writes
 //
-// A heartbeat writes only what changed (shared/device, "Heartbeats"). A
-// steady heartbeat is 2 DynamoDB calls: the token check (GetItem of the
+// A heartbeat writes only what changed (shared/device, "Heartbeats"); its
+// budget: docs/budgets.md, from tests/fixture/budgets.go. A steady heartbeat
+// reads twice and writes nothing: the token check (GetItem of the
 // agent row, which also carries the device's status, its pending commands,
 // the digest of the last written heartbeat and the channel marker) and one
 // BatchGetItem of the PAM policy-settings rows of its organization and
 // partner (shared/pam: the reply's pam.uacInterceptionEnabled, resolved
 // device -> group -> site -> organization -> partner, default true). A
 // heartbeat that changes something (a fact, a metric band, or without a
-// channel its 5-minute last-seen bucket) adds 2: the device update, then
-// the agent row's digest, which counts the write (at most device.BeatWrites
-// a minute; past it 429 with the seconds to the minute's end, refused on the
-// row already read, so nothing is written). A status transition (offline ->
-// online) writes the device, the agent row and the outbox event in one
-// transaction, then clears the outbox row after the SQS send: 4.
+// channel its 5-minute last-seen bucket) writes the live row, the device row
+// before it when a fact changed (apart: one transaction would double the
+// units of both), then the agent row's digest, which counts the write (at
+// most device.BeatWrites a minute; past it 429 with the seconds to the
+// minute's end, refused on the row already read, so nothing is written). A
+// status transition (offline -> online) writes the device, the agent row and
+// the outbox event in one transaction, then clears the outbox row after the
+// SQS send.
 // A heartbeat writes no audit, no event (but the transition's), no software.
-// If the sweeper moves the device offline between the two calls, the
-// update's status condition fails and the heartbeat answers 429 once; the
-// next one sees the new status and takes the transition path.
+// If the sweeper moves the device offline between the token check and the
+// write, the update's status condition fails and the heartbeat answers 429
+// once; the next one sees the new status and takes the transition path.
 //
 // Every answer tells the agent its next interval (device.NextInterval: 60 s
 // +-10%, 300 s +-10% while its channel is open).

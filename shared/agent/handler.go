@@ -9,14 +9,15 @@ import (
 
 // Handler serves /api/v1/agents.
 //
-// DynamoDB calls per request:
+// What each route reads and writes (budgets: docs/budgets.md, from
+// tests/fixture/budgets.go):
 //
-//	route                                          calls   what
-//	POST /agents/enroll                            4       rate-limit UpdateItem, guard GetItem, transaction (key consume, device, agent row, counts, audit, outbox), outbox clear
-//	POST /agents/:id/heartbeat                     2-5     agent row GetItem (token, status, commands), PAM settings BatchGetItem; when it writes (device package doc, "Heartbeats"): the live row UpdateItem and the agent row's digest, and the device row UpdateItem before them when a fact changed; a status transition is one transaction and its outbox clear
-//	PUT  /agents/:id/hardware | network            3-4     agent row, rate-limit UpdateItem, device update only when the facts changed (with device.updated in its transaction), outbox clear when it did
-//	PUT  /agents/:id/software                      4       agent row, rate limit, device GetItem (hash), transaction (chunks, device) unless unchanged
-//	POST /agents/:id/commands/:commandId/result    3       agent row, rate limit, transaction (queue entry, result)
+//	route                                          what
+//	POST /agents/enroll                            rate-limit UpdateItem (a subject with no row yet: the count that finds none, then the write that makes it), guard GetItem, transaction (key consume, device, agent row, counts, audit, outbox), outbox clear
+//	POST /agents/:id/heartbeat                     agent row GetItem (token, status, commands), PAM settings BatchGetItem; when it writes (device package doc, "Heartbeats"): the live row UpdateItem and the agent row's digest, and the device row UpdateItem before them when a fact changed (apart, not in one transaction, which would double the units of both); a status transition is one transaction and its outbox clear
+//	PUT  /agents/:id/hardware | network            agent row, rate-limit UpdateItem, device update only when the facts changed (with device.updated in its transaction), outbox clear when it did
+//	PUT  /agents/:id/software                      agent row, rate limit, device GetItem (hash), transaction (chunks, device) unless unchanged
+//	POST /agents/:id/commands/:commandId/result    agent row, rate limit, transaction (queue entry, result)
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

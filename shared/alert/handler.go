@@ -9,15 +9,18 @@ import (
 // Handler serves /api/v1/alerts. Reads accept a bearer JWT or an API key with
 // alerts:read; create, acknowledge and resolve need a user session.
 //
-// DynamoDB calls after authentication: list 2 (the index page, BatchGetItem
-// of the page's alerts; none for an empty page) +1 when an orgId is given
-// (the organization, GetItem) +1 for a total the page did not reach (a Query
-// counting the partition); a system caller without orgId 1 (the
-// organizations) + one Query per partition (each partner's GSI3, each
-// partnerless organization's GSI4) + BatchGetItem, +1 Query per partition for
-// a total the page did not reach; create 2-3 (GetItem
-// organization, GetItem device when named, transaction with audit and
-// outbox event); get 1; acknowledge and resolve 2 (read, transaction).
+// What each route reads and writes after authentication (budgets:
+// docs/budgets.md, from tests/fixture/budgets.go): the list reads the index
+// page and the page's alerts (BatchGetItem; none for an empty page), the
+// organization when an orgId is given (GetItem), and a Query counting the
+// partition for a total the page did not reach; a system caller without orgId
+// reads the organizations, one Query per partition (each partner's GSI3, each
+// partnerless organization's GSI4), the page's alerts (BatchGetItem) and a
+// count per partition for a total the page did not reach (alerts keep no
+// counter), flat in the organizations; create reads the organization and the
+// device when named, then writes one transaction with audit and outbox event;
+// get reads the alert; acknowledge and resolve read it and write one
+// transaction.
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

@@ -10,20 +10,22 @@ import (
 // /api/v1/service-principals). Every route
 // needs a user session (API keys are refused); writes need MFA.
 //
-// DynamoDB calls per request, after authentication (one BatchGetItem, plus one
-// GetItem per custom role of the caller's chain):
+// What each route reads and writes after authentication (one BatchGetItem,
+// plus one GetItem per custom role of the caller's chain); budgets:
+// docs/budgets.md, from tests/fixture/budgets.go:
 //
-//	route                                      MFA  calls   what
-//	GET    /api-keys                                3-4     Query of the list index page (GSI4 organization, GSI3 partner; status
-//	                                                        and reach applied to the index rows), BatchGetItem of the page's keys,
-//	                                                        BatchGetItem of their guards (usage); + a Query counting the partition
-//	                                                        when the page stops before the end (+1 GetItem with orgId); system
-//	                                                        without orgId: + the organizations, the partitions merged
-//	POST   /api-keys                           yes  3+      GetItem organization, GetItem membership (+ custom roles), transaction
-//	GET    /api-keys/:id                            2       GetItem (organization scope) or GSI1 query, BatchGetItem (usage)
-//	PATCH  /api-keys/:id                       yes  4       read as GET (1), transaction (record CAS, guard, audit), read back (2)
-//	DELETE /api-keys/:id                       yes  2       read, transaction (record CAS, guard, audit)
-//	POST   /api-keys/:id/rotate                yes  3       read, GetItem guard (creator), transaction (record CAS, old guard, new guard, audit)
+//	route                                      MFA  what
+//	GET    /api-keys                                Query of the list index page (GSI4 organization, GSI3 partner; status
+//	                                                and reach applied to the index rows), BatchGetItem of the page's keys,
+//	                                                BatchGetItem of their guards (usage); + a Query counting the partition
+//	                                                when the page stops before the end (+ GetItem of an orgId's organization);
+//	                                                system without orgId: + the organizations, the partitions merged
+//	POST   /api-keys                           yes  GetItem organization, GetItem membership (+ custom roles), transaction
+//	GET    /api-keys/:id                            GetItem (organization scope) or GSI1 query, BatchGetItem (usage)
+//	PATCH  /api-keys/:id                       yes  read as GET, transaction (record CAS, guard, audit), read back
+//	DELETE /api-keys/:id                       yes  read (a partner caller: by the id index, then the organization), transaction (record CAS, guard, audit)
+//	POST   /api-keys/:id/rotate                yes  read, the creator's membership and role (+ custom roles: the ceiling it must still hold),
+//	                                                transaction (record CAS, old guard, new guard, audit)
 type Handler struct{ Svc *Service }
 
 // KeyRoutes registers /api-keys.

@@ -11,11 +11,12 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
-// Handler serves the audit log routes.
+// Handler serves the audit log routes. What each reads and writes after
+// authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go):
 //
-//	route                   DynamoDB calls
-//	GET /audit-logs         1 query (at most limit rows read); +1 organization with orgId from a partner
-//	GET /audit-logs/export  1 query (at most 5,000 rows, 1 MB); +1 organization as above; +1 audit
+//	route                   reads and writes
+//	GET /audit-logs         one query (at most limit rows read); the organization of an orgId (tenant.Reach)
+//	GET /audit-logs/export  queries of up to 1 MB each until 5,000 rows, the log's end or ExportReads queries; the organization as above; the audit.export row
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

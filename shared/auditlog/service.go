@@ -18,8 +18,9 @@
 //     changes would reach past its restriction, so none of them is shown.
 //
 // The cursor is the store's, bound to the partition: another tenant's cursor
-// is 400 naming cursor. Cost: see shared/audit's Read (a page reads at most
-// limit rows, an export response at most 5,000 rows and 1 MB, one call each).
+// is 400 naming cursor. Cost: see shared/audit's Read (a page is one query of
+// at most limit rows; an export response reads at most 5,000 rows in at most
+// ExportReads queries of up to 1 MB each).
 package auditlog
 
 import (

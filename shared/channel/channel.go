@@ -58,16 +58,20 @@
 //   - A post answered GoneException forgets the stale marker (the agent row
 //     only while it still names that connection).
 //
-// # Budgets
+// # What each event reads and writes
 //
-//	event                 calls   what
-//	authorizer            1       agent row GetItem (the token check)
-//	$connect              1       agent row UpdateItem (the marker, answering the replaced one); +2 when the last-seen key is due (live row, agent row's copy); +2 when the device comes online (the presence transaction: device row, agent row, live row, device.online's outbox row; then the outbox clear); +1 agent row read when either races another change
-//	$disconnect           1       agent row GetItem; +2 when it names this connection (the transaction with device.offline's outbox row, the outbox clear)
-//	$default ping         1       agent row GetItem (then the re-send of what is pending)
-//	$default ack          2       agent row GetItem, agent row UpdateItem (conditional)
-//	$default heartbeat    1 + the HTTP heartbeat's after its token check (PAM settings, device update)
-//	a push                1       agent row GetItem (then PostToConnection)
+// Each event's call count is asserted by TestEventBudgetsAndQuietKeepalive
+// (budget_test.go), not restated here (the HTTP routes' budgets:
+// docs/budgets.md, from tests/fixture/budgets.go):
+//
+//	event                 what
+//	authorizer            agent row GetItem (the token check)
+//	$connect              agent row UpdateItem (the marker, answering the replaced one); when the last-seen key is due: the live row and the agent row's copy; when the device comes online: the presence transaction (device row, agent row, live row, device.online's outbox row), then the outbox clear; an agent row read when either races another change
+//	$disconnect           agent row GetItem; when it names this connection: the transaction with device.offline's outbox row, the outbox clear
+//	$default ping         agent row GetItem (then the re-send of what is pending)
+//	$default ack          agent row GetItem, agent row UpdateItem (conditional)
+//	$default heartbeat    agent row GetItem, then the HTTP heartbeat's reads and writes after its token check (PAM settings, device update)
+//	a push                agent row GetItem (then PostToConnection)
 //
 // A steady connected device writes only the marker at each reconnect (1 WCU
 // every 2 hours) and the last-seen key's move once a day (5 WCU for a fully

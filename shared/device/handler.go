@@ -8,14 +8,14 @@ import (
 
 // Handler serves /api/v1/devices (user sessions).
 //
-// DynamoDB calls per request (authentication costs 2 with a custom role; a
-// system role is resolved from code, so its holders make one call fewer):
+// What each route reads and writes after authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go; a
+// custom role is one GetItem more, a system role is resolved from code):
 //
-//	route                              MFA  calls                     what
-//	GET   /devices                          org 3-4; partner 4-5      Query of the list index page (GSI4 organization, GSI3 partner; restriction applied to the index rows), BatchGetItem of the page's devices and their live rows (one per 50 devices); +1 for the total when the page stops before the end: the organization row (GetItem), the partner's organizations (GSI1 Query; selected: BatchGetItem), or, for a restricted caller (siteId, site or device-group restriction), a Query counting its index rows; system without orgId: 1 + the organizations (GSI2 Query) + one Query per partition (each partner's GSI3, each partnerless organization's GSI4; merged by sort key) + BatchGetItem, the total from the organizations' counters already read
-//	GET   /devices/:id                      org 3; others 4 (+1)      others: agent row GetItem; one Query of the device row and its live row; +1 Query of software chunks when it has software
-//	PATCH /devices/:id                      org 6; others 7 (+1)      read as GET, transaction (device CAS, group counts, agent row, audit, outbox: device.updated), outbox clear, GetItem of the result; +1 GetItem of the group joined (its reach)
-//	POST  /devices/:id/decommission    yes  org 5; others 6 (+1)      read as GET, transaction (device CAS, agent row, audit, live row, outbox), outbox clear after the SQS send; +1 GetItem of the live channel connection when the channel is configured, which it closes
+//	route                              MFA  what
+//	GET   /devices                          Query of the list index page (GSI4 organization, GSI3 partner; restriction applied to the index rows), BatchGetItem of the page's devices and their live rows (one per 50 devices); +1 for the total when the page stops before the end: the organization row (GetItem), the partner's organizations (GSI1 Query; selected: BatchGetItem), or, for a restricted caller (siteId, site or device-group restriction), a Query counting its index rows; system without orgId: 1 + the organizations (GSI2 Query) + one Query per partition (each partner's GSI3, each partnerless organization's GSI4; merged by sort key) + BatchGetItem, the total from the organizations' counters already read
+//	GET   /devices/:id                      others: agent row GetItem; one Query of the device row and its live row; +1 Query of software chunks when it has software
+//	PATCH /devices/:id                      read as GET, transaction (device CAS, group counts, agent row, audit, outbox: device.updated), outbox clear, GetItem of the result; +1 GetItem of the group joined (its reach)
+//	POST  /devices/:id/decommission    yes  read as GET, transaction (device CAS, agent row, audit, live row, outbox), outbox clear after the SQS send; +1 GetItem of the live channel connection when the channel is configured, which it closes
 //
 // GET /devices takes page and limit, or cursor (pagination.nextCursor of the
 // page before): the fast path for deep pages, reading only its own page.

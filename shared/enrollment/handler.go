@@ -9,16 +9,16 @@ import (
 // Handler serves /api/v1/enrollment-keys. Every route needs a user session
 // (API keys are refused); writes need MFA.
 //
-// DynamoDB calls per request (authentication costs 2: one BatchGetItem of
-// profile, session and membership, one GetItem of a custom role; a system role is
-// resolved from code, so its holders make one call fewer):
+// What each route reads and writes after authentication (one BatchGetItem of
+// profile, session and membership, one GetItem of a custom role; a system role
+// is resolved from code); budgets: docs/budgets.md, from tests/fixture/budgets.go:
 //
-//	route                                   MFA  calls        what
-//	GET    /enrollment-keys                      4-5          Query of the list index page (GSI4 organization, GSI3 partner; site restriction, reach and expired applied to the index rows), BatchGetItem of the page's keys; + a Query counting the partition when the page stops before the end (+1 GetItem with orgId); system without orgId: + the organizations, the partitions merged
-//	POST   /enrollment-keys                 yes  4            GetItem organization, transaction (key, hash guard, site check, audit)
-//	GET    /enrollment-keys/:id                  3            GetItem (organization scope) or GSI1 query
-//	POST   /enrollment-keys/:id/rotate      yes  4            read as GET, transaction (key CAS on hash, old guard, new guard, audit)
-//	DELETE /enrollment-keys/:id             yes  4            read as GET, transaction (key, guard, audit)
+//	route                                   MFA  what
+//	GET    /enrollment-keys                      Query of the list index page (GSI4 organization, GSI3 partner; site restriction, reach and expired applied to the index rows), BatchGetItem of the page's keys; + a Query counting the partition when the page stops before the end (+1 GetItem with orgId); system without orgId: + the organizations, the partitions merged
+//	POST   /enrollment-keys                 yes  GetItem organization, transaction (key, hash guard, site check, audit)
+//	GET    /enrollment-keys/:id                  GetItem (organization scope) or GSI1 query
+//	POST   /enrollment-keys/:id/rotate      yes  read as GET, transaction (key CAS on hash, old guard, new guard, audit)
+//	DELETE /enrollment-keys/:id             yes  read as GET, transaction (key, guard, audit)
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

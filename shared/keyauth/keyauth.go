@@ -9,10 +9,10 @@
 // every function. Keeping it apart is what lets the key and principal
 // services stay out of every binary's reachable code.
 //
-// A valid key costs 3 DynamoDB calls, the last two side by side: one
-// BatchGetItem (the guard), one UpdateItem (the rate-limit count and usage)
-// beside one BatchGetItem (the organization and the principal or the
-// creator's rows). Unknown and malformed keys spend a cell of the client
+// A valid key is read and counted in three steps, the last two side by side:
+// one BatchGetItem (the guard), one UpdateItem (the rate-limit count and
+// usage; a new usage row one write more) beside one BatchGetItem (the
+// organization and the principal or the creator's rows) (budgets: docs/budgets.md, from tests/fixture/budgets.go). Unknown and malformed keys spend a cell of the client
 // address's bucket (300 per minute, ratelimit.BadAPIKeyIP).
 package keyauth
 
@@ -39,8 +39,8 @@ import (
 )
 
 // Authenticator checks X-API-Key (shared/auth's KeyAuthenticator): the steps
-// of the OpenAPI document's apiKeyAuth, in 3 DynamoDB calls of which the last
-// two run side by side, and no write to the key's guard:
+// of the OpenAPI document's apiKeyAuth, in three steps of which the last two
+// run side by side, and no write to the key's guard:
 //
 //  1. one consistent read of the key's guard: an unknown, revoked or expired
 //     key is refused here, before anything is counted (an unknown key counts

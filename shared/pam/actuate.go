@@ -149,10 +149,11 @@ func actuatable(r *Request, now string) error {
 }
 
 // ActuationHandler serves POST /devices/:id/actuate-elevation for the
-// devices group (user session, devices:execute, MFA). DynamoDB calls: agent
-// row GetItem (organization, site, status), request GetItem, transaction
-// (CAS approved -> actuating, command queued on the agent row, audit,
-// outbox), outbox clear: 4.
+// devices group (user session, devices:execute, MFA). It reads the agent row
+// (organization, site, status) and the request, writes one transaction (CAS
+// approved -> actuating, command queued on the agent row, audit, outbox),
+// clears the outbox row, and the push reads the device's agent row for its
+// channel marker (shared/channel). Budgets: docs/budgets.md, from tests/fixture/budgets.go.
 type ActuationHandler struct{ Svc *Service }
 
 // Routes registers the route.

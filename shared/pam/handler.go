@@ -9,28 +9,28 @@ import (
 // Handler serves /api/v1/pam. Every route accepts a bearer JWT or an API
 // key; "+ MFA" routes refuse keys (403 `MFA required`), which never satisfy MFA.
 //
-// DynamoDB calls per request after authentication (organization caller;
+// What each route reads and writes after authentication (organization caller;
 // partner and system callers add one read of their organizations for lists
-// and one GSI1 Query instead of a GetItem for reads by id):
+// and one GSI1 Query instead of a GetItem for reads by id); budgets: docs/budgets.md, from tests/fixture/budgets.go:
 //
-//	route                                         MFA  calls  what
-//	GET    /pam/elevation-requests                     3-6    one Query of the status's list partition (four, merged, without status), BatchGetItem
-//	                                                          of the page's requests, BatchGetItem of their devices and sites; the same whatever the history
-//	GET    /pam/active                                 3+     one Query of the LIVE list partition, BatchGetItem of the elevations (per 100) and of their devices and sites
-//	POST   /pam/elevation-requests/:id/respond    yes  2      GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
-//	                                                          + Query and transaction closing its mobile approvals when some were sent (shared/push)
-//	POST   /pam/elevation-requests/:id/revoke     yes  2      GetItem, transaction, outbox clear
-//	GET    /pam/rules                                  1      Query PAM#RULE#
-//	POST   /pam/rules                             yes  2-4    org GetItem (partner/system), site GetItem, signer group GetItem, transaction
-//	PATCH  /pam/rules/:id                         yes  2-4    GetItem, site and signer-group reads when named, transaction (CAS on updatedAt)
-//	DELETE /pam/rules/:id                         yes  2      GetItem, transaction
-//	POST   /pam/rules/preview                          2+     Query pages of the window (at most 5,000 requests), audit-free
-//	GET    /pam/signer-groups                          1      Query PAM#SG#
-//	POST   /pam/signer-groups                     yes  1      transaction
-//	PATCH  /pam/signer-groups/:id                 yes  2      GetItem, transaction
-//	DELETE /pam/signer-groups/:id                 yes  3      GetItem, Query of the rules, transaction
-//	GET    /pam/config                                 1      GetItem
-//	PUT    /pam/config                            yes  1      transaction
+//	route                                         MFA  what
+//	GET    /pam/elevation-requests                     one Query of the status's list partition (four, merged, without status), BatchGetItem
+//	                                                   of the page's requests, BatchGetItem of their devices and sites; the same whatever the history
+//	GET    /pam/active                                 one Query of the LIVE list partition, BatchGetItem of the elevations (per 100) and of their devices and sites
+//	POST   /pam/elevation-requests/:id/respond    yes  GetItem, transaction (CAS on pending, audit, outbox), outbox clear (+1 GetItem when the CAS loses);
+//	                                                   + Query and transaction closing its mobile approvals when some were sent (shared/push)
+//	POST   /pam/elevation-requests/:id/revoke     yes  GetItem, transaction, outbox clear
+//	GET    /pam/rules                                  Query PAM#RULE#
+//	POST   /pam/rules                             yes  org GetItem (partner/system), site GetItem, signer group GetItem, transaction
+//	PATCH  /pam/rules/:id                         yes  GetItem, site and signer-group reads when named, transaction (CAS on updatedAt)
+//	DELETE /pam/rules/:id                         yes  GetItem, transaction
+//	POST   /pam/rules/preview                          Query pages of the window (at most 5,000 requests), audit-free
+//	GET    /pam/signer-groups                          Query PAM#SG#
+//	POST   /pam/signer-groups                     yes  transaction
+//	PATCH  /pam/signer-groups/:id                 yes  GetItem, transaction
+//	DELETE /pam/signer-groups/:id                 yes  GetItem, Query of the rules, transaction
+//	GET    /pam/config                                 GetItem
+//	PUT    /pam/config                            yes  transaction
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

@@ -287,10 +287,10 @@ func (s *Service) targetErr(err error) error {
 }
 
 // SettingsRoutes registers PUT /pam/policy-settings (devices:write + MFA)
-// and GET /pam/policy-settings/effective (devices:read). Calls: PUT 2-4
-// (target read, organization read, map initialisation for site, group and
-// device levels, transaction); GET 2 (agent row, BatchGetItem of the two
-// PAMSET rows).
+// and GET /pam/policy-settings/effective (devices:read). PUT reads the
+// target and the organization, initialises the map for site, group and
+// device levels, then writes one transaction; GET reads the agent row and
+// the two PAMSET rows (one BatchGetItem). Budgets: docs/budgets.md, from tests/fixture/budgets.go.
 func (h *Handler) SettingsRoutes(rt *httpapi.Router) {
 	rt.Add(
 		httpapi.Route{Method: http.MethodPut, Path: "/api/v1/pam/policy-settings", Access: httpapi.UserOrKey, Scopes: []string{"devices:write"}, MFA: true, Handle: h.putSetting},

@@ -157,9 +157,10 @@ func (s *Service) DeleteSoftwarePolicy(ctx context.Context, id string) (*Softwar
 }
 
 // SoftwarePolicyRoutes registers /pam/software-policies (reads devices:read;
-// writes devices:write + MFA, refused to restricted callers). Calls: list 1
-// Query per organization; create 1 transaction (+1 organization read for
-// partner and system callers); PATCH and DELETE 2 (read, transaction).
+// writes devices:write + MFA, refused to restricted callers). The list is one
+// Query per organization; create one transaction (after the organization's
+// read for partner and system callers); PATCH and DELETE a read and a
+// transaction. Budgets: docs/budgets.md, from tests/fixture/budgets.go.
 func (h *Handler) SoftwarePolicyRoutes(rt *httpapi.Router) {
 	read, write := []string{"devices:read"}, []string{"devices:write"}
 	rt.Add(

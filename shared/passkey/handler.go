@@ -13,25 +13,25 @@ import (
 // (Force MFA in the OpenAPI document); the /auth/mfa/passkey routes are public: the MFA temp token of
 // the login is their credential.
 //
-// DynamoDB calls per request, as asserted by the tests. Authentication costs 2 of
-// them (one BatchGetItem of profile, session and membership, one GetItem of a
-// custom role; system roles are resolved from code: one call fewer). "Policy" is the MFA policy of every organization the user belongs to:
+// What each route reads and writes (budgets: docs/budgets.md, from tests/fixture/budgets.go). "Auth" is
+// authentication (one BatchGetItem of profile, session and membership, one
+// GetItem of a custom role; system roles are resolved from code). "Policy" is the MFA policy of every organization the user belongs to:
 // one query of the user's memberships plus one GetItem of security settings per
 // organization membership (usually one; none for partner and system users).
 //
-//	route                                    calls  what
-//	POST   /auth/passkeys/register/options   8      auth, policy (2), rate-limit update, profile, passkeys query, challenge put
-//	POST   /auth/passkeys/register/verify    7      auth, policy (2), challenge take (one delete returning it), profile,
-//	                                                transaction (passkey, profile compare-and-swap, audit)
-//	GET    /auth/passkeys                    3      auth, passkeys query
-//	PATCH  /auth/passkeys/:id                3      auth, conditional update returning the passkey
-//	DELETE /auth/passkeys/:id                6      auth, rate-limit update, profile, passkeys query, transaction
-//	                                                (delete, profile compare-and-swap, audit); 8 when it removes the
-//	                                                last factor (+ policy), 5 when a Force MFA role refuses that
-//	POST   /auth/mfa/passkey/options         4      temp token, profile, passkeys query, challenge put
-//	POST   /auth/mfa/passkey/verify          8      temp token, profile, rate-limit update, challenge take, passkeys query,
-//	                                                memberships query, transaction (session, profile, temp token spend,
-//	                                                sign-count compare-and-swap, audit, outbox), outbox clear
+//	route                                    what
+//	POST   /auth/passkeys/register/options   auth, policy, rate-limit update, profile, passkeys query, challenge put
+//	POST   /auth/passkeys/register/verify    auth, policy, challenge take (one delete returning it), profile,
+//	                                         transaction (passkey, profile compare-and-swap, audit)
+//	GET    /auth/passkeys                    auth, passkeys query
+//	PATCH  /auth/passkeys/:id                auth, conditional update returning the passkey
+//	DELETE /auth/passkeys/:id                auth, rate-limit update, profile, passkeys query, transaction
+//	                                         (delete, profile compare-and-swap, audit); + the policy reads when it
+//	                                         removes the last factor, which a Force MFA role refuses before the transaction
+//	POST   /auth/mfa/passkey/options         temp token, profile, passkeys query, challenge put
+//	POST   /auth/mfa/passkey/verify          temp token, profile, rate-limit update, challenge take, passkeys query,
+//	                                         memberships query, transaction (session, profile, temp token spend,
+//	                                         sign-count compare-and-swap, audit, outbox), outbox clear
 type Handler struct{ Svc *Service }
 
 // Routes registers the passkey routes.

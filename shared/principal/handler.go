@@ -10,18 +10,18 @@ import (
 // Handler serves /api/v1/service-principals. Every route needs a user session
 // (API keys are refused); writes need MFA.
 //
-// DynamoDB calls per request, after authentication (one BatchGetItem, plus one
-// GetItem per custom role of the caller's chain):
+// What each route reads and writes after authentication (one BatchGetItem,
+// plus one GetItem per custom role of the caller's chain); budgets: docs/budgets.md, from tests/fixture/budgets.go:
 //
-//	route                                      MFA  calls   what
-//	GET    /service-principals                      2-3     Query of the list index page (GSI4 organization, GSI3 partner; status
-//	                                                        and reach applied to the index rows), BatchGetItem of the page's rows;
-//	                                                        + a Query counting the partition when the page stops before the end
-//	POST   /service-principals                 yes  2       GetItem organization, transaction (principal, key, guard, audit)
-//	GET    /service-principals/:id                  1       GetItem or GSI1 query
-//	POST   /service-principals/:id/rotate      yes  3       read, GetItem current key, transaction
-//	POST   /service-principals/:id/disable     yes  3       read, Query of the organization's keys, transaction
-//	POST   /service-principals/:id/migrate-key yes  5       read principal, read key, transaction, read back (2)
+//	route                                      MFA  what
+//	GET    /service-principals                      Query of the list index page (GSI4 organization, GSI3 partner; status
+//	                                                and reach applied to the index rows), BatchGetItem of the page's rows;
+//	                                                + a Query counting the partition when the page stops before the end
+//	POST   /service-principals                 yes  GetItem organization, transaction (principal, key, guard, audit)
+//	GET    /service-principals/:id                  GetItem or GSI1 query
+//	POST   /service-principals/:id/rotate      yes  read, GetItem current key, transaction
+//	POST   /service-principals/:id/disable     yes  read, Query of the organization's keys, transaction
+//	POST   /service-principals/:id/migrate-key yes  read principal, read key, transaction, read back (the key and its usage, as GET /api-keys/:id)
 type Handler struct{ Svc *Service }
 
 // Routes registers /service-principals.

@@ -50,18 +50,20 @@
 //	token guard       PUSHTOKEN#<sha256(platform:token)> / PUSHTOKEN   userId, targetId
 //	mobile approval   ORG#<oid> / MAPPR#<elevation id>#<uid>   status pending|expired|decided, expiresAt, ttl
 //
-// # DynamoDB calls
+// # Reads and writes
 //
-//	POST   /users/me/push-targets        2 (BatchGetItem own row + guard, transaction); + 1 GetItem when the token moves from another account
-//	GET    /users/me/push-targets        1 GetItem
-//	DELETE /users/me/push-targets/:id    2 (GetItem, transaction)
-//	fan-out                              3 + 1 per batch of 99 approvers: Query of the organization's members,
-//	                                     Query of the partner's members, BatchGetItem of profiles and target rows
-//	                                     (one per 50 candidates), one TransactWriteItems per 99 approval rows (with
-//	                                     the request's mobileApprovals count, conditioned on pending);
-//	                                     + one GetItem per custom role of a candidate's chain (system roles: none)
-//	decision                             none when the request has no mobile approvals (mobileApprovals 0); else
-//	                                     1 Query of its approval rows + 1 TransactWriteItems per 100 pending rows
+// What each route and step reads and writes (budgets: docs/budgets.md, from tests/fixture/budgets.go):
+//
+//	POST   /users/me/push-targets        BatchGetItem own row + guard, transaction; + GetItem when the token moves from another account
+//	GET    /users/me/push-targets        GetItem
+//	DELETE /users/me/push-targets/:id    GetItem, transaction
+//	fan-out                              Query of the organization's members, Query of the partner's members,
+//	                                     BatchGetItem of profiles and target rows (one per 50 candidates), one
+//	                                     TransactWriteItems per 99 approval rows (with the request's
+//	                                     mobileApprovals count, conditioned on pending); + one GetItem per custom
+//	                                     role of a candidate's chain (system roles: none)
+//	decision                             nothing when the request has no mobile approvals (mobileApprovals 0); else
+//	                                     a Query of its approval rows and a TransactWriteItems per 100 pending rows
 package push
 
 import (

@@ -63,15 +63,17 @@
 // partition; a review is a GetItem in the caller's tenant; its items are one
 // query of REVIEW#<id>; the sweeper finds stalled completions in GSI2.
 //
-// # Cost (DynamoDB calls after authentication)
+// # Reads and writes
 //
-// list 2 (query + profiles); create 2 + ceil(n/100) (members, reviewer
-// profile, item transactions of 100 with the review and audit in the last);
-// detail 2 + ceil(users/100) + custom roles (review and items, profiles);
-// item update 2 (one BatchGetItem of review and item, one transaction; a
-// custom role's permissions add its reads on revoke); complete 4 + 2 per
-// revoked user + user.Service.RemoveMembership's own (17 in all, with
-// authentication, for one revoked administrator holding a key).
+// After authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go): the list reads a query
+// and the profiles; create reads the members and the reviewer's profile and
+// writes the items in transactions of 100, the review and audit in the last;
+// detail reads the review and its items, the profiles (per 100 users) and
+// custom roles; an item update reads review and item in one BatchGetItem and
+// writes one transaction (a custom role's permissions add its reads on
+// revoke); complete reads and writes the review, two more per revoked user,
+// and what user.Service.RemoveMembership does for each, so it scales with the
+// review's items.
 package review
 
 import (

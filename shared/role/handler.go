@@ -14,36 +14,31 @@ import (
 // method authorizes first and refuses a partner caller without full
 // organization access (403 `Full partner organization access required`).
 //
-// DynamoDB calls per request, each asserted by the tests (handler_test.go with
-// fixture.Budget). Authentication costs 2 of them (one BatchGetItem of profile,
-// session and membership, one GetItem of the caller's custom role, none for
-// a system role, which is resolved from code; more when the caller's own role
-// inherits from custom roles). Role reads by id go through
+// What each route reads and writes after authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go;
+// handler_test.go holds some cases tighter with fixture.Budget). Authentication
+// is one BatchGetItem of profile, session and membership and one GetItem of the
+// caller's custom role (none for a system role, which is resolved from code;
+// one more per custom role its own role inherits from). Role reads by id go through
 // GSI1, holders through GSI2 (both eventually consistent). "+org" is one GetItem
 // of an organization: the orgId a partner or system caller names, or the
 // caller's own organization when its membership does not carry the partner
 // (writes record the organization's partner on the role).
 //
-//	route                                      calls            what
-//	GET    /roles[?orgId=]                     5 (+org)         Query system roles, Query owner's roles, GSI1 Query the owner's members (counts)
-//	POST   /roles                              3 (+org, +1      [Query owner's roles: parentRoleId], transaction (role, name guard, audit, [parent chain])
-//	                                           with parent)
-//	GET    /roles/permissions/available        2                none
-//	GET    /permissions/catalog                2                none
-//	GET    /roles/:id                          4                GSI1 Query role, GSI2 Query holders (custom) or GSI1 Query caller's members (system)
-//	PATCH  /roles/:id                          5 (+1 on a new   GSI1 Query role, [Query owner's roles], transaction (update, [name guards], [chain], audit),
-//	                                           parent; system   GSI2 Query holders (userCount of the answer)
-//	                                           role 403: 3)
-//	DELETE /roles/:id                          5 (in use 400:   GSI1 Query role, GSI2 Query holders, transaction (conditional delete, name guard, [parent count], audit)
-//	                                           4; system 403: 3)
-//	POST   /roles/:id/clone                    3+n (+org)       GSI1 Query source, n GetItem (source and its chain), transaction (role, name guard, audit)
-//	GET    /roles/:id/users                    5 (none held: 4) GSI1 Query role, GSI2 Query holders, BatchGetItem profiles of the page
-//	GET    /roles/:id/effective-permissions    3+n              GSI1 Query role, n GetItem (the role and its chain)
+//	route                                      what
+//	GET    /roles[?orgId=]                     Query system roles, Query owner's roles, GSI1 Query the owner's members (counts)
+//	POST   /roles                              [Query owner's roles: parentRoleId], transaction (role, name guard, audit, [parent chain])
+//	GET    /roles/permissions/available        none (the catalogue is code)
+//	GET    /permissions/catalog                none (the catalogue is code)
+//	GET    /roles/:id                          GSI1 Query role, GSI2 Query holders (custom) or GSI1 Query caller's members (system)
+//	PATCH  /roles/:id                          GSI1 Query role, [Query owner's roles: a new parent], transaction (update, [name guards], [chain], audit),
+//	                                           GSI2 Query holders (userCount of the answer); a system role is refused (403) after the read
+//	DELETE /roles/:id                          GSI1 Query role, GSI2 Query holders (in use: 400 before the write), transaction (conditional delete, name guard, [parent count], audit)
+//	POST   /roles/:id/clone                    GSI1 Query source, a GetItem per role of its chain (the source included), transaction (role, name guard, audit)
+//	GET    /roles/:id/users                    GSI1 Query role, GSI2 Query holders, BatchGetItem profiles of the page (none held: none)
+//	GET    /roles/:id/effective-permissions    GSI1 Query role, a GetItem per role of its chain (the role included)
 //
-// n is the length of the inheritance chain from the role itself (a system role:
-// 1; a custom role with a system parent: 2). Another tenant's role (404) costs
-// 3, never more than the success; a malformed id (400) or a refused permission
-// (403) costs only authentication.
+// Another tenant's role (404) reads no more than the success; a malformed id
+// (400) or a refused permission (403) reads nothing after authentication.
 //
 // Responses: lists use the envelope {data, pagination} (page
 // from 1, limit default 50, max 100); a role is its record with its direct

@@ -13,17 +13,17 @@ import (
 // devices:write, a user session and MFA, so a key (which never satisfies MFA)
 // is refused 403 `MFA required` on them.
 //
-// DynamoDB calls per request after authentication (asserted in the tests;
+// What each route reads and writes after authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go;
 // "orgs" is the number of organizations the caller reaches, "pages" the 1 MB
 // pages of an organization's devices):
 //
 //	route                       org caller                    partner / system caller
-//	GET    /filters             index Query + BatchGetItem of the filters (per 100; none when empty); +1 Select COUNT for a total a page did not reach; with orgs selected the count reads the partition's index rows; system: +1 organization list, one Query (and count) per partition
-//	POST   /filters             1 GetItem org + 1 transaction (filter, audit)
-//	GET    /filters/:id         1 GetItem                     1 GSI1 Query
-//	PATCH  /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
-//	DELETE /filters/:id         read as GET + 1 transaction (filter CAS on version, audit)
-//	POST   /filters/preview     pages (+1 software) + 1 audit  1 organization list + per org: pages (+1 software); + 1 audit
+//	GET    /filters             index Query + BatchGetItem of the filters (per 100; none when empty); + Select COUNT for a total a page did not reach; with orgs selected the count reads the partition's index rows; system: + organization list, one Query (and count) per partition
+//	POST   /filters             GetItem org, transaction (filter, audit)
+//	GET    /filters/:id         GetItem                       GSI1 Query
+//	PATCH  /filters/:id         read as GET, transaction (filter CAS on version, audit)
+//	DELETE /filters/:id         read as GET, transaction (filter CAS on version, audit)
+//	POST   /filters/preview     pages (+ software) + audit    organization list + per org: pages (+ software); + audit
 //	POST   /filters/:id/preview read as GET + the preview's
 //	GET    /filters/fields      none (the engine's catalogue, in memory)
 //

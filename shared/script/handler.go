@@ -9,16 +9,17 @@ import (
 // Handler serves /api/v1/scripts. Reads accept a bearer JWT or an API key
 // with scripts:read; writes need a user session and MFA.
 //
-// DynamoDB calls after authentication: list 2 (the index page, BatchGetItem
-// of the page's scripts; none for an empty page), +1 with orgId (the
-// organization), +1 for a total the page did not reach (Select COUNT; for a
-// partner caller with selected organizations a Query of the partition's index
-// rows); a system caller without orgId 1 (the organizations) + one Query per
-// partition (each partner's GSI3, each partnerless organization's GSI4) +
-// BatchGetItem, +1 Query per partition for a total the page did not reach.
-// GET /scripts takes page and limit, or cursor (pagination.nextCursor of the
-// page before). Create 2 (GetItem
-// organization, transaction); get 1; patch and delete 2.
+// What each route reads and writes after authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go):
+// the list reads the index page and the page's scripts (BatchGetItem; none for
+// an empty page), the organization with orgId, and for a total the page did
+// not reach a Select COUNT (for a partner caller with selected organizations a
+// Query of the partition's index rows); a system caller without orgId reads
+// the organizations, one Query per partition (each partner's GSI3, each
+// partnerless organization's GSI4) and the page's scripts, and a Query per
+// partition for a total the page did not reach. GET /scripts takes page and
+// limit, or cursor (pagination.nextCursor of the page before). Create reads
+// the organization and writes one transaction; get reads the script; patch and
+// delete read it and write one transaction.
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

@@ -8,9 +8,10 @@ import (
 	"github.com/gale-rmm/gale/shared/httpapi"
 )
 
-// Handler serves GET /api/v1/search (bearer JWT or API key). DynamoDB calls
-// after authentication: one Query per readable category per reachable
-// organization, plus the organization list for partner and system callers.
+// Handler serves GET /api/v1/search (bearer JWT or API key). After
+// authentication it reads one Query per readable category per reachable
+// organization, plus the organization list for partner and system callers
+// (budgets: docs/budgets.md, from tests/fixture/budgets.go).
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

@@ -92,8 +92,8 @@ func parseResetToken(token string) (userID string, ok bool) {
 
 // ForgotPassword asks the mailer to e-mail a reset link to the active account
 // with that address, if there is one. The request itself only validates,
-// counts the per-IP limit and enqueues the job (one DynamoDB call, one SQS
-// call), so it does the same work and answers the same for a known and an
+// counts the per-IP limit (shared/ratelimit) and enqueues the job (one SQS
+// send), so it does the same work and answers the same for a known and an
 // unknown address; SendPasswordReset does the rest in the mailer.
 func (s *Service) ForgotPassword(ctx context.Context, email string, c Client) error {
 	// Public route: anyone may ask; the per-IP limit stands in for authorization.

@@ -7,8 +7,8 @@ package signin
 // organization's or partner's, "System" for the system scope) beside the
 // user. It costs one Query of the account's membership rows and one
 // BatchGetItem of the profile with the names (organizations, partners,
-// custom roles; system roles are code): three calls with authentication,
-// however many memberships (at most 100 names a batch; an account has few).
+// custom roles; system roles are code) after authentication, however many
+// memberships (at most 100 names a batch; an account has few).
 //
 // POST /auth/switch {membershipId} (a user session; API keys are refused)
 // answers the login response for another active, accepted membership of

@@ -13,21 +13,21 @@ import (
 // organizations:read; writes organizations:write + MFA); login, callback,
 // exchange and check are public.
 //
-// DynamoDB calls per request besides authentication:
+// What each route reads and writes besides authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go):
 //
-//	route                                  calls           what
-//	GET    /sso/presets                    0
-//	GET    /sso/providers                  org 2-3; others 3-4  organization GetItem (orgId of a partner or system caller); list index Query, BatchGetItem (+ Select COUNT when the page stops short)
-//	POST   /sso/providers                  1-2 (+role)     organization GetItem; transaction (provider, pair guard, audit)
-//	GET    /sso/providers/:id              1               provider GetItem (organization callers) or GSI1 Query
-//	PATCH  /sso/providers/:id              2 (+role)       read; transaction (CAS on version, guards, active row, audit)
-//	DELETE /sso/providers/:id              3 + n/100       read; identities Query; a transaction per 100; transaction
-//	POST   /sso/providers/:id/status       2               read; transaction (CAS, active row, audit)
-//	POST   /sso/providers/:id/test         1               read (+ discovery over HTTPS)
-//	GET    /sso/login/:orgId               4-5             rate limit UpdateItem; active row (organization, then partner); provider; login session PutItem (+ discovery)
-//	GET    /sso/callback                   6-8 (+role)     rate limit; session Take; provider; identity; account reads; role (ceiling); transaction
-//	POST   /sso/exchange                   5 + sign-in     rate limit; code Take; account; memberships; sign-in transaction
-//	GET    /sso/check/:orgId               1-2             active row (organization, then partner)
+//	route                                  what
+//	GET    /sso/presets                    none: the presets are code
+//	GET    /sso/providers                  organization GetItem (orgId of a partner or system caller); list index Query, BatchGetItem (+ Select COUNT when the page stops short)
+//	POST   /sso/providers                  organization GetItem; transaction (provider, pair guard, audit)
+//	GET    /sso/providers/:id              provider GetItem (organization callers) or GSI1 Query
+//	PATCH  /sso/providers/:id              read; transaction (CAS on version, guards, active row, audit)
+//	DELETE /sso/providers/:id              read; identities Query; a transaction per 100; transaction
+//	POST   /sso/providers/:id/status       read; transaction (CAS, active row, audit)
+//	POST   /sso/providers/:id/test         read (+ discovery over HTTPS)
+//	GET    /sso/login/:orgId               rate limit UpdateItem; active row (organization, then partner); provider; login session PutItem (+ discovery)
+//	GET    /sso/callback                   rate limit; session Take; provider; identity; account reads; role (ceiling); transaction
+//	POST   /sso/exchange                   rate limit; code Take; account; memberships; sign-in transaction
+//	GET    /sso/check/:orgId               active row (organization, then partner)
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

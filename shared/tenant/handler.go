@@ -49,31 +49,30 @@ func (b groupPatchBody) input() (GroupPatch, error) {
 // Handler serves the tenancy routes: the organizations group (/organizations)
 // and the sites group (/sites, /device-groups). All need a user session (JWT).
 //
-// DynamoDB calls per request, each asserted by the tests. Authentication costs 2
-// of them (one BatchGetItem of profile, session and membership, one GetItem of
-// the role: a custom role's; a system role is resolved from code, so its holders
-// make one call fewer). "org" is an organization-scope caller; "partner" a partner-scope
+// What each route reads and writes after authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go;
+// authentication is one BatchGetItem of profile, session and membership, and
+// one GetItem of a custom role; a system role is resolved from code). "org" is an organization-scope caller; "partner" a partner-scope
 // one, whose access depends on the organization's partner; "system" the
 // platform administrator. Reads through GSI1 are eventually consistent.
 //
-//	route                                        MFA  calls             what
-//	GET    /organizations                             4 (none: 2)       GSI3/GSI4 page, BatchGetItem (tenant.List); system: + GSI2 query, a Query per partner
-//	POST   /organizations                        yes  3                 transaction: organization, partner-exists check, audit
-//	GET    /organizations/:id                         3                 GetItem
-//	PATCH  /organizations/:id                         4                 GetItem, transaction (update, audit)
-//	DELETE /organizations/:id                    yes  4 (409: 3)        GetItem, transaction (conditional delete, security settings, audit)
-//	GET    /organizations/:id/security-settings       3                 BatchGetItem (organization, settings)
-//	PUT    /organizations/:id/security-settings  yes  3                 transaction (settings, organization check, audit)
-//	GET    /sites?orgId=                              org 4, others 5   partner and system: GetItem organization; GSI4 page + BatchGetItem
-//	POST   /sites                                     3                 transaction (site, organization count, audit)
-//	GET    /sites/:id                                 partner 4, else 3 GSI1 query; partner: GetItem organization
-//	PATCH  /sites/:id                                 4                 GSI1 query, transaction (update, audit; partner: organization check)
-//	DELETE /sites/:id                                 4 (409: 3)        GSI1 query, transaction (conditional delete, organization count, audit)
-//	GET    /device-groups?orgId=                      org 3, others 4   as GET /sites
-//	POST   /device-groups                             3                 transaction (group, organization count, audit, site count)
-//	GET    /device-groups/:id                         partner 4, else 3 as GET /sites/:id
-//	PATCH  /device-groups/:id                         4                 GSI1 query, transaction (CAS update, audit, [organization check], [site counts])
-//	DELETE /device-groups/:id                         4 (409: 3)        GSI1 query, transaction (conditional delete, counts, audit)
+//	route                                        MFA  what
+//	GET    /organizations                             GSI3/GSI4 page, BatchGetItem (tenant.List); system: + GSI2 query, a Query per partner
+//	POST   /organizations                        yes  transaction: organization, partner-exists check, audit
+//	GET    /organizations/:id                         GetItem
+//	PATCH  /organizations/:id                         GetItem, transaction (update, audit)
+//	DELETE /organizations/:id                    yes  GetItem, transaction (conditional delete, security settings, audit)
+//	GET    /organizations/:id/security-settings       BatchGetItem (organization, settings)
+//	PUT    /organizations/:id/security-settings  yes  transaction (settings, organization check, audit)
+//	GET    /sites?orgId=                              partner and system: GetItem organization; GSI4 page + BatchGetItem
+//	POST   /sites                                     transaction (site, organization count, audit)
+//	GET    /sites/:id                                 GSI1 query; partner: GetItem organization
+//	PATCH  /sites/:id                                 GSI1 query, transaction (update, audit; partner: organization check)
+//	DELETE /sites/:id                                 GSI1 query, transaction (conditional delete, organization count, audit)
+//	GET    /device-groups?orgId=                      as GET /sites
+//	POST   /device-groups                             transaction (group, organization count, audit, site count)
+//	GET    /device-groups/:id                         as GET /sites/:id
+//	PATCH  /device-groups/:id                         GSI1 query, transaction (CAS update, audit, [organization check], [site counts])
+//	DELETE /device-groups/:id                         GSI1 query, transaction (conditional delete, counts, audit)
 //
 // A refusal for another tenant's item never costs more than the success. A
 // delete whose condition fails because of a concurrent change costs one more

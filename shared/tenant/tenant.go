@@ -39,7 +39,7 @@
 //
 // store.go holds the reads and those writes, service.go the rules (every method
 // authorizes first; another tenant's item is 404), handler.go the routes and
-// their DynamoDB call budgets. Store.SecuritySettings is the read other packages
+// what each reads and writes (budgets: docs/budgets.md). Store.SecuritySettings is the read other packages
 // use for an organization's MFA policy.
 package tenant
 

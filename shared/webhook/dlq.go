@@ -217,9 +217,9 @@ func (q *DLQ) redriveOne(ctx context.Context, p *authz.Principal, j Job) (bool, 
 
 // AdminHandler serves the dead-letter queue routes at /api/v1/admin and /admin.
 //
-//	route                              MFA  calls                  what
-//	GET  /admin/webhook-dlq                 auth only (+2 SQS)     GetQueueAttributes; ReceiveMessage (visibility 0)
-//	POST /admin/webhook-dlq/redrive    yes  per job: 2 (+3 SQS)    delivery GetItem; transaction; SendMessage, DeleteMessage (and receives)
+//	route                              MFA  what
+//	GET  /admin/webhook-dlq                 GetQueueAttributes; ReceiveMessage (visibility 0)
+//	POST /admin/webhook-dlq/redrive    yes  delivery GetItem; transaction; SendMessage, DeleteMessage (and receives)
 type AdminHandler struct{ DLQ *DLQ }
 
 // Routes registers the DLQ routes, at /api/v1/admin and at the /admin alias.

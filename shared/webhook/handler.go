@@ -9,19 +9,18 @@ import (
 // Handler serves /api/v1/webhooks (bearer JWT; organization, partner or system
 // scope; reads organizations:read, writes organizations:write + MFA).
 //
-// DynamoDB calls per request besides authentication (which costs 1 with a
-// system role, 2 with a custom one); the handler tests assert the totals:
+// What each route reads and writes besides authentication (budgets: docs/budgets.md, from tests/fixture/budgets.go):
 //
-//	route                                     MFA  calls              what
-//	GET    /webhooks                               org 2-3; others 3-4  others: organization GetItem; list index Query, BatchGetItem (+ Select COUNT when the page stops short)
-//	GET    /webhooks/event-types                   0                  the catalogue (shared/webhook/eventtype), from code
-//	POST   /webhooks                          yes  2                  organization GetItem; transaction (webhook, audit)
-//	GET    /webhooks/:id                           1                  webhook GetItem (organization callers) or GSI1 Query
-//	PATCH  /webhooks/:id                      yes  2                  webhook read; transaction (CAS on updatedAt, audit)
-//	DELETE /webhooks/:id                      yes  4 + n/100          read; transaction (hide, audit); deliveries Query; a transaction per 100 deliveries; row delete
-//	GET    /webhooks/:id/deliveries                2                  webhook read; deliveries Query (one page covers page*limit up to 500)
-//	POST   /webhooks/:id/test                 yes  2 (+1 SQS)         webhook read; transaction (delivery, count, audit); SendMessage
-//	POST   /webhooks/:id/retry/:deliveryId    yes  3 (+1 SQS)         webhook read; delivery GetItem; transaction; SendMessage
+//	route                                     MFA  what
+//	GET    /webhooks                               others: organization GetItem; list index Query, BatchGetItem (+ Select COUNT when the page stops short)
+//	GET    /webhooks/event-types                   the catalogue (shared/webhook/eventtype), from code
+//	POST   /webhooks                          yes  organization GetItem; transaction (webhook, audit)
+//	GET    /webhooks/:id                           webhook GetItem (organization callers) or GSI1 Query
+//	PATCH  /webhooks/:id                      yes  webhook read; transaction (CAS on updatedAt, audit)
+//	DELETE /webhooks/:id                      yes  read; transaction (hide, audit); deliveries Query; a transaction per 100 deliveries; row delete
+//	GET    /webhooks/:id/deliveries                webhook read; deliveries Query (one page covers page*limit up to 500)
+//	POST   /webhooks/:id/test                 yes  webhook read; transaction (delivery, count, audit); SendMessage
+//	POST   /webhooks/:id/retry/:deliveryId    yes  webhook read; delivery GetItem; transaction; SendMessage
 type Handler struct{ Svc *Service }
 
 // Routes registers the group.

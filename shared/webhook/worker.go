@@ -35,9 +35,9 @@ type Doer interface {
 // Worker consumes the events queue (fan-out) and the deliveries queue
 // (attempts), the webhook-worker function's two event sources.
 //
-// DynamoDB calls: an event costs one Query of its organization's webhooks and
-// one transaction per matching webhook (the delivery and its count), plus one
-// SendMessageBatch per ten jobs. An attempt costs three: the claim (UpdateItem
+// Reads and writes: an event reads one Query of its organization's webhooks
+// and writes one transaction per matching webhook (the delivery and its
+// count), plus one SendMessageBatch per ten jobs. An attempt makes the claim (UpdateItem
 // returning the delivery), the webhook (GetItem) and the outcome (a
 // transaction of the delivery and the webhook's counters), plus one
 // SendMessage when it schedules a retry or dead-letters the job. A delivery
