@@ -78,11 +78,11 @@ func (s *Service) count(ctx context.Context, id string, sl *slot) error {
 }
 
 // elevationCaller is the preamble of elevation ingest: the authenticated
-// agent of device id, and the count pending on the window read with its row,
-// which pam.Ingest settles. Its key comes first and nothing of this file
-// follows the token check, so the prompt's path enters the file once.
+// agent of device id, and its prompt's count, admitted from the window the
+// token check read (429 when full, before the body is read), which
+// pam.Ingest settles. The token check's slot is read first and nothing of
+// this file follows it, so the prompt's path enters the package once.
 func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent, *ratelimit.Pending, error) {
-	c := &ratelimit.Pending{Limiter: s.Limits, Key: windowKey(id), Rule: ratelimit.AgentIngest}
 	a, sl, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -90,8 +90,13 @@ func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent
 	// The window is read with the token on every route but the heartbeat.
 	// Outside the router it was not: taken as absent, its count's write then
 	// fails on a row that exists, and the count goes on as after any race.
+	var read store.Item
 	if sl != nil && sl.windowRead {
-		c.Read, sl.windowRead = sl.window, false
+		read, sl.windowRead = sl.window, false
+	}
+	c, err := s.Limits.Open(ratelimit.BucketKey(ratelimit.AgentIngest, id), ratelimit.AgentIngest, read)
+	if err != nil {
+		return nil, nil, err
 	}
 	return a, c, nil
 }
