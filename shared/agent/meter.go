@@ -17,22 +17,18 @@ import (
 // The token check of every ingest route reads the agent row and the window
 // row in one BatchGetItem, so a count knows the row and is one conditional
 // write even when it makes the row or rebases it (Limiter.CountFrom).
-// Elevation ingest (the hot route, 4 calls: see elevation.go) folds the count
-// into calls it makes anyway: elevationCaller hands pam.Ingest the window as
-// read, as a ratelimit.Pending, and pam.Ingest settles it. A full window is
-// refused from the row read (429, no write), the ingest's one transaction
-// carries the count's conditional write (ratelimit.Limiter.CountWrite, which
-// also makes a new row or rebases one from the row read), and when that
-// write fails its condition (the window filled or the row changed in
-// between) the request counts on its own (CountOn: exact, 429 when the
-// window is full) and commits again without the count. A request refused
-// after authentication (a bad body, a failed store) is counted on its own,
-// so every authenticated request counts once.
+// Elevation ingest (the hot route) folds the count into the write it makes
+// anyway: elevationCaller admits the prompt from the window as read
+// (ratelimit.Limiter.Open: a full window is 429 there, before the body is
+// read, and nothing is written), and pam.Ingest settles the admitted count
+// once (ratelimit.Pending.Settle): in its transaction, or on its own when the
+// prompt is refused (a bad body, a failed store) or loses a race on the
+// window, so every authenticated request counts once.
 //
-// The prompt's path enters each file once, downward: the handler
-// (elevation.go), this file's elevationCaller (the token check's slot, read
-// once through caller), the body's decode, then pam.Ingest, which refuses,
-// counts, decides and writes.
+// The prompt's path enters the package once: the handler (elevation.go),
+// elevationCaller, the token check's slot (read once through caller), then
+// the window's admission, the body's decode and pam.Ingest, none of which
+// calls back into this package.
 
 // heartbeatPattern is the ServeMux pattern of the heartbeat, the one token
 // route that does not count against the ingest window (and so does not read
