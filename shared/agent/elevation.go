@@ -11,9 +11,9 @@ import (
 )
 
 // Elevations records and decides the elevation prompts agents report;
-// pam.Service satisfies it. Ingest settles the request's count c (a full
-// window, a refused body, a failed ingest, or the count in its transaction)
-// and returns the event's send, or nil.
+// pam.Service satisfies it. Ingest settles the prompt's count c (counted on
+// its own when the body or the ingest is refused, else in the ingest's
+// transaction) and returns the event's send, or nil.
 type Elevations interface {
 	Ingest(ctx context.Context, a *device.Agent, in pam.IngestInput, body error, c *ratelimit.Pending) (*pam.Ingested, func(context.Context), error)
 	// ForAgent reads one of device deviceID's requests (another device's is
@@ -23,13 +23,14 @@ type Elevations interface {
 
 // ElevationHandler serves POST /agents/:id/elevation-requests (agent token
 // of that device only; body at most 32 KB; 600 a minute per device: a full
-// window is refused whatever the body, see meter.go).
+// window is refused before the body is read, see meter.go).
 //
-// DynamoDB calls: 4 (BatchGetItem of the agent row and the device's ingest
-// window; Query of the organization's PAM# rows; one transaction: request,
-// audit, outbox and the window's count, see meter.go; the outbox row's clear
-// after the event's SQS send). A prompt that loses a race on its device's
-// window makes 2 more (its own count, the transaction again).
+// The prompt reads the agent row and the device's ingest window together
+// (the token check), then the organization's PAM# rows, and writes one
+// transaction: the request, its audit record, its outbox row and the
+// window's count; the outbox row is cleared after the event's SQS send. A
+// prompt that loses a race on its device's window counts on its own and
+// writes the transaction again (ratelimit.Pending.Settle).
 //
 // The event is sent before the answer, like every route's: Lambda freezes the
 // process after a response, so nothing runs after it. The mobile approval
@@ -48,8 +49,9 @@ func (h *ElevationHandler) Routes(rt *httpapi.Router) {
 }
 
 // get answers the status of one of the device's own requests: how an agent
-// without a live channel learns a human's decision. 3 DynamoDB calls: agent
-// row, the ingest limit (600 a minute per device), the request.
+// without a live channel learns a human's decision. It reads the agent row
+// (with the window), counts against the ingest limit (600 a minute per
+// device) and reads the request.
 func (h *ElevationHandler) get(r *http.Request) (*pam.AgentView, error) {
 	a, err := h.Svc.ingest(r.Context(), r.PathValue("id"))
 	if err != nil {

@@ -17,22 +17,18 @@ import (
 // The token check of every ingest route reads the agent row and the window
 // row in one BatchGetItem, so a count knows the row and is one conditional
 // write even when it makes the row or rebases it (Limiter.CountFrom).
-// Elevation ingest (the hot route, 4 calls: see elevation.go) folds the count
-// into calls it makes anyway: elevationCaller hands pam.Ingest the window as
-// read, as a ratelimit.Pending, and pam.Ingest settles it. A full window is
-// refused from the row read (429, no write), the ingest's one transaction
-// carries the count's conditional write (ratelimit.Limiter.CountWrite, which
-// also makes a new row or rebases one from the row read), and when that
-// write fails its condition (the window filled or the row changed in
-// between) the request counts on its own (CountOn: exact, 429 when the
-// window is full) and commits again without the count. A request refused
-// after authentication (a bad body, a failed store) is counted on its own,
-// so every authenticated request counts once.
+// Elevation ingest (the hot route) folds the count into the write it makes
+// anyway: elevationCaller admits the prompt from the window as read
+// (ratelimit.Limiter.Open: a full window is 429 there, before the body is
+// read, and nothing is written), and pam.Ingest settles the admitted count
+// once (ratelimit.Pending.Settle): in its transaction, or on its own when the
+// prompt is refused (a bad body, a failed store) or loses a race on the
+// window, so every authenticated request counts once.
 //
-// The prompt's path enters each file once, downward: the handler
-// (elevation.go), this file's elevationCaller (the token check's slot, read
-// once through caller), the body's decode, then pam.Ingest, which refuses,
-// counts, decides and writes.
+// The prompt's path enters the package once: the handler (elevation.go),
+// elevationCaller, the token check's slot (read once through caller), then
+// the window's admission, the body's decode and pam.Ingest, none of which
+// calls back into this package.
 
 // heartbeatPattern is the ServeMux pattern of the heartbeat, the one token
 // route that does not count against the ingest window (and so does not read
@@ -78,11 +74,11 @@ func (s *Service) count(ctx context.Context, id string, sl *slot) error {
 }
 
 // elevationCaller is the preamble of elevation ingest: the authenticated
-// agent of device id, and the count pending on the window read with its row,
-// which pam.Ingest settles. Its key comes first and nothing of this file
-// follows the token check, so the prompt's path enters the file once.
+// agent of device id, and its prompt's count, admitted from the window the
+// token check read (429 when full, before the body is read), which
+// pam.Ingest settles. The token check's slot is read first and nothing of
+// this file follows it, so the prompt's path enters the package once.
 func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent, *ratelimit.Pending, error) {
-	c := &ratelimit.Pending{Limiter: s.Limits, Key: windowKey(id), Rule: ratelimit.AgentIngest}
 	a, sl, err := s.caller(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -90,8 +86,13 @@ func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent
 	// The window is read with the token on every route but the heartbeat.
 	// Outside the router it was not: taken as absent, its count's write then
 	// fails on a row that exists, and the count goes on as after any race.
+	var read store.Item
 	if sl != nil && sl.windowRead {
-		c.Read, sl.windowRead = sl.window, false
+		read, sl.windowRead = sl.window, false
+	}
+	c, err := s.Limits.Open(ratelimit.BucketKey(ratelimit.AgentIngest, id), ratelimit.AgentIngest, read)
+	if err != nil {
+		return nil, nil, err
 	}
 	return a, c, nil
 }

@@ -317,6 +317,7 @@ func (s *Service) ChannelHeartbeat(ctx context.Context, a *device.Agent, frame [
 // device id, with its row, and the slot in which the token check left what it
 // read (nil for a caller outside the router).
 func (s *Service) caller(ctx context.Context, id string) (*device.Agent, *slot, error) {
+	sl := slotFrom(ctx)
 	p, err := authz.Authenticated(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -324,7 +325,6 @@ func (s *Service) caller(ctx context.Context, id string) (*device.Agent, *slot, 
 	if p.Kind != authz.KindAgent || p.DeviceID != id {
 		return nil, nil, ErrToken
 	}
-	sl := slotFrom(ctx)
 	if sl != nil && sl.agent != nil {
 		return sl.agent, sl, nil
 	}

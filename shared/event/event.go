@@ -18,14 +18,10 @@
 package event
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
 
 	"github.com/gale-rmm/gale/shared/clock"
@@ -70,76 +66,4 @@ func New(clk clock.Clock, typ, orgID string, data any) (*Pending, error) {
 // Write is the outbox write to add to the change's transaction.
 func (p *Pending) Write() *store.Write {
 	return outbox{}.putWrite(p.pk, p.sk, p.body)
-}
-
-// Publisher commits changes with their events and sends them.
-type Publisher struct {
-	Store    *store.Store
-	SQS      *sqs.Client
-	QueueURL string
-}
-
-// Commit adds the events' outbox writes to tx, commits it, then sends the events.
-// A send failure after the commit is logged, not returned: the change happened and
-// the sweeper will send the event.
-func (p *Publisher) Commit(ctx context.Context, tx *store.Tx, events ...*Pending) error {
-	for _, e := range events {
-		tx.Add(e.Write())
-	}
-	if err := p.Store.Commit(ctx, tx); err != nil {
-		return err
-	}
-	for _, e := range events {
-		if err := p.send(ctx, e.pk, e.sk, e.body, ""); err != nil {
-			slog.WarnContext(ctx, "event left in outbox", "event", e.Event.Type, "eventId", e.Event.ID, "err", err)
-		}
-	}
-	return nil
-}
-
-// Raise publishes events that accompany no other write.
-func (p *Publisher) Raise(ctx context.Context, events ...*Pending) error {
-	return p.Commit(ctx, &store.Tx{}, events...)
-}
-
-func (p *Publisher) send(ctx context.Context, pk, sk, body, leaseID string) error {
-	if p.QueueURL == "" {
-		return fmt.Errorf("event: no queue configured")
-	}
-	if _, err := p.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(p.QueueURL), MessageBody: aws.String(body)}); err != nil {
-		return fmt.Errorf("event: send: %w", err)
-	}
-	if err := (outbox{st: p.Store}).clear(ctx, pk, sk, leaseID); err != nil {
-		return fmt.Errorf("event: clear outbox: %w", err)
-	}
-	return nil
-}
-
-// Drain sends outbox items older than grace (so in-flight requests finish their
-// own sends first), shard by shard, and returns how many it sent. Each item is
-// leased before it is sent, so drains that overlap send it once.
-func (p *Publisher) Drain(ctx context.Context, grace time.Duration) (int, error) {
-	ob := outbox{st: p.Store}
-	sent := 0
-	for i := range Shards {
-		now := p.Store.Clock.Now()
-		items, err := ob.due(ctx, i, clock.Stamp(now.Add(-grace)))
-		if err != nil {
-			return sent, fmt.Errorf("event: drain: %w", err)
-		}
-		for _, it := range items {
-			id, ok, err := ob.lease(ctx, it, p.Store.Clock.Now(), LeaseFor)
-			if err != nil {
-				return sent, fmt.Errorf("event: drain: lease: %w", err)
-			}
-			if !ok {
-				continue // sent or being sent by another drain
-			}
-			if err := p.send(ctx, it.PK, it.SK, it.Body, id); err != nil {
-				return sent, err
-			}
-			sent++
-		}
-	}
-	return sent, nil
 }

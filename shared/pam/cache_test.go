@@ -95,3 +95,33 @@ func TestIngestCountsEveryAuthenticatedRequest(t *testing.T) {
 	ghost := dev{id: "0190a000-0000-7000-8000-000000000001", tok: d.tok}
 	fixture.ExpectError(t, ingest(t, w, ghost, prompt("u", `C:\a.exe`)), http.StatusUnauthorized, "unauthorized")
 }
+
+// TestFullWindowIsRefusedFromTheTokenRead: a device whose ingest window is
+// full is refused by the token check's read alone (the one BatchGetItem), 429
+// whatever the body (valid, invalid, undecodable), and neither its window
+// nor anything else is written.
+func TestFullWindowIsRefusedFromTheTokenRead(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := newDevice(t, w, w.A.ID, "", "full")
+	k := ratelimit.BucketKey(ratelimit.AgentIngest, d.id)
+	l := ratelimit.Limiter{St: w.Env.Store, Clock: w.Env.Clock}
+	if err := l.Seed(context.Background(), k, ratelimit.AgentIngest, ratelimit.AgentIngest.Limit); err != nil {
+		t.Fatal(err)
+	}
+	before := fixture.Scan(t, w.Env)
+	for _, body := range []map[string]any{
+		prompt("u", `C:\a.exe`),
+		{"subject_username": "u"},
+		{"subject_username": "u", "target_executable_path": `C:\a.exe`, "user": "x"},
+	} {
+		res := ingest(t, w, d, body)
+		fixture.ExpectError(t, res, http.StatusTooManyRequests, "rate_limited")
+		if res.DBCalls != 1 {
+			t.Fatalf("a full window's refusal made %d DynamoDB calls, want the token check's 1", res.DBCalls)
+		}
+	}
+	if after := fixture.Scan(t, w.Env); after != before {
+		t.Fatal("a refusal of a full window wrote")
+	}
+}

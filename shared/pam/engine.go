@@ -1,12 +1,12 @@
 package pam
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/pam/policy"
+	"github.com/gale-rmm/gale/shared/store"
 )
 
 // This file adapts the stored records to the pure engine (shared/pam/policy):
@@ -153,13 +153,10 @@ func (c *chainCache) put(key string, version int64, ch *policy.Chain) {
 	c.m[key] = cachedChain{version: version, chain: ch}
 }
 
-// chain is orgID's compiled decision chain, from its PAM# rows read now (one
-// Query), compiled again only when their version is not the cached one.
-func (s *Service) chain(ctx context.Context, orgID string) (*policy.Chain, error) {
-	items, v, err := s.St.policyRows(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
+// chain is orgID's compiled decision chain, from its PAM# rows items as read
+// now at version v (Store.policyRows), compiled again only when v is not the
+// cached version.
+func (s *Service) chain(orgID string, items []store.Item, v int64) (*policy.Chain, error) {
 	key := s.St.St.Table + "|" + orgID
 	if v > 0 {
 		if c := chains.get(key, v); c != nil {

@@ -93,9 +93,6 @@
 package pam
 
 import (
-	"fmt"
-	"hash/fnv"
-
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -212,27 +209,6 @@ func (r *Request) site() string {
 		return ""
 	}
 	return *r.SiteID
-}
-
-// RequestKeys are the primary and GSI1 keys of request id of orgID.
-func RequestKeys(orgID, id string) store.Keys {
-	return store.OrgRows[Request]{Kind: "ELEV"}.Keys(orgID, id)
-}
-
-func shard(id string) string {
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return fmt.Sprintf("%02d", h.Sum32()%shards)
-}
-
-// expiryKeys index a request that expires at expiresAt.
-func expiryKeys(orgID, id, expiresAt string) (string, string) {
-	return "ELEVEXP#" + shard(id), expiresAt + "#" + orgID + "#" + id
-}
-
-// pendingKeys index a pending request by requestedAt.
-func pendingKeys(orgID, id, requestedAt string) (string, string) {
-	return "ELEVPEND#" + shard(id), requestedAt + "#" + orgID + "#" + id
 }
 
 // TimeWindow is a rule's active window.

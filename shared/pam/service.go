@@ -487,17 +487,6 @@ func (s *Service) eventData(r *Request, status string, extra map[string]any) map
 	return EventData(r, status, extra)
 }
 
-// EventData is the data of an elevation.* event about r, now in status.
-func EventData(r *Request, status string, extra map[string]any) map[string]any {
-	d := map[string]any{"elevationRequestId": r.ID, "deviceId": r.DeviceID, "siteId": r.SiteID, "flowType": r.FlowType,
-		"status": status, "subjectUsername": r.SubjectUsername, "targetExecutablePath": r.TargetExecutablePath,
-		"targetExecutableSigner": r.TargetExecutableSigner, "requestedAt": r.RequestedAt}
-	for k, v := range extra {
-		d[k] = v
-	}
-	return d
-}
-
 // ---- expiry (the sweeper) -----------------------------------------------------
 
 // Expire moves approved, auto_approved and actuating requests past expiresAt,

@@ -126,41 +126,6 @@ func (s Store) StalePending(ctx context.Context, n int, cutoff time.Time) ([]Req
 	return out, nil
 }
 
-// ---- elevation request lists ------------------------------------------------
-
-// OrgListPK is the GSI4 partition of orgID's elevation requests before its
-// part: the requests in status st are in OrgListPK(orgID)+"#"+listPart(st).
-func OrgListPK(orgID string) string { return store.OrgPK(orgID) + "#ELEV" }
-
-// PartnerListPK is the GSI3 partition of partnerID's elevation requests
-// before its part (as OrgListPK).
-func PartnerListPK(partnerID string) string { return store.PartnerPK(partnerID) + "#ELEV" }
-
-// partLive is the list part of the statuses a request leaves within a day
-// (pending, approved, auto_approved, actuating: the sweeper expires them), so
-// that part holds the live requests only, never history.
-const partLive = "LIVE"
-
-// listParts are the parts of an organization's (or partner's) list: the live
-// requests, and one per final status, which history fills.
-var listParts = []string{partLive, StatusDenied, StatusExpired, StatusRevoked}
-
-// listPart is the list part of the requests in status st.
-func listPart(st string) string {
-	switch st {
-	case StatusDenied, StatusExpired, StatusRevoked:
-		return st
-	}
-	return partLive
-}
-
-// listSK is r's sort key in its list partitions: newest first by requestedAt
-// (read descending; ties by id ascending, store.NewestSK), then its flow type,
-// which the list indexes do not project but the list filters on (listFields).
-func listSK(r *Request) string {
-	return store.NewestSK(r.RequestedAt, r.ID) + "#" + r.FlowType
-}
-
 // listFields reads requestedAt and the flow type of a request decoded from an
 // index row, from its list sort key.
 func listFields(r *Request) (at, flow string) {
@@ -173,21 +138,6 @@ func listFields(r *Request) (at, flow string) {
 		flow = rest[i+1:]
 	}
 	return at, flow
-}
-
-// SetListKeys puts r into the list partitions of its status's part.
-func SetListKeys(r *Request) {
-	k := listKeys(r, r.Status)
-	r.GSI3PK, r.GSI3SK, r.GSI4PK, r.GSI4SK = k.GSI3PK, k.GSI3SK, k.GSI4PK, k.GSI4SK
-}
-
-// listKeys are r's list-index keys in status st.
-func listKeys(r *Request, st string) store.Keys {
-	var k store.Keys
-	part := listPart(st)
-	k.SetList(func(id string) string { return PartnerListPK(id) + "#" + part },
-		func(id string) string { return OrgListPK(id) + "#" + part }, r.PartnerID, r.OrgID, listSK(r))
-	return k
 }
 
 // listMove moves r to the list partitions of status to (every status move
@@ -226,24 +176,6 @@ func Reindex() store.Reindex {
 			}
 			return listKeys(&r, r.Status), nil
 		}}
-}
-
-// CreateRequestWrite stores a new request with the index keys of its status
-// (and, when it is created denied, the ttl its caller set).
-func CreateRequestWrite(r *Request, pendingTTL time.Duration) *store.Write {
-	ttl := r.TTL
-	r.Keys = RequestKeys(r.OrgID, r.ID)
-	r.TTL = ttl
-	SetListKeys(r)
-	switch r.Status {
-	case StatusPending:
-		r.GSI2PK, r.GSI2SK = pendingKeys(r.OrgID, r.ID, r.RequestedAt)
-	case StatusAutoApproved, StatusApproved, StatusActuating:
-		if r.ExpiresAt != nil {
-			r.GSI2PK, r.GSI2SK = expiryKeys(r.OrgID, r.ID, *r.ExpiresAt)
-		}
-	}
-	return store.PutNew(r)
 }
 
 // decisionWrite moves pending request r to approved (expiring at expiresAt)

@@ -154,6 +154,17 @@ func (l Limiter) CountFrom(ctx context.Context, key store.KeyRef, r Rule, read s
 	return l.CountOn(ctx, key, r, also)
 }
 
+// Open admits one event of r on the row at key that its caller read (read;
+// nil when absent): a full window is refused from the row read with 429
+// (retryAfter), nothing written and nothing to settle; otherwise the event
+// is pending, for Pending.Settle (see pending.go).
+func (l Limiter) Open(key store.KeyRef, r Rule, read store.Item) (*Pending, error) {
+	if full, after := l.Full(r, read, l.Clock.Now()); full {
+		return nil, fault.RateLimited(message, after)
+	}
+	return &Pending{limiter: l, key: key, rule: r, read: read}, nil
+}
+
 // fastCount is the one write of a count on a live row: see the package doc.
 func fastCount(key store.KeyRef, limit int, cur, ttl int64, also func(expression.UpdateBuilder) expression.UpdateBuilder) *store.Write {
 	n, m := expression.Name(attrN), expression.Name(attrM)
