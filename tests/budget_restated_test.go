@@ -23,12 +23,7 @@ var restatedBudget = regexp.MustCompile(`(?i)\b(\d+|one|two|three|four|five|six|
 	`|(?m:^#.*\bDynamoDB\s+calls\b)|(?m:^\s*route\s{2,}.*\bcalls\b)|\bcalls\s{2,}what\b`)
 
 // budgetRestatingSkips are the files the check does not read, with the reason.
-var budgetRestatingSkips = map[string]string{
-	"shared/agent/elevation.go": "issue 33: rewritten on branch ingest",
-	"shared/agent/meter.go":     "issue 33: rewritten on branch ingest",
-	"shared/pam/ingest.go":      "issue 33: rewritten on branch ingest",
-	"shared/ratelimit/":         "issue 33: rewritten on branch ingest",
-}
+var budgetRestatingSkips = map[string]string{}
 
 // TestNoRestatedCallBudgets fails when a comment of a non-test Go file under
 // shared/ states a per-request call count again (restatedBudget).
