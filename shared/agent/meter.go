@@ -19,7 +19,7 @@ import (
 // write even when it makes the row or rebases it (Limiter.CountFrom).
 // Elevation ingest (the hot route) folds the count into the write it makes
 // anyway: elevationCaller admits the prompt from the window as read
-// (ratelimit.Limiter.Open: a full window is 429 there, before the body is
+// (ratelimit.Limiter.Admit: a full window is 429 there, before the body is
 // read, and nothing is written), and pam.Ingest settles the admitted count
 // once (ratelimit.Pending.Settle): in its transaction, or on its own when the
 // prompt is refused (a bad body, a failed store) or loses a race on the
@@ -90,7 +90,7 @@ func (s *Service) elevationCaller(ctx context.Context, id string) (*device.Agent
 	if sl != nil && sl.windowRead {
 		read, sl.windowRead = sl.window, false
 	}
-	c, err := s.Limits.Open(ratelimit.BucketKey(ratelimit.AgentIngest, id), ratelimit.AgentIngest, read)
+	c, err := s.Limits.Admit(ratelimit.BucketKey(ratelimit.AgentIngest, id), ratelimit.AgentIngest, read)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,8 +54,6 @@ type Route struct {
 	Handle  Handler
 }
 
-type limitKey struct{}
-
 // capReader lets a reader see at most one byte past a route's cap (so that
 // every reader can tell "over the limit" from "at it"), then ends the body.
 type capReader struct {
@@ -73,12 +71,6 @@ func (c *capReader) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
 	c.left -= int64(n)
 	return n, err
-}
-
-// routeLimit is the body cap of the route serving ctx's request (0 outside one).
-func routeLimit(ctx context.Context) int64 {
-	n, _ := ctx.Value(limitKey{}).(int64)
-	return n
 }
 
 // Handler is an endpoint body: it writes a success response or returns an error

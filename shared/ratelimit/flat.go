@@ -154,11 +154,11 @@ func (l Limiter) CountFrom(ctx context.Context, key store.KeyRef, r Rule, read s
 	return l.CountOn(ctx, key, r, also)
 }
 
-// Open admits one event of r on the row at key that its caller read (read;
+// Admit admits one event of r on the row at key that its caller read (read;
 // nil when absent): a full window is refused from the row read with 429
 // (retryAfter), nothing written and nothing to settle; otherwise the event
 // is pending, for Pending.Settle (see pending.go).
-func (l Limiter) Open(key store.KeyRef, r Rule, read store.Item) (*Pending, error) {
+func (l Limiter) Admit(key store.KeyRef, r Rule, read store.Item) (*Pending, error) {
 	if full, after := l.Full(r, read, l.Clock.Now()); full {
 		return nil, fault.RateLimited(message, after)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Pending is one event of a rule, admitted from its row as its caller read
-// it (Limiter.Open), that the caller counts when its request ends: in the
+// it (Limiter.Admit), that the caller counts when its request ends: in the
 // request's own transaction when it writes one (CountWrite's protocol), on
 // its own when it is refused. Settle counts it, once whichever way the
 // request ends. A nil *Pending is an event counted already: Settle then only

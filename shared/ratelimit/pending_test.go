@@ -54,7 +54,7 @@ func (w pendingWorld) marked(t *testing.T, name string) bool {
 }
 
 // TestOpenRefusesAFullWindowFromTheRead: a full window is 429 from the row as
-// read (Open takes no context: it cannot write), with nothing to settle.
+// read (Admit takes no context: it cannot write), with nothing to settle.
 func TestOpenRefusesAFullWindowFromTheRead(t *testing.T) {
 	w := newPendingWorld(t)
 	for range 3 {
@@ -63,11 +63,11 @@ func TestOpenRefusesAFullWindowFromTheRead(t *testing.T) {
 		}
 	}
 	k := ratelimit.BucketKey(w.rule, "s")
-	p, err := w.l.Open(k, w.rule, rawRow(t, w.env, k))
+	p, err := w.l.Admit(k, w.rule, rawRow(t, w.env, k))
 	if fe, ok := fault.As(err); !ok || fe.Kind != fault.KindRateLimited || fe.RetryAfter < 1 || p != nil {
 		t.Fatalf("open on a full window: %v, %v; want 429 with retryAfter", p, err)
 	}
-	if _, err := w.l.Open(k, w.rule, nil); err != nil {
+	if _, err := w.l.Admit(k, w.rule, nil); err != nil {
 		t.Fatalf("a window read as absent is not full: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func TestSettleCountsOnceWhicheverWayTheRequestEnds(t *testing.T) {
 	k := ratelimit.BucketKey(w.rule, "s")
 	open := func(read store.Item) *ratelimit.Pending {
 		t.Helper()
-		p, err := w.l.Open(k, w.rule, read)
+		p, err := w.l.Admit(k, w.rule, read)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestSettleCountsOnceWhicheverWayTheRequestEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	late, err := w.l.Open(kf, w.rule, rawRow(t, w.env, kf))
+	late, err := w.l.Admit(kf, w.rule, rawRow(t, w.env, kf))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSettleCountsOnceWhicheverWayTheRequestEnds(t *testing.T) {
 
 	// A commit that fails for another cause (marker a exists) counts once.
 	kg := ratelimit.BucketKey(w.rule, "g")
-	failed, err := w.l.Open(kg, w.rule, nil)
+	failed, err := w.l.Admit(kg, w.rule, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

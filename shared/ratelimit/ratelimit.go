@@ -71,7 +71,7 @@
 //
 // The agent's ingest window is a flat row, counted from the row its token
 // check read (CountFrom), or, for elevation ingest, admitted from that row
-// (Limiter.Open: 429 when full, nothing written) and settled once when the
+// (Limiter.Admit: 429 when full, nothing written) and settled once when the
 // request ends (Pending.Settle): in the request's transaction (CountWrite),
 // on its own when the request is refused or the count loses a race. Rows of
 // the older format (a count and a token set per slot) are rebased into the

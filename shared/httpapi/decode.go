@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,16 +18,14 @@ import (
 // MaxBody is the default request body limit (1 MiB); agent ingest uses 32 KB.
 const MaxBody = 1 << 20
 
-// WriteJSON encodes v with status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	if v == nil || status == http.StatusNoContent {
-		return
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+// limitKey carries the body cap of the route serving a request (Route.MaxBody;
+// the router sets it).
+type limitKey struct{}
+
+// routeLimit is the body cap of the route serving ctx's request (0 outside one).
+func routeLimit(ctx context.Context) int64 {
+	n, _ := ctx.Value(limitKey{}).(int64)
+	return n
 }
 
 // Decode reads a JSON object body into v strictly: unknown fields, wrong types,

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -18,6 +19,18 @@ import (
 
 	"github.com/gale-rmm/gale/shared/fault"
 )
+
+// WriteJSON encodes v with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	if v == nil || status == http.StatusNoContent {
+		return
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
 
 // Status maps a fault kind to its HTTP status.
 func Status(k fault.Kind) int {
