@@ -167,3 +167,20 @@ func TestRoleEditAppliesToTheNextRequest(t *testing.T) {
 		t.Fatalf("%d DynamoDB calls, want 1", calls)
 	}
 }
+
+// The hinted role comes with the batch; each custom parent of its chain is
+// read after it, and grants what it grants.
+func TestCustomParentReadAfterTheBatch(t *testing.T) {
+	w := newHintWorld(t)
+	child := putRole(t, w.world, w.owner, uuid.NewString(), authz.AlertsRead)
+	k := role.Key(w.owner, child)
+	if err := w.Env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "parentRoleId", w.r1)); err != nil {
+		t.Fatal(err)
+	}
+	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: child, RoleOwner: w.owner})
+	perms, calls := w.perms(t, c.Token)
+	wantPerms(t, perms, authz.AlertsRead, authz.DevicesRead)
+	if calls != 2 {
+		t.Fatalf("%d DynamoDB calls, want 2 (the batch, then the parent)", calls)
+	}
+}
