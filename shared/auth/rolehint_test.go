@@ -65,29 +65,35 @@ func putRole(t *testing.T, w *world, owner, id string, perms ...authz.Permission
 	return id
 }
 
+// set writes attribute attr of the row at k (a test's shortcut past the
+// services that own the row).
+func (w *hintWorld) set(t *testing.T, k store.KeyRef, attr string, v any) {
+	t.Helper()
+	if err := w.Env.Store.Do(context.Background(), store.Set(k.PK, k.SK, attr, v)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// member is a new member of organization A holding custom role id.
+func (w *hintWorld) member(t *testing.T, id string) fixture.Caller {
+	t.Helper()
+	return fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: id, RoleOwner: w.owner})
+}
+
 // moveTo gives the membership of c in organization A the role id of owner.
 func (w *hintWorld) moveTo(t *testing.T, c fixture.Caller, owner, id string) {
 	t.Helper()
 	k := user.MembershipKey(c.UserID, authz.ScopeOrg, "", w.A.ID)
-	ctx := context.Background()
-	if err := w.Env.Store.Do(ctx, store.Set(k.PK, k.SK, "roleId", id)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Env.Store.Do(ctx, store.Set(k.PK, k.SK, "roleOwner", owner)); err != nil {
-		t.Fatal(err)
-	}
+	w.set(t, k, "roleId", id)
+	w.set(t, k, "roleOwner", owner)
 }
 
-// perms answers c's permissions and the DynamoDB calls authentication made.
-func (w *hintWorld) perms(t *testing.T, token string) ([]any, int) {
+// expect checks that token's caller holds exactly want and that
+// authentication made calls DynamoDB calls (any number when calls < 0).
+func (w *hintWorld) expect(t *testing.T, token string, calls int, want ...authz.Permission) {
 	t.Helper()
 	res := fixture.Expect(t, w.get(t, "/perms", token, ""), 200)
-	perms, _ := res.JSON(t)["perms"].([]any)
-	return perms, res.DBCalls
-}
-
-func wantPerms(t *testing.T, got []any, want ...authz.Permission) {
-	t.Helper()
+	got, _ := res.JSON(t)["perms"].([]any)
 	var ws []any
 	for _, p := range want {
 		ws = append(ws, p.String())
@@ -96,39 +102,32 @@ func wantPerms(t *testing.T, got []any, want ...authz.Permission) {
 	if !slices.Equal(got, ws) {
 		t.Fatalf("permissions %v, want %v", got, ws)
 	}
+	if calls >= 0 && res.DBCalls != calls {
+		t.Fatalf("%d DynamoDB calls, want %d", res.DBCalls, calls)
+	}
 }
 
 // A custom role's row is read in the authentication's one BatchGetItem, with
 // the profile, session and membership, when the token's hint names it.
 func TestCustomRoleReadInTheBatch(t *testing.T) {
 	w := newHintWorld(t)
-	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: w.r1, RoleOwner: w.owner})
-	perms, calls := w.perms(t, c.Token)
-	wantPerms(t, perms, authz.DevicesRead)
-	if calls != 1 {
-		t.Fatalf("%d DynamoDB calls, want 1 (the role in the batch)", calls)
-	}
+	w.expect(t, w.member(t, w.r1).Token, 1, authz.DevicesRead)
 }
 
 // The membership, not the token, says which role applies: a token issued
 // while the membership held r1 gets r2's permissions once the membership
-// holds r2, and a system role's once it holds one.
+// holds r2 (r2 read after the batch), and a system role's once it holds one.
 func TestHintYieldsToTheMembership(t *testing.T) {
 	w := newHintWorld(t)
-	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: w.r1, RoleOwner: w.owner})
+	c := w.member(t, w.r1)
 	w.moveTo(t, c, w.owner, w.r2)
-	perms, calls := w.perms(t, c.Token)
-	wantPerms(t, perms, authz.SitesRead)
-	if calls != 2 {
-		t.Fatalf("%d DynamoDB calls, want 2 (r2 read after the membership)", calls)
-	}
+	w.expect(t, c.Token, 2, authz.SitesRead)
 	w.moveTo(t, c, role.SystemOwner, role.OrgViewerID)
-	perms, _ = w.perms(t, c.Token)
 	viewer, _, _, err := role.Store{}.Effective(context.Background(), role.SystemOwner, role.OrgViewerID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPerms(t, perms, slices.Collect(maps.Keys(viewer))...)
+	w.expect(t, c.Token, 1, slices.Collect(maps.Keys(viewer))...)
 }
 
 // A hint naming a role of another owner is ignored even when the role ids
@@ -137,7 +136,7 @@ func TestHintOfAnotherOwnerIsIgnored(t *testing.T) {
 	w := newHintWorld(t)
 	other := role.OrgOwner(fixture.Org(t, w.Env, w.PX.ID, "Beta").ID)
 	putRole(t, w.world, other, w.r2, authz.DevicesRead, authz.AlertsRead)
-	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: w.r2, RoleOwner: w.owner})
+	c := w.member(t, w.r2)
 	pair, sw, err := w.Env.Sessions.Start(c.UserID, session.Claims{Scope: authz.ScopeOrg, OrgID: w.A.ID,
 		Role: &session.RoleHint{Owner: other, ID: w.r2}}, "127.0.0.1", "test")
 	if err != nil {
@@ -146,41 +145,24 @@ func TestHintOfAnotherOwnerIsIgnored(t *testing.T) {
 	if err := w.Env.Store.Do(context.Background(), sw); err != nil {
 		t.Fatal(err)
 	}
-	perms, _ := w.perms(t, pair.AccessToken)
-	wantPerms(t, perms, authz.SitesRead)
+	w.expect(t, pair.AccessToken, -1, authz.SitesRead)
 }
 
 // The role's row is read on every request: an edit of r1's permissions
 // applies to the next request made with a token issued before it.
 func TestRoleEditAppliesToTheNextRequest(t *testing.T) {
 	w := newHintWorld(t)
-	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: w.r1, RoleOwner: w.owner})
-	perms, _ := w.perms(t, c.Token)
-	wantPerms(t, perms, authz.DevicesRead)
-	k := role.Key(w.owner, w.r1)
-	if err := w.Env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "permissions", []string{authz.SitesRead.String()})); err != nil {
-		t.Fatal(err)
-	}
-	perms, calls := w.perms(t, c.Token)
-	wantPerms(t, perms, authz.SitesRead)
-	if calls != 1 {
-		t.Fatalf("%d DynamoDB calls, want 1", calls)
-	}
+	c := w.member(t, w.r1)
+	w.expect(t, c.Token, 1, authz.DevicesRead)
+	w.set(t, role.Key(w.owner, w.r1), "permissions", []string{authz.SitesRead.String()})
+	w.expect(t, c.Token, 1, authz.SitesRead)
 }
 
 // The hinted role comes with the batch; each custom parent of its chain is
-// read after it, and grants what it grants.
+// read after it (one more call), and grants what it grants.
 func TestCustomParentReadAfterTheBatch(t *testing.T) {
 	w := newHintWorld(t)
 	child := putRole(t, w.world, w.owner, uuid.NewString(), authz.AlertsRead)
-	k := role.Key(w.owner, child)
-	if err := w.Env.Store.Do(context.Background(), store.Set(k.PK, k.SK, "parentRoleId", w.r1)); err != nil {
-		t.Fatal(err)
-	}
-	c := fixture.User(t, w.Env, fixture.Member{Scope: authz.ScopeOrg, OrgID: w.A.ID, RoleID: child, RoleOwner: w.owner})
-	perms, calls := w.perms(t, c.Token)
-	wantPerms(t, perms, authz.AlertsRead, authz.DevicesRead)
-	if calls != 2 {
-		t.Fatalf("%d DynamoDB calls, want 2 (the batch, then the parent)", calls)
-	}
+	w.set(t, role.Key(w.owner, child), "parentRoleId", w.r1)
+	w.expect(t, w.member(t, child).Token, 2, authz.AlertsRead, authz.DevicesRead)
 }
