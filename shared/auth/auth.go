@@ -2,10 +2,20 @@
 // bearer JWTs, API keys (X-API-Key, which wins when both are sent) and agent
 // tokens, and builds the authz.Principal every service method checks.
 //
-// A bearer request costs one BatchGetItem (profile, session, membership) plus one
-// GetItem per role of the inheritance chain (usually one), so a disabled user, a
-// revoked session or a removed membership is refused at once, not when the
-// 15-minute access token expires.
+// A bearer request reads the profile, the session and the membership in one
+// BatchGetItem, so a disabled user, a revoked session or a removed membership
+// is refused at once, not when the 15-minute access token expires. The role
+// the membership names is read on every request too (an edit of its
+// permissions applies to the next request): a system role is code; a custom
+// role's row comes in the same batch when the token's role hint
+// (session.RoleHint) names it, and is read after the membership when the
+// membership names another role than the hint (the membership's role was
+// changed since the token was issued: until the next sign-in, switch or
+// refresh, which re-issue the hint from the membership) or the token has no
+// hint. Each custom parent of the chain is one more read after the batch.
+//
+// The hint only chooses what to prefetch: the permissions are those of the
+// role the membership names, whatever the token says.
 package auth
 
 import (
@@ -170,6 +180,9 @@ func (a *Authenticator) Load(ctx context.Context, c *session.Claims) (*authz.Pri
 	if c.Scope != authz.ScopeNone {
 		mk = user.MembershipKey(uid, c.Scope, c.PartnerID, c.OrgID)
 		refs = append(refs, mk)
+		if h := c.Role; h != nil && h.Owner != role.SystemOwner {
+			refs = append(refs, role.Key(h.Owner, h.ID))
+		}
 	}
 	items, err := a.St.BatchGet(ctx, refs...)
 	if err != nil {
@@ -198,26 +211,50 @@ func (a *Authenticator) Load(ctx context.Context, c *session.Claims) (*authz.Pri
 		Scope: c.Scope, MFA: c.MFA, IdP: c.IdP, Perms: authz.Set{}}
 	force := false
 	if c.Scope != authz.ScopeNone {
-		mi, ok := items[mk.PK+"|"+mk.SK]
-		if !ok {
-			return nil, false, false, ErrSessionRevoked
-		}
-		var m user.Membership
-		if err := store.Unmarshal(mi, &m); err != nil {
+		if force, err = a.member(ctx, p, c, items, mk); err != nil {
 			return nil, false, false, err
 		}
-		if !m.Active() {
-			// Suspended by its tenant, or an invitation not yet accepted.
-			return nil, false, false, ErrDisabled
-		}
-		p.PartnerID, p.OrgID, p.OrgAccess, p.OrgIDs = m.PartnerID, m.OrgID, m.OrgAccess, m.OrgIDs
-		p.SiteIDs, p.DeviceGroupIDs, p.RoleID = m.SiteIDs, m.GroupIDs, m.RoleID
-		perms, f, _, err := a.Roles.Effective(ctx, m.RoleOwner, m.RoleID)
-		if err != nil {
-			return nil, false, false, err
-		}
-		p.Perms, force = perms, f
 	}
 	p.ForceMFA = force
 	return p, force, u.TOTPEnrolled(), nil
+}
+
+// member fills p from the membership at mk and its role chain, read from
+// items (the authentication's batch) where they are there, and returns
+// whether the role forces MFA. The membership is the authority on the role:
+// the row of the claims' role hint is used only when the membership still
+// names that role.
+func (a *Authenticator) member(ctx context.Context, p *authz.Principal, c *session.Claims, items map[string]store.Item, mk store.KeyRef) (bool, error) {
+	mi, ok := items[mk.PK+"|"+mk.SK]
+	if !ok {
+		return false, ErrSessionRevoked
+	}
+	var m user.Membership
+	if err := store.Unmarshal(mi, &m); err != nil {
+		return false, err
+	}
+	if !m.Active() {
+		// Suspended by its tenant, or an invitation not yet accepted.
+		return false, ErrDisabled
+	}
+	p.PartnerID, p.OrgID, p.OrgAccess, p.OrgIDs = m.PartnerID, m.OrgID, m.OrgAccess, m.OrgIDs
+	p.SiteIDs, p.DeviceGroupIDs, p.RoleID, p.RoleOwner = m.SiteIDs, m.GroupIDs, m.RoleID, m.RoleOwner
+	// EffectiveFrom uses the hinted row only if it is the row of the role the
+	// membership names (the same key); otherwise it reads that role.
+	var first *role.Role
+	if h := c.Role; h != nil {
+		rk := role.Key(h.Owner, h.ID)
+		if ri, ok := items[rk.PK+"|"+rk.SK]; ok {
+			first = &role.Role{}
+			if err := store.Unmarshal(ri, first); err != nil {
+				return false, err
+			}
+		}
+	}
+	perms, force, _, err := a.Roles.EffectiveFrom(ctx, m.RoleOwner, m.RoleID, first)
+	if err != nil {
+		return false, err
+	}
+	p.Perms = perms
+	return force, nil
 }

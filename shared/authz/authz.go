@@ -65,10 +65,13 @@ type Principal struct {
 	SiteIDs        []string
 	DeviceGroupIDs []string
 
-	RoleID   string
-	RoleName string
-	Perms    Set
-	ForceMFA bool
+	RoleID string
+	// RoleOwner is the owner of RoleID as the membership names it (a user's
+	// session only): a session started from this one carries its role hint.
+	RoleOwner string
+	RoleName  string
+	Perms     Set
+	ForceMFA  bool
 	// MFA is true when the access token was issued after a second factor.
 	MFA bool
 	// IdP is the SSO provider whose sign-in opened the session ("" for a

@@ -77,7 +77,24 @@ type Grant struct {
 // Effective resolves a role and its parent chain: the permission set, whether
 // any role of the chain forces MFA, and each grant with its source.
 func (s Store) Effective(ctx context.Context, owner, id string) (authz.Set, bool, []Grant, error) {
-	return effective(owner, id, func(owner, id string) (*Role, error) { return s.Get(ctx, owner, id) })
+	return s.EffectiveFrom(ctx, owner, id, nil)
+}
+
+// EffectiveFrom is Effective with the chain's first role already read (first,
+// e.g. in authentication's batch; nil to read it). first is used only when it
+// the row of role id of owner (its key), so a row read for another role is
+// never mistaken for it; custom parents are still read one call each.
+func (s Store) EffectiveFrom(ctx context.Context, owner, id string, first *Role) (authz.Set, bool, []Grant, error) {
+	if k := keys(owner, id); first != nil && (first.PK != k.PK || first.SK != k.SK) {
+		first = nil
+	}
+	return effective(owner, id, func(o, i string) (*Role, error) {
+		if r := first; r != nil {
+			first = nil // the first role of the chain only
+			return r, nil
+		}
+		return s.Get(ctx, o, i)
+	})
 }
 
 // effective walks the chain from role id of owner, reading each role with get.

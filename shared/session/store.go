@@ -34,7 +34,8 @@ type Session struct {
 	PartnerID string      `dynamodbav:"partnerId,omitempty"`
 	OrgID     string      `dynamodbav:"orgId,omitempty"`
 	MFA       bool        `dynamodbav:"mfa"`
-	IdP       string      `dynamodbav:"idp,omitempty"` // Claims.IdP
+	IdP       string      `dynamodbav:"idp,omitempty"`  // Claims.IdP
+	Role      *RoleHint   `dynamodbav:"role,omitempty"` // Claims.Role: refresh re-issues it
 	IPAddress string      `dynamodbav:"ipAddress,omitempty"`
 	UserAgent string      `dynamodbav:"userAgent,omitempty"`
 	CreatedAt string      `dynamodbav:"createdAt"`
@@ -67,7 +68,7 @@ func Key(userID, sessionID string) store.KeyRef {
 
 // Claims returns the access-token claims the session carries.
 func (s *Session) Claims() Claims {
-	return Claims{SessionID: s.ID, Scope: s.Scope, PartnerID: s.PartnerID, OrgID: s.OrgID, MFA: s.MFA, IdP: s.IdP}
+	return Claims{SessionID: s.ID, Scope: s.Scope, PartnerID: s.PartnerID, OrgID: s.OrgID, MFA: s.MFA, IdP: s.IdP, Role: s.Role}
 }
 
 // Live reports whether the session may still be used at now, given the user's
@@ -127,7 +128,7 @@ func (m *Manager) Start(userID string, c Claims, ip, ua string) (Pair, *store.Wr
 	s := Session{
 		Keys: store.Keys{PK: k.PK, SK: k.SK, TTL: store.TTL(exp.Add(24 * time.Hour))},
 		ID:   sid, UserID: userID, TokenHash: hash, Scope: c.Scope, PartnerID: c.PartnerID, OrgID: c.OrgID, MFA: c.MFA, IdP: c.IdP,
-		IPAddress: ip, UserAgent: ua, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp),
+		Role: c.Role, IPAddress: ip, UserAgent: ua, CreatedAt: clock.Stamp(now), ExpiresAt: clock.Stamp(exp),
 	}
 	c.SessionID = sid
 	access, err := m.Signer.Issue(userID, c)
@@ -156,7 +157,8 @@ func ParseRefresh(token string) (userID, sessionID string, ok bool) {
 }
 
 // Rotate spends token on session s (read by the caller with the user) for the
-// client fingerprinted by client and returns a fresh pair. A token already
+// client fingerprinted by client and returns a fresh pair, storing s.Role
+// (the caller may have renewed it from the membership). A token already
 // spent revokes the family, except the same client's double-submit within
 // RaceGrace, which is a lost race (409).
 func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *bool, client string) (Pair, error) {
@@ -187,6 +189,13 @@ func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *boo
 		Set(expression.Name("rotations"), expression.Name("rotations").Plus(expression.Value(1))).
 		Set(expression.Name("rotatedAt"), expression.Value(clock.Stamp(m.Clock.Now()))).
 		Set(expression.Name("rotatedBy"), expression.Value(client))
+	// The role hint as the caller found the membership (Claims.Role), in the
+	// same write.
+	if s.Role != nil {
+		upd = upd.Set(expression.Name("role"), expression.Value(s.Role))
+	} else {
+		upd = upd.Remove(expression.Name("role"))
+	}
 	live := store.Is("tokenHash", h).And(expression.Name("revokedAt").AttributeNotExists())
 	if err := m.St.Do(ctx, store.Change(k.PK, k.SK, upd).When(live)); err != nil {
 		if errors.Is(err, store.ErrConditionFailed) {

@@ -13,9 +13,17 @@
 //
 // Rows: USER#<uid> / SESSION#<sid> {tokenHash (SHA-256 of the current refresh
 // token), spent (recent spent hashes), scope claims, mfa, idp (the SSO
-// provider that opened it, kept through refresh), ip, userAgent,
-// createdAt, expiresAt, revokedAt, ttl}. Revoking every session of a user is one
+// provider that opened it, kept through refresh), role (the role hint, kept
+// through refresh), ip, userAgent, createdAt, expiresAt, revokedAt, ttl}. Revoking every session of a user is one
 // write of the user's tokensValidAfter (checked on every request and refresh).
+//
+// Role hint: a session started from a membership whose role is custom carries
+// that role's owner and id (claim `role`, MemberClaims), so that authentication
+// reads the role's row in the batch that reads the membership (shared/auth).
+// It is a hint, never an authority: the membership read on every request names
+// the role that applies, and a hint that differs from it (the membership was
+// moved to another role since the session was issued) is ignored. A system
+// role needs no hint (its definition is code).
 package session
 
 import (
@@ -28,6 +36,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
+	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Audience of every access token.
@@ -51,7 +61,33 @@ type Claims struct {
 	// provider's tenant only (authz.AccountOwner refuses it account-wide
 	// changes). Kept through every refresh.
 	IdP string `json:"idp,omitempty"`
+	// Role is the custom role the session's membership held when the session
+	// was started (nil for a system role or no membership): see the package
+	// section "Role hint". Kept through every refresh.
+	Role *RoleHint `json:"role,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// RoleHint names a custom role by its owner (role.PartnerOwner or
+// role.OrgOwner) and id.
+type RoleHint struct {
+	Owner string `json:"owner" dynamodbav:"owner"`
+	ID    string `json:"id" dynamodbav:"id"`
+}
+
+// HintOf is the hint of role id of owner: nil for a system role, which is
+// never read.
+func HintOf(owner, id string) *RoleHint {
+	if owner == "" || owner == role.SystemOwner || id == "" {
+		return nil
+	}
+	return &RoleHint{Owner: owner, ID: id}
+}
+
+// MemberClaims are the claims of a session in membership m: its scope and
+// tenant, and the hint of its role.
+func MemberClaims(m *user.Membership, mfa bool) Claims {
+	return Claims{Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, MFA: mfa, Role: HintOf(m.RoleOwner, m.RoleID)}
 }
 
 // MarshalJSON writes the claims with `aud` as the single string "gale-api"

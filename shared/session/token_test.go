@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/role"
 )
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
@@ -371,5 +372,40 @@ func TestAudienceIsAString(t *testing.T) {
 	}
 	if aud, ok := claims["aud"].(string); !ok || aud != "gale-api" {
 		t.Fatalf("aud = %#v, want the string gale-api", claims["aud"])
+	}
+}
+
+// The role hint travels as the claim role {owner, id} and comes back from
+// Verify; a system role gives none (the golden tokens, of no hint, are
+// unchanged: the claim is omitted when empty).
+func TestRoleHintClaim(t *testing.T) {
+	_, cur := vectors(t)
+	c := goldenClaims()
+	c.Role = HintOf(role.OrgOwner(c.OrgID), "44444444-4444-4444-8444-444444444444")
+	s := signer(ring(t, cur.Seed, ""), t0)
+	tok, err := s.Issue(subject, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := raw["role"].(map[string]any); h["owner"] != c.Role.Owner || h["id"] != c.Role.ID {
+		t.Fatalf("role claim = %#v", raw["role"])
+	}
+	got, err := s.Verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Role == nil || *got.Role != *c.Role {
+		t.Fatalf("verified role hint = %+v", got.Role)
+	}
+	if h := HintOf(role.SystemOwner, role.OrgAdminID); h != nil {
+		t.Fatalf("system role hinted: %+v", h)
 	}
 }

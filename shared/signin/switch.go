@@ -199,8 +199,7 @@ func (s *Service) Switch(ctx context.Context, membershipID string, c Client) (Re
 	if err := s.switchMFA(ctx, p, u, m); err != nil {
 		return Result{}, err
 	}
-	claims := session.Claims{Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, MFA: p.MFA}
-	pair, start, err := s.Sessions.Start(u.ID, claims, c.IP, c.UserAgent)
+	pair, start, err := s.Sessions.Start(u.ID, session.MemberClaims(m, p.MFA), c.IP, c.UserAgent)
 	if err != nil {
 		return Result{}, err
 	}
