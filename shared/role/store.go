@@ -81,7 +81,7 @@ func (s Store) Effective(ctx context.Context, owner, id string) (authz.Set, bool
 }
 
 // EffectiveFrom is Effective with the chain's first role already read (first,
-// e.g. in authentication's batch; nil to read it). first is used only when it
+// e.g. in authentication's batch; nil to read it). first is used only when it is
 // the row of role id of owner (its key), so a row read for another role is
 // never mistaken for it; custom parents are still read one call each.
 func (s Store) EffectiveFrom(ctx context.Context, owner, id string, first *Role) (authz.Set, bool, []Grant, error) {
