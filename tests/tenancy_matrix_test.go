@@ -161,9 +161,10 @@ func TestTenancyMatrix(t *testing.T) {
 				}
 			}
 		}
-		// Positive control: A's admin reads its own objects, and so does a
-		// custom role holding every read permission, each within the route's
-		// call budget (fixture.Do: a custom role costs authentication a read).
+		// Positive control: A's admin reads its own objects, and so do a
+		// custom role holding every read permission and the callers above A
+		// (its partner's admin and a system admin, naming A), each within the
+		// route's budget (fixture.Do).
 		if op.method == http.MethodGet && !strings.HasPrefix(op.path, "/api/v1/admin/") {
 			q := path
 			if !hasID {
@@ -179,6 +180,19 @@ func TestTenancyMatrix(t *testing.T) {
 			if admin.Status == http.StatusOK && op.path != "/api/v1/audit-logs/export" { // export needs audit:export, not a read
 				if res := w.Call(t, http.MethodGet, q, reader, nil); res.Status != http.StatusOK {
 					t.Errorf("control: %s as A's custom reader: %d %s (A's admin: 200)", q, res.Status, res.Body)
+				}
+			}
+			// Reviews belong to the scope that made them, and system tokens
+			// have none (docs/decisions.md, "Access reviews").
+			if admin.Status == http.StatusOK && !strings.HasPrefix(op.path, "/api/v1/access-reviews") {
+				qa := q
+				if hasID {
+					qa = path + "?orgId=" + w.A.ID
+				}
+				for _, above := range []string{fixture.PXAdmin, fixture.SysAdmin} {
+					if res := w.Call(t, http.MethodGet, qa, above, nil); res.Status != http.StatusOK {
+						t.Errorf("control: %s as %s: %d %s (A's admin: 200)", qa, above, res.Status, res.Body)
+					}
 				}
 			}
 		}
