@@ -340,7 +340,7 @@ func TestSecuritySettings(t *testing.T) {
 
 	t.Run("defaults", func(t *testing.T) {
 		res := fixture.Expect(t, w.call(t, w.orgs, http.MethodGet, path, aViewerWithOrgRead(t, w), nil), http.StatusOK)
-		exactly(t, res, 3) // a custom role: its GetItem is the third call
+		exactly(t, res, 2) // a custom role: its row comes in authentication's batch (session.RoleHint)
 		if got := strings.TrimSpace(string(res.Body)); got != `{"requireMfa":false,"allowedMfaMethods":["totp","sms","passkey"]}` {
 			t.Fatalf("defaults %s", got)
 		}
