@@ -53,9 +53,9 @@ func (w pendingWorld) marked(t *testing.T, name string) bool {
 	return len(items) == 1
 }
 
-// TestOpenRefusesAFullWindowFromTheRead: a full window is 429 from the row as
+// TestAdmitRefusesAFullWindowFromTheRead: a full window is 429 from the row as
 // read (Admit takes no context: it cannot write), with nothing to settle.
-func TestOpenRefusesAFullWindowFromTheRead(t *testing.T) {
+func TestAdmitRefusesAFullWindowFromTheRead(t *testing.T) {
 	w := newPendingWorld(t)
 	for range 3 {
 		if err := w.l.Allow(t.Context(), w.rule, "s"); err != nil {
