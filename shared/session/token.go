@@ -18,8 +18,9 @@
 // write of the user's tokensValidAfter (checked on every request and refresh).
 //
 // Role hint: a session started from a membership whose role is custom carries
-// that role's owner and id (claim `role`, MemberClaims), so that authentication
-// reads the role's row in the batch that reads the membership (shared/auth).
+// that role's owner and id (claim `role`, set by shared/signin's
+// MemberClaims), so that authentication reads the role's row in the batch that
+// reads the membership (shared/auth).
 // It is a hint, never an authority: the membership read on every request names
 // the role that applies, and a hint that differs from it (the membership was
 // moved to another role since the session was issued) is ignored. A system
@@ -36,8 +37,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/gale-rmm/gale/shared/authz"
-	"github.com/gale-rmm/gale/shared/role"
-	"github.com/gale-rmm/gale/shared/user"
 )
 
 // Audience of every access token.
@@ -69,25 +68,11 @@ type Claims struct {
 }
 
 // RoleHint names a custom role by its owner (role.PartnerOwner or
-// role.OrgOwner) and id.
+// role.OrgOwner) and id. The issuers (shared/signin, HintOf and
+// MemberClaims) set it; this package only carries it.
 type RoleHint struct {
 	Owner string `json:"owner" dynamodbav:"owner"`
 	ID    string `json:"id" dynamodbav:"id"`
-}
-
-// HintOf is the hint of role id of owner: nil for a system role, which is
-// never read.
-func HintOf(owner, id string) *RoleHint {
-	if owner == "" || owner == role.SystemOwner || id == "" {
-		return nil
-	}
-	return &RoleHint{Owner: owner, ID: id}
-}
-
-// MemberClaims are the claims of a session in membership m: its scope and
-// tenant, and the hint of its role.
-func MemberClaims(m *user.Membership, mfa bool) Claims {
-	return Claims{Scope: m.Scope, PartnerID: m.PartnerID, OrgID: m.OrgID, MFA: mfa, Role: HintOf(m.RoleOwner, m.RoleID)}
 }
 
 // MarshalJSON writes the claims with `aud` as the single string "gale-api"

@@ -285,7 +285,7 @@ func (s *Service) ChangePassword(ctx context.Context, current, next string, c Cl
 	// instant, so it survives it while every earlier session dies.
 	now := s.Clock.Now()
 	pair, sw, err := s.Sessions.Start(u.ID, session.Claims{Scope: p.Scope, PartnerID: p.PartnerID, OrgID: p.OrgID, MFA: p.MFA,
-		Role: session.HintOf(p.RoleOwner, p.RoleID)},
+		Role: HintOf(p.RoleOwner, p.RoleID)},
 		c.IP, c.UserAgent)
 	if err != nil {
 		return Result{}, err

@@ -512,7 +512,7 @@ func (s *Service) CompleteWith(ctx context.Context, u *user.User, m *user.Member
 func (s *Service) complete(ctx context.Context, u *user.User, m *user.Membership, mfa bool, idp string, c Client, pc ProfileChange, extra ...*store.Write) (Result, error) {
 	claims := session.Claims{MFA: mfa}
 	if m != nil {
-		claims = session.MemberClaims(m, mfa)
+		claims = MemberClaims(m, mfa)
 	}
 	claims.IdP = idp
 	pair, w, err := s.Sessions.Start(u.ID, claims, c.IP, c.UserAgent)
@@ -604,7 +604,7 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 	if m != nil {
 		// The hint follows the membership's role as it is now (a role changed
 		// since the last token is prefetched again from this one on).
-		sess.Role = session.HintOf(m.RoleOwner, m.RoleID)
+		sess.Role = HintOf(m.RoleOwner, m.RoleID)
 	}
 	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil, session.Fingerprint(c.SourceIP, c.UserAgent))
 	if errors.Is(err, session.ErrRefreshRace) || errors.Is(err, session.ErrRefreshReused) {

@@ -55,7 +55,6 @@ import (
 	"github.com/gale-rmm/gale/shared/authz"
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/role"
-	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/store"
 	"github.com/gale-rmm/gale/shared/tenant"
 	"github.com/gale-rmm/gale/shared/user"
@@ -199,7 +198,7 @@ func (s *Service) Switch(ctx context.Context, membershipID string, c Client) (Re
 	if err := s.switchMFA(ctx, p, u, m); err != nil {
 		return Result{}, err
 	}
-	pair, start, err := s.Sessions.Start(u.ID, session.MemberClaims(m, p.MFA), c.IP, c.UserAgent)
+	pair, start, err := s.Sessions.Start(u.ID, MemberClaims(m, p.MFA), c.IP, c.UserAgent)
 	if err != nil {
 		return Result{}, err
 	}
