@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
+
 	"github.com/gale-rmm/gale/shared/fault"
 	"github.com/gale-rmm/gale/shared/store"
 )
@@ -35,7 +38,7 @@ func (p *Pending) Settle(ctx context.Context, refused error, writes []*store.Wri
 	}
 	if refused == nil {
 		tx := (&store.Tx{}).Add(writes...)
-		w := tx.Include(p.limiter.CountWrite(p.key, p.rule, p.read, nil))
+		w := tx.Include(p.limiter.CountWrite(p.key, p.rule, p.read, retoken))
 		err := commit(tx)
 		var te *store.TxError
 		if errors.As(err, &te) && te.FailedOn(w) {
@@ -57,4 +60,13 @@ func (p *Pending) Settle(ctx context.Context, refused error, writes []*store.Wri
 		return err
 	}
 	return refused
+}
+
+// retoken gives a count written in a transaction a fresh write token, as a
+// single write's count gets from the store: a transaction leaves the token
+// as it was, and a rebase is conditional on the token of the row it read, so
+// without it a second rebase of the same read would apply over the first and
+// drop its count (TestTransactionRebasesOfOneReadCountBoth).
+func retoken(u expression.UpdateBuilder) expression.UpdateBuilder {
+	return u.Set(expression.Name(store.TokenAttr), expression.Value(uuid.NewString()))
 }
