@@ -382,7 +382,10 @@ func (w *Write) describe() string {
 }
 
 // TokenAttr is the attribute in which a single-item write leaves its write
-// token (see Do).
+// token (see Do). A transaction's writes leave it as it was (a transaction is
+// idempotent by its client token instead), so a condition on "the token I
+// read" does not see a change made in a transaction unless that write sets a
+// fresh token itself (ratelimit's counts do: Pending.Settle).
 const TokenAttr = "wtok"
 
 // newToken makes a write token (replaced by tests that replay a write).
