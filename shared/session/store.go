@@ -161,7 +161,7 @@ func ParseRefresh(token string) (userID, sessionID string, ok bool) {
 // (the caller may have renewed it from the membership). A token already
 // spent revokes the family, except the same client's double-submit within
 // RaceGrace, which is a lost race (409).
-func (m *Manager) Rotate(ctx context.Context, s *Session, token string, mfa *bool, client string) (Pair, error) {
+func (m *Manager) Rotate(ctx context.Context, s *Session, token string, client string) (Pair, error) {
 	h := hashToken(token)
 	if subtle.ConstantTimeCompare([]byte(h), []byte(s.TokenHash)) != 1 {
 		if slices.Contains(s.Spent, h) {

@@ -606,7 +606,7 @@ func (s *Service) Refresh(ctx context.Context, token string, c Client) (Result, 
 		// since the last token is prefetched again from this one on).
 		sess.Role = HintOf(m.RoleOwner, m.RoleID)
 	}
-	pair, err := s.Sessions.Rotate(ctx, &sess, token, nil, session.Fingerprint(c.SourceIP, c.UserAgent))
+	pair, err := s.Sessions.Rotate(ctx, &sess, token, session.Fingerprint(c.SourceIP, c.UserAgent))
 	if errors.Is(err, session.ErrRefreshRace) || errors.Is(err, session.ErrRefreshReused) {
 		// A spent token came back: a suspicious event either way.
 		actor := audit.Actor{ID: u.ID, Email: u.Email, Type: string(authz.KindUser), IP: c.IP, UserAgent: c.UserAgent}
