@@ -22,7 +22,12 @@ import (
 // Connect records that connection connID of device deviceID opened (its
 // token was checked by the channel's authorizer) and answers the connection
 // it replaced ("" for none), which the caller closes, even when Connect
-// fails after the marker's write (it answers the replaced one then too). The agent row takes
+// fails after the marker's write (it answers the replaced one then too).
+// One case cannot name it: the write applied, its answer was lost, and a
+// newer connect overtook it before the SDK's retry, whose condition then
+// fails on a row that no longer holds what this write replaced. The connect
+// is refused as replaced (ErrReplaced, ""), and the connection left open is
+// closed at its next frame (shared/channel). The agent row takes
 // the channel marker (the connection's end and id: unique even when two
 // connects share a millisecond, as under a fixed clock; it still compares
 // as a time, device.Agent.Connected) in one UpdateItem that also answers the

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/tests/testenv"
+
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/gale-rmm/gale/shared/agent"
@@ -241,11 +243,11 @@ func TestChannelPresence(t *testing.T) {
 }
 
 // TestConcurrentConnects: 20 connections of one offline device opening at
-// once. Every connect succeeds, the device comes online once (one
-// device.online), the marker names
+// once. The device comes online once (one device.online), the marker names
 // a connection whose connect succeeded, and every other connection that
 // opened is closed by the connect that replaced it (each names the one
-// before it, failed or not), so exactly one stays live.
+// before it, failed or not), so exactly one stays live; under lost answers
+// (make test-faults) see the leftovers below.
 func TestConcurrentConnects(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -298,10 +300,25 @@ func TestConcurrentConnects(t *testing.T) {
 	if !opened[live] {
 		t.Fatalf("the marker names %s, whose connect failed", live)
 	}
+	// A connect whose marker applied, whose answer was lost and which a
+	// newer one overtook before the retry cannot name what it replaced (the
+	// row no longer holds it): it is refused, and that connection is left
+	// for its next frame to close (shared/channel's TestUnnamedReplacedConnectionClosesAtItsFrame).
+	// Only a lost answer does this, and each leftover takes one refused connect.
+	var left []string
 	for conn := range opened {
 		if conn != live && !closed[conn] {
-			t.Errorf("%s opened, is not the live one, and was never closed", conn)
+			left = append(left, conn)
 		}
+	}
+	refused := 0
+	for _, err := range errs {
+		if errors.Is(err, agent.ErrReplaced) {
+			refused++
+		}
+	}
+	if faults := testenv.Faults(); len(left) > 0 && (!faults || len(left) > refused) {
+		t.Errorf("%v opened, are not the live one, and were never closed (%d connects refused, fault mode %v)", left, refused, faults)
 	}
 	if closed[live] {
 		t.Errorf("the live connection %s was closed", live)

@@ -45,7 +45,10 @@
 //   - One live connection per device: the marker names it; the newest
 //     connect wins and closes the one it replaced.
 //   - A frame ($default) is served only while the device's marker names its
-//     connection; otherwise it answers the unauthorized error frame.
+//     connection; otherwise the connection is closed (the unauthorized
+//     error frame is its answer), so a replaced connection that its
+//     replacer could not name (a lost answer, Handler.drop) does not
+//     outlive its next frame.
 //   - Commands live on the agent row (device.Agent.Commands), written once
 //     with their id by the request that creates them, which then pushes them
 //     (Pusher, best effort: a failed push leaves the command for the next
@@ -68,7 +71,7 @@
 //	authorizer            agent row GetItem (the token check)
 //	$connect              agent row UpdateItem (the marker, answering the replaced one); when the last-seen key is due: the live row and the agent row's copy; when the device comes online: the presence transaction (device row, agent row, live row, device.online's outbox row), then the outbox clear; an agent row read when either races another change
 //	$disconnect           agent row GetItem; when it names this connection: the transaction with device.offline's outbox row, the outbox clear
-//	$default ping         agent row GetItem (then the re-send of what is pending)
+//	$default ping         agent row GetItem (then the re-send of what is pending; on a connection not the live one, its close)
 //	$default ack          agent row GetItem, agent row UpdateItem (conditional)
 //	$default heartbeat    agent row GetItem, then the HTTP heartbeat's reads and writes after its token check (PAM settings, device update)
 //	a push                agent row GetItem (then PostToConnection)

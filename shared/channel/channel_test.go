@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gale-rmm/gale/shared/clock"
+
 	"github.com/coder/websocket"
 
 	"github.com/gale-rmm/gale/shared/app/agentchannelgroup"
@@ -284,6 +286,40 @@ func TestReconnectMidStreamLosesNothing(t *testing.T) {
 	_, before = n.connect(t, d)
 	if len(before) != 0 {
 		t.Fatalf("everything acknowledged, yet re-sent %v", before)
+	}
+}
+
+// TestUnnamedReplacedConnectionClosesAtItsFrame: a connection whose
+// replacer could not name it (the replacing connect's answer was lost and a
+// newer connect overtook it: agent.Service.Connect) is closed at its next
+// frame, which finds the marker naming another connection. The marker is
+// moved here as that lost write left it, so nothing closed the connection.
+func TestUnnamedReplacedConnectionClosesAtItsFrame(t *testing.T) {
+	n := newNet(t)
+	d := n.device(t, "pc-lost")
+	c, _ := n.connect(t, d)
+	newer := clock.Format(n.Env.Clock.Now().Add(device.ConnectedFor)) + "#lost-answer"
+	if err := n.Env.Store.Do(context.Background(), device.ConnectMarkerWrite(d.id, newer)); err != nil {
+		t.Fatal(err)
+	}
+	send(t, c, map[string]any{"type": "ping"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		_, data, err := c.Read(ctx)
+		if err == nil {
+			if !strings.Contains(string(data), `"code":"unauthorized"`) {
+				t.Fatalf("frame on the replaced connection: %s", data)
+			}
+			continue // the error frame, when it outruns the close
+		}
+		if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+			t.Fatalf("replaced connection after its ping: %v, want closed", err)
+		}
+		break
+	}
+	if a := agentRow(t, n, d.id); a.ChannelUntil != newer {
+		t.Fatalf("marker %q after the replaced connection's close, want %q", a.ChannelUntil, newer)
 	}
 }
 

@@ -209,13 +209,13 @@ func (h *Handler) frame(ctx context.Context, ev events.APIGatewayWebsocketProxyR
 	}
 	a, err := h.Rows.Agent(ctx, deviceID)
 	if device.IsNotFound(err) {
-		return reply(errorFrame(ErrNoConn)), nil
+		return h.drop(ctx, connID), nil
 	}
 	if err != nil {
 		return events.APIGatewayProxyResponse{}, err
 	}
 	if a.ChannelConn() != connID {
-		return reply(errorFrame(ErrNoConn)), nil // replaced, or forgotten
+		return h.drop(ctx, connID), nil // replaced, or forgotten
 	}
 	now := h.Clock.Now()
 	switch in.Type {
@@ -255,6 +255,20 @@ func (h *Handler) resend(ctx context.Context, a *device.Agent, cmds []device.Com
 	if err := h.Push.Post(ctx, a.DeviceID, a.ChannelUntil, frames...); err != nil {
 		h.Log.WarnContext(ctx, "channel: re-send", "deviceId", a.DeviceID, "connId", a.ChannelConn(), "err", err)
 	}
+}
+
+// drop closes connection connID, which is not its device's live one, and
+// answers the unauthorized error frame (delivered only if the close is
+// slower). The connect that replaced a connection closes it, but it cannot
+// always tell which one it replaced: when its marker write applied, its
+// answer was lost, and a newer connect overtook it before the retry, the
+// write's answer (the replaced marker) is gone and the connect is refused as
+// replaced (agent.Service.Connect). The connection it replaced stays open
+// until it speaks: here, at its first frame (agents ping), or at API
+// Gateway's idle timeout if it never does.
+func (h *Handler) drop(ctx context.Context, connID string) events.APIGatewayProxyResponse {
+	h.Push.Close(ctx, connID)
+	return reply(errorFrame(ErrNoConn))
 }
 
 func errorFrame(e *fault.Error) ErrorFrame {

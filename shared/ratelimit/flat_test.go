@@ -3,7 +3,6 @@ package ratelimit_test
 import (
 	"errors"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,7 +239,7 @@ func TestBurstOnANewRowCostsTwoWritesAtMost(t *testing.T) {
 	wg.Wait()
 	// make test-faults: a lost answer may cost an admission and a
 	// recovery read (package doc, "Lost answers"), never one past the limit.
-	faults := os.Getenv("GALE_FAULT_MODE") != ""
+	faults := testenv.Faults()
 	passed := 0
 	for i := range n {
 		if errs[i] == nil {

@@ -151,7 +151,7 @@ func TestNoBoundaryToSplitAcross(t *testing.T) {
 func TestConcurrentCallersShareTheLimitExactly(t *testing.T) {
 	env := testenv.New(t)
 	l := ratelimit.Limiter{St: env.Store, Clock: env.Clock}
-	faults := os.Getenv("GALE_MOTO_DROP_P") != "" || os.Getenv("GALE_FAULT_MODE") != "" // make test-faults sets the latter for the tests
+	faults := os.Getenv("GALE_MOTO_DROP_P") != "" || testenv.Faults()
 	for _, rule := range []ratelimit.Rule{{Name: "c", Limit: 7, Window: time.Hour}, {Name: "d", Limit: 60, Window: time.Minute}} {
 		n := rule.Limit + 40
 		var wg sync.WaitGroup

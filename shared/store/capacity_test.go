@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gale-rmm/gale/shared/store"
+	"github.com/gale-rmm/gale/tests/testenv"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -39,7 +40,14 @@ func sized(t *testing.T, pk string, size int, extra store.Item) store.Item {
 // boundaries: an item of exactly 1 KB and one of a byte more, an index entry
 // written, moved and removed, reads of each consistency, a transaction, and a
 // write its condition refused.
+//
+// Not in the fault pass: a write whose answer is lost is applied again by the
+// SDK's retry, and the bill measured is the second application's (an index
+// key already moved bills as unmoved), which is not what this test holds.
 func TestEmulatorBillsLikeTheSizingRules(t *testing.T) {
+	if testenv.Faults() {
+		t.Skip("the fault pass loses the answers (and bills) of applied writes; the ordinary pass holds the figures")
+	}
 	t.Parallel()
 	st, _ := newStore(t)
 	table := aws.String(st.Table)

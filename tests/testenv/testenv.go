@@ -34,6 +34,11 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
+// Faults reports the fault pass (make test-faults): the emulator loses the
+// answers of some applied writes and throttles some requests, so what a lost
+// answer costs by design (a recovery read, a refused connect) is allowed.
+func Faults() bool { return os.Getenv("GALE_FAULT_MODE") != "" }
+
 // Start is the fixed instant fake clocks begin at.
 var Start = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
