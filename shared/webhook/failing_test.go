@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -159,7 +160,13 @@ func TestReenabledWebhookResumesWithNewEventsOnly(t *testing.T) {
 	w.raiseN(t, 2) // one batch: both read the run at 1 before either wrote
 	w.pump(t)
 	if d := w.detail(t, wh.ID); d.Status != webhook.StatusFailed {
-		t.Fatalf("status %s after 3 failures over an hour", d.Status)
+		run, since, err := webhook.FailRun(t.Context(), w.worker.St, w.a.ID, wh.ID)
+		var outcomes []string
+		for _, dl := range w.deliveries(t, wh.ID, "").Data {
+			outcomes = append(outcomes, fmt.Sprintf("%s/%d at %s", dl.Status, dl.Attempt, dl.CreatedAt))
+		}
+		t.Fatalf("status %s after 3 failures over an hour (run %d since %q %v; receiver saw %d; deliveries %v; now %s)",
+			d.Status, run, since, err, rc.count(), outcomes, w.env.Clock.Now().Format(time.RFC3339Nano))
 	}
 	seen := rc.count()
 

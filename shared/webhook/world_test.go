@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/shared/authz"
+	"github.com/gale-rmm/gale/shared/clock"
 	"github.com/gale-rmm/gale/shared/role"
 	"github.com/gale-rmm/gale/shared/session"
 	"github.com/gale-rmm/gale/shared/tenant"
@@ -141,18 +143,40 @@ func caFile(t testing.TB, rcs ...*receiver) string {
 // clock instead) and records the DelaySeconds each message asked for.
 type recordingQueue struct {
 	inner  webhook.Queue
+	clock  clock.Clock
 	mu     sync.Mutex
-	delays map[string][]int32 // by queue URL
+	delays map[string][]int32  // by queue URL
+	sends  map[string][]string // by queue URL: each send's instant, delay and body
 }
 
 func (q *recordingQueue) Send(ctx context.Context, url string, msgs ...webhook.Message) error {
 	q.mu.Lock()
+	at := q.clock.Now().UnixMilli()
 	for i := range msgs {
 		q.delays[url] = append(q.delays[url], msgs[i].DelaySeconds)
+		q.sends[url] = append(q.sends[url], fmt.Sprint(at, " ", msgs[i].DelaySeconds, " ", msgs[i].Body))
 		msgs[i].DelaySeconds = 0
 	}
 	q.mu.Unlock()
 	return q.inner.Send(ctx, url, msgs...)
+}
+
+// distinct is recorded(url) without repeated sends. SQS delivers a message
+// at least once (an SDK retry of an applied SendMessage makes two), and each
+// copy of a job that only hops sends the same next hop at the same instant;
+// the claim then makes the attempt once.
+func (q *recordingQueue) distinct(url string) []int32 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []int32
+	seen := map[string]bool{}
+	for i, key := range q.sends[url] {
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, q.delays[url][i])
+		}
+	}
+	return out
 }
 
 func (q *recordingQueue) recorded(url string) []int32 {
@@ -218,7 +242,7 @@ func newWorldWith(t testing.TB, settings []string, rcs ...*receiver) *world {
 		t.Fatal(err)
 	}
 	w.worker.Guard.Resolver = w.dns
-	w.queue = &recordingQueue{inner: w.worker.Queue, delays: map[string][]int32{}}
+	w.queue = &recordingQueue{inner: w.worker.Queue, clock: env.Clock, delays: map[string][]int32{}, sends: map[string][]string{}}
 	w.worker.Queue = w.queue
 
 	m := fixture.Member{Scope: authz.ScopePartner, PartnerID: w.px.ID, RoleID: role.PartnerTechnicianID, OrgAccess: authz.OrgAccessAll, MFA: true}
