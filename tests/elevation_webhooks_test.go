@@ -13,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gale-rmm/gale/tests/testenv"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
 	"github.com/gale-rmm/gale/tests/fixture"
@@ -137,16 +138,12 @@ func pumpWebhooks(t *testing.T, w *fixture.World, handle func(context.Context, e
 		n := 0
 		for _, name := range []string{"events", "webhook-deliveries"} {
 			q := w.Env.Resources.Queues[name]
-			out, err := w.Env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10,
-				MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(out.Messages) == 0 {
+			msgs := testenv.Receive(t, w.Env.SQS, q.URL, 0)
+			if len(msgs) == 0 {
 				continue
 			}
 			batch := events.SQSEvent{}
-			for _, m := range out.Messages {
+			for _, m := range msgs {
 				batch.Records = append(batch.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
 					Body: aws.ToString(m.Body), Attributes: m.Attributes, EventSource: "aws:sqs", EventSourceARN: q.ARN, AWSRegion: "us-east-1"})
 			}
@@ -154,12 +151,12 @@ func pumpWebhooks(t *testing.T, w *fixture.World, handle func(context.Context, e
 			if err != nil || len(resp.BatchItemFailures) > 0 {
 				t.Fatalf("worker: %v %+v", err, resp.BatchItemFailures)
 			}
-			for _, m := range out.Messages {
+			for _, m := range msgs {
 				if _, err := w.Env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			n += len(out.Messages)
+			n += len(msgs)
 		}
 		if n == 0 {
 			return

@@ -22,7 +22,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gale-rmm/gale/shared/authz"
@@ -373,10 +372,9 @@ func TestReplaySweeperEvents(t *testing.T) {
 						t.Fatalf("outbox shard %d after the drain: %d items, %v; want empty", i, len(items), err)
 					}
 				}
-				out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-					QueueUrl: aws.String(env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-				if err != nil || len(out.Messages) != 1 || !strings.Contains(aws.ToString(out.Messages[0].Body), stuck.Event.ID) {
-					t.Fatalf("events queue after the drain: %+v, %v; want the stranded event", out, err)
+				msgs := testenv.Receive(t, env.SQS, env.Resources.Queues["events"].URL, 1)
+				if len(msgs) != 1 || !strings.Contains(aws.ToString(msgs[0].Body), stuck.Event.ID) {
+					t.Fatalf("events queue after the drain: %+v; want the stranded event", msgs)
 				}
 			}
 		})

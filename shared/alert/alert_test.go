@@ -53,15 +53,16 @@ func TestAlertLifecycleRaisesEvents(t *testing.T) {
 	// still in the outbox when its send is pending.
 	lines := strings.Split(fixture.Scan(t, w.Env), "\n")
 	for {
-		out, err := w.Env.SQS.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.Env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out.Messages) == 0 {
+		q := w.Env.Resources.Queues["events"].URL
+		msgs := testenv.Receive(t, w.Env.SQS, q, 0)
+		if len(msgs) == 0 {
 			break
 		}
-		for _, m := range out.Messages {
+		for _, m := range msgs {
 			lines = append(lines, strings.ToLower(aws.ToString(m.Body)))
+			if _, err := w.Env.SQS.DeleteMessage(t.Context(), &sqs.DeleteMessageInput{QueueUrl: aws.String(q), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	got := map[string]bool{}

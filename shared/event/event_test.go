@@ -27,20 +27,24 @@ type thing struct {
 	Name string `dynamodbav:"name"`
 }
 
-// receive drains what the queue holds now (up to 10 messages).
+// receive drains what the queue holds (testenv.Receive) and answers the
+// bodies.
 func receive(t *testing.T, env *testenv.Env) []string {
 	t.Helper()
-	out, err := env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(env.Resources.Queues["events"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := env.Resources.Queues["events"].URL
 	var bodies []string
-	for _, m := range out.Messages {
-		bodies = append(bodies, aws.ToString(m.Body))
+	for {
+		msgs := testenv.Receive(t, env.SQS, url, 0)
+		if len(msgs) == 0 {
+			return bodies
+		}
+		for _, m := range msgs {
+			bodies = append(bodies, aws.ToString(m.Body))
+			if _, err := env.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	return bodies
 }
 
 // outbox reads every shard of the outbox.

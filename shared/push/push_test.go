@@ -127,15 +127,11 @@ func pushes(t *testing.T, w *fixture.World) []notify.Message {
 	t.Helper()
 	var out []notify.Message
 	for {
-		res, err := w.Env.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(w.Env.Cfg.MailQueueURL), MaxNumberOfMessages: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Messages) == 0 {
+		msgs := testenv.Receive(t, w.Env.SQS, w.Env.Cfg.MailQueueURL, 0)
+		if len(msgs) == 0 {
 			return out
 		}
-		for _, m := range res.Messages {
+		for _, m := range msgs {
 			var msg notify.Message
 			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &msg); err != nil {
 				t.Fatal(err)

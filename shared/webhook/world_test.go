@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/gale-rmm/gale/shared/app/webhooksgroup"
 	"github.com/gale-rmm/gale/shared/app/webhookworkergroup"
@@ -303,17 +302,12 @@ func (w *world) pump(t testing.TB) int {
 			// A round that sent deliveries expects them: the receive long-polls
 			// for them (as Lambda's event source does) rather than taking one
 			// empty short poll for a drained queue (seen once under load).
-			out, err := w.env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.URL), MaxNumberOfMessages: 10,
-				WaitTimeSeconds:             waitFor(name, wait),
-				MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(out.Messages) == 0 {
+			msgs := testenv.Receive(t, w.env.SQS, q.URL, waitFor(name, wait))
+			if len(msgs) == 0 {
 				continue
 			}
 			batch := events.SQSEvent{}
-			for _, m := range out.Messages {
+			for _, m := range msgs {
 				batch.Records = append(batch.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId),
 					ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body), Attributes: m.Attributes,
 					EventSource: "aws:sqs", EventSourceARN: q.ARN, AWSRegion: "us-east-1"})
@@ -329,12 +323,12 @@ func (w *world) pump(t testing.TB) int {
 			if len(failed) > 0 {
 				t.Fatalf("worker failed %d records of %s", len(failed), name)
 			}
-			for _, m := range out.Messages {
+			for _, m := range msgs {
 				if _, err := w.env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			n += len(out.Messages)
+			n += len(msgs)
 		}
 		if n == 0 {
 			return total

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/gale-rmm/gale/shared/notify"
 )
@@ -142,49 +141,25 @@ func deliverMail(t testing.TB) {
 func (m *mailer) deliver(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	waits := 0
 	for {
-		// A receive whose answer was lost (the SDK retries it) hides the
-		// messages it took from the retry, which then finds the queue empty
-		// (run20: a reset mail never delivered). They are hidden for a second
-		// only, and an empty answer counts only once nothing is in flight.
-		out, err := m.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(m.url), MaxNumberOfMessages: 10,
-			VisibilityTimeout: 1})
-		if err != nil {
-			t.Fatalf("testenv: receive mail: %v", err)
-		}
-		if len(out.Messages) == 0 {
-			if waits++; waits <= 25 && m.inFlight(t) {
-				time.Sleep(200 * time.Millisecond) // until the lost receive's hold ends
-				continue
-			}
+		msgs := Receive(t, m.sqs, m.url, 0)
+		if len(msgs) == 0 {
 			break
 		}
 		ev := events.SQSEvent{}
-		for _, msg := range out.Messages {
+		for _, msg := range msgs {
 			ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(msg.MessageId), Body: aws.ToString(msg.Body)})
 		}
 		res, err := m.worker.Handle(ctx, ev)
 		if err != nil || len(res.BatchItemFailures) > 0 {
 			t.Fatalf("testenv: the mailer failed: %v %+v", err, res.BatchItemFailures)
 		}
-		for _, msg := range out.Messages {
+		for _, msg := range msgs {
 			if _, err := m.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(m.url), ReceiptHandle: msg.ReceiptHandle}); err != nil {
 				t.Fatalf("testenv: delete mail: %v", err)
 			}
 		}
 	}
-}
-
-// inFlight reports messages of m's queue that a receive holds.
-func (m *mailer) inFlight(t testing.TB) bool {
-	t.Helper()
-	out, err := m.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(m.url),
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
-	if err != nil {
-		t.Fatalf("testenv: mail queue attributes: %v", err)
-	}
-	return out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] != "0"
 }
 
 // SentEmails returns what SES sent to address, oldest first, after the mailer
