@@ -33,3 +33,30 @@ func TestEnvRemovesWhatItMade(t *testing.T) {
 		}
 	}
 }
+
+// A receive whose answer was lost took the message and hides it for its
+// hold: Receive waits the hold out and answers the message instead of an
+// empty queue.
+func TestReceiveOutlastsALostReceive(t *testing.T) {
+	env := testenv.New(t)
+	ctx := context.Background()
+	url := env.Resources.Queues["events"].URL
+	if _, err := env.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	// The lost receive: it took the message for a second, as Receive does.
+	lost, err := env.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: 1})
+	if err != nil || len(lost.Messages) != 1 {
+		t.Fatalf("first receive: %v %v", lost, err)
+	}
+	msgs := testenv.Receive(t, env.SQS, url, 0)
+	if len(msgs) != 1 || aws.ToString(msgs[0].Body) != "kept" {
+		t.Fatalf("after a lost receive: %+v, want the message", msgs)
+	}
+	if _, err := env.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: msgs[0].ReceiptHandle}); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := testenv.Receive(t, env.SQS, url, 0); len(msgs) != 0 {
+		t.Fatalf("drained queue answered %+v", msgs)
+	}
+}
